@@ -1,0 +1,1 @@
+"""perfbot: reports in git become records; records stay in step with GitHub."""

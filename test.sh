@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs the whole test suite, installing what it needs first (Python packages, PostgreSQL binaries).
+# Arguments go to pytest, e.g. ./test.sh -k sync -x
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/ensure-postgres
+scripts/bootstrap test
+exec .venv/bin/python -m pytest "$@"
