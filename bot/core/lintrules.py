@@ -1,0 +1,237 @@
+"""The checks behind each lint rule: small functions from a record to the problems they see."""
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from bot.core.codeblocks import LANGUAGE_TAGS
+from bot.core.frontmatter import shown
+from bot.core.records import REPORT_DIR, SEQ_TOLERANCE, PerfIssue
+from bot.core.refnames import COMMIT_SHA, branch_name_problem, protected_branch, suggest_branch_name
+
+RATIO_TOLERANCE = 0.10  # stated vs table ratio: more than 10% apart means one of them is wrong
+_REPORT_NAME = re.compile(r"perf_[a-z0-9_]+\.md")
+_LANGUAGE_FENCE = f"```{LANGUAGE_TAGS[0]}"
+
+
+@dataclass(frozen=True)
+class LintContext:
+    path: str
+    known_slugs: frozenset[str] | None
+    word_budget: int
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a check found; the linter adds the rule id, severity and file."""
+
+    line: int
+    message: str
+    remedy: str
+
+
+def file_name(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:
+    path = context.path.replace("\\", "/")
+    folder, _, name = path.rpartition("/")
+    if not _REPORT_NAME.fullmatch(name):
+        yield Problem(1, f"file name '{shown(name)}' is not perf_[a-z0-9_]+.md",
+                      f"rename the file to {REPORT_DIR}/{_slugify(name)}.md")
+    elif folder != REPORT_DIR and not folder.endswith(f"/{REPORT_DIR}"):
+        yield Problem(1, f"report '{shown(path, 120)}' is not in {REPORT_DIR}/ (only files there are read as reports)",
+                      f"move it to {REPORT_DIR}/{name}")
+
+
+def title_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if not record.title:
+        yield Problem(_body_line(record), "no `# Title` heading",
+                      "add a level-1 heading after the front matter, e.g. `# Nested matches copy the scrutinee`")
+
+
+def track_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.track is None:
+        yield Problem(_fact_line(record, "track"),
+                      "track is neither stated nor inferable: no `track:` key and no speedup or vs-C wording",
+                      "add `track: seq` (language vs its 1-to-1 C translation on one thread) or `track: par` "
+                      "(parallel speedup far from ideal) to the front matter")
+
+
+def backend_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.track == "par" and record.backend is None:
+        yield Problem(_fact_line(record, "backend"),
+                      "par report without a backend: no `backend:` key and no mention of Metal, CUDA or the C backend",
+                      "add `backend: c`, `backend: metal` or `backend: cuda` to the front matter")
+
+
+def threads_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.track == "par" and record.threads is None:
+        yield Problem(_fact_line(record, "threads"),
+                      "par report without a thread count: no `threads:` key, no 'N threads' in the prose, "
+                      "no threads column in the table",
+                      "add `threads: N` to the front matter: the thread (or tome) count the claim is about")
+
+
+def ratio_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.ratio is not None:
+        return
+    meaning = ("ideal speedup / achieved speedup, e.g. `ratio: 4.2` for 1.9x on 8 threads" if record.track == "par"
+               else "language time / C time, e.g. `ratio: 3.4`")
+    yield Problem(_fact_line(record, "ratio"), f"no ratio: no `ratio:` key, and {_table_gap(record)}",
+                  f"add `ratio:` to the front matter: {meaning}")
+
+
+def seq_within_tolerance(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.track == "seq" and record.ratio is not None and record.ratio <= SEQ_TOLERANCE:
+        origin = " (computed from the table)" if record.source_of("ratio") == "table" else ""
+        yield Problem(record.line_of("ratio"),
+                      f"seq ratio {record.ratio:g}{origin} is within the {SEQ_TOLERANCE:g}x tolerance: "
+                      f"up to {SEQ_TOLERANCE:g}x slower than C counts as near C, not an issue",
+                      f"report seq gaps above {SEQ_TOLERANCE:g}x only: if the numbers are right, drop this report; "
+                      "if not, correct `ratio:` and the measurements table")
+
+
+def ratio_mismatch(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    stated, table = record.ratio, record.table_ratio
+    if stated is None or not table or record.source_of("ratio") == "table":
+        return
+    gap = abs(stated - table) / table
+    if gap > RATIO_TOLERANCE:
+        yield Problem(record.line_of("ratio"),
+                      f"stated ratio {stated:g} differs from the table's ratio {table:g} by {gap:.0%} "
+                      f"(more than {RATIO_TOLERANCE:.0%})",
+                      f"make them agree: write `ratio: {table:g}`, or correct the times in the table "
+                      f"at line {record.line_of('measurements')}")
+
+
+def context_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    yield from _section_problems(record, "context", "Context",
+                                 "what is slow, where, and why it matters, in a few sentences")
+
+
+def repro_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    section = record.section("reproduction")
+    if section is None:
+        yield Problem(_body_line(record), "no reproduction section",
+                      f"add `## Reproduction` with one {_LANGUAGE_FENCE} block and its 1-to-1 ```c translation")
+    elif not record.blocks("language"):
+        yield Problem(section.line, f"no code block in the language{_tags_seen(record)}",
+                      f"put the program in a fence tagged `{LANGUAGE_TAGS[0]}` ({_LANGUAGE_FENCE} ... ```) "
+                      f"under '{shown(section.heading)}'")
+
+
+def c_translation_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if not record.blocks("c"):
+        section = record.section("reproduction")
+        yield Problem(section.line if section else _body_line(record),
+                      f"no fenced `c` block: the 1-to-1 C translation is missing{_tags_seen(record)}",
+                      "add the 1-to-1 C translation in a ```c fence under the reproduction")
+
+
+def measurements_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.measurements:
+        return
+    columns = "| implementation | time | threads | machine | command |" if record.track == "par" \
+        else "| implementation | time | machine | command |"
+    section = record.section("measurements")
+    if section is not None:
+        yield Problem(section.line, f"section '{shown(section.heading)}' has no table",
+                      f"add a table under it: {columns}")
+    else:
+        yield Problem(_body_line(record), "no measurements table",
+                      f"add `## Measurements` with a table: {columns}")
+
+
+def root_cause_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    yield from _section_problems(record, "root_cause", "Root cause",
+                                 "what makes it slow, or `unknown` if nobody knows yet")
+
+
+def fix_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    yield from _section_problems(record, "fix", "Fix",
+                                 "the fix as text, an inline diff, a pointer to the fix branch, or `unknown`")
+
+
+def too_long(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.prose_words > context.word_budget:
+        yield Problem(_body_line(record),
+                      f"prose is {record.prose_words} words, over the budget of {context.word_budget}",
+                      f"cut at least {record.prose_words - context.word_budget} words: keep the context short; "
+                      "code blocks, tables, headings and front matter do not count")
+
+
+def supersedes_unknown(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if context.known_slugs is None:
+        return
+    for slug in record.supersedes:
+        if slug != record.slug and slug not in context.known_slugs:
+            close = difflib.get_close_matches(slug, sorted(context.known_slugs), n=3, cutoff=0.6)
+            hint = f"did you mean {', '.join(f'`{c}`' for c in close)}? " if close else ""
+            yield Problem(record.line_of("supersedes"), f"supersedes '{shown(slug)}', which no report has ever had",
+                          f"{hint}remove '{shown(slug)}' from `supersedes:` or correct the slug")
+
+
+def supersedes_self(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.slug in record.supersedes:
+        yield Problem(record.line_of("supersedes"), f"report '{record.slug}' supersedes itself",
+                      f"remove '{record.slug}' from `supersedes:` (list only the reports this one replaces)")
+
+
+def fix_ref_invalid(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    fix = record.fix
+    if fix is None or fix.lower() in ("inline", "unknown") or COMMIT_SHA.fullmatch(fix):
+        return
+    problem = branch_name_problem(fix)
+    remedy = "write a fix branch (`fix: {}`), a commit sha (7-40 hex), `inline` or `unknown`"
+    if problem is not None:
+        yield Problem(record.line_of("fix"), f"fix '{shown(fix)}' is not a valid git branch name: {problem}",
+                      remedy.format(suggest_branch_name(fix)))
+    elif protected := protected_branch(fix):
+        yield Problem(record.line_of("fix"),
+                      f"fix '{shown(fix)}' names the {protected} branch; fixes live on their own branch",
+                      remedy.format(f"fix/{record.slug}"))
+
+
+def _section_problems(record: PerfIssue, name: str, heading: str, what: str) -> Iterator[Problem]:
+    section = record.section(name)
+    if section is None:
+        yield Problem(_body_line(record), f"no {heading.lower()} section",
+                      f"add `## {heading}` with {what}")
+    elif not section.text:
+        yield Problem(section.line, f"section '{shown(section.heading)}' is empty", f"write {what} under it")
+
+
+def _fact_line(record: PerfIssue, name: str) -> int:
+    return record.line_of(name, record.line_of("front_matter", 1))
+
+
+def _body_line(record: PerfIssue) -> int:
+    """Where a missing part would go: the title, else the first section, else line 1."""
+    return record.line_of("title", record.sections[0].line if record.sections else 1)
+
+
+def _tags_seen(record: PerfIssue) -> str:
+    tags = sorted({block.tag or "(untagged)" for block in record.code_blocks})
+    return f" (code blocks seen: {', '.join(tags)})" if tags else " (no code blocks at all)"
+
+
+def _table_gap(record: PerfIssue) -> str:
+    """Why the table gave no ratio, in the reader's terms."""
+    rows = record.measurements
+    if not rows:
+        return "there is no measurements table to compute it from"
+    timed = [r for r in rows if r.seconds is not None]
+    if not timed:
+        return f"the table at line {record.line_of('measurements')} has no readable times"
+    if record.track == "par":
+        return "the table has no 1-thread and N-thread times of the language to compute the speedup"
+    if not any(r.impl == "language" for r in timed):
+        return "no table row names the language (bend/hvm) with a time"
+    return "no table row is C (label `C`, `gcc` or `clang`) with a time"
+
+
+def _slugify(name: str) -> str:
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    words = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")
+    words = words.removeprefix("perf_").removeprefix("perf")
+    return f"perf_{words.strip('_') or 'report'}"

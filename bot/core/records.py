@@ -1,0 +1,181 @@
+"""The record of a report: frozen facts parsed from one `devs/issues/perf_<slug>.md` file."""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+TRACKS = ("seq", "par")
+BACKENDS = ("c", "metal", "cuda")
+# The team's own rule: a competent C translation may be up to 2x faster before it counts as a finding.
+SEQ_TOLERANCE = 2.0
+
+REPORT_DIR = "devs/issues"
+SLUG_RE = re.compile(r"perf_[a-z0-9_]+")
+REPORT_PATH_RE = re.compile(r"devs/issues/(perf_[a-z0-9_]+)\.md")
+
+# Canonical section names; the parser maps every accepted heading synonym onto one of these.
+SECTIONS = ("context", "reproduction", "measurements", "root_cause", "fix")
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+def slug_of(path: str) -> str | None:
+    """The slug of a repo-relative report path, or None: nothing else is ever read as a report."""
+    match = REPORT_PATH_RE.fullmatch(path)
+    return match.group(1) if match else None
+
+
+def slug_from_filename(path: str) -> str:
+    """A best-effort slug for any file name (for linting files outside a repo)."""
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return stem[:-3] if stem.endswith(".md") else stem
+
+
+def is_report_path(path: str) -> bool:
+    return slug_of(path) is not None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One lint result: which file, which line, which rule, what is wrong and how to fix it."""
+
+    file: str
+    line: int
+    rule: str
+    severity: Severity
+    message: str
+    remedy: str
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def as_dict(self) -> dict:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "message": self.message,
+            "remedy": self.remedy,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Finding:
+        return cls(
+            file=data["file"],
+            line=int(data["line"]),
+            rule=data["rule"],
+            severity=Severity(data["severity"]),
+            message=data["message"],
+            remedy=data.get("remedy", ""),
+        )
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A fenced (or indented) code block; `lang` is normalised to language|c|cuda|metal|other."""
+
+    lang: str
+    tag: str
+    code: str
+    line: int
+    closed: bool = True
+    section: str | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One row of the measurements table; `impl` is language|c|'' when the row names neither."""
+
+    label: str
+    impl: str
+    seconds: float | None
+    threads: int | None
+    machine: str
+    command: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Section:
+    """A canonical section as written: the heading it had, where it starts, its markdown text."""
+
+    name: str
+    heading: str
+    line: int
+    text: str
+
+    @property
+    def is_unknown(self) -> bool:
+        """True when the author wrote that this part is not known yet (allowed for root cause and fix)."""
+        words = re.sub(r"[^a-z ]", " ", self.text.lower()).split()
+        return bool(words) and words[0] in {"unknown", "unclear", "tbd"} and len(words) <= 25
+
+
+@dataclass(frozen=True)
+class PerfIssue:
+    """A parsed report. Facts are None when neither stated nor inferable; `lines` maps a fact to its line."""
+
+    slug: str
+    path: str
+    title: str
+    track: str | None
+    backend: str | None
+    threads: int | None
+    ratio: float | None
+    fix: str | None
+    supersedes: tuple[str, ...]
+    sections: tuple[Section, ...]
+    code_blocks: tuple[CodeBlock, ...]
+    measurements: tuple[Measurement, ...]
+    table_ratio: float | None
+    prose_words: int
+    content_hash: str
+    has_front_matter: bool
+    lines: tuple[tuple[str, int], ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()
+    unknown_keys: tuple[str, ...] = field(default=())
+
+    def line_of(self, name: str, default: int = 1) -> int:
+        """The line where a fact or section was stated (1-based), or `default`."""
+        return dict(self.lines).get(name, default)
+
+    def source_of(self, name: str) -> str | None:
+        """Where a fact came from: front-matter, prose, table or default."""
+        return dict(self.sources).get(name)
+
+    def section(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+    def blocks(self, lang: str) -> tuple[CodeBlock, ...]:
+        return tuple(b for b in self.code_blocks if b.lang == lang)
+
+    def facts(self) -> dict:
+        """The machine facts as plain data, for storage and `--format json`."""
+        return {
+            "slug": self.slug,
+            "title": self.title,
+            "track": self.track,
+            "backend": self.backend,
+            "threads": self.threads,
+            "ratio": self.ratio,
+            "table_ratio": self.table_ratio,
+            "fix": self.fix,
+            "supersedes": list(self.supersedes),
+        }
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What the parser makes of any byte string: a record (None only for an empty file) and findings."""
+
+    record: PerfIssue | None
+    findings: tuple[Finding, ...]

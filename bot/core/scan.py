@@ -1,0 +1,109 @@
+"""One pass over markdown-it tokens: headings, prose lines, label lines, code blocks, tables, front matter."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from bot.core.codeblocks import fence_is_closed, lang_of, tag_of_info
+from bot.core.headings import Heading, Label, label_of_line, section_of_heading
+from bot.core.tables import RawTable
+
+# Built once: parsing 10,000 reports must not rebuild the rule chains; the instance is not mutated after this.
+# Only block structure and the raw text of inline tokens are read, so inline parsing (a third of the time) is off.
+MARKDOWN = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+
+
+@dataclass(frozen=True)
+class RawBlock:
+    """A code block before it is assigned to a section (`index` is its 0-based first line)."""
+
+    index: int
+    tag: str
+    lang: str
+    code: str
+    closed: bool
+    markup: str
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What the document contains, in document order; lines in `prose` are 1-based."""
+
+    front_matter: tuple[str, int] | None  # (YAML source, file line of its first line)
+    headings: tuple[Heading, ...]
+    prose: tuple[tuple[int, str], ...]
+    prose_words: int
+    labels: tuple[Label, ...]
+    blocks: tuple[RawBlock, ...]
+    tables: tuple[RawTable, ...]
+
+
+def scan(text: str, lines: list[str]) -> Scan:
+    tokens = MARKDOWN.parse(text)
+    front_matter = None
+    headings: list[Heading] = []
+    prose: list[tuple[int, str]] = []
+    labels: list[Label] = []
+    blocks: list[RawBlock] = []
+    tables: list[RawTable] = []
+    words = 0
+    index, count = 0, len(tokens)
+    while index < count:
+        token = tokens[index]
+        kind = token.type
+        start = token.map[0] if token.map else 0
+        if kind == "front_matter":
+            front_matter = (token.content, start + 2)
+        elif kind == "heading_open" and index + 1 < count:
+            content = tokens[index + 1].content.strip()
+            headings.append(Heading(start, int(token.tag[1:]), content, section_of_heading(content)))
+            prose.append((start + 1, content))
+            index += 3
+            continue
+        elif kind == "table_open":
+            table, index = _read_table(tokens, index)
+            tables.append(table)
+            continue
+        elif kind == "inline":
+            words += len(token.content.split())
+            for offset, line in enumerate(token.content.split("\n")):
+                prose.append((start + offset + 1, line))
+                label = label_of_line(line)
+                if label is not None:
+                    labels.append(Label(start + offset, *label))
+        elif kind in ("fence", "code_block"):
+            tag = tag_of_info(token.info) if kind == "fence" else ""
+            end = token.map[1] if token.map else start + 1
+            closed = kind == "code_block" or fence_is_closed(token.markup, start, end, lines)
+            blocks.append(RawBlock(start, tag, lang_of(tag, token.content), token.content, closed, token.markup))
+        index += 1
+    return Scan(front_matter, tuple(headings), tuple(prose), words, tuple(labels), tuple(blocks), tuple(tables))
+
+
+def _read_table(tokens: list, index: int) -> tuple[RawTable, int]:
+    """Cells of one table, from its table_open to just past its table_close."""
+    table_line = (tokens[index].map[0] + 1) if tokens[index].map else 1
+    header: tuple[str, ...] = ()
+    rows: list[tuple[int, tuple[str, ...]]] = []
+    cells: list[str] = []
+    row_line, in_head = table_line, False
+    index += 1
+    while index < len(tokens) and tokens[index].type != "table_close":
+        token = tokens[index]
+        if token.type == "thead_open":
+            in_head = True
+        elif token.type == "thead_close":
+            in_head = False
+        elif token.type == "tr_open":
+            cells, row_line = [], (token.map[0] + 1) if token.map else row_line
+        elif token.type == "inline":
+            cells.append(token.content)
+        elif token.type == "tr_close":
+            if in_head:
+                header = tuple(cells)
+            else:
+                rows.append((row_line, tuple(cells)))
+        index += 1
+    return RawTable(table_line, header, tuple(rows)), index + 1
