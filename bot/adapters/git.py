@@ -1,0 +1,163 @@
+"""Reading reports out of a git repository with GitPython: trees at a ref, never the working directory."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import git
+
+from bot.core.history import ADDED, DELETED, MODIFIED, RENAMED, CommitInfo, ReportChange
+from bot.core.records import REPORT_DIR, is_report_path, slug_of
+
+_GITHUB_REMOTE = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+_LOG_FORMAT = "%x1e%H%x1f%an%x1f%ae%x1f%ct%x1f%s"
+RENAME_SIMILARITY = "70%"
+_KINDS = {"A": ADDED, "M": MODIFIED, "T": MODIFIED, "D": DELETED, "R": RENAMED}
+
+
+class GitError(Exception):
+    """The repository or ref cannot be read; the message names it and says what to check."""
+
+
+def _commit_info(commit: git.Commit) -> CommitInfo:
+    return CommitInfo(
+        sha=commit.hexsha,
+        author_name=commit.author.name or "",
+        author_email=commit.author.email or "",
+        committed_at=datetime.fromtimestamp(commit.committed_date, tz=timezone.utc),
+        summary=str(commit.summary),
+    )
+
+
+class GitRepository:
+    """One local repository (bare or not). Refs from users are validated before git sees them."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).resolve()
+        try:
+            self.repo = git.Repo(self.path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(f"{self.path} is not a git repository; pass --repo with the path of a clone") from None
+
+    @classmethod
+    def containing(cls, path: str | Path) -> GitRepository | None:
+        """The repository a file or folder lives in, or None outside any repository."""
+        try:
+            repo = git.Repo(Path(path).resolve(), search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        if repo.working_tree_dir is None:
+            return None
+        return cls(repo.working_tree_dir)
+
+    def slugs_ever(self) -> frozenset[str]:
+        """Every report slug any branch of this repository has ever had (empty for a repo without commits)."""
+        try:
+            out = self.repo.git.log("--all", "--name-only", "--format=", "--", REPORT_DIR)
+        except git.GitCommandError:
+            return frozenset()
+        return frozenset(filter(None, map(slug_of, out.split("\n"))))
+
+    def close(self) -> None:
+        self.repo.close()
+
+    @property
+    def key(self) -> str:
+        """A stable name for the store: owner/name for a GitHub remote, else the repository's path."""
+        try:
+            url = self.repo.remotes.origin.url
+        except (AttributeError, IndexError, ValueError):
+            url = ""
+        match = _GITHUB_REMOTE.search(url)
+        return match.group(1) if match else str(self.path)
+
+    def resolve(self, ref: str) -> str:
+        if not ref or ref.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in ref):
+            raise GitError(f"{ref!r} is not a valid ref; give a branch, tag or commit sha")
+        try:
+            return self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        except git.GitCommandError:
+            raise GitError(f"ref {ref!r} does not name a commit in {self.path}") from None
+
+    def default_ref(self) -> str:
+        try:
+            return self.repo.head.reference.name
+        except TypeError:  # detached HEAD
+            return "HEAD"
+        except ValueError:
+            raise GitError(f"{self.path} has no commits yet") from None
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        try:
+            return self.repo.is_ancestor(older, newer)
+        except git.GitCommandError:
+            return False  # the older commit is gone (force-push, gc): treat as unrelated
+
+    def commit(self, sha: str) -> CommitInfo:
+        return _commit_info(self.repo.commit(sha))
+
+    def first_parent(self, sha: str) -> str | None:
+        parents = self.repo.commit(sha).parents
+        return parents[0].hexsha if parents else None
+
+    def first_parent_commits(self, since: str | None, until: str) -> list[CommitInfo]:
+        """Commits after `since` up to `until` along the first-parent line, oldest first."""
+        spec = f"{since}..{until}" if since else until
+        return [_commit_info(c) for c in reversed(list(self.repo.iter_commits(spec, first_parent=True)))]
+
+    def changes(self, sha: str, parent: str | None) -> tuple[list[ReportChange], list[str]]:
+        """Report changes between `parent` (None: the empty tree) and `sha`, and other paths it ignored."""
+        if parent is None:
+            return self.snapshot(sha)  # a root commit adds everything in its tree
+        # Reports share a template, so git's default 50% similarity would pair unrelated reports as renames.
+        diffs = self.repo.commit(parent).diff(self.repo.commit(sha), paths=REPORT_DIR, find_renames=RENAME_SIMILARITY)
+        changes: list[ReportChange] = []
+        ignored: list[str] = []
+        for diff in diffs:
+            kind = _KINDS.get(diff.change_type[0])
+            new_path, old_path = diff.b_path, diff.a_path
+            if kind is None:
+                continue
+            if kind == RENAMED and not is_report_path(old_path):
+                kind = ADDED  # a file moved into the report namespace is a new report
+            if kind == RENAMED and not is_report_path(new_path):
+                kind, new_path = DELETED, old_path  # moved out: the report is gone
+            path = old_path if kind == DELETED else new_path
+            if not is_report_path(path):
+                ignored.append(path)
+                continue
+            data = None if kind == DELETED else diff.b_blob.data_stream.read()
+            changes.append(ReportChange(kind, path, old_path if kind == RENAMED else None, data))
+        return changes, ignored
+
+    def snapshot(self, sha: str) -> tuple[list[ReportChange], list[str]]:
+        """Every report in the tree at `sha` as an addition, and the other files under devs/issues."""
+        try:
+            folder = self.repo.commit(sha).tree / REPORT_DIR
+        except KeyError:
+            return [], []
+        reports, ignored = [], []
+        for blob in folder.traverse():
+            if blob.type != "blob":
+                continue
+            if is_report_path(blob.path):
+                reports.append(ReportChange(ADDED, blob.path, None, blob.data_stream.read()))
+            else:
+                ignored.append(blob.path)
+        return reports, ignored
+
+    def report_history(self, sha: str) -> tuple[dict[str, CommitInfo], frozenset[str]]:
+        """One git log pass: the commit that last changed each report path, and every slug ever present."""
+        out = self.repo.git.log(
+            "--first-parent", "--diff-merges=first-parent", "--name-only", f"--format={_LOG_FORMAT}", sha, "--", REPORT_DIR
+        )
+        touches: dict[str, CommitInfo] = {}
+        for entry in out.split("\x1e")[1:]:
+            header, _, names = entry.partition("\n")
+            commit_sha, name, email, stamp, summary = header.split("\x1f", 4)
+            info = CommitInfo(commit_sha, name, email, datetime.fromtimestamp(int(stamp), tz=timezone.utc), summary)
+            for path in names.split("\n"):
+                if is_report_path(path):
+                    touches.setdefault(path, info)
+        return touches, frozenset(filter(None, map(slug_of, touches)))

@@ -1,0 +1,199 @@
+"""Sync: read the reports a range of commits changed, and make the records agree with them."""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record
+from bot.adapters.store.repository import RecordRepository, RevisionInput
+from bot.core.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
+from bot.core.lint import lint
+from bot.core.parse import parse
+from bot.core.records import ParseResult
+from bot.services.identities import LIVE, Identities
+
+# Long histories are written in chunks, each with its own sync mark, so an interrupted backfill resumes.
+COMMITS_PER_TRANSACTION = 200
+
+
+@dataclass(frozen=True)
+class Step:
+    """The report changes one commit made, as sync applies them."""
+
+    commit: CommitInfo
+    changes: tuple[ReportChange, ...]
+
+
+@dataclass
+class SyncSummary:
+    repo: str
+    head: str
+    previous: str | None
+    mode: str
+    commits: int = 0
+    counts: Counter = field(default_factory=Counter)
+    ignored: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return sum(v for k, v in self.counts.items() if k != "unchanged")
+
+
+ProgressFn = Callable[[int], None]
+
+
+def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str], frozenset[str]]:
+    """Decide which commits to read: the mode, the steps, ignored paths, and slugs git history already knows."""
+    if history:
+        commits = git_repo.first_parent_commits(None, head)
+        return "history", _diff_steps(git_repo, commits, None) or [], [], frozenset()
+    if last == head:
+        return "up-to-date", [], [], frozenset()
+    if last is None:
+        reports, ignored = git_repo.snapshot(head)
+        touches, seen = git_repo.report_history(head)
+        head_info = git_repo.commit(head)
+        by_commit: dict[str, list[ReportChange]] = {}
+        infos = {}
+        for change in reports:
+            info = touches.get(change.path, head_info)
+            infos[info.sha] = info
+            by_commit.setdefault(info.sha, []).append(change)
+        steps = sorted((Step(infos[sha], tuple(chs)) for sha, chs in by_commit.items()), key=lambda s: s.commit.committed_at)
+        return "snapshot", steps, ignored, seen
+    if git_repo.is_ancestor(last, head):
+        commits = git_repo.first_parent_commits(last, head)
+        steps = _diff_steps(git_repo, commits, last)
+        if steps is not None:
+            return "incremental", steps, [], frozenset()
+    # History was rewritten (or `last` is off the first-parent line): one step from what we saw to what is there.
+    changes, ignored = git_repo.changes(head, last)
+    return "rewritten", [Step(git_repo.commit(head), tuple(changes))], ignored, frozenset()
+
+
+def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str | None) -> list[Step] | None:
+    steps, parent = [], start
+    for info in commits:
+        first_parent = git_repo.first_parent(info.sha)
+        if first_parent != parent:
+            return None
+        changes, _ = git_repo.changes(info.sha, first_parent)
+        if changes:
+            steps.append(Step(info, tuple(changes)))
+        parent = info.sha
+    return steps
+
+
+def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
+         on_plan: Callable[[int], None] | None = None, on_progress: ProgressFn | None = None) -> SyncSummary:
+    """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing."""
+    head = git_repo.resolve(ref or git_repo.default_ref())
+    key = git_repo.key
+    with db.session() as session:
+        last = RecordRepository.open(session, key).last_synced_commit
+    mode, steps, ignored, seen = plan(git_repo, head, last, history)
+    summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored)
+    if on_plan:
+        on_plan(sum(len(s.changes) for s in steps))
+    ids = Identities(replay=mode == "history")
+    for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
+        chunk = steps[start:start + COMMITS_PER_TRANSACTION]
+        is_last_chunk = start + COMMITS_PER_TRANSACTION >= len(steps)
+        with db.session() as session:
+            records = RecordRepository.open(session, key)
+            for step in chunk:
+                apply_step(records, step, summary, ids, seen)
+                if on_progress:
+                    on_progress(len(step.changes))
+            # The sync mark moves in the same transaction as the revisions it covers.
+            if is_last_chunk:
+                records.mark_synced(head)
+            elif chunk:
+                records.mark_synced(chunk[-1].commit.sha)
+    summary.commits = len(steps)
+    return summary
+
+
+def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
+               seen: frozenset[str] = frozenset()) -> None:
+    """Apply one commit's report changes, then the team's merge rule for the reports it touched."""
+    parsed = {c.path: parse(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
+    named = [s for r in parsed.values() if r.record for s in r.record.supersedes]
+    records.preload([c.slug for c in step.changes] + [c.old_slug for c in step.changes if c.old_slug] + named)
+    touched: list[Record] = []
+    for change in order_for_apply(split_superseding_renames(step.changes, parsed)):
+        if change.kind == DELETED:
+            if _delete(records, ids, step.commit, change):
+                summary.counts[DELETED] += 1
+            continue
+        outcome, record = _write(records, ids, step.commit, change, parsed[change.path], seen)
+        summary.counts[outcome] += 1
+        if record is not None:
+            touched.append(record)
+    for record in touched:
+        for slug in dict.fromkeys(record.supersedes):
+            old = ids.lookup(records, slug)
+            if old is None or old is record or ids.is_live(old) or old.state == MERGED:
+                continue
+            records.mark_merged(old, record, step.commit)
+            summary.counts[MERGED] += 1
+
+
+def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[ReportChange]:
+    """Git calls a merged report that resembles the one it replaces a rename; the team calls it a merge.
+
+    When the new file's `supersedes` names the old one, the change is the delete-and-merge rule at work:
+    an addition plus a deletion, so the old record is merged rather than renamed.
+    """
+    out: list[ReportChange] = []
+    for change in changes:
+        result = parsed.get(change.path)
+        if change.kind == RENAMED and result and result.record and change.old_slug in result.record.supersedes:
+            out.append(ReportChange(ADDED, change.path, None, change.data))
+            out.append(ReportChange(DELETED, change.old_path))
+        else:
+            out.append(change)
+    return out
+
+
+def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange) -> bool:
+    record = ids.lookup(records, change.slug)
+    if record is None or not ids.is_live(record):
+        return False
+    records.set_state(record, DELETED)
+    records.add_revision(record, RevisionInput(commit, change.path, DELETED, None, None, None, ()))
+    ids.remember(records, record, change.slug, ids.content_hash(record), live=False)
+    return True
+
+
+def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange,
+           result: ParseResult, seen: frozenset[str]) -> tuple[str, Record | None]:
+    data = change.data or b""
+    known = records.known_slugs(result.record.supersedes if result.record else ()) | seen
+    findings = lint(result, path=change.path, known_slugs=known)
+    content_hash = result.record.content_hash if result.record else hashlib.sha256(data).hexdigest()
+
+    record = ids.lookup(records, change.old_slug) if change.kind == RENAMED and change.old_slug else None
+    if record is not None and record.slug != change.slug:
+        records.rename(record, change.slug, change.path)
+    record = record or ids.lookup(records, change.slug)
+    if record is None:
+        record, kind = records.create(change.slug, change.path), ADDED
+    elif not ids.is_live(record):
+        kind = RENAMED if change.kind == RENAMED else ADDED  # a deleted or merged report written again lives again
+    elif change.kind != RENAMED and ids.content_hash(record) == content_hash:
+        return "unchanged", None
+    else:
+        kind = RENAMED if change.kind == RENAMED else MODIFIED
+
+    text = data.decode("utf-8", errors="replace") if data else None
+    rev = RevisionInput(commit, change.path, kind, text, content_hash, result.record, findings)
+    records.add_revision(record, rev)
+    records.apply_facts(record, rev)
+    records.set_state(record, LIVE)
+    ids.remember(records, record, change.slug, content_hash, live=True, old_slug=change.old_slug)
+    return kind, record

@@ -1,0 +1,210 @@
+"""Sync from real multi-commit git repositories into the store, on SQLite and on PostgreSQL."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+import bot.services.sync as sync_module
+from bot.adapters.git import GitError, GitRepository
+from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
+from bot.services.sync import sync
+from tests.reports import canonical_report
+
+A, B, C = (f"devs/issues/perf_{n}.md" for n in ("a", "b", "c"))
+
+
+def run_sync(database, builder, **kwargs):
+    repo = GitRepository(builder.root)
+    try:
+        return sync(database, repo, **kwargs)
+    finally:
+        repo.close()
+
+
+def records(database) -> dict[str, Record]:
+    with database.session() as session:
+        return {r.slug: r for r in session.scalars(select(Record))}
+
+
+def history(database, slug: str) -> list[tuple[str, str]]:
+    """(change, commit message's sha) pairs of a record, oldest first."""
+    with database.session() as session:
+        record = session.scalar(select(Record).where(Record.slug == slug))
+        revs = session.scalars(select(Revision).where(Revision.record_id == record.id)
+                               .order_by(Revision.committed_at, Revision.id))
+        return [(r.change, r.commit_sha) for r in revs]
+
+
+def dump(database) -> list:
+    """Every row of every table, to show a re-run changed nothing."""
+    with database.session() as session:
+        rows = []
+        for model in (Repo, Record, Revision, SlugAlias):
+            for obj in session.scalars(select(model).order_by(model.id)):
+                rows.append({c.key: getattr(obj, c.key) for c in model.__table__.columns})
+        return rows
+
+
+def test_adds_and_edits_become_revisions_with_author_and_date(database, git_repo):
+    first = git_repo.write(A, canonical_report("perf_a", ratio=3.0)).commit("add a", author="SEQ agent")
+    git_repo.write(B, canonical_report("perf_b", track="par", backend="cuda", threads=32, ratio=6.0)).commit(
+        "add b", author="PAR agent")
+    summary = run_sync(database, git_repo)
+    assert summary.mode == "snapshot" and summary.counts["added"] == 2
+    third = git_repo.write(A, canonical_report("perf_a", ratio=5.0)).commit("a got worse")
+    summary = run_sync(database, git_repo)
+    assert summary.mode == "incremental" and dict(summary.counts) == {"modified": 1}
+
+    recs = records(database)
+    assert (recs["perf_a"].ratio, recs["perf_b"].backend, recs["perf_b"].threads) == (5.0, "cuda", 32)
+    assert history(database, "perf_a") == [("added", first), ("modified", third)]
+    with database.session() as session:
+        authors = {r.author_name for r in session.scalars(select(Revision))}
+    assert authors == {"SEQ agent", "PAR agent"}
+
+
+def test_resyncing_unchanged_input_changes_nothing(database, git_repo):
+    git_repo.write(A, canonical_report("perf_a")).commit("add a")
+    git_repo.write(B, canonical_report("perf_b")).commit("add b")
+    run_sync(database, git_repo)
+    before = dump(database)
+    again = run_sync(database, git_repo)
+    assert again.mode == "up-to-date" and again.changed == 0
+    replay = run_sync(database, git_repo, history=True)
+    assert replay.mode == "history"
+    assert dump(database) == before
+
+
+def test_only_changed_reports_are_parsed(database, git_repo, monkeypatch):
+    for i in range(20):
+        git_repo.write(f"devs/issues/perf_r{i}.md", canonical_report(f"perf_r{i}"))
+    git_repo.commit("twenty reports")
+    run_sync(database, git_repo)
+    parsed = []
+    real_parse = sync_module.parse
+    monkeypatch.setattr(sync_module, "parse", lambda path, data: parsed.append(path) or real_parse(path, data))
+    git_repo.write("devs/issues/perf_r7.md", canonical_report("perf_r7", ratio=8.0)).commit("edit one")
+    run_sync(database, git_repo)
+    assert parsed == ["devs/issues/perf_r7.md"]
+
+
+def test_a_line_ending_only_change_is_not_a_new_revision(database, git_repo):
+    text = canonical_report("perf_a")
+    git_repo.write(A, text).commit("add a")
+    run_sync(database, git_repo)
+    git_repo.write(A, text.replace("\n", "\r\n").encode()).commit("windows editor")
+    summary = run_sync(database, git_repo)
+    assert dict(summary.counts) == {"unchanged": 1}
+    assert len(history(database, "perf_a")) == 1
+
+
+def test_renames_keep_the_record_and_its_history(database, git_repo):
+    git_repo.write(A, canonical_report("perf_a")).commit("add a")
+    run_sync(database, git_repo)
+    moved = git_repo.rename(A, "devs/issues/perf_deep_match.md").commit("better name")
+    summary = run_sync(database, git_repo)
+    assert dict(summary.counts) == {"renamed": 1}
+    recs = records(database)
+    assert set(recs) == {"perf_deep_match"} and recs["perf_deep_match"].path == "devs/issues/perf_deep_match.md"
+    assert [change for change, _ in history(database, "perf_deep_match")] == ["added", "renamed"]
+    assert history(database, "perf_deep_match")[-1][1] == moved
+    with database.session() as session:
+        assert set(session.scalars(select(SlugAlias.slug))) == {"perf_a", "perf_deep_match"}
+
+
+def test_delete_and_merge_commit_marks_old_records_merged_into_the_new_one(database, git_repo):
+    git_repo.write(A, canonical_report("perf_a")).write(B, canonical_report("perf_b")).commit("two findings")
+    run_sync(database, git_repo)
+    merge = (git_repo.delete(A).delete(B)
+             .write(C, canonical_report("perf_c", supersedes=("perf_a", "perf_b"))).commit("merge a and b into c"))
+    summary = run_sync(database, git_repo)
+    assert dict(summary.counts) == {"added": 1, "deleted": 2, "merged": 2}
+    recs = records(database)
+    assert {s: r.state for s, r in recs.items()} == {"perf_a": "merged", "perf_b": "merged", "perf_c": "open"}
+    assert recs["perf_a"].merged_into_id == recs["perf_c"].id == recs["perf_b"].merged_into_id
+    assert history(database, "perf_a")[-1] == ("merged", merge)
+    with database.session() as session:
+        new_rev = session.scalar(select(Revision).where(Revision.record_id == recs["perf_c"].id))
+    assert not [f for f in new_rev.findings if f["rule"] == "supersedes-unknown"]
+
+
+def test_a_plain_deletion_marks_the_record_deleted_and_a_re_add_revives_it(database, git_repo):
+    git_repo.write(A, canonical_report("perf_a")).commit("add a")
+    git_repo.delete(A).commit("not an issue after all")
+    run_sync(database, git_repo, history=True)
+    assert records(database)["perf_a"].state == "deleted"
+    git_repo.write(A, canonical_report("perf_a", ratio=4.0)).commit("it is back")
+    run_sync(database, git_repo)
+    assert records(database)["perf_a"].state == "open"
+    assert [c for c, _ in history(database, "perf_a")] == ["added", "deleted", "added"]
+
+
+def test_history_backfills_every_revision_after_a_snapshot_sync(database, git_repo):
+    shas = [git_repo.write(A, canonical_report("perf_a", ratio=r)).commit(f"ratio {r}") for r in (3.0, 4.0, 5.0)]
+    run_sync(database, git_repo)
+    assert history(database, "perf_a") == [("added", shas[2])]
+    summary = run_sync(database, git_repo, history=True)
+    assert summary.mode == "history"
+    assert [sha for _, sha in history(database, "perf_a")] == shas
+    assert records(database)["perf_a"].ratio == 5.0
+
+
+def test_supersedes_is_judged_against_history(database, git_repo):
+    git_repo.write(A, canonical_report("perf_a")).commit("old finding")
+    git_repo.delete(A).write(B, canonical_report("perf_b", supersedes=("perf_a",))).commit("merged before perfbot")
+    git_repo.write(C, canonical_report("perf_c", supersedes=("perf_ghost",))).commit("names a report nobody wrote")
+    run_sync(database, git_repo)  # a snapshot: perf_a never reached the store, but git history knows it
+    with database.session() as session:
+        rules = {r.path: {f["rule"] for f in r.findings} for r in session.scalars(select(Revision))}
+    assert "supersedes-unknown" not in rules[B]
+    assert "supersedes-unknown" in rules[C]
+
+
+def test_broken_reports_are_stored_with_their_findings(database, git_repo):
+    git_repo.write(A, b"---\ntrack: [unclosed\n---\n# Broken\n\xff\xfe").commit("agent wrote garbage")
+    run_sync(database, git_repo)
+    record = records(database)["perf_a"]
+    assert record.errors > 0 and record.state == "open"
+
+
+def test_only_report_paths_are_read(database, git_repo):
+    git_repo.write("devs/issues/README.md", "# not a report").write("devs/issues/perf-Bad.md", "x")
+    git_repo.write("docs/perf_elsewhere.md", canonical_report("perf_elsewhere"))
+    git_repo.write(A, canonical_report("perf_a")).commit("mixed")
+    summary = run_sync(database, git_repo)
+    assert set(records(database)) == {"perf_a"}
+    assert sorted(summary.ignored) == ["devs/issues/README.md", "devs/issues/perf-Bad.md"]
+
+
+def test_the_working_directory_is_never_read(database, git_repo):
+    git_repo.write(A, canonical_report("perf_a", ratio=3.0)).commit("add a")
+    (git_repo.root / A).write_text(canonical_report("perf_a", ratio=9.0))
+    (git_repo.root / B).write_text(canonical_report("perf_b"))
+    run_sync(database, git_repo)
+    assert {s: r.ratio for s, r in records(database).items()} == {"perf_a": 3.0}
+
+
+def test_a_rewritten_history_is_synced_from_what_was_seen_to_what_is_there(database, git_repo):
+    base = git_repo.write(A, canonical_report("perf_a")).commit("add a")
+    git_repo.write(B, canonical_report("perf_b")).commit("add b")
+    run_sync(database, git_repo)
+    git_repo.repo.head.reset(base, index=True, working_tree=True)
+    git_repo.write(C, canonical_report("perf_c", track="par", backend="metal", threads=64, ratio=9.0)).commit("force-push")
+    summary = run_sync(database, git_repo)
+    assert summary.mode == "rewritten"
+    assert {s: r.state for s, r in records(database).items()} == {"perf_a": "open", "perf_b": "deleted", "perf_c": "open"}
+
+
+def test_sync_to_an_explicit_ref_and_bad_refs(database, git_repo):
+    first = git_repo.write(A, canonical_report("perf_a")).commit("add a")
+    git_repo.write(B, canonical_report("perf_b")).commit("add b")
+    run_sync(database, git_repo, ref=first)
+    assert set(records(database)) == {"perf_a"}
+    for bad in ("--output=/tmp/x", "no-such-branch", "main..HEAD\n"):
+        with pytest.raises(GitError):
+            run_sync(database, git_repo, ref=bad)
+
+
+def test_a_path_that_is_not_a_repository_is_a_clear_error(tmp_path):
+    with pytest.raises(GitError, match="not a git repository"):
+        GitRepository(tmp_path)
