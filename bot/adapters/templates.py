@@ -1,0 +1,27 @@
+"""Jinja templates from the project's templates/ folder: every text perfbot writes starts there."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from bot.config import PROJECT_ROOT
+
+TEMPLATE_DIR = PROJECT_ROOT / "templates"
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    # StrictUndefined: a template asking for a value nobody passed is a bug, not an empty string.
+    return Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(name: str, **context) -> str:
+    return environment().get_template(name).render(**context)

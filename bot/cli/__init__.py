@@ -1,0 +1,24 @@
+"""The `perfbot` command line: one click group, one module per family of commands."""
+from __future__ import annotations
+
+import click
+
+from bot.cli.lint_cmd import lint_command
+from bot.cli.new_cmd import new_command
+from bot.cli.records_cmd import list_command, show_command
+from bot.cli.sync_cmd import sync_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="perfbot")
+def main() -> None:
+    """perfbot keeps a performance campaign honest: reports in devs/issues/ become records.
+
+    Exit codes: 0 success, 1 the command found problems (lint errors, unknown record),
+    2 usage errors (bad options, missing files).
+    """
+
+
+COMMANDS = (lint_command, sync_command, list_command, show_command, new_command)
+for command in COMMANDS:
+    main.add_command(command)

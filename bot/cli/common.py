@@ -1,0 +1,50 @@
+"""What several commands share: the --db option, opening the store, and errors that exit cleanly."""
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+from typing import Iterator
+
+import click
+
+from bot.adapters.git import GitError
+from bot.adapters.store.engine import Database, StoreError
+from bot.config import ConfigError, Settings
+
+db_option = click.option(
+    "--db", "db_url", metavar="URL", default=None,
+    help="Database URL (default: $PERFBOT_DATABASE_URL, else a SQLite file in the instance folder).",
+)
+
+
+def settings_for(db_url: str | None) -> Settings:
+    try:
+        return Settings.from_env(database_url=db_url)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@contextmanager
+def open_database(db_url: str | None) -> Iterator[Database]:
+    settings = settings_for(db_url)
+    try:
+        db = Database(settings.database_url)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
+def reports_errors(func):
+    """Turn the adapters' user-facing errors into a one-line message and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (GitError, StoreError, ConfigError) as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper

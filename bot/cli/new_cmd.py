@@ -1,0 +1,67 @@
+"""`perfbot new`: scaffold a report that already lints clean, for an agent to fill in."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bot.adapters.templates import render
+from bot.core.lint import lint
+from bot.core.parse import parse
+from bot.core.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS
+
+# Placeholder timings consistent with the requested ratio, so the scaffold's table agrees with its claim.
+C_SECONDS = 0.50
+ONE_THREAD_SECONDS = 8.00
+
+
+def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, title: str) -> str:
+    times = (
+        {"c_seconds": C_SECONDS, "lang_seconds": round(C_SECONDS * ratio, 3)}
+        if track == "seq"
+        else {"t1_seconds": ONE_THREAD_SECONDS, "tn_seconds": round(ONE_THREAD_SECONDS * ratio / threads, 3)}
+    )
+    return render("report_new.md.j2", slug=slug, title=title, track=track, backend=backend,
+                  threads=threads, ratio=ratio, **times)
+
+
+def normalise_slug(raw: str) -> str:
+    slug = raw if raw.startswith("perf_") else f"perf_{raw}"
+    if not SLUG_RE.fullmatch(slug):
+        raise click.BadParameter(f"{raw!r}: use lowercase letters, digits and underscores, e.g. perf_nested_match",
+                                 param_hint="SLUG")
+    return slug
+
+
+@click.command("new")
+@click.argument("slug")
+@click.option("--track", type=click.Choice(TRACKS), required=True)
+@click.option("--backend", type=click.Choice(BACKENDS), default=None, help="Default: c.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="par: the thread count the claim is about.")
+@click.option("--ratio", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="seq: language time / C time; par: ideal / achieved speedup.")
+@click.option("--title", default=None, help="One line saying what is slow.")
+@click.option("--dir", "folder", default="devs/issues", show_default=True, type=click.Path(file_okay=False))
+def new_command(slug, track, backend, threads, ratio, title, folder) -> None:
+    """Create devs/issues/perf_SLUG.md from the template, ready to fill in."""
+    slug = normalise_slug(slug)
+    backend = backend or "c"
+    if track == "seq" and backend != "c":
+        raise click.BadParameter("seq reports compare against C at one thread; use --backend c", param_hint="--backend")
+    threads = threads or (1 if track == "seq" else 8)
+    ratio = ratio if ratio is not None else (3.0 if track == "seq" else 2.0)
+    if track == "seq" and ratio <= SEQ_TOLERANCE:
+        raise click.BadParameter(f"{ratio}x is within the {SEQ_TOLERANCE}x tolerance: not an issue by the team's rule",
+                                 param_hint="--ratio")
+    title = title or slug.removeprefix("perf_").replace("_", " ").capitalize()
+    path = Path(folder) / f"{slug}.md"
+    if path.exists():
+        raise click.ClickException(f"{path} already exists; edit it, or pick another slug")
+    text = scaffold(slug, track, backend, threads, ratio, title)
+    findings = lint(parse(str(path), text.encode()), path=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"created {path}")
+    for f in findings:
+        click.echo(f"  note: line {f.line}: {f.rule}: {f.message}", err=True)
+    click.echo("fill in the context, both programs, the measurements, root cause and fix; then `perfbot lint` it")

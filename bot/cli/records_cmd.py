@@ -1,0 +1,90 @@
+"""`perfbot list` and `perfbot show`: the records as people and scripts read them."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
+from bot.cli.common import db_option, open_database, reports_errors
+from bot.core.records import BACKENDS, TRACKS
+
+STATES = ("open", "merged", "deleted")
+format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+
+
+@click.command("list")
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES + ("all",)),
+              help="Records in these states (repeatable; default: open).")
+@click.option("--track", type=click.Choice(TRACKS))
+@click.option("--backend", type=click.Choice(BACKENDS))
+@click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose ratio is at least this.")
+@click.option("--errors/--clean", "with_errors", default=None, help="Only records with (or without) lint errors.")
+@click.option("--repo-key", default=None, help="Only this repository (owner/name or path), when the store holds several.")
+@click.option("--sort", type=click.Choice(sorted(SORTS)), default="ratio", show_default=True)
+@format_option
+@db_option
+@reports_errors
+def list_command(states, track, backend, min_ratio, with_errors, repo_key, sort, fmt, db_url) -> None:
+    """List records, worst ratio first."""
+    chosen = STATES if "all" in states else (tuple(states) or ("open",))
+    flt = RecordFilter(chosen, track, backend, min_ratio, with_errors, repo_key, sort)
+    with open_database(db_url) as db, db.session() as session:
+        rows = list_records(session, flt)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no records match; run `perfbot sync --repo PATH` first if the store is empty")
+        return
+    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'ratio':>6} {'state':<8} {'lint':<9} title")
+    for row in rows:
+        ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
+        lint = f"{row['errors']}E {row['warnings']}W" if row["errors"] or row["warnings"] else "clean"
+        state = f"{row['state']}" + (f"->{row['merged_into']}" if row["merged_into"] else "")
+        click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} {ratio:>6} "
+                   f"{state:<8} {lint:<9} {row['title']}")
+    click.echo(f"{len(rows)} record(s)")
+
+
+@click.command("show")
+@click.argument("slug")
+@click.option("--repo-key", default=None, help="Which repository, when the store holds several with this slug.")
+@format_option
+@db_option
+@reports_errors
+def show_command(slug: str, repo_key: str | None, fmt: str, db_url: str | None) -> None:
+    """Show one record: its facts, its lint findings and its history (also by a former slug)."""
+    with open_database(db_url) as db, db.session() as session:
+        matches = find_records(session, slug, repo_key)
+        if not matches:
+            raise click.ClickException(f"no record named {slug!r}; `perfbot list --state all` shows every record")
+        if len(matches) > 1:
+            repos = ", ".join(key for _, key in matches)
+            raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --repo-key")
+        detail = record_detail(session, *matches[0])
+    if fmt == "json":
+        click.echo(json.dumps(detail, indent=2))
+        return
+    _print_detail(detail)
+
+
+def _print_detail(d: dict) -> None:
+    merged = f" into {d['merged_into']}" if d["merged_into"] else ""
+    click.echo(f"{d['slug']}: {d['title'] or '(no title)'}")
+    click.echo(f"  state     {d['state']}{merged}    repo {d['repo']}    file {d['path']}")
+    ratio = f"{d['ratio']:.2f}x" if d["ratio"] is not None else "-"
+    table = f" (table says {d['table_ratio']:.2f}x)" if d["table_ratio"] is not None else ""
+    click.echo(f"  track     {d['track'] or '-'}    backend {d['backend'] or '-'}    threads {d['threads'] or '-'}"
+               f"    ratio {ratio}{table}")
+    click.echo(f"  fix       {d['fix'] or '-'}    supersedes {', '.join(d['supersedes']) or '-'}")
+    if len(d["aliases"]) > 1:
+        click.echo(f"  also known as {', '.join(a for a in d['aliases'] if a != d['slug'])}")
+    click.echo(f"findings ({len(d['findings'])}):" if d["findings"] else "findings: none, the report lints clean")
+    for f in d["findings"]:
+        click.echo(f"  line {f['line']}: {f['severity']} {f['rule']}: {f['message']}")
+        if f.get("remedy"):
+            click.echo(f"      fix: {f['remedy']}")
+    click.echo(f"history ({len(d['history'])} revision(s)):")
+    for h in d["history"]:
+        click.echo(f"  {h['date'][:19]}  {h['commit'][:10]}  {h['change']:<8}  {h['author']} <{h['email']}>  {h['path']}")

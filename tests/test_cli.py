@@ -1,0 +1,111 @@
+"""The perfbot command line, driven through click and once as a real process."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from tests.reports import canonical_report
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    monkeypatch.delenv("PERFBOT_DATABASE_URL", raising=False)
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(main, list(args), catch_exceptions=False)
+
+    return run
+
+
+def test_lint_is_clean_on_the_example_reports(cli):
+    result = cli("lint", str(PROJECT / "devs" / "issues"))
+    assert result.exit_code == 0, result.output
+    assert "0 error(s), 0 warning(s)" in result.output
+
+
+def test_lint_names_file_line_rule_and_remedy_and_exits_1(cli, tmp_path):
+    report = tmp_path / "devs" / "issues" / "perf_near_c.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(canonical_report("perf_near_c", ratio=1.6))
+    result = cli("lint", str(report))
+    assert result.exit_code == 1
+    assert f"{report}:5: error [seq-within-tolerance]" in result.output
+    assert "fix:" in result.output
+
+
+def test_lint_json_is_an_array_of_findings(cli, tmp_path):
+    report = tmp_path / "perf-bad name.md"
+    report.write_text("# Only a title\n")
+    result = cli("lint", "--format", "json", str(report))
+    assert result.exit_code == 1
+    findings = json.loads(result.output)
+    assert {"file-name", "repro-missing", "c-translation-missing"} <= {f["rule"] for f in findings}
+    assert all({"file", "line", "rule", "severity", "message"} <= set(f) for f in findings)
+    assert {f["severity"] for f in findings} <= {"error", "warning"}
+
+
+@pytest.mark.parametrize("args", [("lint",), ("lint", "/no/such/file.md"), ("list", "--track", "gpu"), ("nosuchcommand",)])
+def test_usage_errors_exit_2(cli, args):
+    assert cli(*args).exit_code == 2
+
+
+def test_new_scaffolds_reports_that_lint_clean(cli, tmp_path):
+    folder = tmp_path / "devs" / "issues"
+    for slug, track in (("deep_match", "seq"), ("tree_sum_gpu", "par")):
+        result = cli("new", slug, "--track", track, "--dir", str(folder))
+        assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in folder.iterdir()) == ["perf_deep_match.md", "perf_tree_sum_gpu.md"]
+    assert cli("lint", str(folder)).exit_code == 0
+    again = cli("new", "deep_match", "--track", "seq", "--dir", str(folder))
+    assert again.exit_code == 1 and "already exists" in again.output
+
+
+@pytest.mark.parametrize("args", [("Bad-Slug", "--track", "seq"), ("x", "--track", "seq", "--ratio", "1.5"),
+                                  ("x", "--track", "seq", "--backend", "cuda")])
+def test_new_refuses_what_would_not_be_a_report(cli, tmp_path, args):
+    result = cli("new", *args, "--dir", str(tmp_path))
+    assert result.exit_code == 2 and not list(tmp_path.glob("*.md"))
+
+
+def test_sync_list_show_round_trip(cli, git_repo, db_url):
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a", ratio=3.0))
+    git_repo.write("devs/issues/perf_b.md", canonical_report("perf_b", track="par", backend="cuda", threads=64, ratio=7.5))
+    git_repo.commit("two reports")
+    result = cli("sync", "--repo", str(git_repo.root), "--db", db_url)
+    assert result.exit_code == 0 and "snapshot" in result.output and "2 added" in result.output
+
+    listed = json.loads(cli("list", "--format", "json", "--db", db_url).output)
+    assert [(r["slug"], r["track"], r["backend"], r["ratio"], r["state"]) for r in listed] == [
+        ("perf_b", "par", "cuda", 7.5, "open"), ("perf_a", "seq", "c", 3.0, "open")]
+    assert [r["slug"] for r in json.loads(cli("list", "--format", "json", "--track", "seq", "--db", db_url).output)] == ["perf_a"]
+
+    shown = cli("show", "perf_b", "--db", db_url)
+    assert shown.exit_code == 0 and "history (1 revision(s))" in shown.output and "lints clean" in shown.output
+    detail = json.loads(cli("show", "perf_b", "--format", "json", "--db", db_url).output)
+    assert detail["history"][0]["author"] == "SEQ agent"
+    assert cli("show", "perf_nope", "--db", db_url).exit_code == 1
+
+
+def test_sync_errors_are_one_clear_line(cli, tmp_path):
+    result = cli("sync", "--repo", str(tmp_path))
+    assert result.exit_code == 1 and "not a git repository" in result.output
+    bad_db = cli("list", "--db", "mysql+nodriver://x")
+    assert bad_db.exit_code == 1 and "Error:" in bad_db.output
+
+
+def test_the_installed_console_script_runs(tmp_path):
+    perfbot = shutil.which("perfbot", path=str(PROJECT / ".venv" / "bin")) or shutil.which("perfbot")
+    assert perfbot, "the perfbot console script is not installed; run ./test.sh"
+    done = subprocess.run([perfbot, "lint", "--format", "json", str(PROJECT / "devs" / "issues")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout) == []
