@@ -54,6 +54,19 @@ def test_lint_json_is_an_array_of_findings(cli, tmp_path):
     assert {f["severity"] for f in findings} <= {"error", "warning"}
 
 
+def test_lint_judges_supersedes_against_the_store_history(cli, git_repo, tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    git_repo.write("devs/issues/perf_old.md", canonical_report("perf_old")).commit("old finding")
+    assert cli("sync", "--repo", str(git_repo.root), "--db", db_url).exit_code == 0
+    draft = tmp_path / "draft" / "devs" / "issues" / "perf_new.md"  # outside any git repository
+    draft.parent.mkdir(parents=True)
+    draft.write_text(canonical_report("perf_new", supersedes=("perf_old",)))
+    assert cli("lint", str(draft), "--db", db_url).exit_code == 0
+    draft.write_text(canonical_report("perf_new", supersedes=("perf_ghost",)))
+    result = cli("lint", str(draft), "--db", db_url)
+    assert result.exit_code == 1 and "[supersedes-unknown]" in result.output and "perf_ghost" in result.output
+
+
 @pytest.mark.parametrize("args", [("lint",), ("lint", "/no/such/file.md"), ("list", "--track", "gpu"), ("nosuchcommand",)])
 def test_usage_errors_exit_2(cli, args):
     assert cli(*args).exit_code == 2

@@ -5,14 +5,10 @@ import json
 from pathlib import Path
 
 import click
-from sqlalchemy import select
 
-from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
-from bot.adapters.store.models import SlugAlias
 from bot.cli.common import db_option, reports_errors, settings_for
-from bot.core.lint import lint
-from bot.core.parse import parse
+from bot.services.lint_reports import UnreadableReport, history_slugs, lint_files
 
 
 def collect_files(paths: tuple[str, ...]) -> list[Path]:
@@ -29,32 +25,12 @@ def collect_files(paths: tuple[str, ...]) -> list[Path]:
     return files
 
 
-def history_slugs(files: list[Path], db_url: str | None) -> frozenset[str] | None:
-    """Slugs history knows: the store's (when there is one) and every git history the files live in.
-
-    None means no history is reachable, and then `supersedes` cannot be judged at all.
-    """
-    known: set[str] = set()
-    reachable = False
+def store_if_any(db_url: str | None) -> Database | None:
+    """The store to ask about history: one named explicitly, or the default one if it already exists."""
     settings = settings_for(db_url)
     if db_url or not settings.uses_default_database or (settings.instance_dir / "perfbot.sqlite3").exists():
-        db = Database(settings.database_url)
-        try:
-            with db.session() as session:
-                known.update(session.scalars(select(SlugAlias.slug)))
-            reachable = True
-        finally:
-            db.dispose()
-    seen_repos: set[Path] = set()
-    for file in files:
-        repo = GitRepository.containing(file.parent)
-        if repo is None or repo.path in seen_repos:
-            continue
-        seen_repos.add(repo.path)
-        known.update(repo.slugs_ever())
-        repo.close()
-        reachable = True
-    return frozenset(known) if reachable else None
+        return Database(settings.database_url)
+    return None
 
 
 def render_text(findings: list, n_files: int) -> str:
@@ -77,14 +53,14 @@ def render_text(findings: list, n_files: int) -> str:
 def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, db_url: str | None) -> None:
     """Check report files (or folders of them). Exit 0: no errors; 1: errors; 2: usage."""
     files = collect_files(paths)
-    known = history_slugs(files, db_url)
-    findings = []
-    for file in files:
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            raise click.UsageError(f"{file}: cannot read ({exc.strerror})") from None
-        findings.extend(lint(parse(str(file), data), path=str(file), known_slugs=known, word_budget=word_budget))
+    db = store_if_any(db_url)
+    try:
+        findings = lint_files(files, history_slugs(files, db), word_budget)
+    except UnreadableReport as exc:
+        raise click.UsageError(str(exc)) from None
+    finally:
+        if db is not None:
+            db.dispose()
     if fmt == "json":
         click.echo(json.dumps([f.as_dict() for f in findings], indent=2))
     else:

@@ -69,6 +69,11 @@ def list_records(session: Session, flt: RecordFilter) -> list[dict]:
     return [record_summary(record, key, names.get(record.merged_into_id)) for record, key in rows]
 
 
+def all_known_slugs(session: Session) -> set[str]:
+    """Every slug any record in the store has ever had."""
+    return set(session.scalars(select(SlugAlias.slug)))
+
+
 def find_records(session: Session, slug: str, repo: str | None = None) -> list[tuple[Record, str]]:
     """Records answering to `slug` (current name first, then former names), per repository."""
     query = (
