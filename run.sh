@@ -7,5 +7,5 @@ scripts/bootstrap
 if [ "$#" -gt 0 ]; then
   exec .venv/bin/perfbot "$@"
 fi
-.venv/bin/perfbot sync --repo .
+.venv/bin/perfbot sync --repo . --history
 exec .venv/bin/perfbot list

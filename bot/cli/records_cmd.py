@@ -37,13 +37,13 @@ def list_command(states, track, backend, min_ratio, with_errors, repo_key, sort,
     if not rows:
         click.echo("no records match; run `perfbot sync --repo PATH` first if the store is empty")
         return
-    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'ratio':>6} {'state':<8} {'lint':<9} title")
+    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'ratio':>7} {'state':<8} {'lint':<9} title")
     for row in rows:
         ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
         lint = f"{row['errors']}E {row['warnings']}W" if row["errors"] or row["warnings"] else "clean"
-        state = f"{row['state']}" + (f"->{row['merged_into']}" if row["merged_into"] else "")
-        click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} {ratio:>6} "
-                   f"{state:<8} {lint:<9} {row['title']}")
+        merged = f" (merged into {row['merged_into']})" if row["merged_into"] else ""
+        click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} {ratio:>7} "
+                   f"{row['state']:<8} {lint:<9} {row['title']}{merged}")
     click.echo(f"{len(rows)} record(s)")
 
 
