@@ -102,3 +102,15 @@ def test_an_unreachable_server_is_a_clear_error_without_the_password(postgres_se
     with pytest.raises(StoreError) as info:
         Database(url)
     assert "s3cret" not in str(info.value) and "cannot open the store" in str(info.value)
+
+
+def test_the_migrations_build_exactly_the_schema_the_models_describe(database):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from bot.adapters.store import service_models  # noqa: F401  (registers the service tables)
+    from bot.adapters.store.models import Base
+
+    with database.engine.connect() as connection:
+        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert diff == []

@@ -1,6 +1,7 @@
 """Alembic environment: runs on the connection the store hands over, never on a URL from a file."""
 from alembic import context
 
+from bot.adapters.store import service_models  # noqa: F401  (registers the service tables)
 from bot.adapters.store.models import Base
 
 connection = context.config.attributes["connection"]

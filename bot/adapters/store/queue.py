@@ -1,0 +1,147 @@
+"""The delivery queue in the database: store once by id, claim under a lease, finish, retry or fail."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.service_models import Delivery
+
+PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+# How many due deliveries one claim looks at; others workers race for the same rows and some claims lose.
+CLAIM_WINDOW = 8
+ERROR_LIMIT = 4000
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    id: str
+    event: str
+    action: str | None
+    repo: str | None
+    installation_id: int | None
+    payload: str
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery this worker holds the lease on."""
+
+    id: str
+    event: str
+    action: str | None
+    repo: str | None
+    installation_id: int | None
+    payload: str
+    attempts: int
+    owner: str
+
+
+class DeliveryQueue:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def enqueue(self, new: NewDelivery, now: datetime | None = None) -> bool:
+        """Store a delivery; False when this id was stored before (a redelivery), which is not an error."""
+        now = now or utcnow()
+        try:
+            with self.db.session() as session:
+                session.add(Delivery(
+                    id=new.id, event=new.event, action=new.action, repo=new.repo,
+                    installation_id=new.installation_id, payload=new.payload, received_at=now,
+                    status=PENDING, attempts=0, next_attempt_at=now,
+                ))
+        except IntegrityError:
+            return False
+        return True
+
+    def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
+        """Take one due delivery: pending and due, or running with an expired lease (its worker died)."""
+        now = now or utcnow()
+        due = or_(
+            and_(Delivery.status == PENDING, Delivery.next_attempt_at <= now),
+            and_(Delivery.status == RUNNING, Delivery.lease_expires_at < now),
+        )
+        with self.db.session() as session:
+            candidates = session.scalars(
+                select(Delivery.id).where(due).order_by(Delivery.next_attempt_at, Delivery.received_at).limit(CLAIM_WINDOW)
+            ).all()
+            for delivery_id in candidates:
+                # Compare-and-set: of several workers racing for this row, exactly one update matches.
+                taken = session.execute(
+                    update(Delivery).where(Delivery.id == delivery_id, due).values(
+                        status=RUNNING, lease_owner=owner, attempts=Delivery.attempts + 1,
+                        lease_expires_at=now + timedelta(seconds=lease_seconds),
+                    )
+                ).rowcount
+                if taken == 1:
+                    row = session.get(Delivery, delivery_id, populate_existing=True)
+                    return Claimed(row.id, row.event, row.action, row.repo, row.installation_id, row.payload,
+                                   row.attempts, owner)
+        return None
+
+    def _settle(self, claimed: Claimed, **values) -> bool:
+        """Write the outcome only if this worker still holds the lease (a slow worker may have lost it)."""
+        with self.db.session() as session:
+            return session.execute(
+                update(Delivery).where(Delivery.id == claimed.id, Delivery.lease_owner == claimed.owner,
+                                       Delivery.status == RUNNING).values(**values)
+            ).rowcount == 1
+
+    def extend(self, claimed: Claimed, lease_seconds: int) -> bool:
+        return self._settle(claimed, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
+
+    def finish(self, claimed: Claimed, error: str | None = None) -> bool:
+        return self._settle(claimed, status=DONE, lease_owner=None, lease_expires_at=None,
+                            finished_at=utcnow(), last_error=_clip(error))
+
+    def retry_later(self, claimed: Claimed, error: str, delay_seconds: float) -> bool:
+        return self._settle(claimed, status=PENDING, lease_owner=None, lease_expires_at=None, last_error=_clip(error),
+                            next_attempt_at=utcnow() + timedelta(seconds=delay_seconds))
+
+    def fail(self, claimed: Claimed, error: str) -> bool:
+        return self._settle(claimed, status=FAILED, lease_owner=None, lease_expires_at=None,
+                            finished_at=utcnow(), last_error=_clip(error))
+
+    def redeliver(self, delivery_id: str) -> bool:
+        """Run a stored delivery again from scratch (after a permanent failure, or on request)."""
+        with self.db.session() as session:
+            return session.execute(
+                update(Delivery).where(Delivery.id == delivery_id, Delivery.status != RUNNING).values(
+                    status=PENDING, attempts=0, next_attempt_at=utcnow(), last_error=None, finished_at=None)
+            ).rowcount == 1
+
+    def listing(self, statuses: tuple[str, ...] = (), limit: int = 50) -> list[dict]:
+        with self.db.session() as session:
+            query = select(Delivery).order_by(Delivery.received_at.desc()).limit(limit)
+            if statuses:
+                query = query.where(Delivery.status.in_(statuses))
+            return [
+                {"id": d.id, "event": d.event, "action": d.action, "repo": d.repo, "status": d.status,
+                 "attempts": d.attempts, "received_at": d.received_at.isoformat(),
+                 "next_attempt_at": d.next_attempt_at.isoformat(), "error": d.last_error}
+                for d in session.scalars(query)
+            ]
+
+    def counts(self) -> dict[str, int]:
+        from sqlalchemy import func
+
+        with self.db.session() as session:
+            return dict(session.execute(select(Delivery.status, func.count()).group_by(Delivery.status)).all())
+
+    def get(self, delivery_id: str) -> dict | None:
+        with self.db.session() as session:
+            row = session.get(Delivery, delivery_id)
+            return None if row is None else {"id": row.id, "status": row.status, "attempts": row.attempts,
+                                             "error": row.last_error, "event": row.event}
+
+
+def _clip(text: str | None) -> str | None:
+    return None if text is None else text[:ERROR_LIMIT]

@@ -1,0 +1,131 @@
+"""The durable queue and the worker: leases, retries with backoff, permanent failures, redelivery, isolation."""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+import handlers
+from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.cli import main
+from bot.errors import TransientError
+from bot.services.worker import Worker, backoff_seconds
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def new(n: int | str, event: str = "push") -> NewDelivery:
+    return NewDelivery(f"d-{n}", event, "opened", "team/runtime", 7, '{"n": %s}' % (n if isinstance(n, int) else 0))
+
+
+def worker(queue, dispatch, owner="w1", max_attempts=3) -> Worker:
+    return Worker(queue, dispatch, owner=owner, lease_seconds=60, max_attempts=max_attempts)
+
+
+def test_a_delivery_runs_and_is_done(database):
+    queue = DeliveryQueue(database)
+    seen = []
+    assert queue.enqueue(new(1))
+    assert worker(queue, lambda e: seen.append((e.name, e.payload, e.installation_id)) or []).run_once()
+    assert seen == [("push", {"n": 1}, 7)]
+    assert queue.get("d-1")["status"] == "done"
+    assert not worker(queue, lambda e: []).run_once()
+
+
+def test_transient_failures_retry_later_with_their_error_kept(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    outcomes = iter([[("push", TransientError("GitHub answered 502"))], []])
+    w = worker(queue, lambda e: next(outcomes))
+    assert w.run_once()
+    row = queue.get("d-1")
+    assert (row["status"], row["attempts"]) == ("pending", 1) and "502" in row["error"]
+    assert queue.claim("w2", 60) is None  # not due yet: backoff
+    later = datetime.now(timezone.utc) + timedelta(hours=2)
+    claimed = queue.claim("w2", 60, now=later)
+    assert claimed is not None and claimed.attempts == 2
+    assert queue.finish(claimed) and queue.get("d-1")["status"] == "done"
+
+
+def test_permanent_failures_are_kept_listed_and_can_be_redelivered(database, monkeypatch):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    worker(queue, lambda e: [("push", ValueError("payload has no repository"))]).run_once()
+    assert queue.get("d-1")["status"] == "failed"
+    monkeypatch.delenv("PERFBOT_DATABASE_URL", raising=False)
+    listed = CliRunner().invoke(main, ["deliveries", "--status", "failed", "--db", database.url])
+    assert "d-1" in listed.output and "payload has no repository" in listed.output
+    again = CliRunner().invoke(main, ["redeliver", "d-1", "--db", database.url])
+    assert again.exit_code == 0 and queue.get("d-1")["status"] == "pending"
+    assert worker(queue, lambda e: []).run_once() and queue.get("d-1")["status"] == "done"
+    assert CliRunner().invoke(main, ["redeliver", "nope", "--db", database.url]).exit_code == 1
+
+
+def test_a_dead_workers_lease_expires_and_another_worker_takes_over(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1), now=T0)
+    first = queue.claim("dead-worker", 30, now=T0)
+    assert first is not None
+    assert queue.claim("w2", 30, now=T0 + timedelta(seconds=10)) is None
+    second = queue.claim("w2", 30, now=T0 + timedelta(seconds=31))
+    assert second is not None and second.attempts == 2
+    assert not queue.finish(first)  # the dead worker woke up: its lease is gone, its outcome is refused
+    assert queue.finish(second)
+
+
+def test_a_delivery_whose_workers_keep_dying_fails_after_max_attempts(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1), now=T0)
+    for n in range(3):
+        assert queue.claim(f"dies-{n}", 30, now=T0 + timedelta(minutes=n)) is not None
+    w = worker(queue, lambda e: pytest.fail("must not run again"), max_attempts=3)
+    claimed = queue.claim("w", 30, now=T0 + timedelta(minutes=10))
+    assert w._process(claimed) == "failed"
+    assert "gave up after 3 attempts" in queue.get("d-1")["error"]
+
+
+def test_one_handlers_failure_never_stops_another():
+    calls = []
+    broken = SimpleNamespace(__name__="handlers.broken", EVENTS={"push"},
+                             handle=lambda e, s: (_ for _ in ()).throw(RuntimeError("boom")))
+    healthy = SimpleNamespace(__name__="handlers.healthy", EVENTS={"push"}, handle=lambda e, s: calls.append(e))
+    event = SimpleNamespace(name="push", delivery_id="d-1")
+    failures = handlers.dispatch(event, None, handlers=(broken, healthy))
+    assert calls == [event] and [(name, str(exc)) for name, exc in failures] == [("broken", "boom")]
+
+
+def test_two_workers_claim_every_delivery_exactly_once(database):
+    queue = DeliveryQueue(database)
+    for n in range(60):
+        queue.enqueue(new(n))
+    runs: Counter = Counter()
+    lock = threading.Lock()
+
+    def dispatch(event):
+        with lock:
+            runs[event.delivery_id] += 1
+        return []
+
+    stop = threading.Event()
+    workers = [worker(queue, dispatch, owner=f"w{n}") for n in range(2)]
+    threads = [threading.Thread(target=w.run_until, args=(stop, 0.01)) for w in workers]
+    for t in threads:
+        t.start()
+    deadline = datetime.now() + timedelta(seconds=60)
+    while sum(runs.values()) < 60 and datetime.now() < deadline:
+        stop.wait(0.05)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert sorted(runs) == sorted(f"d-{n}" for n in range(60)) and set(runs.values()) == {1}
+    assert queue.counts() == {"done": 60}
+
+
+def test_backoff_grows_is_capped_and_respects_retry_after():
+    assert 12 <= backoff_seconds(1) <= 18 and 96 <= backoff_seconds(4) <= 144
+    assert backoff_seconds(30) <= 3600 * 1.2
+    assert backoff_seconds(1, retry_after=120) >= 120
