@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, installing what it needs first (Python packages, PostgreSQL binaries).
+# Runs the whole test suite, installing what it needs first (Python packages, PostgreSQL binaries,
+# and GitHub's OpenAPI description and webhook examples from npm into tests/.npm).
 # Arguments go to pytest, e.g. ./test.sh -k sync -x
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/ensure-postgres
+scripts/ensure-npm-fixtures
 scripts/bootstrap test
 exec .venv/bin/python -m pytest "$@"

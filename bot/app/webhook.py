@@ -1,0 +1,83 @@
+"""POST /webhook: verify GitHub's signature over the raw body, store the delivery, then answer 202."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+
+from flask import Blueprint, current_app, jsonify, request
+
+from bot.adapters.store.queue import NewDelivery
+
+webhook = Blueprint("webhook", __name__)
+_DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_EVENT = re.compile(r"[a-z_]{1,60}")
+
+
+def _error(status: int, message: str):
+    return jsonify({"error": message}), status
+
+
+def signature_ok(secrets: tuple[str, ...], body: bytes, header: str) -> bool:
+    """True when any configured secret signs the body; compared in constant time; no secret means no."""
+    if not header.startswith("sha256=") or not secrets:
+        return False
+    given = header[len("sha256="):].encode("ascii", "replace")
+    return any(
+        hmac.compare_digest(hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode(), given)
+        for secret in secrets
+    )
+
+
+@webhook.post("/webhook")
+def receive():
+    ctx = current_app.extensions["perfbot"]
+    settings, metrics = ctx["settings"], ctx["metrics"]
+    event = request.headers.get("X-GitHub-Event", "")
+    delivery_id = request.headers.get("X-GitHub-Delivery", "")
+    signature = request.headers.get("X-Hub-Signature-256", "")
+    if not settings.webhook_secrets:
+        metrics.received(event or "-", "disabled")
+        return _error(403, "webhooks are disabled: no PERFBOT_WEBHOOK_SECRET is configured (local mode)")
+    if not event or not delivery_id or not signature:
+        missing = [h for h, v in (("X-GitHub-Event", event), ("X-GitHub-Delivery", delivery_id),
+                                  ("X-Hub-Signature-256", signature)) if not v]
+        metrics.received(event or "-", "rejected")
+        return _error(400, f"missing header(s): {', '.join(missing)}")
+    if not _EVENT.fullmatch(event) or not _DELIVERY_ID.fullmatch(delivery_id):
+        metrics.received("-", "rejected")
+        return _error(400, "malformed X-GitHub-Event or X-GitHub-Delivery header")
+    body = request.get_data(cache=False)  # raw bytes: the signature covers exactly these
+    if not signature_ok(settings.webhook_secrets, body, signature):
+        metrics.received(event, "forged")
+        return _error(401, "signature does not match: check the webhook secret")
+    if request.mimetype != "application/json":
+        metrics.received(event, "rejected")
+        return _error(415, "set the webhook's content type to application/json")
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        metrics.received(event, "rejected")
+        return _error(400, "body is not JSON")
+    if not isinstance(payload, dict):
+        metrics.received(event, "rejected")
+        return _error(400, "body is not a JSON object")
+    if event == "ping":
+        metrics.received(event, "ping")
+        return jsonify({"ok": True, "zen": payload.get("zen", "")}), 200
+    if event not in ctx["wanted_events"]:
+        metrics.received(event, "ignored")
+        return jsonify({"status": "ignored", "event": event}), 200
+    repo = (payload.get("repository") or {}).get("full_name")
+    installation = (payload.get("installation") or {}).get("id")
+    stored = ctx["queue"].enqueue(NewDelivery(
+        id=delivery_id, event=event, action=payload.get("action") if isinstance(payload.get("action"), str) else None,
+        repo=repo if isinstance(repo, str) else None,
+        installation_id=installation if isinstance(installation, int) else None,
+        payload=body.decode("utf-8", "replace"),
+    ))
+    metrics.received(event, "queued" if stored else "duplicate")
+    if not stored:
+        return jsonify({"status": "duplicate", "delivery": delivery_id}), 200
+    return jsonify({"status": "queued", "delivery": delivery_id}), 202

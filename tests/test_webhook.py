@@ -1,0 +1,134 @@
+"""The webhook endpoint over a real socket: GitHub's example payloads, signatures, and every bad request."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from sqlalchemy import select
+
+import handlers
+from bot.adapters.store.queue import DeliveryQueue
+from bot.adapters.store.service_models import Delivery
+from bot.app import create_app
+from bot.config import Settings
+from tests.npm_fixtures import webhook_examples
+from tests.servers import serving
+from tests.webhooks import post_delivery, sign
+
+SECRET, OLD_SECRET = "s3cret-webhook-key", "previous-key-still-valid"
+
+
+@pytest.fixture
+def service(database, tmp_path):
+    settings = Settings(instance_dir=tmp_path, database_url=database.url, webhook_secrets=(SECRET, OLD_SECRET),
+                        github_token="t", max_body_bytes=256 * 1024)
+    app = create_app(settings, DeliveryQueue(database), wanted_events=handlers.github_events())
+    with serving(app) as url:
+        yield url, database
+
+
+def stored(database) -> list[Delivery]:
+    with database.session() as session:
+        return list(session.scalars(select(Delivery).order_by(Delivery.received_at)))
+
+
+@pytest.mark.parametrize("event", ["push", "installation", "installation_repositories", "issues"])
+def test_every_example_payload_is_stored_once_with_its_facts(service, event):
+    url, database = service
+    examples = webhook_examples(event)
+    assert examples, f"no {event} examples in @octokit/webhooks-examples"
+    for n, payload in enumerate(examples):
+        response = post_delivery(url, event, payload, secret=SECRET, delivery=f"{event}-{n}")
+        assert response.status_code == 202, response.text
+    rows = stored(database)
+    assert [r.id for r in rows] == [f"{event}-{n}" for n in range(len(examples))]
+    for row, payload in zip(rows, examples):
+        assert (row.event, row.status, json.loads(row.payload)) == (event, "pending", payload)
+        assert row.action == payload.get("action")
+        assert row.repo == (payload.get("repository") or {}).get("full_name")
+
+
+def test_ping_is_answered_and_unwanted_events_are_acknowledged_only(service):
+    url, database = service
+    for payload in webhook_examples("ping"):
+        response = post_delivery(url, "ping", payload, secret=SECRET)
+        assert response.status_code == 200 and response.json()["ok"] is True
+    assert post_delivery(url, "star", {"action": "created"}, secret=SECRET).json()["status"] == "ignored"
+    assert stored(database) == []
+
+
+def test_a_redelivery_is_acknowledged_and_stored_once(service):
+    url, database = service
+    payload = webhook_examples("push")[0]
+    first = post_delivery(url, "push", payload, secret=SECRET, delivery="same-id")
+    again = post_delivery(url, "push", payload, secret=SECRET, delivery="same-id")
+    assert (first.status_code, again.status_code, again.json()["status"]) == (202, 200, "duplicate")
+    assert len(stored(database)) == 1
+
+
+def test_a_rotated_out_secret_still_verifies_while_listed(service):
+    url, database = service
+    assert post_delivery(url, "push", webhook_examples("push")[0], secret=OLD_SECRET).status_code == 202
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("forged", 401), ("unsigned", 400), ("truncated", 401), ("wrong-algorithm", 401), ("no-event", 400),
+    ("no-delivery", 400), ("hostile-delivery-id", 400), ("not-json", 400), ("json-array", 400),
+    ("form-encoded", 415), ("huge", 413),
+])
+def test_bad_requests_get_a_clear_4xx_and_store_nothing(service, case, expected):
+    url, database = service
+    body = json.dumps(webhook_examples("push")[0]).encode()
+    headers: dict = {}
+    secret: str | None = SECRET
+    if case == "forged":
+        secret = "not-the-secret"
+    elif case == "unsigned":
+        secret = None
+    elif case == "truncated":
+        headers["X-Hub-Signature-256"] = sign(SECRET, body)
+        body = body[: len(body) // 2]
+        secret = None
+    elif case == "wrong-algorithm":
+        headers["X-Hub-Signature-256"] = "sha1=" + sign(SECRET, body)[7:]
+        secret = None
+    elif case == "no-event":
+        headers["X-GitHub-Event"] = None
+    elif case == "no-delivery":
+        headers["X-GitHub-Delivery"] = None
+    elif case == "hostile-delivery-id":
+        headers["X-GitHub-Delivery"] = "../../etc/passwd'; DROP TABLE deliveries;--"
+    elif case == "not-json":
+        body = b"payload=%7B%7D"
+    elif case == "json-array":
+        body = b"[1, 2, 3]"
+    elif case == "form-encoded":
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+    elif case == "huge":
+        body = b'{"padding": "' + b"x" * (300 * 1024) + b'"}'
+    response = post_delivery(url, "push", body, secret=secret, headers=headers)
+    assert response.status_code == expected, response.text
+    assert response.json()["error"]
+    assert stored(database) == []
+
+
+def test_without_a_secret_every_delivery_is_refused(database, tmp_path):
+    settings = Settings(instance_dir=tmp_path, database_url=database.url)
+    app = create_app(settings, DeliveryQueue(database), wanted_events=handlers.github_events())
+    with serving(app) as url:
+        response = post_delivery(url, "push", webhook_examples("push")[0], secret="anything")
+    assert response.status_code == 403 and "no PERFBOT_WEBHOOK_SECRET" in response.json()["error"]
+    assert stored(database) == []
+
+
+def test_health_readiness_and_metrics(service):
+    url, _ = service
+    post_delivery(url, "push", webhook_examples("push")[0], secret=SECRET)
+    post_delivery(url, "push", webhook_examples("push")[0], secret="forged")
+    assert requests.get(f"{url}/healthz", timeout=5).json() == {"status": "ok"}
+    assert requests.get(f"{url}/readyz", timeout=5).status_code == 200
+    text = requests.get(f"{url}/metrics", timeout=5).text
+    assert 'perfbot_webhooks_received_total{event="push",outcome="queued"} 1.0' in text
+    assert 'perfbot_webhooks_received_total{event="push",outcome="forged"} 1.0' in text
+    assert 'perfbot_deliveries{status="pending"} 1.0' in text
