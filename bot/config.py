@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BIND = "127.0.0.1:8000"
+DEFAULT_API_URL = "https://api.github.com"
+# GitHub caps webhook payloads at 25 MB; anything larger did not come from GitHub.
+DEFAULT_MAX_BODY = 25 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -27,18 +32,90 @@ def read_setting(environ: Mapping[str, str], name: str) -> str | None:
     return value
 
 
+def _int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = environ.get(f"PERFBOT_{name}")
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"PERFBOT_{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ConfigError(f"PERFBOT_{name}={value} must be at least {minimum}")
+    return value
+
+
+def parse_bind(raw: str) -> tuple[str, int]:
+    host, sep, port = raw.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host:
+        raise ConfigError(f"PERFBOT_BIND={raw!r} is not HOST:PORT, e.g. {DEFAULT_BIND}")
+    return host.strip("[]"), int(port)
+
+
 @dataclass(frozen=True)
 class Settings:
     instance_dir: Path
     database_url: str
+    bind: str = DEFAULT_BIND
+    webhook_secrets: tuple[str, ...] = field(default=(), repr=False)
+    github_api_url: str = DEFAULT_API_URL
+    github_token: str | None = field(default=None, repr=False)
+    github_app_id: str | None = None
+    github_private_key: str | None = field(default=None, repr=False)
+    git_base_url: str = "https://github.com"
+    bot_login: str = "perfbot[bot]"
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    lease_seconds: int = 300
+    max_attempts: int = 8
+    poll_seconds: int = 5
+    local_repo: Path | None = None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, database_url: str | None = None) -> Settings:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, database_url: str | None = None,
+                 local_repo: str | Path | None = None) -> Settings:
         environ = os.environ if environ is None else environ
         instance = Path(environ.get("PERFBOT_INSTANCE_DIR") or PROJECT_ROOT / "instance")
         url = database_url or read_setting(environ, "DATABASE_URL") or f"sqlite:///{instance / 'perfbot.sqlite3'}"
-        return cls(instance_dir=instance, database_url=url)
+        secrets = tuple(s for s in re.split(r"[\n,]", read_setting(environ, "WEBHOOK_SECRET") or "") if s.strip())
+        bind = environ.get("PERFBOT_BIND") or DEFAULT_BIND
+        parse_bind(bind)
+        settings = cls(
+            instance_dir=instance,
+            database_url=url,
+            bind=bind,
+            webhook_secrets=tuple(s.strip() for s in secrets),
+            github_api_url=(environ.get("PERFBOT_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+            github_token=read_setting(environ, "GITHUB_TOKEN"),
+            github_app_id=environ.get("PERFBOT_GITHUB_APP_ID"),
+            github_private_key=read_setting(environ, "GITHUB_PRIVATE_KEY"),
+            git_base_url=(environ.get("PERFBOT_GIT_BASE_URL") or "https://github.com").rstrip("/"),
+            bot_login=environ.get("PERFBOT_BOT_LOGIN") or "perfbot[bot]",
+            max_body_bytes=_int(environ, "MAX_BODY_BYTES", DEFAULT_MAX_BODY),
+            lease_seconds=_int(environ, "LEASE_SECONDS", 300),
+            max_attempts=_int(environ, "MAX_ATTEMPTS", 8),
+            poll_seconds=_int(environ, "POLL_SECONDS", 5),
+            local_repo=Path(local_repo) if local_repo else None,
+        )
+        settings.check_github()
+        return settings
+
+    def check_github(self) -> None:
+        if self.github_app_id and not self.github_private_key:
+            raise ConfigError("PERFBOT_GITHUB_APP_ID is set without PERFBOT_GITHUB_PRIVATE_KEY(_FILE)")
+        if self.github_private_key and not self.github_app_id:
+            raise ConfigError("PERFBOT_GITHUB_PRIVATE_KEY is set without PERFBOT_GITHUB_APP_ID")
+
+    @property
+    def local_mode(self) -> bool:
+        """No GitHub credentials: perfbot watches a local repository and mirrors into the instance folder."""
+        return not (self.github_token or self.github_app_id)
 
     @property
     def uses_default_database(self) -> bool:
         return self.database_url == f"sqlite:///{self.instance_dir / 'perfbot.sqlite3'}"
+
+    def require_webhook_secret(self) -> None:
+        """Fail closed: outside local mode the service does not start without a webhook secret."""
+        if not self.webhook_secrets and not self.local_mode:
+            raise ConfigError("PERFBOT_WEBHOOK_SECRET (or PERFBOT_WEBHOOK_SECRET_FILE) is required with GitHub "
+                              "credentials; perfbot refuses unsigned webhooks")

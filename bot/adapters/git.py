@@ -33,8 +33,9 @@ def _commit_info(commit: git.Commit) -> CommitInfo:
 class GitRepository:
     """One local repository (bare or not). Refs from users are validated before git sees them."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, key: str | None = None) -> None:
         self.path = Path(path).resolve()
+        self._key = key
         try:
             self.repo = git.Repo(self.path)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -65,6 +66,8 @@ class GitRepository:
     @property
     def key(self) -> str:
         """A stable name for the store: owner/name for a GitHub remote, else the repository's path."""
+        if self._key:
+            return self._key
         try:
             url = self.repo.remotes.origin.url
         except (AttributeError, IndexError, ValueError):

@@ -6,6 +6,7 @@ import click
 from bot.cli.lint_cmd import lint_command
 from bot.cli.new_cmd import new_command
 from bot.cli.records_cmd import list_command, show_command
+from bot.cli.service_cmd import deliveries_command, redeliver_command, serve_command, worker_command
 from bot.cli.sync_cmd import sync_command
 
 
@@ -19,6 +20,7 @@ def main() -> None:
     """
 
 
-COMMANDS = (lint_command, sync_command, list_command, show_command, new_command)
+COMMANDS = (lint_command, sync_command, list_command, show_command, new_command,
+            serve_command, worker_command, deliveries_command, redeliver_command)
 for command in COMMANDS:
     main.add_command(command)

@@ -5,6 +5,8 @@ from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository
 
 LIVE = "open"
+# A record a person closed by override still has its file in git: sync treats it as live but leaves it closed.
+LIVE_STATES = frozenset({"open", "closed"})
 
 
 class Identities:
@@ -35,7 +37,7 @@ class Identities:
         return self._state.get(record.id, (None, False))[0] if self.replay else record.content_hash
 
     def is_live(self, record: Record) -> bool:
-        return self._state.get(record.id, (None, False))[1] if self.replay else record.state == LIVE
+        return self._state.get(record.id, (None, False))[1] if self.replay else record.state in LIVE_STATES
 
     def remember(self, records: RecordRepository, record: Record, slug: str, content_hash: str | None, live: bool,
                  old_slug: str | None = None) -> None:

@@ -14,7 +14,7 @@ from bot.core.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitIn
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import ParseResult
-from bot.services.identities import LIVE, Identities
+from bot.services.identities import LIVE, LIVE_STATES, Identities
 
 # Long histories are written in chunks, each with its own sync mark, so an interrupted backfill resumes.
 COMMITS_PER_TRANSACTION = 200
@@ -37,6 +37,7 @@ class SyncSummary:
     commits: int = 0
     counts: Counter = field(default_factory=Counter)
     ignored: list[str] = field(default_factory=list)
+    touched: set[str] = field(default_factory=set)
 
     @property
     def changed(self) -> int:
@@ -129,11 +130,13 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
         if change.kind == DELETED:
             if _delete(records, ids, step.commit, change):
                 summary.counts[DELETED] += 1
+                summary.touched.add(change.slug)
             continue
         outcome, record = _write(records, ids, step.commit, change, parsed[change.path], seen)
         summary.counts[outcome] += 1
         if record is not None:
             touched.append(record)
+            summary.touched.add(record.slug)
     for record in touched:
         for slug in dict.fromkeys(record.supersedes):
             old = ids.lookup(records, slug)
@@ -141,6 +144,7 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
                 continue
             records.mark_merged(old, record, step.commit)
             summary.counts[MERGED] += 1
+            summary.touched.add(old.slug)
 
 
 def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[ReportChange]:
@@ -194,6 +198,7 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     rev = RevisionInput(commit, change.path, kind, text, content_hash, result.record, findings)
     records.add_revision(record, rev)
     records.apply_facts(record, rev)
-    records.set_state(record, LIVE)
+    if record.state not in LIVE_STATES:
+        records.set_state(record, LIVE)
     ids.remember(records, record, change.slug, content_hash, live=True, old_slug=change.old_slug)
     return kind, record

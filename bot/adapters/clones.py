@@ -1,0 +1,67 @@
+"""Bare clones of watched GitHub repositories in the instance folder, fetched with the installation token."""
+from __future__ import annotations
+
+import base64
+import os
+import re
+import threading
+from pathlib import Path
+
+import git
+
+from bot.errors import TransientError, UserError
+
+_FULL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+
+
+class Clones:
+    """One bare clone per repository; fetching replaces every branch with the remote's."""
+
+    def __init__(self, root: Path, git_base_url: str) -> None:
+        self.root = root
+        self.git_base_url = git_base_url.rstrip("/")
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def path_for(self, full_name: str) -> Path:
+        if not _FULL_NAME.fullmatch(full_name) or any(p.strip(".") == "" for p in full_name.split("/")):
+            raise UserError(f"not a repository name: {full_name[:120]!r}")
+        path = (self.root / f"{full_name}.git").resolve()
+        if self.root.resolve() not in path.parents:
+            raise UserError(f"repository name escapes the clone folder: {full_name!r}")
+        return path
+
+    def fetch(self, full_name: str, token: str | None = None) -> Path:
+        path = self.path_for(full_name)
+        with self._guard:
+            lock = self._locks.setdefault(full_name, threading.Lock())
+        with lock:
+            repo = git.Repo(path) if (path / "HEAD").exists() else git.Repo.init(path, bare=True, mkdir=True)
+            url = f"{self.git_base_url}/{full_name}.git"
+            if "origin" not in [r.name for r in repo.remotes]:
+                repo.create_remote("origin", url)
+            elif repo.remotes.origin.url != url:
+                repo.remotes.origin.set_url(url)
+            env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+            if token and url.startswith("https://"):
+                # Through the environment, so the token never appears in a process list or a log line.
+                basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+                env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
+                           GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
+            try:
+                repo.git.execute(["git", "fetch", "--prune", "--no-tags", "origin", "+refs/heads/*:refs/heads/*"],
+                                 env=env)
+                default = self._remote_default(repo, env)
+                if default:
+                    repo.git.symbolic_ref("HEAD", f"refs/heads/{default}")
+            except git.GitCommandError as exc:
+                raise TransientError(f"fetching {full_name} failed (exit {exc.status})") from None
+            finally:
+                repo.close()
+        return path
+
+    @staticmethod
+    def _remote_default(repo: git.Repo, env: dict) -> str | None:
+        out = repo.git.execute(["git", "ls-remote", "--symref", "origin", "HEAD"], env=env)
+        match = re.search(r"^ref: refs/heads/(\S+)\s+HEAD", out, re.M)
+        return match.group(1) if match else None

@@ -1,0 +1,87 @@
+"""PyGithub clients: a token or a GitHub App installation, retries that honour Retry-After, errors classified."""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException
+
+from bot.config import Settings
+from bot.errors import TransientError
+
+# Longest a single call may sleep on a rate limit inside PyGithub; longer waits go back to the queue.
+MAX_RATE_LIMIT_WAIT = 60
+
+
+class GitHubClients:
+    """One PyGithub client per installation (App) or one for the token; App tokens are cached until expiry."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._clients: dict[int | None, Github] = {}
+        self._auths: dict[int | None, Auth.Auth] = {}
+        self._lock = threading.Lock()
+
+    def for_installation(self, installation_id: int | None) -> Github:
+        key = None if self.settings.github_token else installation_id
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = Github(
+                    base_url=self.settings.github_api_url, auth=self._auth_for(key), timeout=20, per_page=100,
+                    retry=GithubRetry(total=4, backoff_factor=0.5, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
+                )
+            return client
+
+    def git_token(self, installation_id: int | None) -> str:
+        """A token for `git fetch`: the configured one, or the installation's (renewed before it expires)."""
+        self.for_installation(installation_id)  # an App installation auth needs its client's requester
+        key = None if self.settings.github_token else installation_id
+        with classified_errors("getting an installation token"):
+            return self._auths[key].token
+
+    def _auth_for(self, key: int | None) -> Auth.Auth:
+        if key not in self._auths:
+            self._auths[key] = self._auth(key)
+        return self._auths[key]
+
+    def _auth(self, installation_id: int | None) -> Auth.Auth:
+        if self.settings.github_token:
+            return Auth.Token(self.settings.github_token)
+        if installation_id is None:
+            raise TransientError("no installation is known for this repository yet; waiting for an installation event")
+        # AppInstallationAuth fetches an installation token and renews it shortly before it expires.
+        app = Auth.AppAuth(self.settings.github_app_id, self.settings.github_private_key)
+        return app.get_installation_auth(installation_id)
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
+
+
+@contextmanager
+def classified_errors(what: str) -> Iterator[None]:
+    """GitHub outages and rate limits become TransientError (retried later); other API errors stay permanent."""
+    try:
+        yield
+    except RateLimitExceededException as exc:
+        raise TransientError(f"{what}: GitHub rate limit ({exc.status})", retry_after=_retry_after(exc)) from None
+    except GithubException as exc:
+        if exc.status >= 500 or exc.status in (403, 429) and _retry_after(exc) is not None:
+            raise TransientError(f"{what}: GitHub answered {exc.status}", retry_after=_retry_after(exc)) from None
+        message = exc.data.get("message") if isinstance(exc.data, dict) else str(exc.data)
+        raise GithubException(exc.status, {"message": f"{what}: {message}"}, exc.headers) from None
+    except (requests.ConnectionError, requests.Timeout) as exc:
+        raise TransientError(f"{what}: GitHub unreachable ({exc.__class__.__name__})") from None
+
+
+def _retry_after(exc: GithubException) -> float | None:
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    try:
+        return float(headers["retry-after"])
+    except (KeyError, ValueError):
+        return None

@@ -1,0 +1,71 @@
+"""The issue tracker on GitHub: issues found by marker, labels created on first use, marked comments edited."""
+from __future__ import annotations
+
+from github import Github, GithubException
+
+from bot.adapters.github.client import classified_errors
+from bot.core.issue_view import BOT_LABEL, LABEL_COLORS
+
+
+class GitHubIssues:
+    """One repository's issues, as the mirror needs them; every call is classified for retry."""
+
+    def __init__(self, client: Github, full_name: str) -> None:
+        self.full_name = full_name
+        self.repo = client.get_repo(full_name, lazy=True)
+        self._labels: set[str] | None = None
+
+    def marked_issues(self) -> dict[str, int]:
+        """Marker line -> issue number for every issue perfbot made (found by its label, then its first line)."""
+        found: dict[str, int] = {}
+        with classified_errors(f"listing perfbot issues of {self.full_name}"):
+            for issue in self.repo.get_issues(state="all", labels=[BOT_LABEL]):
+                first_line = (issue.body or "").split("\n", 1)[0].strip()
+                if first_line.startswith("<!-- perfbot:record "):
+                    found.setdefault(first_line, issue.number)
+        return found
+
+    def ensure_labels(self, names: tuple[str, ...]) -> None:
+        with classified_errors(f"labels of {self.full_name}"):
+            if self._labels is None:
+                self._labels = {label.name for label in self.repo.get_labels()}
+            for name in names:
+                if name not in self._labels:
+                    try:
+                        self.repo.create_label(name, LABEL_COLORS.get(name, "ededed"), "managed by perfbot")
+                    except GithubException as exc:
+                        if exc.status != 422:  # 422: someone created it meanwhile, which is what we wanted
+                            raise
+                    self._labels.add(name)
+
+    def create_issue(self, title: str, body: str, labels: tuple[str, ...]) -> int:
+        with classified_errors(f"creating an issue in {self.full_name}"):
+            return self.repo.create_issue(title=title, body=body, labels=list(labels)).number
+
+    def update_issue(self, number: int, *, title: str, body: str, labels: tuple[str, ...], state: str,
+                     state_reason: str | None) -> None:
+        with classified_errors(f"updating issue #{number} of {self.full_name}"):
+            issue = self.repo.get_issue(number)
+            fields = {"title": title, "body": body, "labels": list(labels), "state": state}
+            if state == "closed" and state_reason and issue.state != "closed":
+                fields["state_reason"] = state_reason
+            issue.edit(**fields)
+
+    def upsert_comment(self, number: int, marker: str, body: str, comment_id: int | None) -> int:
+        """Edit the marked comment (by id, else found by marker), or post it once."""
+        with classified_errors(f"commenting on issue #{number} of {self.full_name}"):
+            issue = self.repo.get_issue(number)
+            comment = None
+            if comment_id is not None:
+                try:
+                    comment = issue.get_comment(comment_id)
+                except GithubException as exc:
+                    if exc.status != 404:
+                        raise
+            if comment is None:
+                comment = next((c for c in issue.get_comments() if (c.body or "").startswith(marker)), None)
+            if comment is None:
+                return issue.create_comment(body).id
+            if comment.body != body:
+                comment.edit(body)
+            return comment.id

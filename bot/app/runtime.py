@@ -1,0 +1,123 @@
+"""The composition root: settings in; the app, the worker threads and the scheduler wired together and run."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import socket
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+import handlers
+from bot.adapters.clones import Clones
+from bot.adapters.git import GitError, GitRepository
+from bot.adapters.local_issues import FileIssues, folder_for
+from bot.adapters.store.engine import Database
+from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.app import create_app
+from bot.app.metrics import Metrics
+from bot.config import Settings
+from bot.services.bot import BotServices, RepoSource
+from bot.services.worker import Worker
+
+log = logging.getLogger("perfbot.runtime")
+
+
+def local_key(path: Path) -> str:
+    """The name a local repository goes by in the store: local/<folder name>."""
+    return "local/" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", path.resolve().name).strip(".-") or "repo")
+
+
+class Runtime:
+    def __init__(self, settings: Settings, *, workers: int = 1) -> None:
+        self.settings = settings
+        self.db = Database(settings.database_url)
+        self.queue = DeliveryQueue(self.db)
+        self.metrics = Metrics(self.queue)
+        self.services = self._services()
+        self.stop_event = threading.Event()
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.workers = [
+            Worker(self.queue, lambda event: handlers.dispatch(event, self.services), owner=f"{owner}:{n}",
+                   lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts,
+                   on_outcome=self.metrics.processed)
+            for n in range(workers)
+        ]
+        self.threads: list[threading.Thread] = []
+        self.scheduler = BackgroundScheduler(timezone="UTC")
+        self.app = create_app(settings, self.queue, wanted_events=handlers.github_events(), metrics=self.metrics,
+                              readiness=self.ready)
+
+    def _services(self) -> BotServices:
+        settings = self.settings
+        if settings.local_mode:
+            local = {local_key(settings.local_repo): settings.local_repo} if settings.local_repo else {}
+            return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
+                               RepoSource(local=local), bot_login=settings.bot_login)
+        from bot.adapters.github.client import GitHubClients
+        from bot.adapters.github.issues import GitHubIssues
+
+        clients = GitHubClients(settings)
+        clones = Clones(settings.instance_dir / "repos", settings.git_base_url)
+        return BotServices(
+            self.db,
+            lambda full_name, installation: GitHubIssues(clients.for_installation(installation), full_name),
+            RepoSource(fetch=lambda full_name, installation: clones.fetch(full_name, clients.git_token(installation))),
+            bot_login=settings.bot_login,
+            file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
+        )
+
+    def ready(self) -> tuple[bool, str]:
+        try:
+            self.queue.counts()
+        except Exception as exc:
+            return False, f"store unreachable: {exc.__class__.__name__}"
+        dead = [t.name for t in self.threads if not t.is_alive()]
+        return (not dead, f"stopped: {', '.join(dead)}" if dead else "ok")
+
+    def start_background(self) -> None:
+        for worker in self.workers:
+            thread = threading.Thread(target=worker.run_until, args=(self.stop_event,), name=f"worker-{worker.owner}",
+                                      daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        self.scheduler.add_job(self.queue_reconcile, "interval", hours=1, id="reconcile", coalesce=True,
+                               max_instances=1, next_run_time=datetime.now(timezone.utc))
+        if self.settings.local_mode and self.settings.local_repo:
+            self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
+                                   id="poll-local", coalesce=True, max_instances=1,
+                                   next_run_time=datetime.now(timezone.utc))
+        self.scheduler.start()
+
+    def queue_reconcile(self) -> bool:
+        """One reconcile per hour however many processes run: the hour is the delivery id."""
+        hour = datetime.now(timezone.utc).strftime("%Y%m%d%H")
+        return self.queue.enqueue(NewDelivery(f"reconcile-{hour}", "perfbot.reconcile", None, None, None, "{}"))
+
+    def poll_local_repo(self) -> bool:
+        """Local mode: a new commit on the watched repository's branch acts as a push to it."""
+        path = self.settings.local_repo
+        try:
+            repo = GitRepository(path)
+            ref = repo.default_ref()
+            head = repo.resolve(ref)
+            repo.close()
+        except GitError as exc:
+            log.warning("local repository %s: %s", path, exc)
+            return False
+        key = local_key(path)
+        payload = {"ref": f"refs/heads/{ref}", "after": head, "local": True,
+                   "repository": {"full_name": key, "default_branch": ref}}
+        return self.queue.enqueue(NewDelivery(f"local-{head}", "push", None, key, None, json.dumps(payload)))
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        for thread in self.threads:
+            thread.join(timeout=10)
+        self.db.dispose()

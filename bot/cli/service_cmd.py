@@ -1,0 +1,127 @@
+"""`perfbot serve`, `perfbot worker`, `perfbot deliveries` and `perfbot redeliver`: running the service."""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from bot.adapters.store.queue import DONE, FAILED, PENDING, RUNNING, DeliveryQueue
+from bot.cli.common import db_option, open_database, reports_errors
+from bot.config import ConfigError, Settings, parse_bind
+
+
+def _settings(db_url: str | None, repo: str | None) -> Settings:
+    try:
+        return Settings.from_env(database_url=db_url, local_repo=Path(repo).resolve() if repo else None)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _stop_on_sigterm() -> None:
+    def stop(_signum, _frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _logging() -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per poll would drown the log
+
+
+@click.command("serve")
+@click.option("--repo", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Local mode: the git repository to watch (new commits on its branch act as pushes).")
+@click.option("--workers", type=click.IntRange(1, 32), default=1, show_default=True, help="Worker threads.")
+@db_option
+@reports_errors
+def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
+    """Run the webhook service, the worker and the scheduler in one process (address: $PERFBOT_BIND)."""
+    from waitress import serve
+
+    from bot.app.runtime import Runtime
+
+    settings = _settings(db_url, repo)
+    try:
+        settings.require_webhook_secret()
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    _logging()
+    runtime = Runtime(settings, workers=workers)
+    host, port = parse_bind(settings.bind)
+    mode = f"local mode, watching {settings.local_repo}" if settings.local_mode else f"GitHub at {settings.github_api_url}"
+    click.echo(f"perfbot serving on http://{settings.bind} ({mode}); store {runtime.db.safe_url}", err=True)
+    _stop_on_sigterm()
+    runtime.start_background()
+    try:
+        serve(runtime.app, host=host, port=port, threads=8, ident="perfbot", _quiet=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        runtime.stop()
+
+
+@click.command("worker")
+@click.option("--workers", type=click.IntRange(1, 32), default=1, show_default=True, help="Worker threads.")
+@db_option
+@reports_errors
+def worker_command(workers: int, db_url: str | None) -> None:
+    """Run only the worker (and the scheduler), for deployments that separate web and workers."""
+    from bot.app.runtime import Runtime
+
+    settings = _settings(db_url, None)
+    _logging()
+    runtime = Runtime(settings, workers=workers)
+    _stop_on_sigterm()
+    runtime.start_background()
+    click.echo(f"perfbot worker running ({workers} thread(s)); store {runtime.db.safe_url}", err=True)
+    try:
+        while not runtime.stop_event.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        runtime.stop()
+
+
+@click.command("deliveries")
+@click.option("--status", "statuses", multiple=True, type=click.Choice([PENDING, RUNNING, DONE, FAILED]),
+              help="Only deliveries in these states (repeatable; default: all).")
+@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@db_option
+@reports_errors
+def deliveries_command(statuses, limit, fmt, db_url) -> None:
+    """List stored deliveries, newest first, with their errors."""
+    with open_database(db_url) as db:
+        rows = DeliveryQueue(db).listing(tuple(statuses), limit)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        action = f".{row['action']}" if row["action"] else ""
+        click.echo(f"{row['id']:<38} {row['event'] + action:<28} {row['status']:<8} "
+                   f"attempts {row['attempts']}  {row['received_at'][:19]}  {row['repo'] or ''}")
+        if row["error"]:
+            click.echo(f"    error: {row['error']}")
+    click.echo(f"{len(rows)} delivery(ies)")
+
+
+@click.command("redeliver")
+@click.argument("delivery_id")
+@db_option
+@reports_errors
+def redeliver_command(delivery_id: str, db_url: str | None) -> None:
+    """Queue a stored delivery to run again (the worker picks it up)."""
+    with open_database(db_url) as db:
+        queue = DeliveryQueue(db)
+        found = queue.get(delivery_id)
+        if found is None:
+            raise click.ClickException(f"no delivery {delivery_id!r}; `perfbot deliveries` lists them")
+        if not queue.redeliver(delivery_id):
+            raise click.ClickException(f"delivery {delivery_id} is running right now; try again when it finishes")
+    click.echo(f"queued {delivery_id} ({found['event']}) to run again")

@@ -1,0 +1,81 @@
+"""What a record's GitHub issue should look like: title, labels, state and markers, decided without I/O."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+BOT_LABEL = "perfbot"
+# Fixed colours so labels look the same in every repository perfbot creates them in.
+LABEL_COLORS = {
+    "perfbot": "5319e7",
+    "track: seq": "1d76db", "track: par": "0e8a16",
+    "backend: c": "c5def5", "backend: metal": "d4c5f9", "backend: cuda": "bfe5bf",
+    "state: open": "fbca04", "state: merged": "cfd3d7", "state: deleted": "cfd3d7", "state: override": "b60205",
+    "lint: errors": "d93f0b",
+}
+
+
+def record_marker(slug: str) -> str:
+    """The hidden marker that finds a record's issue again, even after the database is lost."""
+    return f"<!-- perfbot:record {slug} -->"
+
+
+def comment_marker(kind: str, slug: str) -> str:
+    return f"<!-- perfbot:{kind} {slug} -->"
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """The facts of a record that its issue shows."""
+
+    slug: str
+    title: str
+    path: str
+    track: str | None
+    backend: str | None
+    threads: int | None
+    ratio: float | None
+    fix: str | None
+    state: str
+    errors: int
+    warnings: int
+    merged_into: str | None = None
+    merged_into_number: int | None = None
+
+
+@dataclass(frozen=True)
+class IssueSpec:
+    title: str
+    labels: tuple[str, ...]
+    state: str
+    state_reason: str | None
+    marker: str
+
+
+def issue_spec(record: RecordView) -> IssueSpec:
+    labels = [BOT_LABEL]
+    if record.track:
+        labels.append(f"track: {record.track}")
+    if record.backend:
+        labels.append(f"backend: {record.backend}")
+    labels.append(f"state: {'override' if record.state == 'closed' else record.state}")
+    if record.errors:
+        labels.append("lint: errors")
+    state, reason = "open", None
+    if record.state == "merged":
+        state, reason = "closed", "duplicate"
+    elif record.state == "deleted":
+        state, reason = "closed", "not_planned"
+    elif record.state == "closed":
+        state, reason = "closed", "completed"  # closed by a person; perfbot only labels it as an override
+    ratio = f" ({record.ratio:g}x)" if record.ratio is not None else ""
+    title = f"{record.slug}: {record.title or 'untitled report'}{ratio}"[:250]
+    return IssueSpec(title, tuple(sorted(labels)), state, reason, record_marker(record.slug))
+
+
+def content_hash(*parts: object) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(repr(part).encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()

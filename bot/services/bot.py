@@ -1,0 +1,105 @@
+"""The use cases handlers call: sync and mirror a push, remember installations, react to people on issues."""
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store import service_queries as queries
+from bot.adapters.store.engine import Database
+from bot.adapters.store.mirror_queries import record_by_issue
+from bot.core import overrides
+from bot.errors import TransientError
+from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
+from bot.services.sync import SyncSummary, sync
+
+log = logging.getLogger("perfbot.services")
+
+# (full_name, installation id) -> the issue tracker of that repository
+TrackerFactory = Callable[[str, int | None], IssueTracker]
+
+
+class RepoSource:
+    """Where a repository's commits come from: a bare clone fetched from GitHub, or a local path."""
+
+    def __init__(self, fetch: Callable[[str, int | None], Path] | None = None,
+                 local: dict[str, Path] | None = None) -> None:
+        self._fetch = fetch
+        self._local = local or {}
+
+    @contextmanager
+    def open(self, full_name: str, installation_id: int | None) -> Iterator[GitRepository]:
+        if full_name in self._local:
+            path = self._local[full_name]
+        elif self._fetch is not None:
+            path = self._fetch(full_name, installation_id)
+        else:
+            raise TransientError(f"no source for {full_name}: not a watched local repository")
+        repo = GitRepository(path, key=full_name)
+        try:
+            yield repo
+        finally:
+            repo.close()
+
+    def known(self) -> list[str]:
+        return sorted(self._local)
+
+
+class BotServices:
+    def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
+                 file_url: Callable[[str], str] = lambda full_name: "") -> None:
+        self.db = db
+        self.trackers = trackers
+        self.source = source
+        self.bot_login = bot_login
+        self.file_url = file_url
+
+    def is_bot(self, login: str) -> bool:
+        return login == self.bot_login
+
+    def sync_and_mirror(self, full_name: str, after: str | None, installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
+        """Sync the repository up to `after` (default: its default branch), then mirror what changed."""
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        with self.source.open(full_name, installation_id) as repo:
+            summary = sync(self.db, repo, ref=after)
+        mirrored = self.mirror(full_name, installation_id, summary.touched)
+        log.info("%s: sync %s, mirror %s", full_name, dict(summary.counts), dict(mirrored.counts))
+        return summary, mirrored
+
+    def mirror(self, full_name: str, installation_id: int | None, slugs: set[str] | None) -> MirrorSummary:
+        tracker = self.trackers(full_name, installation_id or queries.installation_for(self.db, full_name))
+        return mirror_repo(self.db, tracker, full_name, slugs, file_url=self.file_url(full_name))
+
+    def reconcile(self) -> dict[str, str]:
+        """Re-sync every known repository from git and re-check every issue, so a missed push heals itself."""
+        outcome: dict[str, str] = {}
+        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())):
+            try:
+                summary, _ = self.sync_and_mirror(full_name, None, None)
+                self.mirror(full_name, None, None)
+                outcome[full_name] = summary.mode
+            except Exception as exc:  # one repository's outage must not stop the others' reconcile
+                log.warning("reconcile of %s failed: %s", full_name, exc)
+                outcome[full_name] = f"failed: {exc}"
+        return outcome
+
+    def record_installation(self, installation_id: int, account: str, repos: list[str], *, active: bool) -> None:
+        queries.save_installation(self.db, installation_id, account, repos, active)
+
+    def update_installation_repos(self, installation_id: int, account: str, added: list[str],
+                                  removed: list[str]) -> None:
+        queries.change_installation_repos(self.db, installation_id, account, added, removed)
+
+    def issue_changed_by_person(self, full_name: str, number: int, action: str, actor: str, delivery_id: str) -> None:
+        found = record_by_issue(self.db, full_name, number)
+        if found is None:
+            return  # not an issue perfbot mirrors
+        record_id, slug, state = found
+        change = overrides.decide(state, action)
+        if change.event is None:
+            return
+        queries.apply_person_change(self.db, record_id, change.new_state, change.event, actor, delivery_id,
+                                    change.restore_body)
+        self.mirror(full_name, None, {slug})
