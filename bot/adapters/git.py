@@ -16,6 +16,12 @@ RENAME_SIMILARITY = "70%"
 _KINDS = {"A": ADDED, "M": MODIFIED, "T": MODIFIED, "D": DELETED, "R": RENAMED}
 
 
+def local_key(path: Path) -> str:
+    """The name a repository without a GitHub remote goes by in the store: local/<folder name>."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(path).resolve().name).strip(".-")
+    return f"local/{name or 'repo'}"
+
+
 class GitError(Exception):
     """The repository or ref cannot be read; the message names it and says what to check."""
 
@@ -65,7 +71,7 @@ class GitRepository:
 
     @property
     def key(self) -> str:
-        """A stable name for the store: owner/name for a GitHub remote, else the repository's path."""
+        """A stable name for the store: owner/name for a GitHub remote, else local/<folder name>."""
         if self._key:
             return self._key
         try:
@@ -73,7 +79,7 @@ class GitRepository:
         except (AttributeError, IndexError, ValueError):
             url = ""
         match = _GITHUB_REMOTE.search(url)
-        return match.group(1) if match else str(self.path)
+        return match.group(1) if match else local_key(self.path)
 
     def resolve(self, ref: str) -> str:
         if not ref or ref.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in ref):

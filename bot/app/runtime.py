@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import socket
 import threading
 from datetime import datetime, timezone
@@ -14,7 +13,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 import handlers
 from bot.adapters.clones import Clones
-from bot.adapters.git import GitError, GitRepository
+from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
@@ -25,11 +24,6 @@ from bot.services.bot import BotServices, RepoSource
 from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")
-
-
-def local_key(path: Path) -> str:
-    """The name a local repository goes by in the store: local/<folder name>."""
-    return "local/" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", path.resolve().name).strip(".-") or "repo")
 
 
 class Runtime:

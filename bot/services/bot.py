@@ -46,6 +46,9 @@ class RepoSource:
     def known(self) -> list[str]:
         return sorted(self._local)
 
+    def is_local(self, full_name: str) -> bool:
+        return full_name in self._local
+
 
 class BotServices:
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
@@ -63,7 +66,8 @@ class BotServices:
         """Sync the repository up to `after` (default: its default branch), then mirror what changed."""
         installation_id = installation_id or queries.installation_for(self.db, full_name)
         with self.source.open(full_name, installation_id) as repo:
-            summary = sync(self.db, repo, ref=after)
+            # A local repository is small and new to its user: its first sync tells its whole story.
+            summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name))
         mirrored = self.mirror(full_name, installation_id, summary.touched)
         log.info("%s: sync %s, mirror %s", full_name, dict(summary.counts), dict(mirrored.counts))
         return summary, mirrored

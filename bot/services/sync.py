@@ -90,13 +90,14 @@ def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str |
 
 
 def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
-         on_plan: Callable[[int], None] | None = None, on_progress: ProgressFn | None = None) -> SyncSummary:
+         history_on_first_sync: bool = False, on_plan: Callable[[int], None] | None = None,
+         on_progress: ProgressFn | None = None) -> SyncSummary:
     """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing."""
     head = git_repo.resolve(ref or git_repo.default_ref())
     key = git_repo.key
     with db.session() as session:
         last = RecordRepository.open(session, key).last_synced_commit
-    mode, steps, ignored, seen = plan(git_repo, head, last, history)
+    mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
     summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored)
     if on_plan:
         on_plan(sum(len(s.changes) for s in steps))
