@@ -45,6 +45,19 @@ def _int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) 
     return value
 
 
+def _float(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = environ.get(f"PERFBOT_{name}")
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"PERFBOT_{name}={raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise ConfigError(f"PERFBOT_{name}={value} must not be negative")
+    return value
+
+
 def parse_bind(raw: str) -> tuple[str, int]:
     host, sep, port = raw.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host:
@@ -63,6 +76,9 @@ class Settings:
     github_app_id: str | None = None
     github_private_key: str | None = field(default=None, repr=False)
     git_base_url: str = "https://github.com"
+    # GitHub asks integrations to pace requests, writes most of all, to stay clear of secondary rate limits.
+    github_request_interval: float = 0.25
+    github_write_interval: float = 1.0
     bot_login: str = "perfbot[bot]"
     max_body_bytes: int = DEFAULT_MAX_BODY
     lease_seconds: int = 300
@@ -89,6 +105,8 @@ class Settings:
             github_app_id=environ.get("PERFBOT_GITHUB_APP_ID"),
             github_private_key=read_setting(environ, "GITHUB_PRIVATE_KEY"),
             git_base_url=(environ.get("PERFBOT_GIT_BASE_URL") or "https://github.com").rstrip("/"),
+            github_request_interval=_float(environ, "GITHUB_REQUEST_INTERVAL", 0.25),
+            github_write_interval=_float(environ, "GITHUB_WRITE_INTERVAL", 1.0),
             bot_login=environ.get("PERFBOT_BOT_LOGIN") or "perfbot[bot]",
             max_body_bytes=_int(environ, "MAX_BODY_BYTES", DEFAULT_MAX_BODY),
             lease_seconds=_int(environ, "LEASE_SECONDS", 300),

@@ -5,6 +5,7 @@ import itertools
 
 import pytest
 
+from tests.github_fixtures import github, github_app_key  # noqa: F401  (fixtures for every test module)
 from tests.gitrepo import RepoBuilder
 from tests.postgres import PostgresServer
 

@@ -31,7 +31,11 @@ class GitHubClients:
             if client is None:
                 client = self._clients[key] = Github(
                     base_url=self.settings.github_api_url, auth=self._auth_for(key), timeout=20, per_page=100,
-                    retry=GithubRetry(total=4, backoff_factor=0.5, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
+                    lazy=True,
+                    seconds_between_requests=self.settings.github_request_interval,
+                    seconds_between_writes=self.settings.github_write_interval,  # objects fetched only when a field is read: fewer GET calls per mirror pass
+                    # A few quick retries in-process; longer outages go back to the queue with backoff.
+                    retry=GithubRetry(total=3, backoff_factor=0.2, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
                 )
             return client
 
@@ -75,7 +79,7 @@ def classified_errors(what: str) -> Iterator[None]:
             raise TransientError(f"{what}: GitHub answered {exc.status}", retry_after=_retry_after(exc)) from None
         message = exc.data.get("message") if isinstance(exc.data, dict) else str(exc.data)
         raise GithubException(exc.status, {"message": f"{what}: {message}"}, exc.headers) from None
-    except (requests.ConnectionError, requests.Timeout) as exc:
+    except requests.RequestException as exc:  # unreachable, timed out, or still failing after PyGithub's retries
         raise TransientError(f"{what}: GitHub unreachable ({exc.__class__.__name__})") from None
 
 

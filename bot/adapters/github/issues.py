@@ -12,7 +12,7 @@ class GitHubIssues:
 
     def __init__(self, client: Github, full_name: str) -> None:
         self.full_name = full_name
-        self.repo = client.get_repo(full_name, lazy=True)
+        self.repo = client.get_repo(full_name)
         self._labels: set[str] | None = None
 
     def marked_issues(self) -> dict[str, int]:
