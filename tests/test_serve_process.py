@@ -1,0 +1,139 @@
+"""`perfbot serve` as a real process: deliveries in, SIGKILL mid-work, restart, every delivery handled once."""
+from __future__ import annotations
+
+import copy
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import requests
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.queue import DeliveryQueue
+from tests.gitrepo import RepoBuilder
+from tests.npm_fixtures import webhook_examples
+from tests.reports import canonical_report
+from tests.webhooks import post_delivery
+
+REPO = "team/runtime"
+SECRET = "process-test-secret"
+PERFBOT = Path(sys.executable).with_name("perfbot")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Service:
+    def __init__(self, env: dict, base: str, log: Path) -> None:
+        self.env, self.base, self.log = env, base, log
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen([str(PERFBOT), "serve"], env=self.env, stdout=log, stderr=log)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"perfbot serve exited with {self.process.returncode}:\n{self.log.read_text()[-3000:]}")
+            try:
+                if requests.get(f"{self.base}/readyz", timeout=1).status_code == 200:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.1)
+        pytest.fail("perfbot serve did not become ready in 30 s")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def push_payload(after: str) -> dict:
+    payload = copy.deepcopy(next(p for p in webhook_examples("push") if p["ref"] == "refs/heads/master"))
+    payload.update(ref="refs/heads/main", after=after)
+    payload["repository"].update(full_name=REPO, name="runtime", default_branch="main")
+    payload.pop("installation", None)
+    return payload
+
+
+def marked(double) -> tuple[Counter, Counter]:
+    """How many issues carry each record marker, and how many comments carry each comment marker."""
+    with double.state.lock:
+        repo = double.state.repo(*REPO.split("/"))
+        issues = Counter(i.body.split("\n", 1)[0] for i in repo.issues.values() if i.body)
+        comments = Counter((c.issue_number, c.body.split("\n", 1)[0]) for c in repo.comments.values())
+    return issues, comments
+
+
+def test_a_killed_service_resumes_and_handles_every_delivery_once(github, tmp_path):
+    github.add_repo(REPO)
+    remote = RepoBuilder(tmp_path / "remotes" / "team" / "runtime.git", branch="main")
+    port = free_port()
+    database_url = f"sqlite:///{tmp_path / 'perfbot.sqlite3'}"
+    env = dict(os.environ, PERFBOT_WEBHOOK_SECRET=SECRET, PERFBOT_BIND=f"127.0.0.1:{port}",
+               PERFBOT_DATABASE_URL=database_url, PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"),
+               PERFBOT_GITHUB_TOKEN=github.token, PERFBOT_GITHUB_API_URL=github.url,
+               PERFBOT_GIT_BASE_URL=f"file://{tmp_path / 'remotes'}", PERFBOT_LEASE_SECONDS="2",
+               PERFBOT_GITHUB_REQUEST_INTERVAL="0", PERFBOT_GITHUB_WRITE_INTERVAL="0.05")
+    service = Service(env, f"http://127.0.0.1:{port}", tmp_path / "serve.log")
+    service.start()
+    try:
+        deliveries = []
+        for push in range(4):
+            for n in range(3):
+                slug = f"perf_p{push}_{n}"
+                ratio = 1.5 if n == 0 else 3.0 + n  # one report per push has a lint error, so a comment too
+                remote.write(f"devs/issues/{slug}.md", canonical_report(slug, ratio=ratio))
+            after = remote.commit(f"push {push}")
+            deliveries.append((f"push-{push}", push_payload(after)))
+        for delivery, payload in deliveries:
+            assert post_delivery(service.base, "push", payload, secret=SECRET, delivery=delivery).status_code == 202
+
+        deadline = time.monotonic() + 30
+        while not github.writes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert github.writes(), f"no GitHub write within 30 s:\n{service.log.read_text()[-3000:]}"
+        service.kill()  # in the middle of mirroring: some issues exist, the delivery is unfinished
+        issues_at_kill = sum(marked(github)[0].values())
+        assert issues_at_kill < 12
+
+        service.start()
+        for delivery, payload in deliveries:  # GitHub redelivers what it thinks failed: acknowledged, not rerun
+            assert post_delivery(service.base, "push", payload, secret=SECRET, delivery=delivery).status_code == 200
+        db = Database(database_url)
+        queue = DeliveryQueue(db)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            rows = [d for d in queue.listing(limit=100) if d["id"].startswith("push-")]
+            states = {d["id"]: d["status"] for d in rows}
+            if len(states) == 4 and set(states.values()) == {"done"}:
+                break
+            time.sleep(0.2)
+        db.dispose()
+        assert set(states.values()) == {"done"}, (states, service.log.read_text()[-3000:])
+        # The delivery that was running when the process died ran again once its lease expired.
+        assert max(d["attempts"] for d in rows) == 2, rows
+    finally:
+        service.stop()
+
+    issues, comments = marked(github)
+    assert len(issues) == 12 and set(issues.values()) == {1}, issues  # one issue per record, none twice
+    assert set(comments.values()) == {1} and len(comments) == 4, comments  # one lint comment per bad report
+    assert github.problems() == []
