@@ -131,3 +131,14 @@ def test_github_app_installation_tokens_are_cached_until_they_expire(database, g
     minted = [r for r in github.requests if r.path.endswith("/access_tokens")]
     assert len(minted) == 1 and len(issues(github)) == 2
     clients.close()
+
+
+def test_github_enterprise_server_urls_work(database, git_repo, github, tmp_path):
+    github.add_repo(REPO)
+    clients = GitHubClients(settings_for(github, tmp_path, github_api_url=github.ghes_url))
+    ghes_tracker = GitHubIssues(clients.for_installation(None), REPO)
+    git_repo.write(A, canonical_report("perf_a")).commit("a")
+    sync_and_mirror(database, git_repo, ghes_tracker)
+    assert list(issues(github)) == [1]
+    assert all(r.headers.get("Host", "").startswith("127.0.0.1") for r in github.requests)
+    clients.close()

@@ -1,0 +1,112 @@
+"""The composed runtime: local mode end to end, the hourly reconcile, and the commands that run it."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bot.adapters.local_issues import folder_for
+from bot.app.runtime import Runtime
+from bot.cli import main
+from bot.config import Settings
+from tests.reports import canonical_report
+
+PERFBOT = Path(sys.executable).with_name("perfbot")
+
+
+def local_settings(tmp_path, repo: Path, database_url: str) -> Settings:
+    return Settings(instance_dir=tmp_path / "instance", database_url=database_url, local_repo=repo, poll_seconds=1)
+
+
+def wait_for(predicate, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def local_issues(settings: Settings, key: str) -> dict:
+    state = folder_for(settings.instance_dir, key) / "issues.json"
+    return json.loads(state.read_text())["issues"] if state.exists() else {}
+
+
+def test_local_mode_turns_new_commits_into_pushes_and_mirrors_into_files(git_repo, db_url, tmp_path):
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("first report")
+    settings = local_settings(tmp_path, git_repo.root, db_url)
+    runtime = Runtime(settings)
+    key = "local/repo"
+    try:
+        assert runtime.poll_local_repo() and not runtime.poll_local_repo()  # one delivery per new head
+        assert runtime.workers[0].run_once()
+        assert [i["title"].split(":")[0] for i in local_issues(settings, key).values()] == ["perf_a"]
+        git_repo.write("devs/issues/perf_b.md", canonical_report("perf_b")).commit("second report")
+        runtime.start_background()  # the scheduler polls every second, the worker thread picks it up
+        assert wait_for(lambda: len(local_issues(settings, key)) == 2)
+    finally:
+        runtime.stop()
+
+
+def test_the_hourly_reconcile_runs_once_per_hour_and_heals_a_missed_push(git_repo, db_url, tmp_path):
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("report nobody pushed")
+    settings = local_settings(tmp_path, git_repo.root, db_url)
+    runtime = Runtime(settings)
+    try:
+        assert runtime.queue_reconcile() and not runtime.queue_reconcile()
+        assert runtime.workers[0].run_once()
+        assert len(local_issues(settings, "local/repo")) == 1
+        assert runtime.queue.counts() == {"done": 1}
+    finally:
+        runtime.stop()
+
+
+def test_serve_refuses_to_start_with_github_credentials_but_no_webhook_secret(monkeypatch, tmp_path):
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path))
+    monkeypatch.setenv("PERFBOT_GITHUB_TOKEN", "a-token")
+    monkeypatch.delenv("PERFBOT_WEBHOOK_SECRET", raising=False)
+    result = CliRunner().invoke(main, ["serve"])
+    assert result.exit_code == 2 and "PERFBOT_WEBHOOK_SECRET" in result.output
+
+
+def test_bad_settings_are_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path))
+    monkeypatch.setenv("PERFBOT_BIND", "localhost")
+    result = CliRunner().invoke(main, ["serve"])
+    assert result.exit_code == 2 and "PERFBOT_BIND" in result.output
+    monkeypatch.delenv("PERFBOT_BIND")
+    monkeypatch.setenv("PERFBOT_WEBHOOK_SECRET_FILE", str(tmp_path / "missing"))
+    result = CliRunner().invoke(main, ["serve"])
+    assert result.exit_code == 2 and "PERFBOT_WEBHOOK_SECRET_FILE" in result.output
+
+
+def test_secrets_come_from_files_and_several_rotate(tmp_path):
+    secret_file = tmp_path / "secret"
+    secret_file.write_text("new-secret\nold-secret\n")
+    settings = Settings.from_env({"PERFBOT_WEBHOOK_SECRET_FILE": str(secret_file), "PERFBOT_INSTANCE_DIR": str(tmp_path)})
+    assert settings.webhook_secrets == ("new-secret", "old-secret")
+    assert "new-secret" not in repr(settings)
+
+
+def test_the_worker_command_runs_until_sigterm(git_repo, tmp_path):
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("report")
+    database_url = f"sqlite:///{tmp_path / 'perfbot.sqlite3'}"
+    runtime = Runtime(local_settings(tmp_path, git_repo.root, database_url))
+    runtime.queue_reconcile()
+    runtime.stop()
+    env = dict(os.environ, PERFBOT_DATABASE_URL=database_url, PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"))
+    process = subprocess.Popen([str(PERFBOT), "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    runtime = Runtime(local_settings(tmp_path, git_repo.root, database_url))
+    try:
+        assert wait_for(lambda: runtime.queue.counts() == {"done": 1}), runtime.queue.listing()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=20)[0].decode()
+        runtime.stop()
+    assert process.returncode == 0, output
