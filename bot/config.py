@@ -32,29 +32,18 @@ def read_setting(environ: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-def _int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+def _number(environ: Mapping[str, str], name: str, default, kind=int, minimum=1):
+    """A numeric setting: `kind` is int (whole, at least `minimum`) or float (seconds, at least `minimum`)."""
     raw = environ.get(f"PERFBOT_{name}")
     if raw is None or raw == "":
         return default
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
-        raise ConfigError(f"PERFBOT_{name}={raw!r} is not a whole number") from None
+        noun = "a whole number" if kind is int else "a number of seconds"
+        raise ConfigError(f"PERFBOT_{name}={raw!r} is not {noun}") from None
     if value < minimum:
         raise ConfigError(f"PERFBOT_{name}={value} must be at least {minimum}")
-    return value
-
-
-def _float(environ: Mapping[str, str], name: str, default: float) -> float:
-    raw = environ.get(f"PERFBOT_{name}")
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"PERFBOT_{name}={raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise ConfigError(f"PERFBOT_{name}={value} must not be negative")
     return value
 
 
@@ -105,13 +94,13 @@ class Settings:
             github_app_id=environ.get("PERFBOT_GITHUB_APP_ID"),
             github_private_key=read_setting(environ, "GITHUB_PRIVATE_KEY"),
             git_base_url=(environ.get("PERFBOT_GIT_BASE_URL") or "https://github.com").rstrip("/"),
-            github_request_interval=_float(environ, "GITHUB_REQUEST_INTERVAL", 0.25),
-            github_write_interval=_float(environ, "GITHUB_WRITE_INTERVAL", 1.0),
+            github_request_interval=_number(environ, "GITHUB_REQUEST_INTERVAL", 0.25, float, 0),
+            github_write_interval=_number(environ, "GITHUB_WRITE_INTERVAL", 1.0, float, 0),
             bot_login=environ.get("PERFBOT_BOT_LOGIN") or "perfbot[bot]",
-            max_body_bytes=_int(environ, "MAX_BODY_BYTES", DEFAULT_MAX_BODY),
-            lease_seconds=_int(environ, "LEASE_SECONDS", 300),
-            max_attempts=_int(environ, "MAX_ATTEMPTS", 8),
-            poll_seconds=_int(environ, "POLL_SECONDS", 5),
+            max_body_bytes=_number(environ, "MAX_BODY_BYTES", DEFAULT_MAX_BODY),
+            lease_seconds=_number(environ, "LEASE_SECONDS", 300),
+            max_attempts=_number(environ, "MAX_ATTEMPTS", 8),
+            poll_seconds=_number(environ, "POLL_SECONDS", 5),
             local_repo=Path(local_repo) if local_repo else None,
         )
         settings.check_github()

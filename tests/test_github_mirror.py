@@ -6,13 +6,12 @@ import time
 import pytest
 from github import GithubException
 
-from bot.adapters.git import GitRepository
 from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
 from bot.config import Settings
 from bot.errors import TransientError
 from bot.services.mirror import mirror_repo
-from bot.services.sync import sync
+from tests import flows
 from tests.reports import canonical_report
 
 REPO = "team/runtime"
@@ -35,12 +34,7 @@ def tracker(github, tmp_path):
 
 
 def sync_and_mirror(database, builder, tracker):
-    repo = GitRepository(builder.root, key=REPO)
-    try:
-        summary = sync(database, repo)
-    finally:
-        repo.close()
-    return mirror_repo(database, tracker, REPO, summary.touched)
+    return flows.sync_and_mirror(database, builder, tracker, REPO)
 
 
 def issues(double) -> dict:

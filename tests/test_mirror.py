@@ -5,10 +5,9 @@ import json
 
 import pytest
 
-from bot.adapters.git import GitRepository
 from bot.adapters.local_issues import FileIssues
 from bot.services.mirror import mirror_repo
-from bot.services.sync import sync
+from tests import flows
 from tests.reports import canonical_report
 
 A, B, C = (f"devs/issues/perf_{n}.md" for n in ("a", "b", "c"))
@@ -49,12 +48,7 @@ def issues_of(tracker) -> dict:
 
 
 def sync_and_mirror(database, builder, tracker):
-    repo = GitRepository(builder.root, key=KEY)
-    try:
-        summary = sync(database, repo)
-    finally:
-        repo.close()
-    return mirror_repo(database, tracker, KEY, summary.touched)
+    return flows.sync_and_mirror(database, builder, tracker, KEY)
 
 
 def test_one_issue_per_record_then_zero_writes_when_unchanged(database, git_repo, tracker):
