@@ -136,3 +136,12 @@ def test_github_enterprise_server_urls_work(database, git_repo, github, tmp_path
     assert list(issues(github)) == [1]
     assert all(r.headers.get("Host", "").startswith("127.0.0.1") for r in github.requests)
     clients.close()
+
+
+def test_the_bot_knows_its_own_login_with_a_personal_token(github, tmp_path):
+    clients = GitHubClients(settings_for(github, tmp_path))
+    assert clients.token_login() == github.login
+    app_clients = GitHubClients(settings_for(github, tmp_path, github_token=None, github_app_id="1",
+                                             github_private_key="unused"))
+    assert app_clients.token_login() is None
+    clients.close()

@@ -63,6 +63,7 @@ class Runtime:
             RepoSource(fetch=lambda full_name, installation: clones.fetch(full_name, clients.git_token(installation))),
             bot_login=settings.bot_login,
             file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
+            token_login=clients.token_login,
         )
 
     def ready(self) -> tuple[bool, str]:

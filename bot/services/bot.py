@@ -52,15 +52,18 @@ class RepoSource:
 
 class BotServices:
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
-                 file_url: Callable[[str], str] = lambda full_name: "") -> None:
+                 file_url: Callable[[str], str] = lambda full_name: "",
+                 token_login: Callable[[], str | None] = lambda: None) -> None:
         self.db = db
         self.trackers = trackers
         self.source = source
         self.bot_login = bot_login
         self.file_url = file_url
+        self.token_login = token_login
 
     def is_bot(self, login: str) -> bool:
-        return login == self.bot_login
+        """Our own writes echo back as events; with a personal token, perfbot writes as that token's user."""
+        return bool(login) and login in (self.bot_login, self.token_login())
 
     def sync_and_mirror(self, full_name: str, after: str | None, installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
         """Sync the repository up to `after` (default: its default branch), then mirror what changed."""

@@ -22,6 +22,7 @@ class GitHubClients:
         self.settings = settings
         self._clients: dict[int | None, Github] = {}
         self._auths: dict[int | None, Auth.Auth] = {}
+        self._token_login: str | None = None
         self._lock = threading.Lock()
 
     def for_installation(self, installation_id: int | None) -> Github:
@@ -38,6 +39,18 @@ class GitHubClients:
                     retry=GithubRetry(total=3, backoff_factor=0.2, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
                 )
             return client
+
+    def token_login(self) -> str | None:
+        """The login a configured token writes as (asked once); None for a GitHub App or when unknown."""
+        if not self.settings.github_token:
+            return None
+        if self._token_login is None:
+            try:
+                with classified_errors("asking who the token belongs to"):
+                    self._token_login = self.for_installation(None).get_user().login
+            except Exception:  # unknown for now; the configured bot login still applies, ask again next time
+                return None
+        return self._token_login
 
     def git_token(self, installation_id: int | None) -> str:
         """A token for `git fetch`: the configured one, or the installation's (renewed before it expires)."""
