@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.adapters.store.models import Base
@@ -67,4 +67,41 @@ class RecordEvent(Base):
     actor: Mapped[str] = mapped_column(String(200), default="")
     detail: Mapped[str] = mapped_column(Text, default="")
     delivery_id: Mapped[str | None] = mapped_column(String(100))
+    at: Mapped[datetime] = mapped_column()
+
+
+class DedupVerdict(Base):
+    """A reviewer's verdict on (new content, old content), cached so an unchanged pair never costs twice."""
+
+    __tablename__ = "dedup_verdicts"
+    __table_args__ = (UniqueConstraint("new_hash", "old_hash", "reviewer", "prompt_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    new_hash: Mapped[str] = mapped_column(String(64))
+    old_hash: Mapped[str] = mapped_column(String(64))
+    reviewer: Mapped[str] = mapped_column(String(100))
+    prompt_version: Mapped[str] = mapped_column(String(40))
+    new_slug: Mapped[str] = mapped_column(String(200))
+    old_slug: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(12))
+    confidence: Mapped[float] = mapped_column(Float)
+    reasons: Mapped[list] = mapped_column(JSON, default=list)
+    merged_report: Mapped[str | None] = mapped_column(Text)
+    merge_problems: Mapped[list] = mapped_column(JSON, default=list)
+    usage: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column()
+
+
+class PairOverride(Base):
+    """A person's word on a pair ("not a duplicate"), which every later review respects."""
+
+    __tablename__ = "pair_overrides"
+    __table_args__ = (UniqueConstraint("repo_key", "slug_a", "slug_b"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400))
+    slug_a: Mapped[str] = mapped_column(String(200))
+    slug_b: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(20))
+    actor: Mapped[str] = mapped_column(String(200), default="")
     at: Mapped[datetime] = mapped_column()

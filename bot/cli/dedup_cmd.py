@@ -1,0 +1,78 @@
+"""`perfbot dedup`: is this draft report new, or does it duplicate or overlap one already in the repo?"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
+from bot.cli.common import db_option, open_database, reports_errors
+from bot.core.offline_reviewer import OfflineReviewer
+from bot.core.parse import parse
+from bot.services.dedup import Dedup
+
+EXIT_OVERLAPS = 3
+
+
+def existing_reports(repo: GitRepository, ref: str | None) -> list:
+    changes, _ = repo.snapshot(repo.resolve(ref or repo.default_ref()))
+    return [r.record for r in (parse(c.path, c.data or b"") for c in changes) if r.record is not None]
+
+
+def _print(review) -> None:
+    v, c = review.verdict, review.candidate
+    label = "not a duplicate (a person said so)" if review.overruled else v.kind
+    click.echo(f"{review.new} vs {review.old}: {label} (confidence {v.confidence:.2f}; "
+               f"score {c.score:.2f} = text {c.text:.2f}, shape {c.shape:.2f}, places {c.locations:.2f})"
+               + (" [cached]" if review.cached else ""))
+    for reason in v.reasons:
+        click.echo(f"    - {reason}")
+    for problem in v.merge_problems:
+        click.echo(f"    ! merged report needs a person: {problem}")
+
+
+@click.command("dedup")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--all", "backlog", is_flag=True, help="Review every report in the repository against the others.")
+@click.option("--repo", "repo_path", default=None, type=click.Path(file_okay=False),
+              help="The repository whose reports are compared (default: the one FILE is in, else the current one).")
+@click.option("--ref", default=None, help="Compare against the reports at this ref (default: the checked-out branch).")
+@click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True, help="Candidates per report.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@db_option
+@reports_errors
+def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
+    """Print candidates and verdicts; exit 3 when a report duplicates or overlaps another, 0 when it is new."""
+    if bool(files) == backlog:
+        raise click.UsageError("give draft report FILE(s), or --all for the whole backlog (not both)")
+    anchor = Path(repo_path) if repo_path else (Path(files[0]).parent if files else Path("."))
+    repo = GitRepository.containing(anchor) if not repo_path else GitRepository(repo_path)
+    if repo is None:
+        raise click.UsageError(f"{anchor} is not in a git repository; pass --repo PATH")
+    try:
+        existing = existing_reports(repo, ref)
+        key = repo.key
+    finally:
+        repo.close()
+    with open_database(db_url) as db:
+        dedup = Dedup(existing, OfflineReviewer(), VerdictCache(db), not_duplicates(db, key), k=k)
+        if backlog:
+            reviews = [r for r in dedup.review_all() if r.overlapping]
+        else:
+            reviews = []
+            for file in files:
+                result = parse(str(file), Path(file).read_bytes())
+                if result.record is None:
+                    raise click.ClickException(f"{file}: empty report; nothing to compare")
+                reviews += dedup.review(result.record)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in reviews], indent=2))
+    else:
+        for review in reviews:
+            _print(review)
+        overlapping = sum(r.overlapping for r in reviews)
+        click.echo(f"{len(existing)} report(s) compared: {overlapping} overlapping pair(s)"
+                   + ("" if overlapping else "; this looks new"))
+    raise SystemExit(EXIT_OVERLAPS if any(r.overlapping for r in reviews) else 0)

@@ -1,0 +1,67 @@
+"""The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
+from __future__ import annotations
+
+from bot.core.lint import lint
+from bot.core.parse import parse
+from bot.core.records import REPORT_DIR, PerfIssue
+from bot.core.retrieval import Candidate
+from bot.core.verdicts import Verdict
+
+NAME = "offline"
+# Calibrated on tests/data/dedup (see bench/dedup_eval.py); a pair must clear every bound of a row.
+DUPLICATE = {"text": 0.5, "shape": 0.5, "score": 0.5}
+OVERLAPS = {"score": 0.3}
+
+
+def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
+    """Judge a pair from its scores alone; says so in its reasons, since it cannot read the root causes."""
+    values = {"text": scores.text, "shape": scores.shape, "score": scores.score, "locations": scores.locations}
+    if all(values[k] >= v for k, v in DUPLICATE.items()):
+        kind = "duplicate"
+    elif all(values[k] >= v for k, v in OVERLAPS.items()) and (scores.locations > 0 or scores.text >= 0.3):
+        kind = "overlaps"
+    else:
+        kind = "distinct"
+    reasons = list(scores.reasons) or ["no shared words, code shape or root-cause places"]
+    reasons.append(f"offline thresholds on retrieval scores (score {scores.score:.2f}); root causes not read")
+    if kind == "distinct":
+        return Verdict(kind, round(1 - scores.score, 3), tuple(reasons), None, NAME)
+    merged = merge_reports(new, old)
+    target = f"{REPORT_DIR}/{new.slug}.md"  # where the merged report will live, whatever the draft was called
+    problems = tuple(f"line {f.line}: [{f.rule}] {f.message}"
+                     for f in lint(parse(target, merged.encode()), path=target) if f.is_error)
+    return Verdict(kind, round(scores.score, 3), tuple(reasons), merged, NAME, merge_problems=problems)
+
+
+def merge_reports(new: PerfIssue, old: PerfIssue) -> str:
+    """One report covering both: the new one's facts and sections first, every reproduction of both kept."""
+    supersedes = [s for s in dict.fromkeys([old.slug, *old.supersedes, *new.supersedes]) if s != new.slug]
+    fix = new.fix if new.fix not in (None, "unknown") else (old.fix or "unknown")
+    front = [f"track: {new.track or old.track}", f"backend: {new.backend or old.backend or 'c'}"]
+    if new.threads:
+        front.append(f"threads: {new.threads}")
+    if new.ratio is not None:
+        front.append(f"ratio: {new.ratio:g}")
+    front += [f"fix: {fix}", f"supersedes: [{', '.join(supersedes)}]"]
+    parts = ["---", *front, "---", f"# {new.title or old.title}", ""]
+    for name, heading in (("context", "Context"), ("reproduction", "Reproduction"),
+                          ("measurements", "Measurements"), ("root_cause", "Root cause"), ("fix", "Fix")):
+        mine, theirs = _text(new, name), _text(old, name)
+        parts += [f"## {heading}", "", mine or "unknown", ""]
+        if theirs and theirs != mine and not (name in ("root_cause", "fix") and theirs.lower().startswith("unknown")):
+            parts += [f"From `{old.slug}`, which this report supersedes:", "", theirs, ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _text(record: PerfIssue, name: str) -> str:
+    section = record.section(name)
+    return section.text.strip() if section else ""
+
+
+class OfflineReviewer:
+    """The embedded default reviewer: no API key, no network, the same verdict every time."""
+
+    name = NAME
+
+    def review(self, new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
+        return review(new, old, scores)

@@ -1,0 +1,89 @@
+"""Dedup: retrieval picks candidates for a report, a reviewer judges each pair, verdicts are cached."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.core.records import PerfIssue
+from bot.core.retrieval import Candidate, RetrievalIndex
+from bot.core.similarity import features
+from bot.core.verdicts import PROMPT_VERSION, Verdict
+
+# Below this combined score a candidate is not worth a reviewer's time.
+MIN_SCORE = 0.15
+
+
+class Reviewer(Protocol):
+    name: str
+
+    def review(self, new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict: ...
+
+
+class Cache(Protocol):
+    def get(self, new_hash: str, old_hash: str, reviewer: str, prompt_version: str) -> Verdict | None: ...
+    def put(self, new_hash: str, old_hash: str, new_slug: str, old_slug: str, verdict: Verdict) -> None: ...
+
+
+@dataclass(frozen=True)
+class PairReview:
+    new: str
+    old: str
+    candidate: Candidate
+    verdict: Verdict
+    cached: bool = False
+    overruled: bool = False
+
+    @property
+    def overlapping(self) -> bool:
+        return self.verdict.overlapping and not self.overruled
+
+    def as_dict(self) -> dict:
+        c = self.candidate
+        return {"new": self.new, "candidate": self.old, "score": c.score, "text": c.text, "shape": c.shape,
+                "locations": c.locations, "retrieval_reasons": list(c.reasons), "cached": self.cached,
+                "overruled": self.overruled, **self.verdict.as_dict()}
+
+
+class Dedup:
+    def __init__(self, existing: list[PerfIssue], reviewer: Reviewer, cache: Cache | None = None,
+                 not_duplicates: set[frozenset[str]] | None = None, k: int = 5) -> None:
+        self.records = {r.slug: r for r in existing}
+        self.index = RetrievalIndex([features(r) for r in existing])
+        self.reviewer = reviewer
+        self.cache = cache
+        self.not_duplicates = not_duplicates or set()
+        self.k = k
+
+    def review(self, report: PerfIssue) -> list[PairReview]:
+        """Every candidate worth reviewing for `report`, with its verdict, best first."""
+        reviews = []
+        for candidate in self.index.candidates(features(report), self.k):
+            if candidate.score < MIN_SCORE or candidate.slug == report.slug:
+                continue
+            old = self.records[candidate.slug]
+            verdict, cached = self._verdict(report, old, candidate)
+            overruled = frozenset({report.slug, old.slug}) in self.not_duplicates
+            reviews.append(PairReview(report.slug, old.slug, candidate, verdict, cached, overruled))
+        return reviews
+
+    def review_all(self) -> list[PairReview]:
+        """The whole backlog: each record against the others, each unordered pair reported once."""
+        seen: set[frozenset[str]] = set()
+        found = []
+        for record in self.records.values():
+            for review in self.review(record):
+                pair = frozenset({review.new, review.old})
+                if pair not in seen:
+                    seen.add(pair)
+                    found.append(review)
+        return found
+
+    def _verdict(self, new: PerfIssue, old: PerfIssue, candidate: Candidate) -> tuple[Verdict, bool]:
+        if self.cache is not None:
+            hit = self.cache.get(new.content_hash, old.content_hash, self.reviewer.name, PROMPT_VERSION)
+            if hit is not None:
+                return hit, True
+        verdict = self.reviewer.review(new, old, candidate)
+        if self.cache is not None:
+            self.cache.put(new.content_hash, old.content_hash, new.slug, old.slug, verdict)
+        return verdict, False
