@@ -42,12 +42,7 @@ class Clones:
                 repo.create_remote("origin", url)
             elif repo.remotes.origin.url != url:
                 repo.remotes.origin.set_url(url)
-            env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
-            if token and url.startswith("https://"):
-                # Through the environment, so the token never appears in a process list or a log line.
-                basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-                env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
-                           GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
+            env = _auth_env(url, token)
             try:
                 repo.git.execute(["git", "fetch", "--prune", "--no-tags", "origin", "+refs/heads/*:refs/heads/*"],
                                  env=env)
@@ -60,8 +55,32 @@ class Clones:
                 repo.close()
         return path
 
+    def push(self, full_name: str, branch: str, token: str | None = None) -> None:
+        """Publish a bot branch (never the default branch: callers only ever name perfbot/... branches)."""
+        path = self.path_for(full_name)
+        if not branch.startswith("perfbot/"):
+            raise UserError(f"perfbot only pushes its own perfbot/... branches, not {branch!r}")
+        repo = git.Repo(path)
+        try:
+            env = _auth_env(repo.remotes.origin.url, token)
+            repo.git.execute(["git", "push", "--force", "origin", f"refs/heads/{branch}:refs/heads/{branch}"], env=env)
+        except git.GitCommandError as exc:
+            raise TransientError(f"pushing {branch} to {full_name} failed (exit {exc.status})") from None
+        finally:
+            repo.close()
+
     @staticmethod
     def _remote_default(repo: git.Repo, env: dict) -> str | None:
         out = repo.git.execute(["git", "ls-remote", "--symref", "origin", "HEAD"], env=env)
         match = re.search(r"^ref: refs/heads/(\S+)\s+HEAD", out, re.M)
         return match.group(1) if match else None
+
+
+def _auth_env(url: str, token: str | None) -> dict:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    if token and url.startswith("https://"):
+        # Through the environment, so the token never appears in a process list or a log line.
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
+                   GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
+    return env

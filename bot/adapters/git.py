@@ -1,7 +1,10 @@
 """Reading reports out of a git repository with GitPython: trees at a ref, never the working directory."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -9,6 +12,7 @@ import git
 
 from bot.core.history import ADDED, DELETED, MODIFIED, RENAMED, CommitInfo, ReportChange
 from bot.core.records import REPORT_DIR, is_report_path, slug_of
+from bot.core.refnames import branch_name_problem
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 _LOG_FORMAT = "%x1e%H%x1f%an%x1f%ae%x1f%ct%x1f%s"
@@ -68,6 +72,40 @@ class GitRepository:
 
     def close(self) -> None:
         self.repo.close()
+
+    def commit_files(self, base: str, branch: str, files: dict[str, bytes | None], message: str,
+                     author: tuple[str, str]) -> str:
+        """Commit `files` (None deletes) on top of `base` as branch `branch`, without any working tree.
+
+        A private index file keeps this safe in bare clones and beside a person's checkout alike.
+        """
+        problem = branch_name_problem(branch)
+        if problem or any(not is_report_path(path) for path in files):
+            raise GitError(f"refusing to write branch {branch!r}: {problem or 'only report files may change'}")
+        name, email = author
+        with tempfile.TemporaryDirectory(prefix="perfbot-index-") as tmp:
+            # An empty scratch work tree: index commands insist on one, even in a bare clone.
+            env = dict(os.environ, GIT_DIR=str(self.repo.git_dir), GIT_WORK_TREE=tmp,
+                       GIT_INDEX_FILE=str(Path(tmp) / ".perfbot-index"), GIT_AUTHOR_NAME=name,
+                       GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+            self._git(["read-tree", base], env)
+            for path, data in sorted(files.items()):
+                if data is None:
+                    self._git(["update-index", "--force-remove", "--", path], env)
+                else:
+                    blob = self._git(["hash-object", "-w", "--stdin"], env, data).strip()
+                    self._git(["update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"], env)
+            tree = self._git(["write-tree"], env).strip()
+            commit = self._git(["commit-tree", tree, "-p", base, "-m", message], env).strip()
+            self._git(["update-ref", f"refs/heads/{branch}", commit], env)
+        return commit
+
+    def _git(self, args: list[str], env: dict, data: bytes | None = None) -> str:
+        done = subprocess.run(["git", *args], cwd=self.repo.git_dir, env=env, input=data, capture_output=True,
+                              timeout=60)
+        if done.returncode != 0:
+            raise GitError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[:300]}")
+        return done.stdout.decode()
 
     @property
     def key(self) -> str:

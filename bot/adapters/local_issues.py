@@ -61,7 +61,7 @@ class FileIssues:
     def create_issue(self, title: str, body: str, labels: tuple[str, ...]) -> int:
         with _LOCK:
             state = self._load()
-            number = len(state["issues"]) + 1
+            number = _next_number(state)
             issue = {"title": title, "body": body, "labels": list(labels), "state": "open", "state_reason": None,
                      "comments": []}
             state["issues"][str(number)] = issue
@@ -92,3 +92,23 @@ class FileIssues:
             self._save(data)
             self._render(number, issue)
             return comment["id"]
+
+    def open_pull(self, head: str, base: str, title: str, body: str) -> int:
+        """Local mode has no pull requests: the branch is in the watched repository; this records the proposal."""
+        with _LOCK:
+            data = self._load()
+            pulls = data.setdefault("pulls", {})
+            for number, pull in pulls.items():
+                if pull["head"] == head and pull["state"] == "open":
+                    return int(number)
+            number = _next_number(data)
+            pulls[str(number)] = {"head": head, "base": base, "title": title, "body": body, "state": "open"}
+            self._save(data)
+            (self.folder / f"pull-{number}.md").write_text(f"# PR #{number} {title}\n\n{head} -> {base}\n\n{body}\n",
+                                                           encoding="utf-8")
+            return number
+
+
+def _next_number(state: dict) -> int:
+    """Issues and pull requests share one sequence of numbers, as on GitHub."""
+    return len(state["issues"]) + len(state.get("pulls", {})) + 1

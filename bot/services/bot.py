@@ -12,6 +12,9 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.core import overrides
 from bot.errors import TransientError
+from bot.core.offline_reviewer import OfflineReviewer
+from bot.services.dedup import Reviewer
+from bot.services.dedup_flow import comment_on_issues, propose_merges, review_changed
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
 
@@ -25,9 +28,11 @@ class RepoSource:
     """Where a repository's commits come from: a bare clone fetched from GitHub, or a local path."""
 
     def __init__(self, fetch: Callable[[str, int | None], Path] | None = None,
-                 local: dict[str, Path] | None = None) -> None:
+                 local: dict[str, Path] | None = None,
+                 push: Callable[[str, int | None, str], None] | None = None) -> None:
         self._fetch = fetch
         self._local = local or {}
+        self._push = push
 
     @contextmanager
     def open(self, full_name: str, installation_id: int | None) -> Iterator[GitRepository]:
@@ -49,30 +54,48 @@ class RepoSource:
     def is_local(self, full_name: str) -> bool:
         return full_name in self._local
 
+    def publish(self, full_name: str, installation_id: int | None, branch: str) -> None:
+        """Make a bot branch visible where people review it: pushed to GitHub; local branches already are."""
+        if not self.is_local(full_name) and self._push is not None:
+            self._push(full_name, installation_id, branch)
+
 
 class BotServices:
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
-                 token_login: Callable[[], str | None] = lambda: None) -> None:
+                 token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None) -> None:
         self.db = db
         self.trackers = trackers
         self.source = source
         self.bot_login = bot_login
         self.file_url = file_url
         self.token_login = token_login
+        self.reviewer = reviewer or OfflineReviewer()
 
     def is_bot(self, login: str) -> bool:
         """Our own writes echo back as events; with a personal token, perfbot writes as that token's user."""
         return bool(login) and login in (self.bot_login, self.token_login())
 
     def sync_and_mirror(self, full_name: str, after: str | None, installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
-        """Sync the repository up to `after` (default: its default branch), then mirror what changed."""
+        """Sync up to `after` (default: the default branch), review what changed for overlaps, mirror, comment."""
         installation_id = installation_id or queries.installation_for(self.db, full_name)
+        tracker = self.trackers(full_name, installation_id)
+        outcomes = []
         with self.source.open(full_name, installation_id) as repo:
             # A local repository is small and new to its user: its first sync tells its whole story.
             summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name))
-        mirrored = self.mirror(full_name, installation_id, summary.touched)
-        log.info("%s: sync %s, mirror %s", full_name, dict(summary.counts), dict(mirrored.counts))
+            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer)
+            partners = {r.old for r in reviews}
+            # Issues first (their labels already show the verdicts), so the PR and comments can point at them.
+            mirrored = mirror_repo(self.db, tracker, full_name, summary.touched | partners,
+                                   file_url=self.file_url(full_name))
+            if reviews:
+                outcomes = propose_merges(reviews, repo, tracker, lambda branch: self.source.publish(
+                    full_name, installation_id, branch), repo.default_ref())
+        if outcomes:
+            comment_on_issues(self.db, full_name, tracker, outcomes)
+        log.info("%s: sync %s, mirror %s, %d overlap(s)", full_name, dict(summary.counts), dict(mirrored.counts),
+                 len(outcomes))
         return summary, mirrored
 
     def mirror(self, full_name: str, installation_id: int | None, slugs: set[str] | None) -> MirrorSummary:

@@ -171,6 +171,13 @@ class Controls:
                 utc_now() if merged else None, blob_sha(f"merge {head_sha}".encode()) if merged else None, draft)
             return number
 
+    def use_git_remotes(self, root) -> None:
+        """Let pull requests name branches of the real git repositories `{root}/{owner}/{repo}.git`."""
+        from pathlib import Path
+
+        with self.state.lock:
+            self.state.git_remotes = Path(root)
+
     def set_permission(self, repo: str, login: str, role: str) -> None:
         """A collaborator's role: admin, maintain, write, triage, read or none."""
         if role not in PERMISSION_OF_ROLE:

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
-from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_repos, routes_search  # noqa: F401  (register handlers)
+from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_pulls, routes_repos, routes_search  # noqa: F401,E501  (register handlers)
 from .controls import Controls, Fault
 from .openapi_check import request_checker
 from .routes_common import HANDLERS, ApiError, Call, Reply

@@ -216,6 +216,8 @@ class State:
         self.installations: dict[int, Installation] = {}
         self.rate_used: dict[tuple[str, str], int] = {}  # (who, resource) -> requests in this window
         self.rate_reset = int(time.time()) + 3600
+        # Optional real git remotes ({root}/{owner}/{repo}.git): branches pushed there exist for pull requests.
+        self.git_remotes = None
 
     def count_request(self, who: str, resource: str) -> tuple[int, int, int, int]:
         """Count one request against `who`'s budget: (limit, remaining, reset epoch, used)."""

@@ -69,3 +69,11 @@ class GitHubIssues:
             if comment.body != body:
                 comment.edit(body)
             return comment.id
+
+    def open_pull(self, head: str, base: str, title: str, body: str) -> int:
+        """The open pull request from `head`, or a new one: reopening the same merge never doubles it."""
+        with classified_errors(f"opening a pull request in {self.full_name}"):
+            owner = self.full_name.split("/", 1)[0]
+            for pull in self.repo.get_pulls(state="open", head=f"{owner}:{head}"):
+                return pull.number
+            return self.repo.create_pull(title=title, body=body, head=head, base=base).number

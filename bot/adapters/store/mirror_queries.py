@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import aliased
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
-from bot.adapters.store.service_models import IssueMirror
+from bot.adapters.store.service_models import DedupVerdict, IssueMirror, PairOverride
 from bot.core.issue_view import RecordView
 
 
@@ -49,12 +49,15 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
         query = query.where(Record.slug.in_(sorted(slugs)) | never_mirrored if slugs else never_mirrored)
     rows = []
     with db.session() as session:
-        for record, mirror, revision, target_slug, target_number in session.execute(query):
+        results = session.execute(query).all()
+        dedup = _open_overlaps(session, repo_key, {r.content_hash for r, *_ in results if r.content_hash})
+        for record, mirror, revision, target_slug, target_number in results:
             view = RecordView(
                 slug=record.slug, title=record.title, path=record.path, track=record.track,
                 backend=record.backend, threads=record.threads, ratio=record.ratio, fix=record.fix,
                 state=record.state, errors=record.errors, warnings=record.warnings,
                 merged_into=target_slug, merged_into_number=target_number,
+                dedup=dedup.get(record.content_hash),
             )
             rows.append(MirrorRow(
                 record_id=record.id, view=view,
@@ -68,6 +71,32 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
                 duplicate_comment_id=mirror.duplicate_comment_id if mirror else None,
             ))
     return rows
+
+
+_STRENGTH = {"duplicate": 3, "subsumes": 2, "overlaps": 1}
+
+
+def _open_overlaps(session, repo_key: str, hashes: set[str]) -> dict[str, str]:
+    """Content hash -> the strongest overlap verdict with a partner that is still live and not overruled."""
+    if not hashes:
+        return {}
+    live = set(session.scalars(select(Record.slug).join(Repo, Repo.id == Record.repo_id)
+                               .where(Repo.key == repo_key, Record.state.in_(("open", "closed")))))
+    overruled = {frozenset(pair) for pair in session.execute(
+        select(PairOverride.slug_a, PairOverride.slug_b).where(PairOverride.repo_key == repo_key))}
+    verdicts = session.execute(
+        select(DedupVerdict.new_hash, DedupVerdict.old_hash, DedupVerdict.new_slug, DedupVerdict.old_slug,
+               DedupVerdict.kind)
+        .where(DedupVerdict.kind.in_(tuple(_STRENGTH)),
+               or_(DedupVerdict.new_hash.in_(sorted(hashes)), DedupVerdict.old_hash.in_(sorted(hashes)))))
+    found: dict[str, str] = {}
+    for new_hash, old_hash, new_slug, old_slug, kind in verdicts:
+        if frozenset({new_slug, old_slug}) in overruled or not {new_slug, old_slug} <= live:
+            continue
+        for content, _ in ((new_hash, old_slug), (old_hash, new_slug)):
+            if content in hashes and _STRENGTH[kind] > _STRENGTH.get(found.get(content, ""), 0):
+                found[content] = kind
+    return found
 
 
 def save_mirror(db: Database, record_id: int, **values) -> None:
@@ -88,3 +117,25 @@ def record_by_issue(db: Database, repo_key: str, number: int) -> tuple[int, str,
             .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key, IssueMirror.number == number)
         ).first()
         return tuple(row) if row else None
+
+
+def live_reports(db: Database, repo_key: str) -> list:
+    """The parsed latest content of every live record (open, or closed by a person) of a repository."""
+    from bot.core.parse import parse
+
+    latest = (select(Revision.record_id, func.max(Revision.id).label("rev_id"))
+              .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())
+    query = (select(Record.path, Revision.content).join(Repo, Repo.id == Record.repo_id)
+             .join(latest, latest.c.record_id == Record.id).join(Revision, Revision.id == latest.c.rev_id)
+             .where(Repo.key == repo_key, Record.state.in_(("open", "closed"))).order_by(Record.slug))
+    with db.session() as session:
+        rows = session.execute(query).all()
+    parsed = (parse(path, content.encode("utf-8")).record for path, content in rows)
+    return [record for record in parsed if record is not None]
+
+
+def issue_numbers(db: Database, repo_key: str) -> dict[str, int]:
+    with db.session() as session:
+        rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror, IssueMirror.record_id == Record.id)
+                               .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key)).all()
+    return dict(rows)

@@ -1,0 +1,84 @@
+"""Acting on dedup verdicts for reports a push brought: a merge branch and PR, and a comment on both issues.
+
+Nothing here writes to the default branch: the merge is a commit on a perfbot/merge-... branch, proposed
+as a pull request for people to merge. When they do, sync sees the deletion plus the superseding report
+and marks the old record merged, which closes its issue as a duplicate.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
+from bot.adapters.store.engine import Database
+from bot.adapters.store.mirror_queries import issue_numbers, live_reports
+from bot.adapters.templates import render
+from bot.core.issue_view import comment_marker
+from bot.core.records import REPORT_DIR
+from bot.services.dedup import Dedup, PairReview, Reviewer
+
+log = logging.getLogger("perfbot.dedup")
+BOT_AUTHOR = ("perfbot", "perfbot@users.noreply.github.com")
+
+
+@dataclass(frozen=True)
+class DedupOutcome:
+    review: PairReview
+    branch: str | None
+    pull: int | None
+
+
+def review_changed(db: Database, repo_key: str, changed: set[str], reviewer: Reviewer) -> list[PairReview]:
+    """Verdicts for every live report `changed` names, against every other live report of the repository."""
+    reports = live_reports(db, repo_key)
+    wanted = [r for r in reports if r.slug in changed]
+    if not wanted or len(reports) < 2:
+        return []
+    dedup = Dedup(reports, reviewer, VerdictCache(db), not_duplicates(db, repo_key))
+    return [review for report in wanted for review in dedup.review(report) if review.overlapping]
+
+
+def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publish: Callable[[str], None],
+                   base_ref: str) -> list[DedupOutcome]:
+    """One branch and pull request per new report: its merge with its closest overlap, if that lints clean.
+
+    Other overlaps of the same report are commented on; merging them all mechanically at once would make
+    a report nobody reviewed, so people take the rest from the comments.
+    """
+    outcomes = []
+    base = repo.resolve(base_ref)
+    proposed: set[str] = set()
+    for review in sorted(reviews, key=lambda r: -r.candidate.score):
+        verdict = review.verdict
+        if not verdict.merged_report or verdict.merge_problems or review.new in proposed:
+            outcomes.append(DedupOutcome(review, None, None))
+            continue
+        branch = f"perfbot/merge-{review.new}"
+        files = {f"{REPORT_DIR}/{review.old}.md": None,
+                 f"{REPORT_DIR}/{review.new}.md": verdict.merged_report.encode("utf-8")}
+        repo.commit_files(base, branch, files, f"Merge {review.old} into {review.new}\n\n"
+                          f"perfbot dedup verdict: {verdict.kind} ({verdict.confidence:.2f}).", BOT_AUTHOR)
+        publish(branch)
+        body = render("merge_pull.md.j2", marker=comment_marker("merge", review.new), review=review)
+        pull = tracker.open_pull(branch, base_ref, f"Merge {review.old} into {review.new}", body)
+        proposed.add(review.new)
+        outcomes.append(DedupOutcome(review, branch, pull))
+    return outcomes
+
+
+def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[DedupOutcome]) -> int:
+    """One marked comment per pair on each of the two issues, edited when the verdict changes."""
+    numbers = issue_numbers(db, repo_key)
+    written = 0
+    for outcome in outcomes:
+        review = outcome.review
+        marker = comment_marker("dedup", f"{review.new} {review.old}")
+        body = render("dedup_comment.md.j2", marker=marker, new=review.new, old=review.old, verdict=review.verdict,
+                      pull=outcome.pull)
+        for slug in (review.new, review.old):
+            if slug in numbers:
+                tracker.upsert_comment(numbers[slug], marker, body, None)
+                written += 1
+    return written

@@ -1,0 +1,85 @@
+"""A pushed report that overlaps an old one: verdict, labels, comments on both issues, and a merge PR."""
+from __future__ import annotations
+
+import git
+import pytest
+
+from bot.adapters.clones import Clones
+from bot.adapters.github.client import GitHubClients
+from bot.adapters.github.issues import GitHubIssues
+from bot.config import Settings
+from bot.services.bot import BotServices, RepoSource
+from tests.gitrepo import RepoBuilder
+from tests.reports import canonical_report
+
+REPO = "team/runtime"
+OLD, NEW = "devs/issues/perf_u24_mul_slow.md", "devs/issues/perf_u24_hash_slow.md"
+U24 = "def mix(x):\n  x = x ^ (x >> 12)\n  x = x * 2935 + 11\n  return x ^ (x >> 7)\n"
+
+
+def u24(slug: str, title: str) -> str:
+    text = canonical_report(slug, title=title, ratio=120,
+                            root_cause="Every u24 operation is an OPE node: `interact_opx` boxes each value.")
+    start = text.index("```bend\n") + len("```bend\n")
+    return text[:start] + U24 + text[text.index("\n```", start) + 1:]
+
+
+@pytest.fixture
+def world(github, database, tmp_path):
+    github.add_repo(REPO)
+    github.use_git_remotes(tmp_path / "remotes")
+    remote = RepoBuilder(tmp_path / "remotes" / "team" / "runtime.git", branch="main")
+    settings = Settings(instance_dir=tmp_path, database_url=database.url, github_token=github.token,
+                        github_api_url=github.url, github_request_interval=0, github_write_interval=0)
+    clients = GitHubClients(settings)
+    clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
+    services = BotServices(
+        database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name),
+        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
+        bot_login="perfbot[bot]", token_login=clients.token_login)
+    yield remote, services
+    clients.close()
+
+
+def issue(github, number: int):
+    with github.state.lock:
+        found = github.state.repo("team", "runtime").issues[number]
+        return found.state, found.state_reason, sorted(l.name for l in found.labels), found.pull
+
+
+def dedup_comments(github, number: int) -> list[str]:
+    with github.state.lock:
+        return [c.body for c in github.state.repo("team", "runtime").comments.values()
+                if c.issue_number == number and c.body.startswith("<!-- perfbot:dedup")]
+
+
+def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(world, github):
+    remote, services = world
+    remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value")).commit("old finding")
+    services.sync_and_mirror(REPO, None, None)
+    head = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("new finding")
+    services.sync_and_mirror(REPO, head, None)
+
+    old_state, _, old_labels, _ = issue(github, 1)
+    _, _, new_labels, _ = issue(github, 2)
+    assert any(l.startswith("dedup: ") for l in old_labels) and any(l.startswith("dedup: ") for l in new_labels), (old_labels, new_labels)
+    assert len(dedup_comments(github, 1)) == 1 and len(dedup_comments(github, 2)) == 1
+    assert "#3 proposes that merge" in dedup_comments(github, 2)[0]
+    *_, pull = issue(github, 3)
+    assert pull.head_ref == "perfbot/merge-perf_u24_hash_slow" and pull.base_ref == "main"
+
+    branch = remote.repo.commit("perfbot/merge-perf_u24_hash_slow")
+    assert remote.repo.heads.main.commit.hexsha == head  # the default branch is never written
+    paths = {item.path for item in branch.tree.traverse()}
+    assert OLD not in paths and NEW in paths
+    assert "supersedes: [perf_u24_mul_slow]" in (branch.tree / NEW).data_stream.read().decode()
+
+    writes = len(github.writes())
+    services.sync_and_mirror(REPO, head, None)  # a redelivery or the hourly reconcile
+    assert len(github.writes()) == writes
+
+    remote.repo.git.merge("--no-ff", "-m", "Merge the dedup PR", "perfbot/merge-perf_u24_hash_slow")
+    services.sync_and_mirror(REPO, remote.repo.head.commit.hexsha, None)
+    old_state, old_reason, old_labels, _ = issue(github, 1)
+    assert (old_state, old_reason) == ("closed", "duplicate") and "state: merged" in old_labels
+    assert not any(l.startswith("dedup: ") for l in issue(github, 2)[2])
