@@ -74,6 +74,10 @@ class Settings:
     max_attempts: int = 8
     poll_seconds: int = 5
     local_repo: Path | None = None
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    review_model: str = "claude-sonnet-4-6"
+    review_max_tokens: int = 4096
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, database_url: str | None = None,
@@ -102,6 +106,10 @@ class Settings:
             max_attempts=_number(environ, "MAX_ATTEMPTS", 8),
             poll_seconds=_number(environ, "POLL_SECONDS", 5),
             local_repo=Path(local_repo) if local_repo else None,
+            anthropic_api_key=read_setting(environ, "ANTHROPIC_API_KEY"),
+            anthropic_base_url=environ.get("PERFBOT_ANTHROPIC_BASE_URL") or None,
+            review_model=environ.get("PERFBOT_REVIEW_MODEL") or "claude-sonnet-4-6",
+            review_max_tokens=_number(environ, "REVIEW_MAX_TOKENS", 4096),
         )
         settings.check_github()
         return settings

@@ -15,6 +15,7 @@ import handlers
 from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
+from bot.adapters.reviewer_agent import reviewer_for
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.app import create_app
@@ -51,7 +52,7 @@ class Runtime:
         if settings.local_mode:
             local = {local_key(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
-                               RepoSource(local=local), bot_login=settings.bot_login)
+                               RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings))
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
@@ -66,6 +67,7 @@ class Runtime:
             bot_login=settings.bot_login,
             file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
             token_login=clients.token_login,
+            reviewer=reviewer_for(settings),
         )
 
     def ready(self) -> tuple[bool, str]:

@@ -8,8 +8,8 @@ import click
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
-from bot.cli.common import db_option, open_database, reports_errors
-from bot.core.offline_reviewer import OfflineReviewer
+from bot.adapters.reviewer_agent import reviewer_for
+from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.parse import parse
 from bot.services.dedup import Dedup
 
@@ -57,7 +57,8 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
     finally:
         repo.close()
     with open_database(db_url) as db:
-        dedup = Dedup(existing, OfflineReviewer(), VerdictCache(db), not_duplicates(db, key), k=k)
+        reviewer = reviewer_for(settings_for(db_url))
+        dedup = Dedup(existing, reviewer, VerdictCache(db), not_duplicates(db, key), k=k)
         if backlog:
             reviews = [r for r in dedup.review_all() if r.overlapping]
         else:

@@ -84,6 +84,6 @@ class Dedup:
             if hit is not None:
                 return hit, True
         verdict = self.reviewer.review(new, old, candidate)
-        if self.cache is not None:
+        if self.cache is not None and verdict.kind != "needs-people":  # a failed review is asked again next time
             self.cache.put(new.content_hash, old.content_hash, new.slug, old.slug, verdict)
         return verdict, False
