@@ -378,3 +378,10 @@ def test_tolerated_front_matter_spellings():
 def test_yaml_document_end_marker_closes_front_matter():
     record = record_of("---\ntrack: seq\nratio: 3.4\n...\n# T\n")
     assert record.has_front_matter and record.ratio == 3.4 and record.title == "T"
+
+
+def test_facts_in_hard_wrapped_sentences_are_read():
+    text = ("# Loops re-expand their body\n\n## Context\n\nOn mac-mini-m2-1 the 1-to-1 C\ntranslation is 66x "
+            "faster than the same loop\nin the language.\n")
+    record = parse("devs/issues/perf_wrapped.md", text.encode()).record
+    assert (record.track, record.ratio, record.line_of("ratio")) == ("seq", 66.0, 5)

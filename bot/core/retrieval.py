@@ -17,8 +17,10 @@ from bot.core.similarity import Features, jaccard
 NUM_PERM = 64
 LSH_THRESHOLD = 0.3
 WEIGHTS = {"text": 0.4, "shape": 0.35, "locations": 0.25}
-# Locations named by more than this share of records (e.g. "alloc") say little about a pair.
+# A place named by more than this share of records (e.g. "alloc") says little about a pair; past a few
+# hundred records a place is also too common to pull candidates in by itself.
 COMMON_LOCATION_SHARE = 0.2
+MAX_LOCATION_FANOUT = 200
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class RetrievalIndex:
 
     def __init__(self, docs: list[Features]) -> None:
         self.docs = {d.slug: d for d in docs}
+        self.word_sets = {d.slug: frozenset(d.words) for d in docs}
         self.order = [d.slug for d in docs]
         self.bm25 = bm25s.BM25()
         if docs:
@@ -56,7 +59,7 @@ class RetrievalIndex:
         for doc in docs:
             for location in doc.locations:
                 self.by_location[location].add(doc.slug)
-        limit = max(2, int(len(docs) * COMMON_LOCATION_SHARE))
+        limit = max(2, min(int(len(docs) * COMMON_LOCATION_SHARE), MAX_LOCATION_FANOUT))
         self.rare = {loc for loc, slugs in self.by_location.items() if len(slugs) <= limit}
 
     def __len__(self) -> int:
@@ -89,7 +92,7 @@ class RetrievalIndex:
         doc = self.docs[slug]
         # BM25 relative to the best hit ranks well but is 1.0 for the best hit even when nothing matches;
         # the overlap of the two word sets puts it on an absolute scale.
-        text = bm25 * min(1.0, 2 * jaccard(frozenset(query.words), frozenset(doc.words)))
+        text = bm25 * min(1.0, 2 * jaccard(frozenset(query.words), self.word_sets[slug]))
         shape = query_hash.jaccard(self.hashes[slug]) if query_hash is not None and slug in self.hashes else 0.0
         shared = wanted & doc.locations
         place = jaccard(wanted, doc.locations & self.rare) if wanted else 0.0

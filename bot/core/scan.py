@@ -68,8 +68,10 @@ def scan(text: str, lines: list[str]) -> Scan:
             continue
         elif kind == "inline":
             words += len(token.content.split())
+            # Facts are read per paragraph, not per line: agents hard-wrap sentences ("The C\ntranslation is
+            # 66x faster"). A fact then points at its paragraph's first line.
+            prose.append((start + 1, " ".join(token.content.split("\n"))))
             for offset, line in enumerate(token.content.split("\n")):
-                prose.append((start + offset + 1, line))
                 label = label_of_line(line)
                 if label is not None:
                     labels.append(Label(start + offset, *label))
