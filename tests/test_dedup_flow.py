@@ -83,3 +83,26 @@ def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(wor
     old_state, old_reason, old_labels, _ = issue(github, 1)
     assert (old_state, old_reason) == ("closed", "duplicate") and "state: merged" in old_labels
     assert not any(l.startswith("dedup: ") for l in issue(github, 2)[2])
+
+
+def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
+    import copy
+
+    import handlers
+    from bot.services.worker import Event
+    from tests.npm_fixtures import webhook_examples
+
+    remote, services = world
+    remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value")).commit("old finding")
+    services.sync_and_mirror(REPO, None, None)
+    head = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("new finding")
+    services.sync_and_mirror(REPO, head, None)
+    labeled = copy.deepcopy(next(p for p in webhook_examples("issues") if p["action"] == "labeled"))
+    labeled["issue"]["number"] = 2
+    labeled["label"]["name"] = "not a duplicate"
+    labeled["repository"]["full_name"] = REPO
+    assert handlers.dispatch(Event("issues", "labeled", "d-label", labeled, REPO, None), services) == []
+    assert not any(l.startswith("dedup: ") for l in issue(github, 1)[2] + issue(github, 2)[2])
+    edited = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value!")).commit("reworded")
+    services.sync_and_mirror(REPO, edited, None)  # the pair is reviewed again but stays overruled
+    assert not any(l.startswith("dedup: ") for l in issue(github, 2)[2])

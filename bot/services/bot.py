@@ -9,7 +9,8 @@ from typing import Callable, Iterator
 from bot.adapters.git import GitRepository
 from bot.adapters.store import service_queries as queries
 from bot.adapters.store.engine import Database
-from bot.adapters.store.mirror_queries import record_by_issue
+from bot.adapters.store.dedup_store import remember_not_duplicate
+from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
 from bot.core import overrides
 from bot.errors import TransientError
 from bot.core.offline_reviewer import OfflineReviewer
@@ -133,3 +134,16 @@ class BotServices:
         queries.apply_person_change(self.db, record_id, change.new_state, change.event, actor, delivery_id,
                                     change.restore_body)
         self.mirror(full_name, None, {slug})
+
+    def overrule_dedup(self, full_name: str, number: int, actor: str) -> set[str]:
+        """A person says the issue's record is not a duplicate: remember it for every pair it is flagged in."""
+        found = record_by_issue(self.db, full_name, number)
+        if found is None:
+            return set()
+        _, slug, _ = found
+        partners = flagged_partners(self.db, full_name, slug)
+        for partner in partners:
+            remember_not_duplicate(self.db, full_name, slug, partner, actor)
+        if partners:
+            self.mirror(full_name, None, {slug, *partners})
+        return partners

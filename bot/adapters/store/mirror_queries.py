@@ -139,3 +139,16 @@ def issue_numbers(db: Database, repo_key: str) -> dict[str, int]:
         rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror, IssueMirror.record_id == Record.id)
                                .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key)).all()
     return dict(rows)
+
+
+def flagged_partners(db: Database, repo_key: str, slug: str) -> set[str]:
+    """The live records an overlap verdict pairs with `slug` (either side), for a person to overrule."""
+    with db.session() as session:
+        record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
+                                .where(Repo.key == repo_key, Record.slug == slug))
+        if record is None or not record.content_hash:
+            return set()
+        rows = session.execute(select(DedupVerdict.new_slug, DedupVerdict.old_slug).where(
+            DedupVerdict.kind.in_(tuple(_STRENGTH)),
+            or_(DedupVerdict.new_hash == record.content_hash, DedupVerdict.old_hash == record.content_hash))).all()
+    return {old if new == slug else new for new, old in rows} - {slug}
