@@ -27,7 +27,7 @@ MERGED = canonical_report("perf_new", ratio=4.0, supersedes=("perf_old",))
 
 
 def reviewer(double, **kw) -> AgentReviewer:
-    return AgentReviewer(double.api_key, MODEL, base_url=double.url, **kw)
+    return AgentReviewer(double.api_key, MODEL, base_url=double.url, batch_poll_seconds=0.05, **kw)
 
 
 def verdict(kind="duplicate", merged=MERGED, **extra):
@@ -114,3 +114,24 @@ def test_an_unchanged_pair_never_costs_a_second_call(anthropic_api, database):
     again = Dedup([OLD], agent, cache).review(similar)
     assert len(anthropic_api.requests_to("/v1/messages")) == 1
     assert first and again[0].cached and cache.token_totals()["input_tokens"] > 0
+
+
+def test_a_large_backlog_goes_through_the_message_batches_api(anthropic_api):
+    reports = [report(f"perf_r{n}", ratio=3.0 + n / 10) for n in range(8)]  # near-identical: many candidate pairs
+    anthropic_api.responder = lambda body: {"verdict": "distinct", "confidence": 0.8, "reasons": ["different causes"]}
+    reviews = Dedup(reports, reviewer(anthropic_api), k=7).review_all()
+    assert len(reviews) >= 20 and {r.verdict.kind for r in reviews} == {"distinct"}
+    assert len(anthropic_api.requests_to("/v1/messages/batches")) == 1  # one batch, no per-pair calls
+    assert anthropic_api.requests_to("/v1/messages") == []
+    assert all(r.verdict.usage.get("batch") == 1 for r in reviews)
+
+
+def test_batch_answers_that_fail_the_schema_are_asked_again_one_by_one(anthropic_api, monkeypatch):
+    import bot.services.dedup as dedup_module
+
+    monkeypatch.setattr(dedup_module, "BATCH_MIN", 1)
+    answers = iter([{"verdict": "maybe"}])
+    anthropic_api.responder = lambda body: next(answers, {"verdict": "distinct", "confidence": 0.7, "reasons": ["different causes"]})
+    reviews = Dedup([OLD], reviewer(anthropic_api)).review_all() + Dedup([OLD, NEW], reviewer(anthropic_api)).review_all()
+    assert [r.verdict.kind for r in reviews] == ["distinct"]
+    assert len(anthropic_api.requests_to("/v1/messages")) == 1  # the one bad batch answer, asked again

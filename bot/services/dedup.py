@@ -11,6 +11,8 @@ from bot.core.verdicts import PROMPT_VERSION, Verdict
 
 # Below this combined score a candidate is not worth a reviewer's time.
 MIN_SCORE = 0.15
+# From this many unjudged pairs on, a reviewer that can batch (the Message Batches API) gets them at once.
+BATCH_MIN = 20
 
 
 class Reviewer(Protocol):
@@ -67,23 +69,44 @@ class Dedup:
         return reviews
 
     def review_all(self) -> list[PairReview]:
-        """The whole backlog: each record against the others, each unordered pair reported once."""
-        seen: set[frozenset[str]] = set()
-        found = []
+        """The whole backlog: each unordered pair that retrieval proposes, judged once (in a batch if large)."""
+        pairs: dict[frozenset[str], tuple[PerfIssue, PerfIssue, Candidate]] = {}
         for record in self.records.values():
-            for review in self.review(record):
-                pair = frozenset({review.new, review.old})
-                if pair not in seen:
-                    seen.add(pair)
-                    found.append(review)
-        return found
-
-    def _verdict(self, new: PerfIssue, old: PerfIssue, candidate: Candidate) -> tuple[Verdict, bool]:
-        if self.cache is not None:
-            hit = self.cache.get(new.content_hash, old.content_hash, self.reviewer.name, PROMPT_VERSION)
+            for candidate in self.index.candidates(features(record), self.k):
+                key = frozenset({record.slug, candidate.slug})
+                if candidate.score >= MIN_SCORE and candidate.slug != record.slug and key not in pairs:
+                    pairs[key] = (record, self.records[candidate.slug], candidate)
+        verdicts: dict[frozenset[str], tuple[Verdict, bool]] = {}
+        for key, (new, old, _) in pairs.items():
+            hit = self._cached(new, old)
             if hit is not None:
-                return hit, True
-        verdict = self.reviewer.review(new, old, candidate)
+                verdicts[key] = (hit, True)
+        todo = [key for key in pairs if key not in verdicts]
+        batch = getattr(self.reviewer, "review_many", None)
+        if batch is not None and len(todo) >= BATCH_MIN:
+            for key, verdict in zip(todo, batch([pairs[key] for key in todo])):
+                self._remember(pairs[key][0], pairs[key][1], verdict)
+                verdicts[key] = (verdict, False)
+        reviews = []
+        for key, (new, old, candidate) in pairs.items():
+            verdict, was_cached = verdicts.get(key) or self._verdict(new, old, candidate)
+            reviews.append(PairReview(new.slug, old.slug, candidate, verdict, was_cached,
+                                      key in self.not_duplicates))
+        return reviews
+
+    def _cached(self, new: PerfIssue, old: PerfIssue) -> Verdict | None:
+        if self.cache is None:
+            return None
+        return self.cache.get(new.content_hash, old.content_hash, self.reviewer.name, PROMPT_VERSION)
+
+    def _remember(self, new: PerfIssue, old: PerfIssue, verdict: Verdict) -> None:
         if self.cache is not None and verdict.kind != "needs-people":  # a failed review is asked again next time
             self.cache.put(new.content_hash, old.content_hash, new.slug, old.slug, verdict)
+
+    def _verdict(self, new: PerfIssue, old: PerfIssue, candidate: Candidate) -> tuple[Verdict, bool]:
+        hit = self._cached(new, old)
+        if hit is not None:
+            return hit, True
+        verdict = self.reviewer.review(new, old, candidate)
+        self._remember(new, old, verdict)
         return verdict, False
