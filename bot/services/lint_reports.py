@@ -6,6 +6,7 @@ from pathlib import Path
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queries import all_known_slugs
+from bot.core.audit import audit
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import Finding
@@ -45,5 +46,8 @@ def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budge
             data = file.read_bytes()
         except OSError as exc:
             raise UnreadableReport(f"{file}: cannot read ({exc.strerror})") from None
-        findings.extend(lint(parse(str(file), data), path=str(file), known_slugs=known_slugs, word_budget=word_budget))
+        result = parse(str(file), data)
+        findings.extend(lint(result, path=str(file), known_slugs=known_slugs, word_budget=word_budget))
+        if result.record is not None:
+            findings.extend(audit(result.record, str(file)))
     return findings

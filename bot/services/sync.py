@@ -11,6 +11,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository, RevisionInput
 from bot.core.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
+from bot.core.audit import audit
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import ParseResult
@@ -180,6 +181,8 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     data = change.data or b""
     known = records.known_slugs(result.record.supersedes if result.record else ()) | seen
     findings = lint(result, path=change.path, known_slugs=known)
+    if result.record is not None:
+        findings += audit(result.record, change.path)
     content_hash = result.record.content_hash if result.record else hashlib.sha256(data).hexdigest()
 
     record = ids.lookup(records, change.old_slug) if change.kind == RENAMED and change.old_slug else None

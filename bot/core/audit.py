@@ -1,0 +1,116 @@
+"""The offline audit: what a coordinator checks structurally in an agent's report, and what it cannot check.
+
+Is the C translation 1-to-1 (the same functions, the same recursion)? Is the reproduction minimal? Do the
+measurements support the claim? Whether the two programs run the same algorithm needs a reader: the
+agent reviewer's audit says that; this one says it could not.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pygments.lexers import CLexer, PythonLexer
+from pygments.token import Keyword, Name, Punctuation
+
+from bot.core.records import Finding, PerfIssue, Severity
+
+MAX_PROGRAM_LINES = 60  # a reproduction longer than this is rarely the smallest one
+C_LIBRARY = frozenset({"main", "printf", "puts", "malloc", "free", "calloc", "realloc", "memcpy", "memset",
+                       "strlen", "abort", "exit", "fprintf", "putchar", "assert"})
+RULES = (
+    ("audit-c-functions", "a function of the program has no counterpart in the C translation"),
+    ("audit-c-recursion", "a function recurses in one program and not in the other"),
+    ("audit-repro-size", f"the program in the language is over {MAX_PROGRAM_LINES} lines: not minimal"),
+    ("audit-numbers", "the measurements cannot support the claim (too few timed rows, or the claimed threads unmeasured)"),
+)
+NOT_CHECKED = ("whether both programs run the same algorithm and the same pattern matches "
+               "(the offline audit compares structure only)")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Functions a program defines and which of them call themselves."""
+
+    functions: frozenset[str]
+    recursive: frozenset[str]
+    constants: frozenset[str] = frozenset()  # zero-argument definitions, which C writes as constants
+
+
+def language_shape(code: str) -> Shape:
+    tokens = [(k, v) for k, v in PythonLexer().get_tokens(code) if v.strip()]
+    return _shape(tokens, lambda i: tokens[i - 1][1] == "def" if i else False)
+
+
+def c_shape(code: str) -> Shape:
+    tokens = [(k, v) for k, v in CLexer().get_tokens(code) if v.strip() and not v.startswith(("//", "/*", "#"))]
+    return _shape(tokens, lambda i: tokens[i][0] in Name.Function)
+
+
+def _shape(tokens: list, is_definition) -> Shape:
+    functions: list[str] = []
+    constants: set[str] = set()
+    calls: dict[str, set[str]] = {}
+    current = None
+    for i, (kind, value) in enumerate(tokens):
+        following = tokens[i + 1][1] if i + 1 < len(tokens) else ""
+        if kind in Name and following == "(":
+            if is_definition(i):
+                current = value
+                functions.append(value)
+                calls.setdefault(value, set())
+                if i + 2 < len(tokens) and tokens[i + 2][1] == ")":
+                    constants.add(value)
+            elif current is not None:
+                calls[current].add(value)
+    names = frozenset(f for f in functions if f not in C_LIBRARY)
+    return Shape(names, frozenset(f for f in names if f in calls.get(f, set())), frozenset(constants) & names)
+
+
+def audit(record: PerfIssue, path: str) -> tuple[Finding, ...]:
+    findings: list[Finding] = []
+    language = [b for b in record.code_blocks if b.lang == "language"]
+    c_blocks = [b for b in record.code_blocks if b.lang == "c"]
+    if language and c_blocks:
+        program, translation = language_shape(language[0].code), c_shape(c_blocks[0].code)
+        line = c_blocks[0].line
+        # C adds constructor helpers (cons, node) that the language gets from its data types, and writes
+        # zero-argument definitions as constants: only functions of the program missing from C count.
+        missing = sorted(program.functions - program.constants - translation.functions)
+        if missing and len(translation.functions) < len(program.functions - program.constants):
+            findings.append(_finding(path, line, "audit-c-functions",
+                                     f"the C translation has no counterpart of {', '.join(missing)} "
+                                     f"(it defines {', '.join(sorted(translation.functions)) or 'nothing'})",
+                                     "translate function for function, keeping the names, so the comparison "
+                                     "measures the runtime and not a different program"))
+        if bool(program.recursive) != bool(translation.recursive):
+            which = "the program recurses but the C translation loops" if program.recursive else \
+                "the C translation recurses but the program does not"
+            findings.append(_finding(path, line, "audit-c-recursion", f"{which}: not a 1-to-1 translation",
+                                     "keep the same recursion in C (a C compiler turns tail calls into loops itself)"))
+        if language[0].code.count("\n") + 1 > MAX_PROGRAM_LINES:
+            findings.append(_finding(path, language[0].line, "audit-repro-size",
+                                     f"the program is {language[0].code.count(chr(10)) + 1} lines long",
+                                     "cut it to the smallest program that still shows the gap"))
+    findings += _numbers(record, path)
+    return tuple(findings)
+
+
+def _numbers(record: PerfIssue, path: str) -> list[Finding]:
+    timed = [m for m in record.measurements if m.seconds is not None]
+    if not record.measurements:
+        return []
+    line = record.line_of("measurements")
+    if len(timed) < 2:
+        return [_finding(path, line, "audit-numbers", f"the table times {len(timed)} run(s); a ratio needs two",
+                         "time the language and the C translation (seq) or 1 and N threads (par)")]
+    if record.track == "par" and record.threads and record.threads > 1:
+        measured = {m.threads for m in timed if m.threads}
+        if measured and record.threads not in measured:
+            return [_finding(path, line, "audit-numbers",
+                             f"the claim is about {record.threads} threads but the table times {sorted(measured)}",
+                             f"add a row timed at {record.threads} threads")]
+    return []
+
+
+def _finding(path: str, line: int, rule: str, message: str, remedy: str) -> Finding:
+    return Finding(path, max(1, line), rule, Severity.WARNING, message, remedy)

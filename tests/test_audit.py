@@ -1,0 +1,70 @@
+"""The offline audit: each rule fires on a report that breaks it and stays quiet on one that does not."""
+from __future__ import annotations
+
+import pytest
+
+from bot.core.audit import RULES, audit, c_shape, language_shape
+from bot.core.parse import parse
+from tests.reports import canonical_report
+
+PATH = "devs/issues/perf_audit.md"
+
+
+def rules_for(text: str) -> set[str]:
+    record = parse(PATH, text.encode()).record
+    return {f.rule for f in audit(record, PATH)}
+
+
+def test_shapes_see_functions_recursion_and_constants():
+    program = language_shape("def mask():\n  return 255\ndef go(n):\n  if n == 0:\n    return 0\n  else:\n    return go(n - 1)\n")
+    assert program.functions == {"mask", "go"} and program.recursive == {"go"} and program.constants == {"mask"}
+    translation = c_shape("#include <stdio.h>\nstatic int go(int n) { while (n) n--; return 0; }\n"
+                          "int main(void) { printf(\"%d\\n\", go(3)); return 0; }\n")
+    assert translation.functions == {"go"} and translation.recursive == frozenset()
+
+
+def test_the_canonical_report_passes_the_audit():
+    assert rules_for(canonical_report("perf_audit")) == set()
+
+
+def test_a_loop_in_c_for_a_recursion_in_the_language_is_not_one_to_one():
+    text = canonical_report("perf_audit")
+    start = text.index("```c\n") + 5
+    loop = ("#include <stdio.h>\nstatic unsigned long long sum(int d) {\n  unsigned long long t = 0;\n"
+            "  for (unsigned long long i = 0; i < (1ull << d); i++) t += i;\n  return t;\n}\n"
+            "int main(void) { printf(\"%llu\\n\", sum(20)); return 0; }")
+    text = text[:start] + loop + text[text.index("\n```", start):]
+    assert "audit-c-recursion" in rules_for(text)
+
+
+def test_a_missing_counterpart_function_is_named():
+    text = canonical_report("perf_audit").replace("def main():\n  return sum(20, 0)",
+                                                  "def helper(x):\n  return x\ndef main():\n  return helper(sum(20, 0))")
+    findings = audit(parse(PATH, text.encode()).record, PATH)
+    assert [f.rule for f in findings] == ["audit-c-functions"] and "helper" in findings[0].message
+
+
+def test_a_long_program_is_not_minimal():
+    filler = "".join(f"def f{n}(x):\n  return x + {n}\n" for n in range(40))
+    text = canonical_report("perf_audit").replace("def main():", filler + "def main():")
+    assert "audit-repro-size" in rules_for(text)
+
+
+@pytest.mark.parametrize("rows, expected", [
+    ("| bend | 1.0 s | mini | run |\n", True),
+    ("| bend | 1.0 s | mini | run |\n| C | 0.2 s | mini | run |\n", False),
+])
+def test_a_ratio_needs_two_timed_runs(rows, expected):
+    text = ("---\ntrack: seq\nbackend: c\nratio: 5\nfix: unknown\n---\n# t\n\n## Measurements\n\n"
+            "| implementation | time | machine | command |\n| --- | --- | --- | --- |\n" + rows)
+    assert ("audit-numbers" in rules_for(text)) is expected
+
+
+def test_every_rule_has_an_id_and_a_summary():
+    assert [rule for rule, _ in RULES] == ["audit-c-functions", "audit-c-recursion", "audit-repro-size", "audit-numbers"]
+
+
+def test_a_par_claim_about_unmeasured_threads():
+    text = canonical_report("perf_audit", track="par", backend="c", threads=16, ratio=3.0)
+    assert "audit-numbers" not in rules_for(text)
+    assert "audit-numbers" in rules_for(text.replace("threads: 16", "threads: 32", 1))
