@@ -23,8 +23,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
+
+from tests.servers import LoopbackServer
 
 from .batches import BatchStore, check_batch_shape
 from .controls import RecordedRequest
@@ -60,12 +61,6 @@ class Reply:
     content_type: str = "application/json"
 
 
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug logs every request to stderr; a test suite sends hundreds."""
-
-    def log(self, type: str, message: str, *args: Any) -> None:
-        pass
-
 
 def _client_gone(environ: dict) -> bool:
     """Whether the client closed its connection (a timed-out SDK call hangs up before the answer)."""
@@ -79,12 +74,14 @@ def _client_gone(environ: dict) -> bool:
         return True
 
 
-class AnthropicDouble(Generation):
+class AnthropicDouble(LoopbackServer, Generation):
     """The Messages API, token counting and Message Batches on a free loopback port.
 
     Use `with AnthropicDouble() as double:` or the `anthropic_api` fixture, and point the SDK at it:
     `anthropic.Anthropic(base_url=double.url, api_key=double.api_key)`.
     """
+
+    name = "Anthropic double"
 
     def __init__(self, *, api_key: str = "sk-ant-api03-double-test-key",
                  models: Mapping[str, int] | Iterable[str] | None = None,
@@ -104,39 +101,16 @@ class AnthropicDouble(Generation):
         self.batches = BatchStore(self._process_batch_request)
         self.batches.polls_before_end = batch_polls_before_end
         self._stopping = threading.Event()
-        self._server = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> AnthropicDouble:
         self._stopping.clear()
-        self._server = make_server("127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler)
-        # shutdown() waits for the loop's next poll; werkzeug's default of 0.5 s would add that to every test
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="anthropic-double", daemon=True)
-        self._thread.start()
+        self._serve(self._wsgi)
         return self
 
     def stop(self) -> None:
         self._stopping.set()  # wakes requests held by delay_next
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._thread.join(timeout=5)
-            self._server = None
-
-    def __enter__(self) -> AnthropicDouble:
-        return self.start()
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The API base URL, like https://api.anthropic.com: http://127.0.0.1:PORT."""
-        if self._server is None:
-            raise RuntimeError("the Anthropic double is not started: call start() or use it as a context manager")
-        return f"http://127.0.0.1:{self._server.server_port}"
+        super().stop()
 
     def add_api_key(self, key: str) -> None:
         self.api_keys.add(key)

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Iterable
 
-from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_pulls, routes_repos, routes_search  # noqa: F401,E501  (register handlers)
+from tests.servers import LoopbackServer
+
 from .controls import Controls, Fault
 from .openapi_check import request_checker
 from .routes_common import HANDLERS, ApiError, Call, Reply
@@ -47,16 +48,12 @@ class RecordedRequest:
         return self.method in WRITE_METHODS
 
 
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug logs every request to stderr; a test suite sends hundreds."""
 
-    def log(self, type: str, message: str, *args: Any) -> None:
-        pass
-
-
-class GitHubDouble(Controls):
+class GitHubDouble(LoopbackServer, Controls):
     """A stateful GitHub REST API on a free loopback port. Use `with GitHubDouble() as github:` or the
     `github` fixture; point PyGithub at `github.url` (or `github.ghes_url`) with `github.token`."""
+
+    name = "GitHub double"
 
     def __init__(self, *, token: str = "test-token", login: str = "perfbot-tester", allow_anonymous: bool = False,
                  validate_responses: bool = False) -> None:
@@ -65,8 +62,6 @@ class GitHubDouble(Controls):
         self.allow_anonymous = allow_anonymous
         self.validate_responses = validate_responses  # costs 1-10 ms a response; meant for the double's own tests
         self.add_token(token, login)
-        self._server = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> GitHubDouble:
@@ -74,32 +69,8 @@ class GitHubDouble(Controls):
         for method, template in HANDLERS:
             if (method, template) not in self._checker.routes:
                 raise RuntimeError(f"handler for {method} {template}, which GitHub's description does not document")
-        self._server = make_server("127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler)
-        # shutdown() waits for the loop's next poll; werkzeug's default of 0.5 s would add that to every test
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="github-double", daemon=True)
-        self._thread.start()
+        self._serve(self._wsgi)
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._thread.join(timeout=5)
-            self._server = None
-
-    def __enter__(self) -> GitHubDouble:
-        return self.start()
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The API base URL, like https://api.github.com: http://127.0.0.1:PORT."""
-        if self._server is None:
-            raise RuntimeError("the GitHub double is not started: call start() or use it as a context manager")
-        return f"http://127.0.0.1:{self._server.server_port}"
 
     @property
     def ghes_url(self) -> str:
