@@ -135,3 +135,46 @@ def test_batch_answers_that_fail_the_schema_are_asked_again_one_by_one(anthropic
     reviews = Dedup([OLD], reviewer(anthropic_api)).review_all() + Dedup([OLD, NEW], reviewer(anthropic_api)).review_all()
     assert [r.verdict.kind for r in reviews] == ["distinct"]
     assert len(anthropic_api.requests_to("/v1/messages")) == 1  # the one bad batch answer, asked again
+
+
+def test_the_agent_audit_is_schema_checked_and_joins_the_findings(anthropic_api):
+    from bot.adapters.reviewer_agent import AUDIT_TOOL
+
+    anthropic_api.answer_with_tool(AUDIT_TOOL, {
+        "one_to_one": False, "minimal": True, "numbers_support_claim": True,
+        "findings": [{"rule": "audit-c-algorithm", "message": "C sums with a closed formula, the program recurses",
+                      "remedy": "translate the recursion as it is"}],
+        "not_checked": ["whether the timings were taken on an idle machine"]})
+    result = reviewer(anthropic_api).audit(NEW, NEW.path)
+    assert [f.rule for f in result.findings] == ["audit-c-algorithm"] and result.findings[0].line > 1
+    request = anthropic_api.requests_to("/v1/messages")[0].json
+    assert request["tool_choice"] == {"type": "tool", "name": AUDIT_TOOL}
+    assert [t["name"] for t in request["tools"]] == [TOOL, AUDIT_TOOL]  # the same cached prefix as pair reviews
+    anthropic_api.answer_with_tool(AUDIT_TOOL, {"one_to_one": "yes"})
+    anthropic_api.answer_with_tool(AUDIT_TOOL, {"one_to_one": "still yes"})
+    fallback = reviewer(anthropic_api).audit(NEW, NEW.path)
+    assert "did not fit the schema" in fallback.not_checked[0]
+
+
+def test_a_push_gets_the_agent_audit_once_per_content(anthropic_api, database, git_repo, tmp_path):
+    from bot.adapters.local_issues import FileIssues
+    from bot.adapters.reviewer_agent import AUDIT_TOOL
+    from bot.services.bot import BotServices, RepoSource
+
+    anthropic_api.responder = lambda body: ({"one_to_one": True, "minimal": True, "numbers_support_claim": False,
+                                             "findings": [{"rule": "audit-claim", "message": "one run each",
+                                                           "remedy": "time five runs and report the best"}],
+                                             "not_checked": []}
+                                            if body["tool_choice"]["name"] == AUDIT_TOOL else
+                                            {"verdict": "distinct", "confidence": 0.9, "reasons": ["different causes"]})
+    tracker = FileIssues(tmp_path / "issues")
+    services = BotServices(database, lambda *_: tracker, RepoSource(local={"team/runtime": git_repo.root}),
+                           bot_login="perfbot[bot]", reviewer=reviewer(anthropic_api))
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a")
+    services.sync_and_mirror("team/runtime", None, None)
+    services.sync_and_mirror("team/runtime", None, None)
+    audits = [r for r in anthropic_api.requests_to("/v1/messages") if r.json["tool_choice"]["name"] == AUDIT_TOOL]
+    assert len(audits) == 1
+    import json as _json
+    comments = _json.loads(tracker.state_file.read_text())["issues"]["1"]["comments"]
+    assert len(comments) == 1 and "audit-claim" in comments[0]["body"]

@@ -114,3 +114,54 @@ def _numbers(record: PerfIssue, path: str) -> list[Finding]:
 
 def _finding(path: str, line: int, rule: str, message: str, remedy: str) -> Finding:
     return Finding(path, max(1, line), rule, Severity.WARNING, message, remedy)
+
+
+# The agent reviewer answers the same questions by reading both programs; its own rule ids join these.
+AGENT_RULES = (
+    ("audit-c-algorithm", "the C translation computes the result differently (another algorithm, other matches)"),
+    ("audit-claim", "the stated numbers do not support the claim"),
+)
+AUDIT_RULE_IDS = tuple(rule for rule, _ in RULES + AGENT_RULES)
+AUDIT_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["one_to_one", "minimal", "numbers_support_claim", "findings", "not_checked"],
+    "properties": {
+        "one_to_one": {"type": "boolean", "description": "same functions, recursion, pattern matches, algorithm"},
+        "minimal": {"type": "boolean", "description": "the smallest program that still shows the gap"},
+        "numbers_support_claim": {"type": "boolean"},
+        "findings": {"type": "array", "maxItems": 8, "items": {
+            "type": "object", "additionalProperties": False, "required": ["rule", "message", "remedy"],
+            "properties": {"rule": {"type": "string", "enum": list(AUDIT_RULE_IDS)},
+                           "message": {"type": "string", "minLength": 3, "maxLength": 400},
+                           "remedy": {"type": "string", "minLength": 3, "maxLength": 400}}}},
+        "not_checked": {"type": "array", "maxItems": 6, "items": {"type": "string", "maxLength": 300}},
+    },
+}
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    findings: tuple[Finding, ...]
+    not_checked: tuple[str, ...]
+    reviewer: str
+    usage: dict | None = None
+
+
+def offline_audit(record: PerfIssue, path: str) -> AuditResult:
+    return AuditResult(audit(record, path), (NOT_CHECKED,), "offline")
+
+
+def audit_from_tool_input(data: object, record: PerfIssue, path: str, reviewer: str, usage: dict) -> AuditResult:
+    """Check an agent's audit against the schema; its findings point at the C translation's line."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(data, AUDIT_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the audit"
+        raise ValueError(f"{where}: {exc.message[:300]}") from None
+    c_line = next((b.line for b in record.code_blocks if b.lang == "c"), 1)
+    findings = tuple(_finding(path, record.line_of("measurements", c_line) if f["rule"] in ("audit-numbers", "audit-claim")
+                              else c_line, f["rule"], f["message"], f["remedy"]) for f in data["findings"])
+    return AuditResult(findings, tuple(data["not_checked"]), reviewer, usage)

@@ -1,6 +1,7 @@
 """The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
 from __future__ import annotations
 
+from bot.core.audit import AuditResult, offline_audit
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import REPORT_DIR, PerfIssue
@@ -68,3 +69,6 @@ class OfflineReviewer:
 
     def review(self, new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
         return review(new, old, scores)
+
+    def audit(self, record: PerfIssue, path: str) -> AuditResult:
+        return offline_audit(record, path)

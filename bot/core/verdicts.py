@@ -8,7 +8,7 @@ import jsonschema
 KINDS = ("duplicate", "subsumes", "overlaps", "distinct")
 OVERLAPPING = frozenset({"duplicate", "subsumes", "overlaps"})
 # Bump when the reviewer's instructions or schema change: cached verdicts of older prompts are not reused.
-PROMPT_VERSION = "2026-12-02.1"
+PROMPT_VERSION = "2026-12-02.2"
 
 VERDICT_SCHEMA = {
     "type": "object",

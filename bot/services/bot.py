@@ -15,7 +15,7 @@ from bot.core import overrides
 from bot.errors import TransientError
 from bot.core.offline_reviewer import OfflineReviewer
 from bot.services.dedup import Reviewer
-from bot.services.dedup_flow import comment_on_issues, propose_merges, review_changed
+from bot.services.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
 
@@ -86,6 +86,7 @@ class BotServices:
             # A local repository is small and new to its user: its first sync tells its whole story.
             summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name))
             reviews = review_changed(self.db, full_name, summary.touched, self.reviewer)
+            audit_changed(self.db, full_name, summary.touched, self.reviewer)
             partners = {r.old for r in reviews}
             # Issues first (their labels already show the verdicts), so the PR and comments can point at them.
             mirrored = mirror_repo(self.db, tracker, full_name, summary.touched | partners,

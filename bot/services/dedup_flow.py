@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Callable
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
+from bot.adapters.store.dedup_store import VerdictCache, audited, not_duplicates, save_audit
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers, live_reports
 from bot.adapters.templates import render
 from bot.core.issue_view import comment_marker
 from bot.core.records import REPORT_DIR
+from bot.core.verdicts import PROMPT_VERSION
 from bot.services.dedup import Dedup, PairReview, Reviewer
 
 log = logging.getLogger("perfbot.dedup")
@@ -82,3 +83,16 @@ def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[Dedup
                 tracker.upsert_comment(numbers[slug], marker, body, None)
                 written += 1
     return written
+
+
+def audit_changed(db: Database, repo_key: str, changed: set[str], reviewer) -> int:
+    """The agent reviewer's audit of each changed report, once per content; the offline audit already ran in sync."""
+    if getattr(reviewer, "name", "offline") == "offline" or not changed:
+        return 0
+    done = 0
+    for report in live_reports(db, repo_key):
+        if report.slug not in changed or audited(db, report.content_hash, reviewer.name, PROMPT_VERSION):
+            continue
+        save_audit(db, repo_key, report.slug, report.content_hash, PROMPT_VERSION, reviewer.audit(report, report.path))
+        done += 1
+    return done

@@ -7,7 +7,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.service_models import DedupVerdict, PairOverride
+from bot.adapters.store.models import Record, Repo, Revision
+from bot.adapters.store.service_models import DedupVerdict, PairOverride, ReportAudit
 from bot.core.verdicts import Verdict
 
 
@@ -65,3 +66,35 @@ def not_duplicates(db: Database, repo_key: str) -> set[frozenset[str]]:
         rows = session.execute(select(PairOverride.slug_a, PairOverride.slug_b).where(
             PairOverride.repo_key == repo_key, PairOverride.kind == "not-duplicate")).all()
     return {frozenset(row) for row in rows}
+
+
+def audited(db: Database, content_hash: str, reviewer: str, prompt_version: str) -> bool:
+    with db.session() as session:
+        return session.scalar(select(ReportAudit.id).where(
+            ReportAudit.content_hash == content_hash, ReportAudit.reviewer == reviewer,
+            ReportAudit.prompt_version == prompt_version)) is not None
+
+
+def save_audit(db: Database, repo_key: str, slug: str, content_hash: str, prompt_version: str, result) -> None:
+    """Keep the audit, and make its findings the record's audit findings (they join the lint findings)."""
+    with db.session() as session:
+        try:
+            with session.begin_nested():
+                session.add(ReportAudit(content_hash=content_hash, reviewer=result.reviewer,
+                                        prompt_version=prompt_version, findings=[f.as_dict() for f in result.findings],
+                                        not_checked=list(result.not_checked), usage=dict(result.usage or {}),
+                                        created_at=datetime.now(timezone.utc)))
+        except IntegrityError:
+            return  # audited meanwhile by another worker
+        record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
+                                .where(Repo.key == repo_key, Record.slug == slug))
+        if record is None:
+            return
+        revision = session.scalar(select(Revision).where(Revision.record_id == record.id,
+                                                         Revision.content.is_not(None)).order_by(Revision.id.desc()))
+        if revision is None or revision.content_hash != content_hash:
+            return
+        kept = [f for f in revision.findings if not f["rule"].startswith("audit-")]
+        revision.findings = kept + [f.as_dict() for f in result.findings]
+        record.errors = sum(1 for f in revision.findings if f["severity"] == "error")
+        record.warnings = sum(1 for f in revision.findings if f["severity"] != "error")

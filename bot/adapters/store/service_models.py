@@ -105,3 +105,19 @@ class PairOverride(Base):
     kind: Mapped[str] = mapped_column(String(20))
     actor: Mapped[str] = mapped_column(String(200), default="")
     at: Mapped[datetime] = mapped_column()
+
+
+class ReportAudit(Base):
+    """An agent's audit of one report content, so unchanged content is never audited twice."""
+
+    __tablename__ = "report_audits"
+    __table_args__ = (UniqueConstraint("content_hash", "reviewer", "prompt_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    reviewer: Mapped[str] = mapped_column(String(100))
+    prompt_version: Mapped[str] = mapped_column(String(40))
+    findings: Mapped[list] = mapped_column(JSON, default=list)
+    not_checked: Mapped[list] = mapped_column(JSON, default=list)
+    usage: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column()
