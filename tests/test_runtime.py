@@ -110,3 +110,30 @@ def test_the_worker_command_runs_until_sigterm(git_repo, tmp_path):
         output = process.communicate(timeout=20)[0].decode()
         runtime.stop()
     assert process.returncode == 0, output
+
+
+def test_local_mode_dedup_opens_a_merge_branch_in_the_watched_repository(git_repo, db_url, tmp_path):
+    u24 = "def mix(x):\n  x = x ^ (x >> 12)\n  x = x * 2935 + 11\n  return x ^ (x >> 7)\n"
+
+    def report(slug: str, title: str) -> str:
+        text = canonical_report(slug, title=title, ratio=120, root_cause="Every u24 operation is an OPE node.")
+        start = text.index("```bend\n") + len("```bend\n")
+        return text[:start] + u24 + text[text.index("\n```", start) + 1:]
+
+    git_repo.write("devs/issues/perf_u24_mul.md", report("perf_u24_mul", "u24 multiply boxes values")).commit("old")
+    settings = local_settings(tmp_path, git_repo.root, db_url)
+    runtime = Runtime(settings)
+    try:
+        runtime.poll_local_repo()
+        runtime.workers[0].run_once()
+        git_repo.write("devs/issues/perf_u24_hash.md", report("perf_u24_hash", "u24 hashing boxes values")).commit("new")
+        runtime.poll_local_repo()
+        runtime.workers[0].run_once()
+    finally:
+        runtime.stop()
+    state = json.loads((folder_for(settings.instance_dir, "local/repo") / "issues.json").read_text())
+    assert [p["head"] for p in state["pulls"].values()] == ["perfbot/merge-perf_u24_hash"]
+    assert all(any(c["body"].startswith("<!-- perfbot:dedup") for c in i["comments"]) for i in state["issues"].values())
+    branch = git_repo.repo.commit("perfbot/merge-perf_u24_hash")
+    assert "supersedes: [perf_u24_mul]" in (branch.tree / "devs/issues/perf_u24_hash.md").data_stream.read().decode()
+    assert git_repo.repo.head.commit.message.strip() == "new"  # the checked-out branch is untouched
