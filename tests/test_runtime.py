@@ -137,3 +137,17 @@ def test_local_mode_dedup_opens_a_merge_branch_in_the_watched_repository(git_rep
     branch = git_repo.repo.commit("perfbot/merge-perf_u24_hash")
     assert "supersedes: [perf_u24_mul]" in (branch.tree / "devs/issues/perf_u24_hash.md").data_stream.read().decode()
     assert git_repo.repo.head.commit.message.strip() == "new"  # the checked-out branch is untouched
+
+
+def test_serve_says_clearly_when_its_address_is_taken(tmp_path, git_repo):
+    import socket as sockets
+
+    with sockets.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = dict(os.environ, PERFBOT_BIND=f"127.0.0.1:{port}", PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"))
+        env.pop("PERFBOT_GITHUB_TOKEN", None)
+        done = subprocess.run([str(PERFBOT), "serve", "--repo", str(git_repo.root)], env=env, capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr[-2000:]

@@ -53,7 +53,11 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     _logging()
     runtime = Runtime(settings, workers=workers)
     host, port = parse_bind(settings.bind)
-    mode = f"local mode, watching {settings.local_repo}" if settings.local_mode else f"GitHub at {settings.github_api_url}"
+    if settings.local_mode:
+        mode = f"local mode, watching {settings.local_repo}" if settings.local_repo else \
+            "local mode, watching no repository: pass --repo PATH"
+    else:
+        mode = f"GitHub at {settings.github_api_url}"
     click.echo(f"perfbot serving on http://{settings.bind} ({mode}); store {runtime.db.safe_url}", err=True)
     _stop_on_sigterm()
     runtime.start_background()
@@ -61,6 +65,8 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
         serve(runtime.app, host=host, port=port, threads=8, ident="perfbot", _quiet=True)
     except KeyboardInterrupt:
         pass
+    except OSError as exc:  # the address is taken or not ours: say which and how to choose another
+        raise click.ClickException(f"cannot listen on {settings.bind}: {exc.strerror}; set PERFBOT_BIND=HOST:PORT") from None
     finally:
         runtime.stop()
 
