@@ -31,6 +31,7 @@ def _logging() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per poll would drown the log
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG through its own handler
 
 
 @click.command("serve")
