@@ -1,0 +1,209 @@
+"""`.perfbot.toml`, parsed strictly: every key known, every value checked, every error naming its key and line.
+
+    [build]                     # how to build the project at a commit (run in its checkout)
+    command = ["make", "-j2"]
+    [run]                       # argument templates; placeholders {file} {threads} {out} only
+    language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]
+    c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
+    c_run = ["{out}"]
+    [suite]                     # optional: the project's own benchmark suite
+    command = ["make", "bench"]
+    format = "json"             # json | tsv
+    tolerance = 0.05            # slowdown allowed before it is a regression
+    [verify]
+    seq_threshold = 2.0
+    par_efficiency = 0.75
+    min_samples = 5
+    max_samples = 30
+    budget_seconds = 900
+    timeout_seconds = 120
+    memory_mb = 4096
+    [[runners]]
+    name = "mini-1"
+    kind = "ssh"                # local | ssh
+    host = "mini-1.lan"
+    user = "bench"
+    labels = ["c", "metal"]
+
+A missing section turns its feature off; callers say so when asked for it.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass, field
+
+PLACEHOLDERS = frozenset({"file", "threads", "out"})
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
+_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+
+
+class ConfigFileError(ValueError):
+    """What is wrong, where: `.perfbot.toml:LINE: key: problem`."""
+
+    def __init__(self, key: str, line: int, problem: str) -> None:
+        super().__init__(f".perfbot.toml:{line}: {key}: {problem}")
+        self.key, self.line, self.problem = key, line, problem
+
+
+@dataclass(frozen=True)
+class Runner:
+    name: str
+    kind: str
+    labels: tuple[str, ...]
+    host: str | None = None
+    user: str | None = None
+    port: int = 22
+
+
+@dataclass(frozen=True)
+class Suite:
+    command: tuple[str, ...]
+    format: str = "json"
+    tolerance: float = 0.05
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    build: tuple[str, ...] | None = None
+    run_language: tuple[str, ...] | None = None
+    c_compile: tuple[str, ...] = ("gcc", "-O2", "-o", "{out}", "{file}")
+    c_run: tuple[str, ...] = ("{out}",)
+    suite: Suite | None = None
+    seq_threshold: float = 2.0
+    par_efficiency: float = 0.75
+    min_samples: int = 5
+    max_samples: int = 30
+    budget_seconds: int = 900
+    timeout_seconds: int = 120
+    memory_mb: int = 4096
+    runners: tuple[Runner, ...] = field(default=(Runner("local", "local", ("c",)),))
+
+    def runner_for(self, backend: str) -> Runner | None:
+        return next((r for r in self.runners if backend in r.labels), None)
+
+
+SCHEMA = {
+    "build": {"command": "argv"},
+    "run": {"language": "argv", "c_compile": "argv", "c_run": "argv"},
+    "suite": {"command": "argv", "format": ("json", "tsv"), "tolerance": "fraction"},
+    "verify": {"seq_threshold": "positive", "par_efficiency": "fraction", "min_samples": "count",
+               "max_samples": "count", "budget_seconds": "count", "timeout_seconds": "count", "memory_mb": "count"},
+    "runners": {"name": "name", "kind": ("local", "ssh"), "host": "host", "user": "user", "port": "port",
+                "labels": "labels"},
+    "milestones": None,  # declared by the digest; accepted here so one file serves every feature
+    "digest": None,
+}
+
+
+def parse_repo_config(text: str) -> RepoConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else max(1, len(text.rstrip("\n").splitlines()))  # "end of document"
+        raise ConfigFileError("(syntax)", line, str(exc).split(" (at")[0]) from None
+    lines = text.splitlines()
+    for section in data:
+        if section not in SCHEMA:
+            raise ConfigFileError(section, _line_of(lines, section), f"unknown section{_suggest(section, SCHEMA)}")
+    values: dict = {}
+    for section in ("build", "run", "suite", "verify"):
+        if section in data:
+            values[section] = _table(data[section], section, lines)
+    runners = data.get("runners")
+    if runners is not None and not (isinstance(runners, list) and all(isinstance(r, dict) for r in runners)):
+        raise ConfigFileError("runners", _line_of(lines, "runners"), "write each runner as a [[runners]] table")
+    config = RepoConfig(
+        build=values.get("build", {}).get("command"),
+        run_language=values.get("run", {}).get("language"),
+        c_compile=values.get("run", {}).get("c_compile", RepoConfig.c_compile),
+        c_run=values.get("run", {}).get("c_run", RepoConfig.c_run),
+        suite=_suite(values.get("suite"), lines),
+        **values.get("verify", {}),
+        **({"runners": tuple(_runner(r, lines) for r in runners)} if runners is not None else {}),
+    )
+    if config.min_samples > config.max_samples:
+        raise ConfigFileError("verify.min_samples", _line_of(lines, "min_samples"), "is larger than max_samples")
+    names = [r.name for r in config.runners]
+    if len(set(names)) != len(names):
+        raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
+    return config
+
+
+def _table(table, section: str, lines: list[str]) -> dict:
+    if not isinstance(table, dict):
+        raise ConfigFileError(section, _line_of(lines, section), "must be a table: write it as [" + section + "]")
+    out = {}
+    for key, value in table.items():
+        kind = SCHEMA[section].get(key)
+        if kind is None:
+            raise ConfigFileError(f"{section}.{key}", _line_of(lines, key),
+                                  f"unknown key{_suggest(key, SCHEMA[section])}")
+        out[key] = _check(f"{section}.{key}", value, kind, _line_of(lines, key))
+    return out
+
+
+def _check(key: str, value, kind, line: int):
+    fail = lambda problem: ConfigFileError(key, line, problem)  # noqa: E731
+    if isinstance(kind, tuple):
+        if value not in kind:
+            raise fail(f"{value!r} is not one of {', '.join(kind)}")
+        return value
+    if kind == "argv":
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            raise fail('must be a list of arguments, e.g. ["gcc", "-O2", "{file}"] (no shell strings)')
+        for arg in value:
+            unknown = {p for p in _PLACEHOLDER.findall(arg)} - PLACEHOLDERS
+            if unknown:
+                raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {{file}}, {{threads}} or {{out}}")
+        return tuple(value)
+    if kind in ("count", "port"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (kind == "port" and value > 65535):
+            raise fail(f"{value!r} must be a positive whole number")
+        return value
+    if kind in ("positive", "fraction"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or (kind == "fraction" and value > 1):
+            raise fail(f"{value!r} must be a number {'in (0, 1]' if kind == 'fraction' else 'above 0'}")
+        return float(value)
+    patterns = {"name": _NAME, "host": _HOST, "user": _USER}
+    if kind in patterns:
+        if not isinstance(value, str) or not patterns[kind].fullmatch(value):
+            raise fail(f"{str(value)[:60]!r} is not a valid {kind}")
+        return value
+    if kind == "labels":
+        if not isinstance(value, list) or not all(v in ("c", "metal", "cuda") for v in value) or not value:
+            raise fail('must list backends among "c", "metal", "cuda"')
+        return tuple(value)
+    raise AssertionError(kind)
+
+
+def _suite(values: dict | None, lines: list[str]) -> Suite | None:
+    if values is None:
+        return None
+    if "command" not in values:
+        raise ConfigFileError("suite.command", _line_of(lines, "suite"), "a [suite] needs its command")
+    return Suite(**values)
+
+
+def _runner(table: dict, lines: list[str]) -> Runner:
+    values = _table(table, "runners", lines)
+    for required in ("name", "kind", "labels"):
+        if required not in values:
+            raise ConfigFileError(f"runners.{required}", _line_of(lines, "runners"), "is required for every runner")
+    if values["kind"] == "ssh" and "host" not in values:
+        raise ConfigFileError("runners.host", _line_of(lines, "runners"), f"ssh runner {values['name']} needs a host")
+    return Runner(**values)
+
+
+def _line_of(lines: list[str], key: str) -> int:
+    pattern = re.compile(rf"^\s*(\[\[?\s*{re.escape(key)}\s*\]\]?|{re.escape(key)}\s*=)")
+    return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)
+
+
+def _suggest(key: str, known) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"

@@ -1,0 +1,68 @@
+"""`.perfbot.toml`: the full form parses; every mistake names its key and line."""
+from __future__ import annotations
+
+import pytest
+
+from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
+
+FULL = """\
+[build]
+command = ["make", "-j2"]
+
+[run]
+language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]
+c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
+
+[suite]
+command = ["make", "bench"]
+format = "tsv"
+
+[verify]
+seq_threshold = 2.0
+max_samples = 40
+
+[[runners]]
+name = "mini-1"
+kind = "ssh"
+host = "mini-1.lan"
+user = "bench"
+labels = ["c", "metal"]
+
+[[runners]]
+name = "rtx"
+kind = "ssh"
+host = "rtx-box"
+labels = ["cuda"]
+"""
+
+
+def test_the_full_form_parses():
+    config = parse_repo_config(FULL)
+    assert config.build == ("make", "-j2") and config.run_language[2] == "{file}"
+    assert config.suite.format == "tsv" and config.max_samples == 40 and config.min_samples == 5
+    assert config.runner_for("metal").name == "mini-1" and config.runner_for("cuda").host == "rtx-box"
+
+
+def test_an_empty_file_gives_the_defaults_with_the_local_runner():
+    config = parse_repo_config("")
+    assert config == RepoConfig() and config.runner_for("c").kind == "local" and config.suite is None
+
+
+@pytest.mark.parametrize("text, key, line, words", [
+    ("[verfiy]\nseq_threshold = 2\n", "verfiy", 1, "did you mean 'verify'"),
+    ("[verify]\nseq_treshold = 2\n", "verify.seq_treshold", 2, "did you mean 'seq_threshold'"),
+    ("[verify]\n\nseq_threshold = -1\n", "verify.seq_threshold", 3, "above 0"),
+    ("[run]\nlanguage = \"bend run {file}\"\n", "run.language", 2, "list of arguments"),
+    ("[run]\nlanguage = [\"bend\", \"{file}; rm -rf /\", \"{home}\"]\n", "run.language", 2, "unknown placeholder {home}"),
+    ("[verify]\nmin_samples = 50\n", "verify.min_samples", 2, "larger than max_samples"),
+    ("[[runners]]\nname = \"x\"\nkind = \"ssh\"\nlabels = [\"c\"]\n", "runners.host", 1, "needs a host"),
+    ("[[runners]]\nname = \"x\"\nkind = \"ssh\"\nhost = \"-oProxyCommand=evil\"\nlabels = [\"c\"]\n",
+     "runners.host", 4, "not a valid host"),
+    ("[[runners]]\nname = \"x\"\nkind = \"local\"\nlabels = [\"gpu\"]\n", "runners.labels", 4, "among"),
+    ("[build]\ncommand = [\"make\"\n", "(syntax)", 2, ""),
+])
+def test_mistakes_name_the_key_and_the_line(text, key, line, words):
+    with pytest.raises(ConfigFileError) as info:
+        parse_repo_config(text)
+    assert (info.value.key, info.value.line) == (key, line), str(info.value)
+    assert words in str(info.value)
