@@ -144,6 +144,13 @@ class GitRepository:
     def commit(self, sha: str) -> CommitInfo:
         return _commit_info(self.repo.commit(sha))
 
+    def read_file(self, sha: str, path: str) -> bytes | None:
+        """A file's content in the tree at `sha`, or None when it is not there."""
+        try:
+            return (self.repo.commit(sha).tree / path).data_stream.read()
+        except KeyError:
+            return None
+
     def first_parent(self, sha: str) -> str | None:
         parents = self.repo.commit(sha).parents
         return parents[0].hexsha if parents else None

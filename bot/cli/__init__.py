@@ -9,6 +9,7 @@ from bot.cli.new_cmd import new_command
 from bot.cli.records_cmd import list_command, show_command
 from bot.cli.service_cmd import deliveries_command, redeliver_command, serve_command, worker_command
 from bot.cli.sync_cmd import sync_command
+from bot.cli.verify_cmd import verify_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -22,6 +23,7 @@ def main() -> None:
 
 
 COMMANDS = (lint_command, sync_command, list_command, show_command, new_command,
-            serve_command, worker_command, deliveries_command, redeliver_command, dedup_command)
+            serve_command, worker_command, deliveries_command, redeliver_command, dedup_command,
+            verify_command)
 for command in COMMANDS:
     main.add_command(command)

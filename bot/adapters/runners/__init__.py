@@ -1,0 +1,1 @@
+"""Runners: where benchmarks run (local worktrees today), behind one small interface."""

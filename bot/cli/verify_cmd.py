@@ -1,0 +1,95 @@
+"""`perfbot verify`: measure a report's claim at a commit on a bench runner and say pass, fail or inconclusive."""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+
+import click
+
+from bot.adapters.git import GitError, GitRepository
+from bot.adapters.runners.local import LocalRunner
+from bot.cli.common import reports_errors, settings_for
+from bot.core.parse import parse
+from bot.core.refnames import branch_name_problem
+from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.errors import UserError
+from bot.services.verify import verify
+
+EXIT = {"pass": 0, "fail": 1, "mismatch": 1, "error": 1, "inconclusive": 3}
+
+
+def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str]:
+    """Without --head, a report's own fix branch against the default branch; else HEAD alone."""
+    default = repo.resolve(repo.default_ref())
+    if head is not None:
+        return (repo.resolve(base) if base else None), repo.resolve(head)
+    fix = record.fix or ""
+    if fix not in ("", "inline", "unknown") and not branch_name_problem(fix):
+        try:
+            return (repo.resolve(base) if base else default), repo.resolve(fix)
+        except GitError:
+            pass  # the fix branch is not in this clone: measure the default branch alone
+    return (repo.resolve(base) if base else None), default
+
+
+@click.command("verify")
+@click.argument("slug")
+@click.option("--repo", "repo_path", default=".", show_default=True, type=click.Path(file_okay=False))
+@click.option("--base", default=None, help="The commit before the fix (default: the default branch).")
+@click.option("--head", default=None, help="The commit to judge (default: the report's own fix branch).")
+@click.option("--runner", "runner_name", default=None, help="A runner named in .perfbot.toml (default: by backend).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@reports_errors
+def verify_command(slug, repo_path, base, head, runner_name, fmt) -> None:
+    """Exit 0 pass, 1 fail (or mismatch, or error), 3 inconclusive, 2 usage."""
+    repo = GitRepository(repo_path)
+    try:
+        default = repo.resolve(repo.default_ref())
+        data = repo.read_file(default, f"devs/issues/{slug}.md")
+        if data is None:
+            raise click.ClickException(f"no devs/issues/{slug}.md on the default branch of {repo.path}")
+        record = parse(f"devs/issues/{slug}.md", data).record
+        base_sha, head_sha = _choose_refs(repo, record, base, head)
+        config = parse_repo_config((repo.read_file(head_sha, ".perfbot.toml") or b"").decode("utf-8", "replace"))
+    except ConfigFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        repo.close()
+    runner_conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
+                   else config.runner_for(record.backend or "c"))
+    if runner_conf is None:
+        raise click.UsageError(f"no runner {'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
+                               " in .perfbot.toml")
+    if runner_conf.kind != "local":
+        raise click.ClickException(f"runner {runner_conf.name} is an {runner_conf.kind} runner; only local runners "
+                                   "are built so far")
+    cache = settings_for(None).instance_dir / "bench" / runner_conf.name
+    runner = LocalRunner(runner_conf.name, repo.path, cache, build=config.build, memory_mb=config.memory_mb)
+    bars = {}
+
+    def progress(side: str, taken: int, most: int) -> None:
+        if side not in bars:
+            bars[side] = click.progressbar(length=most, label=f"{slug} {side}", file=sys.stderr)
+            bars[side].__enter__()
+        bars[side].update(1)
+
+    try:
+        outcome = verify(record, config, runner, head_sha, base_sha, progress)
+    except UserError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        for bar in bars.values():
+            bar.__exit__(None, None, None)
+    if fmt == "json":
+        click.echo(json.dumps({"slug": slug, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
+                                                      "threshold": config.seq_threshold, "min_samples": config.min_samples,
+                                                      "max_samples": config.max_samples}, **outcome.as_dict()}, indent=2))
+    else:
+        for side in outcome.sides:
+            if side.interval:
+                click.echo(f"{side.label:<5} {side.sha[:12]}  language {statistics.median(side.language):.4f}s  "
+                           f"C {statistics.median(side.c):.4f}s  ratio {side.interval.point:.2f}x "
+                           f"[{side.interval.low:.2f}, {side.interval.high:.2f}]  {len(side.c)} pairs  {side.decision}")
+        click.echo(f"{outcome.verdict}: {outcome.message}")
+    raise SystemExit(EXIT.get(outcome.verdict, 1))

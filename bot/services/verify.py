@@ -1,0 +1,131 @@
+"""Verify: measure a report's reproduction against its C translation at a commit, and decide with intervals.
+
+For each side (base, then head) the runner prepares the project, the report's two programs are written to
+files, the C translation is compiled, one warm-up run of each checks that both print the same result (a
+1-to-1 translation computes the same thing; a mismatch is reported, not timed), and then runs alternate
+language, C, language, C ... until the interval decides or the time budget is spent.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from bot.core.records import PerfIssue
+from bot.core.repo_config import RepoConfig
+from bot.core.stats import INCONCLUSIVE, Interval, SamplingPlan, ratio_interval
+from bot.errors import UserError
+
+MISMATCH, ERROR = "mismatch", "error"
+Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
+
+
+@dataclass
+class Side:
+    """What one commit measured: every sample kept."""
+
+    label: str
+    sha: str
+    language: list[float] = field(default_factory=list)
+    c: list[float] = field(default_factory=list)
+    interval: Interval | None = None
+    decision: str = INCONCLUSIVE
+    output: str = ""
+
+    def as_dict(self) -> dict:
+        return {"side": self.label, "sha": self.sha, "language_seconds": self.language, "c_seconds": self.c,
+                "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
+                "output": self.output}
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    message: str
+    sides: list[Side]
+    runner: str
+
+    def as_dict(self) -> dict:
+        return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
+                "sides": [s.as_dict() for s in self.sides]}
+
+
+def fill(template: tuple[str, ...], **values: str) -> list[str]:
+    """Placeholders filled by plain substitution: each stays one argument whatever its text."""
+    out = []
+    for arg in template:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
+
+
+def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
+           progress: Progress | None = None) -> Outcome:
+    if record.track != "seq":
+        raise UserError(f"{record.slug} is a {record.track} report; verifying parallel speedups is not built yet")
+    language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
+    translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
+    if language is None or translation is None or config.run_language is None:
+        missing = "the program" if language is None else "the C translation" if translation is None else \
+            "[run] language in .perfbot.toml"
+        raise UserError(f"cannot verify {record.slug}: {missing} is missing")
+    sides = [Side("base", base)] if base else []
+    sides.append(Side("head", head))
+    plan = SamplingPlan(config.min_samples, config.max_samples)
+    with runner.exclusive():
+        for side in sides:
+            problem = _measure(side, record, language, translation, config, runner, plan, progress)
+            if problem is not None:
+                return Outcome(problem[0], problem[1], sides, runner.name)
+    head_side = sides[-1]
+    verdict = head_side.decision
+    ratio = head_side.interval
+    message = (f"{record.slug} on {runner.name}: language/C {ratio.point:.2f}x "
+               f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against the {config.seq_threshold:g}x threshold")
+    return Outcome(verdict, message, sides, runner.name)
+
+
+def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
+             plan: SamplingPlan, progress: Progress | None) -> tuple[str, str] | None:
+    workspace = runner.prepare(side.sha)
+    folder = runner.run_dir(workspace, record.slug)
+    (folder / "program.bend").write_text(language, encoding="utf-8")
+    (folder / "translation.c").write_text(translation, encoding="utf-8")
+    binary = folder / "translation"
+    compiled = runner.run(fill(config.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
+                          config.timeout_seconds)
+    if not compiled.ok:
+        return ERROR, f"the C translation does not compile at {side.sha[:12]}: {compiled.stderr.strip()[-400:]}"
+    argv_language = fill(config.run_language, file=str(folder / "program.bend"), threads=str(record.threads or 1))
+    argv_c = fill(config.c_run, out=str(binary), file=str(folder / "translation.c"))
+    first_language = runner.run(argv_language, workspace, config.timeout_seconds)
+    first_c = runner.run(argv_c, folder, config.timeout_seconds)
+    for name, result in (("the program", first_language), ("the C translation", first_c)):
+        if result.timed_out:
+            return ERROR, f"{name} ran past the {config.timeout_seconds}s limit at {side.sha[:12]}"
+        if result.returncode != 0:
+            return ERROR, f"{name} exited {result.returncode} at {side.sha[:12]}: {result.stderr.strip()[-300:]}"
+    if first_language.stdout.strip() != first_c.stdout.strip():
+        return MISMATCH, (f"at {side.sha[:12]} the program prints {first_language.stdout.strip()[:80]!r} but its "
+                          f"C translation prints {first_c.stdout.strip()[:80]!r}: not the same computation")
+    side.output = first_c.stdout.strip()
+    deadline = time.monotonic() + config.budget_seconds
+    while True:
+        for argv, cwd, samples in ((argv_language, workspace, side.language), (argv_c, folder, side.c)):
+            result = runner.run(argv, cwd, config.timeout_seconds)
+            if not result.ok:
+                return ERROR, f"a timed run failed at {side.sha[:12]} (exit {result.returncode}, timed out: {result.timed_out})"
+            samples.append(result.seconds)
+        if progress:
+            progress(side.label, len(side.c), plan.maximum)
+        step, interval = plan.next_step(side.language, side.c, config.seq_threshold)
+        side.interval = interval or side.interval
+        if step != "sample":
+            side.decision = step
+            return None
+        if time.monotonic() >= deadline:
+            side.interval = ratio_interval(side.language, side.c)
+            side.decision = INCONCLUSIVE
+            return None
+

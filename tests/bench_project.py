@@ -1,0 +1,118 @@
+"""A small C project standing in for the runtime, in a real git repository, with fix branches that really
+are (or are not) faster: what verification tests measure.
+
+The "runtime" reads a program file `sum N` and computes the sum of i*i mod 2^24 for i < N. On main it boxes
+every intermediate value in a heap node (malloc and free per step): slow, like the runtime's u24 boxing.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.gitrepo import RepoBuilder
+
+N = 5_000_000
+SLOW = r"""
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct { unsigned v; } Box;
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "r"); unsigned long n = 0;
+  if (!f || fscanf(f, "sum %lu", &n) != 1) { fprintf(stderr, "bad program\n"); return 2; }
+  Box *acc = malloc(sizeof *acc); acc->v = 0;
+  for (unsigned long i = 0; i < n; i++) {
+    for (int k = 0; k < 24; k++) { Box *t = malloc(sizeof *t); t->v = (unsigned)(i * i) & 0xFFFFFF; free(t); }
+    Box *next = malloc(sizeof *next); next->v = (acc->v + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
+    free(acc); acc = next;
+  }
+  printf("%u\n", acc->v); return 0;
+}
+"""
+FAST = r"""
+#include <stdio.h>
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "r"); unsigned long n = 0;
+  if (!f || fscanf(f, "sum %lu", &n) != 1) { fprintf(stderr, "bad program\n"); return 2; }
+  unsigned acc = 0;
+  for (unsigned long i = 0; i < n; i++) acc = (acc + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
+  printf("%u\n", acc); return 0;
+}
+"""
+WRONG = FAST.replace('printf("%u\\n", acc)', 'printf("%u\\n", acc + 1)')
+HANGS = FAST.replace("unsigned long i = 0; i < n; i++", "volatile unsigned long i = 0; i < n || 1; i++")
+BROKEN = FAST.replace("int main", "int main(")
+TRANSLATION = r"""#include <stdio.h>
+int main(void) {
+  unsigned acc = 0;
+  for (unsigned long i = 0; i < %d; i++) acc = (acc + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
+  printf("%%u\n", acc);
+  return 0;
+}""" % N
+CONFIG = """[build]
+command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]
+
+[run]
+language = ["./runtime", "{file}"]
+c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
+
+[verify]
+min_samples = 5
+max_samples = 12
+budget_seconds = 60
+timeout_seconds = 5
+memory_mb = 512
+"""
+
+
+def report(ratio: float = 12.0) -> str:
+    return f"""---
+track: seq
+backend: c
+threads: 1
+ratio: {ratio}
+fix: fix/perf_boxed_sum
+---
+# Every step of a sum boxes its value
+
+## Context
+
+Summing squares in the runtime allocates a heap node per intermediate value.
+
+## Reproduction
+
+```bend
+sum {N}
+```
+
+```c
+{TRANSLATION}
+```
+
+## Measurements
+
+| implementation | time (s) | machine | command |
+| --- | --- | --- | --- |
+| bend | {0.05 * ratio:.3f} | ci | `./runtime program.bend` |
+| C | 0.050 | ci | `./translation` |
+
+## Root cause
+
+Boxing: a malloc and a free per step.
+
+## Fix
+
+See `fix/perf_boxed_sum`: keep the value unboxed.
+"""
+
+
+def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
+    """main plus branches: the real fix, a non-fix, a fix that breaks the output, one that hangs, one that won't build."""
+    repo = RepoBuilder(root, branch="main")
+    repo.write("runtime.c", SLOW).write(".perfbot.toml", CONFIG).write("devs/issues/perf_boxed_sum.md", report())
+    main = repo.commit("runtime and the report")
+    heads = {"main": main}
+    for branch, source in (("fix/perf_boxed_sum", FAST), ("not-a-fix", SLOW.replace("Box *acc", "Box * acc")),
+                           ("wrong-output", WRONG), ("hangs", HANGS), ("broken", BROKEN)):
+        repo.repo.git.checkout("-q", "-b", branch, main)
+        heads[branch] = repo.write("runtime.c", source).commit(f"runtime: {branch}")
+    repo.repo.git.checkout("-q", "main")
+    return repo, heads

@@ -1,0 +1,101 @@
+"""Verification end to end through the local runner, on a real C project whose fix branch really is faster."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bot.adapters.runners.local import BuildError, LocalRunner
+from bot.core.parse import parse
+from bot.core.repo_config import parse_repo_config
+from bot.services.verify import MISMATCH, verify
+from tests.bench_project import CONFIG, build_project, report
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    repo, heads = build_project(root / "runtime")
+    config = parse_repo_config(CONFIG)
+    runner = LocalRunner("local", repo.root, root / "cache", build=config.build, memory_mb=config.memory_mb)
+    record = parse("devs/issues/perf_boxed_sum.md", report().encode()).record
+    return heads, config, runner, record
+
+
+def test_a_real_fix_passes_and_its_base_is_measured_too(project):
+    heads, config, runner, record = project
+    progress = []
+    outcome = verify(record, config, runner, heads["fix/perf_boxed_sum"], base=heads["main"],
+                     progress=lambda side, n, most: progress.append((side, n)))
+    base, head = outcome.sides
+    assert outcome.verdict == "pass", outcome.message
+    assert base.decision == "fail" and base.interval.low > 2.0 and head.interval.high <= 2.0
+    assert len(head.language) == len(head.c) >= config.min_samples and base.output == head.output == "4463072"
+    assert progress[0] == ("base", 1) and progress[-1][0] == "head"
+
+
+def test_a_change_that_fixes_nothing_fails(project):
+    heads, config, runner, record = project
+    outcome = verify(record, config, runner, heads["not-a-fix"])
+    assert outcome.verdict == "fail" and outcome.sides[-1].interval.low > 2.0
+
+
+def test_a_fix_that_changes_the_output_is_caught_not_timed(project):
+    heads, config, runner, record = project
+    outcome = verify(record, config, runner, heads["wrong-output"])
+    assert outcome.verdict == MISMATCH and "4463073" in outcome.message and outcome.sides[-1].language == []
+
+
+def test_a_build_failure_and_a_timeout_give_clear_messages(project):
+    heads, config, runner, record = project
+    with pytest.raises(BuildError, match="build gcc -O2 -o runtime runtime.c at .* exited 1"):
+        verify(record, config, runner, heads["broken"])
+    quick = dataclasses.replace(config, timeout_seconds=1)
+    outcome = verify(record, quick, runner, heads["hangs"])
+    assert outcome.verdict == "error" and "ran past the 1s limit" in outcome.message
+
+
+def test_builds_are_reused_per_commit(project):
+    heads, config, runner, record = project
+    first = runner.prepare(heads["main"])
+    assert runner.prepare(heads["main"]) == first and (first / ".perfbot-built").read_text() == heads["main"]
+
+
+def test_a_run_over_its_memory_limit_is_contained(project, tmp_path):
+    _, _, runner, _ = project
+    hog = tmp_path / "hog.c"
+    hog.write_text("#include <stdlib.h>\n#include <string.h>\nint main(void){char*p=malloc(1u<<30);"
+                   "if(!p)return 3;memset(p,1,1u<<30);return 0;}\n")
+    assert runner.run(["gcc", "-O0", "-o", str(tmp_path / "hog"), str(hog)], tmp_path, 60).ok
+    small = LocalRunner("local", runner.repo_path, runner.cache_dir, build=None, memory_mb=64)
+    result = small.run([str(tmp_path / "hog")], tmp_path, 10)
+    assert result.returncode == 3 and not result.timed_out  # malloc refused under the 64 MB cap
+
+
+def test_hostile_slugs_never_become_paths(project):
+    _, _, runner, _ = project
+    from bot.errors import UserError
+
+    with pytest.raises(UserError):
+        runner.run_dir(runner.cache_dir, "../../etc")
+
+
+def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    repo, heads = build_project(tmp_path / "runtime")
+    cli = CliRunner()
+    result = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output[result.output.index("{"):])
+    assert data["verdict"] == "pass" and data["plan"]["head"] == heads["fix/perf_boxed_sum"]
+    assert [s["side"] for s in data["sides"]] == ["base", "head"] and data["sides"][1]["language_seconds"]
+    assert cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "not-a-fix"]).exit_code == 1
+    hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "--upload-pack=touch x"])
+    assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()
+    assert cli.invoke(main, ["verify", "perf_nope", "--repo", str(repo.root)]).exit_code == 1
