@@ -99,3 +99,6 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "--upload-pack=touch x"])
     assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()
     assert cli.invoke(main, ["verify", "perf_nope", "--repo", str(repo.root)]).exit_code == 1
+    assert cli.invoke(main, ["sync", "--repo", str(repo.root)]).exit_code == 0
+    shown = json.loads(cli.invoke(main, ["show", "perf_boxed_sum", "--format", "json"]).output)
+    assert [run["verdict"] for run in shown["bench_runs"]] == ["fail", "pass"]  # newest first: not-a-fix, then the fix

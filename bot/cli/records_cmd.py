@@ -6,6 +6,7 @@ import json
 import click
 
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
+from bot.adapters.store.bench_store import runs_for
 from bot.cli.common import db_option, open_database, reports_errors
 from bot.core.records import BACKENDS, TRACKS
 
@@ -63,6 +64,8 @@ def show_command(slug: str, repo_key: str | None, fmt: str, db_url: str | None) 
             repos = ", ".join(key for _, key in matches)
             raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --repo-key")
         detail = record_detail(session, *matches[0])
+    with open_database(db_url) as db:
+        detail["bench_runs"] = runs_for(db, detail["slug"])
     if fmt == "json":
         click.echo(json.dumps(detail, indent=2))
         return
@@ -85,6 +88,10 @@ def _print_detail(d: dict) -> None:
         click.echo(f"  line {f['line']}: {f['severity']} {f['rule']}: {f['message']}")
         if f.get("remedy"):
             click.echo(f"      fix: {f['remedy']}")
+    if d.get("bench_runs"):
+        click.echo(f"bench runs ({len(d['bench_runs'])}):")
+        for run in d["bench_runs"]:
+            click.echo(f"  {run['at'][:19]}  #{run['id']}  {run['verdict']:<12} {run['runner']}  {run['message']}")
     click.echo(f"history ({len(d['history'])} revision(s)):")
     for h in d["history"]:
         click.echo(f"  {h['date'][:19]}  {h['commit'][:10]}  {h['change']:<8}  {h['author']} <{h['email']}>  {h['path']}")

@@ -9,7 +9,8 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners.local import LocalRunner
-from bot.cli.common import reports_errors, settings_for
+from bot.adapters.store.bench_store import save_run
+from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.parse import parse
 from bot.core.refnames import branch_name_problem
 from bot.core.repo_config import ConfigFileError, parse_repo_config
@@ -40,8 +41,9 @@ def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None
 @click.option("--head", default=None, help="The commit to judge (default: the report's own fix branch).")
 @click.option("--runner", "runner_name", default=None, help="A runner named in .perfbot.toml (default: by backend).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@db_option
 @reports_errors
-def verify_command(slug, repo_path, base, head, runner_name, fmt) -> None:
+def verify_command(slug, repo_path, base, head, runner_name, fmt, db_url) -> None:
     """Exit 0 pass, 1 fail (or mismatch, or error), 3 inconclusive, 2 usage."""
     repo = GitRepository(repo_path)
     try:
@@ -52,6 +54,7 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt) -> None:
         record = parse(f"devs/issues/{slug}.md", data).record
         base_sha, head_sha = _choose_refs(repo, record, base, head)
         config = parse_repo_config((repo.read_file(head_sha, ".perfbot.toml") or b"").decode("utf-8", "replace"))
+        repo_key = repo.key
     except ConfigFileError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -81,8 +84,10 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt) -> None:
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)
+    with open_database(db_url) as db:
+        run_id = save_run(db, repo_key, slug, base_sha, head_sha, outcome)
     if fmt == "json":
-        click.echo(json.dumps({"slug": slug, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
+        click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
                                                       "threshold": config.seq_threshold, "min_samples": config.min_samples,
                                                       "max_samples": config.max_samples}, **outcome.as_dict()}, indent=2))
     else:
@@ -91,5 +96,5 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt) -> None:
                 click.echo(f"{side.label:<5} {side.sha[:12]}  language {statistics.median(side.language):.4f}s  "
                            f"C {statistics.median(side.c):.4f}s  ratio {side.interval.point:.2f}x "
                            f"[{side.interval.low:.2f}, {side.interval.high:.2f}]  {len(side.c)} pairs  {side.decision}")
-        click.echo(f"{outcome.verdict}: {outcome.message}")
+        click.echo(f"{outcome.verdict}: {outcome.message} (bench run {run_id})")
     raise SystemExit(EXIT.get(outcome.verdict, 1))

@@ -121,3 +121,20 @@ class ReportAudit(Base):
     not_checked: Mapped[list] = mapped_column(JSON, default=list)
     usage: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column()
+
+
+class BenchRun(Base):
+    """One verification: what was measured where, every sample, and the verdict, kept with the record."""
+
+    __tablename__ = "bench_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    slug: Mapped[str] = mapped_column(String(200), index=True)
+    runner: Mapped[str] = mapped_column(String(100))
+    base_sha: Mapped[str | None] = mapped_column(String(40))
+    head_sha: Mapped[str] = mapped_column(String(40))
+    verdict: Mapped[str] = mapped_column(String(20))
+    message: Mapped[str] = mapped_column(Text, default="")
+    result: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column()
