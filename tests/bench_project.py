@@ -116,3 +116,73 @@ def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
         heads[branch] = repo.write("runtime.c", source).commit(f"runtime: {branch}")
     repo.repo.git.checkout("-q", "main")
     return repo, heads
+
+
+# A parallel stand-in: `work MS` is MS milliseconds of work, split over --threads on the fix branch and
+# serialised on main. Sleeping stands for the work so the measured speedup does not depend on how many
+# cores the test machine has free.
+PAR_RUNTIME = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "r"); unsigned long ms = 0; int threads = argc > 3 ? atoi(argv[3]) : 1;
+  if (!f || fscanf(f, "work %lu", &ms) != 1 || threads < 1) { fprintf(stderr, "bad program\\n"); return 2; }
+  usleep((useconds_t)(ms * 1000 / DIVIDE));
+  printf("done %lu\\n", ms); return 0;
+}
+"""
+PAR_CONFIG = CONFIG.replace('language = ["./runtime", "{file}"]', 'language = ["./runtime", "{file}", "--threads", "{threads}"]')
+
+
+def par_report() -> str:
+    return f"""---
+track: par
+backend: c
+threads: 4
+ratio: 4.0
+fix: fix/perf_serial_work
+---
+# Work does not spread over threads
+
+## Context
+
+Four threads run no faster than one.
+
+## Reproduction
+
+```bend
+work 240
+```
+
+```c
+#include <stdio.h>
+int main(void) {{ printf("done 240\\n"); return 0; }}
+```
+
+## Measurements
+
+| implementation | threads | time (s) | machine | command |
+| --- | ---: | --- | --- | --- |
+| bend | 1 | 0.240 | ci | `./runtime program.bend --threads 1` |
+| bend | 4 | 0.240 | ci | `./runtime program.bend --threads 4` |
+
+## Root cause
+
+unknown
+
+## Fix
+
+unknown
+"""
+
+
+def build_par_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
+    repo = RepoBuilder(root, branch="main")
+    repo.write("runtime.c", PAR_RUNTIME.replace("DIVIDE", "1")).write(".perfbot.toml", PAR_CONFIG)
+    main = repo.write("devs/issues/perf_serial_work.md", par_report()).commit("par runtime and report")
+    repo.repo.git.checkout("-q", "-b", "fix/perf_serial_work", main)
+    fix = repo.write("runtime.c", PAR_RUNTIME.replace("DIVIDE", "threads")).commit("runtime: split the work")
+    repo.repo.git.checkout("-q", "main")
+    return repo, {"main": main, "fix/perf_serial_work": fix}

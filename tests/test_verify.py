@@ -102,3 +102,17 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     assert cli.invoke(main, ["sync", "--repo", str(repo.root)]).exit_code == 0
     shown = json.loads(cli.invoke(main, ["show", "perf_boxed_sum", "--format", "json"]).output)
     assert [run["verdict"] for run in shown["bench_runs"]] == ["fail", "pass"]  # newest first: not-a-fix, then the fix
+
+
+def test_a_par_fix_reaches_the_target_speedup_and_main_does_not(tmp_path):
+    from tests.bench_project import PAR_CONFIG, build_par_project, par_report
+
+    repo, heads = build_par_project(tmp_path / "par")
+    config = parse_repo_config(PAR_CONFIG)
+    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build)
+    record = parse("devs/issues/perf_serial_work.md", par_report().encode()).record
+    outcome = verify(record, config, runner, heads["fix/perf_serial_work"], base=heads["main"])
+    base, head = outcome.sides
+    assert outcome.verdict == "pass", outcome.message
+    assert base.decision == "fail" and base.interval.high < 3.0 and head.interval.low >= 3.0  # 0.75 of 4 threads
+    assert "one_thread_seconds" in head.as_dict() and "speedup on 4 threads" in outcome.message

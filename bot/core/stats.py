@@ -68,13 +68,18 @@ class SamplingPlan:
     # (optional stopping); each look therefore asks for 99%.
     confidence: float = 0.99
 
-    def next_step(self, language: Sequence[float], c: Sequence[float], threshold: float) -> tuple[str, Interval | None]:
-        """`sample` while undecided and within budget; otherwise the verdict and its interval."""
+    def next_step(self, language: Sequence[float], c: Sequence[float], threshold: float,
+                  decide=decide_at_most) -> tuple[str, Interval | None]:
+        """`sample` while undecided and within budget; otherwise the verdict and its interval.
+
+        `decide(interval, threshold)` judges the ratio: at most the threshold (seq language/C), or at least
+        a target (par: one thread's time over N threads', against ideal x efficiency).
+        """
         taken = min(len(language), len(c))
         if taken < self.minimum:
             return "sample", None
         interval = ratio_interval(language[:taken], c[:taken], confidence=self.confidence, seed=taken)
-        verdict = decide_at_most(interval, threshold)
+        verdict = decide(interval, threshold)
         if verdict == INCONCLUSIVE and taken < self.maximum:
             return "sample", interval
         return verdict, interval

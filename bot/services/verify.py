@@ -13,7 +13,7 @@ from typing import Callable
 
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
-from bot.core.stats import INCONCLUSIVE, Interval, SamplingPlan, ratio_interval
+from bot.core.stats import INCONCLUSIVE, Interval, SamplingPlan, decide_at_least, ratio_interval
 from bot.errors import UserError
 
 MISMATCH, ERROR = "mismatch", "error"
@@ -22,18 +22,21 @@ Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
 
 @dataclass
 class Side:
-    """What one commit measured: every sample kept."""
+    """What one commit measured: every sample kept. For a par report `language` holds the program's times on
+    one thread and `c` its times on the claimed thread count: the ratio of the two is the speedup."""
 
     label: str
     sha: str
     language: list[float] = field(default_factory=list)
     c: list[float] = field(default_factory=list)
+    par: bool = False
     interval: Interval | None = None
     decision: str = INCONCLUSIVE
     output: str = ""
 
     def as_dict(self) -> dict:
-        return {"side": self.label, "sha": self.sha, "language_seconds": self.language, "c_seconds": self.c,
+        names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
+        return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
                 "output": self.output}
 
@@ -62,16 +65,17 @@ def fill(template: tuple[str, ...], **values: str) -> list[str]:
 
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
            progress: Progress | None = None) -> Outcome:
-    if record.track != "seq":
-        raise UserError(f"{record.slug} is a {record.track} report; verifying parallel speedups is not built yet")
+    if record.track == "par" and (record.threads or 1) < 2:
+        raise UserError(f"{record.slug} is a par report without a thread count above 1; set `threads:`")
     language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
     translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
     if language is None or translation is None or config.run_language is None:
         missing = "the program" if language is None else "the C translation" if translation is None else \
             "[run] language in .perfbot.toml"
         raise UserError(f"cannot verify {record.slug}: {missing} is missing")
-    sides = [Side("base", base)] if base else []
-    sides.append(Side("head", head))
+    par = record.track == "par"
+    sides = [Side("base", base, par=par)] if base else []
+    sides.append(Side("head", head, par=par))
     plan = SamplingPlan(config.min_samples, config.max_samples)
     with runner.exclusive():
         for side in sides:
@@ -79,11 +83,16 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
             if problem is not None:
                 return Outcome(problem[0], problem[1], sides, runner.name)
     head_side = sides[-1]
-    verdict = head_side.decision
     ratio = head_side.interval
-    message = (f"{record.slug} on {runner.name}: language/C {ratio.point:.2f}x "
-               f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against the {config.seq_threshold:g}x threshold")
-    return Outcome(verdict, message, sides, runner.name)
+    if record.track == "par":
+        target = record.threads * config.par_efficiency
+        message = (f"{record.slug} on {runner.name}: speedup on {record.threads} threads {ratio.point:.2f}x "
+                   f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against {target:g}x "
+                   f"({config.par_efficiency:g} of ideal)")
+    else:
+        message = (f"{record.slug} on {runner.name}: language/C {ratio.point:.2f}x "
+                   f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against the {config.seq_threshold:g}x threshold")
+    return Outcome(head_side.decision, message, sides, runner.name)
 
 
 def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
@@ -99,27 +108,38 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
         return ERROR, f"the C translation does not compile at {side.sha[:12]}: {compiled.stderr.strip()[-400:]}"
     argv_language = fill(config.run_language, file=str(folder / "program.bend"), threads=str(record.threads or 1))
     argv_c = fill(config.c_run, out=str(binary), file=str(folder / "translation.c"))
+    par = record.track == "par"
+    if par:
+        # A speedup is one thread's time over N threads': the pair timed is the program at 1 and at N.
+        argv_c, argv_language = argv_language, fill(config.run_language, file=str(folder / "program.bend"), threads="1")
+    c_cwd = workspace if par else folder
     first_language = runner.run(argv_language, workspace, config.timeout_seconds)
-    first_c = runner.run(argv_c, folder, config.timeout_seconds)
-    for name, result in (("the program", first_language), ("the C translation", first_c)):
+    first_c = runner.run(argv_c, c_cwd, config.timeout_seconds)
+    names = ("the program on 1 thread", f"the program on {record.threads} threads") if par else \
+        ("the program", "the C translation")
+    for name, result in zip(names, (first_language, first_c)):
         if result.timed_out:
             return ERROR, f"{name} ran past the {config.timeout_seconds}s limit at {side.sha[:12]}"
         if result.returncode != 0:
             return ERROR, f"{name} exited {result.returncode} at {side.sha[:12]}: {result.stderr.strip()[-300:]}"
     if first_language.stdout.strip() != first_c.stdout.strip():
-        return MISMATCH, (f"at {side.sha[:12]} the program prints {first_language.stdout.strip()[:80]!r} but its "
-                          f"C translation prints {first_c.stdout.strip()[:80]!r}: not the same computation")
+        return MISMATCH, (f"at {side.sha[:12]} {names[0]} prints {first_language.stdout.strip()[:80]!r} but "
+                          f"{names[1]} prints {first_c.stdout.strip()[:80]!r}: not the same computation")
     side.output = first_c.stdout.strip()
     deadline = time.monotonic() + config.budget_seconds
     while True:
-        for argv, cwd, samples in ((argv_language, workspace, side.language), (argv_c, folder, side.c)):
+        for argv, cwd, samples in ((argv_language, workspace, side.language), (argv_c, c_cwd, side.c)):
             result = runner.run(argv, cwd, config.timeout_seconds)
             if not result.ok:
                 return ERROR, f"a timed run failed at {side.sha[:12]} (exit {result.returncode}, timed out: {result.timed_out})"
             samples.append(result.seconds)
         if progress:
             progress(side.label, len(side.c), plan.maximum)
-        step, interval = plan.next_step(side.language, side.c, config.seq_threshold)
+        if par:
+            step, interval = plan.next_step(side.language, side.c, record.threads * config.par_efficiency,
+                                            decide_at_least)
+        else:
+            step, interval = plan.next_step(side.language, side.c, config.seq_threshold)
         side.interval = interval or side.interval
         if step != "sample":
             side.decision = step
