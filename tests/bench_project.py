@@ -15,12 +15,13 @@ SLOW = r"""
 #include <stdio.h>
 #include <stdlib.h>
 typedef struct { unsigned v; } Box;
+static Box *volatile sink;  /* the boxes escape, so the compiler keeps every allocation */
 int main(int argc, char **argv) {
   FILE *f = fopen(argv[1], "r"); unsigned long n = 0;
   if (!f || fscanf(f, "sum %lu", &n) != 1) { fprintf(stderr, "bad program\n"); return 2; }
   Box *acc = malloc(sizeof *acc); acc->v = 0;
   for (unsigned long i = 0; i < n; i++) {
-    for (int k = 0; k < 24; k++) { Box *t = malloc(sizeof *t); t->v = (unsigned)(i * i) & 0xFFFFFF; free(t); }
+    for (int k = 0; k < 4; k++) { Box *t = malloc(sizeof *t); t->v = acc->v ^ k; sink = t; free(t); }
     Box *next = malloc(sizeof *next); next->v = (acc->v + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
     free(acc); acc = next;
   }
@@ -140,15 +141,15 @@ def par_report() -> str:
     return f"""---
 track: par
 backend: c
-threads: 4
-ratio: 4.0
+threads: 2
+ratio: 2.0
 fix: fix/perf_serial_work
 ---
 # Work does not spread over threads
 
 ## Context
 
-Four threads run no faster than one.
+Two threads run no faster than one.
 
 ## Reproduction
 
@@ -166,7 +167,7 @@ int main(void) {{ printf("done 240\\n"); return 0; }}
 | implementation | threads | time (s) | machine | command |
 | --- | ---: | --- | --- | --- |
 | bend | 1 | 0.240 | ci | `./runtime program.bend --threads 1` |
-| bend | 4 | 0.240 | ci | `./runtime program.bend --threads 4` |
+| bend | 2 | 0.240 | ci | `./runtime program.bend --threads 2` |
 
 ## Root cause
 
