@@ -12,6 +12,7 @@ LABEL_COLORS = {
     "backend: c": "c5def5", "backend: metal": "d4c5f9", "backend: cuda": "bfe5bf",
     "state: open": "fbca04", "state: merged": "cfd3d7", "state: deleted": "cfd3d7", "state: override": "b60205",
     "lint: errors": "d93f0b",
+    "has fix": "0e8a16",
     "dedup: duplicate": "e99695", "dedup: subsumes": "e99695", "dedup: overlaps": "f9d0c4",
 }
 
@@ -63,6 +64,8 @@ def issue_spec(record: RecordView) -> IssueSpec:
     labels.append(f"state: {'override' if record.state == 'closed' else record.state}")
     if record.errors:
         labels.append("lint: errors")
+    if record.fix and record.fix.lower() not in ("unknown", "none"):
+        labels.append("has fix")  # a branch, a commit or an inline fix: verification can start
     if record.dedup and record.state in ("open", "closed"):
         labels.append(f"dedup: {record.dedup}")
     state, reason = "open", None
