@@ -10,14 +10,11 @@ from __future__ import annotations
 import pytest
 
 from tests.anthropic_double import AnthropicDouble
+from tests.servers import serve_and_check
 
 __all__ = ["anthropic_api"]
 
 
 @pytest.fixture
 def anthropic_api():
-    with AnthropicDouble() as double:
-        yield double
-        problems = double.problems()
-    if problems:
-        pytest.fail("the Anthropic double saw problems:\n" + "\n".join(problems), pytrace=False)
+    yield from serve_and_check(AnthropicDouble())

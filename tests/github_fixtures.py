@@ -10,17 +10,14 @@ from __future__ import annotations
 import pytest
 
 from tests.github_double import GitHubDouble
+from tests.servers import serve_and_check
 
 __all__ = ["github", "github_app_key"]
 
 
 @pytest.fixture
 def github():
-    with GitHubDouble() as double:
-        yield double
-        problems = double.problems()
-    if problems:
-        pytest.fail("the GitHub double saw problems:\n" + "\n".join(problems), pytrace=False)
+    yield from serve_and_check(GitHubDouble())
 
 
 @pytest.fixture(scope="session")

@@ -60,3 +60,15 @@ class LoopbackServer:
         if self._server is None:
             raise RuntimeError(f"the {self.name} is not started: call start() or use it as a context manager")
         return f"http://127.0.0.1:{self._server.server_port}"
+
+
+def serve_and_check(double):
+    """A fixture body for a double: serve it, then fail the test if it saw any problem (a request the real
+    API would refuse, an operation it lacks, a bug of its own)."""
+    import pytest
+
+    with double:
+        yield double
+        problems = double.problems()
+    if problems:
+        pytest.fail(f"the {double.name} saw problems:\n" + "\n".join(problems), pytrace=False)

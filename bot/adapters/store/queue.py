@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.adapters.store.engine import Database
@@ -131,8 +131,6 @@ class DeliveryQueue:
             ]
 
     def counts(self) -> dict[str, int]:
-        from sqlalchemy import func
-
         with self.db.session() as session:
             return dict(session.execute(select(Delivery.status, func.count()).group_by(Delivery.status)).all())
 
