@@ -5,7 +5,8 @@ import dataclasses
 
 import pytest
 
-from bot.adapters.runners.local import BuildError, LocalRunner
+from bot.adapters.runners.base import BuildError
+from bot.adapters.runners.local import LocalRunner
 from bot.core.parse import parse
 from bot.core.repo_config import parse_repo_config
 from bot.services.verify import MISMATCH, verify

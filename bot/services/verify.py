@@ -99,8 +99,8 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
              plan: SamplingPlan, progress: Progress | None) -> tuple[str, str] | None:
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)
-    (folder / "program.bend").write_text(language, encoding="utf-8")
-    (folder / "translation.c").write_text(translation, encoding="utf-8")
+    runner.write_file(folder / "program.bend", language)
+    runner.write_file(folder / "translation.c", translation)
     binary = folder / "translation"
     compiled = runner.run(fill(config.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
                           config.timeout_seconds)

@@ -9,37 +9,18 @@ import fcntl
 import os
 import resource
 import signal
+import socket
 import subprocess
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import git
 
+from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult
 from bot.core.records import SLUG_RE
 from bot.errors import UserError
-
-BUILT_MARK = ".perfbot-built"
-
-
-class BuildError(UserError):
-    """The project does not build at a commit; the message carries the command and the end of its output."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
-
 
 class LocalRunner:
     kind = "local"
@@ -52,6 +33,7 @@ class LocalRunner:
         self.build = build
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
+        self.host = socket.gethostname()
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -92,6 +74,9 @@ class LocalRunner:
         path = workspace / ".perfbot-run" / slug
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def write_file(self, path: Path, text: str) -> None:
+        Path(path).write_text(text, encoding="utf-8")
 
     def run(self, argv: list[str], cwd: Path, timeout: float) -> RunResult:
         limit = self.memory_mb * 1024 * 1024
