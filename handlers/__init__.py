@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from handlers import installation, issues, push, reconcile
+from handlers import bench, installation, issues, pull_request, push, reconcile
 
-HANDLERS = (push, installation, issues, reconcile)
+HANDLERS = (push, pull_request, installation, issues, reconcile, bench)
 log = logging.getLogger("perfbot.handlers")
 
 

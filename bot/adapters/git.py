@@ -11,7 +11,7 @@ from pathlib import Path
 import git
 
 from bot.core.history import ADDED, DELETED, MODIFIED, RENAMED, CommitInfo, ReportChange
-from bot.core.records import REPORT_DIR, is_report_path, slug_of
+from bot.core.records import REPORT_DIR, is_bot_writable, is_report_path, slug_of
 from bot.core.refnames import branch_name_problem
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
@@ -80,7 +80,7 @@ class GitRepository:
         A private index file keeps this safe in bare clones and beside a person's checkout alike.
         """
         problem = branch_name_problem(branch)
-        if problem or any(not is_report_path(path) for path in files):
+        if problem or any(not is_bot_writable(path) for path in files):
             raise GitError(f"refusing to write branch {branch!r}: {problem or 'only report files may change'}")
         name, email = author
         with tempfile.TemporaryDirectory(prefix="perfbot-index-") as tmp:

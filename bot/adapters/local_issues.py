@@ -108,6 +108,13 @@ class FileIssues:
                                                            encoding="utf-8")
             return number
 
+    def set_status(self, sha: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
+        """Commit statuses as GitHub keeps them: the latest per (commit, context)."""
+        with _LOCK:
+            data = self._load()
+            data.setdefault("statuses", {}).setdefault(sha, {})[context] = {"state": state, "description": description}
+            self._save(data)
+
 
 def _next_number(state: dict) -> int:
     """Issues and pull requests share one sequence of numbers, as on GitHub."""

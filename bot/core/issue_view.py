@@ -11,6 +11,10 @@ LABEL_COLORS = {
     "track: seq": "1d76db", "track: par": "0e8a16",
     "backend: c": "c5def5", "backend: metal": "d4c5f9", "backend: cuda": "bfe5bf",
     "state: open": "fbca04", "state: merged": "cfd3d7", "state: deleted": "cfd3d7", "state: override": "b60205",
+    "state: fixed": "0e8a16",
+    "verified: pass": "0e8a16", "verified: fail": "d93f0b", "verified: inconclusive": "fbca04",
+    "verified: mismatch": "d93f0b", "verified: error": "cfd3d7",
+    "not reproduced": "b60205", "reproduced": "c2e0c6",
     "lint: errors": "d93f0b",
     "has fix": "0e8a16",
     "dedup: duplicate": "e99695", "dedup: subsumes": "e99695", "dedup: overlaps": "f9d0c4",
@@ -44,6 +48,9 @@ class RecordView:
     merged_into: str | None = None
     merged_into_number: int | None = None
     dedup: str | None = None  # the strongest open overlap verdict involving this record
+    verdict: str | None = None  # the latest verification of its fix
+    reproduced: str | None = None  # what measuring the claim on the default branch found
+    attached_fixes: int = 0  # PRs and branches attached as fixes
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,12 @@ def issue_spec(record: RecordView) -> IssueSpec:
     labels.append(f"state: {'override' if record.state == 'closed' else record.state}")
     if record.errors:
         labels.append("lint: errors")
-    if record.fix and record.fix.lower() not in ("unknown", "none"):
-        labels.append("has fix")  # a branch, a commit or an inline fix: verification can start
+    if record.attached_fixes or (record.fix and record.fix.lower() not in ("unknown", "none")):
+        labels.append("has fix")  # a branch, a commit, a PR or an inline fix: verification can start
+    if record.verdict:
+        labels.append(f"verified: {record.verdict}")
+    if record.reproduced in ("reproduced", "not reproduced"):
+        labels.append(record.reproduced)  # a claim that does not reproduce is flagged, not trusted
     if record.dedup and record.state in ("open", "closed"):
         labels.append(f"dedup: {record.dedup}")
     state, reason = "open", None
@@ -73,6 +84,8 @@ def issue_spec(record: RecordView) -> IssueSpec:
         state, reason = "closed", "duplicate"
     elif record.state == "deleted":
         state, reason = "closed", "not_planned"
+    elif record.state == "fixed":
+        state, reason = "closed", "completed"  # its fix merged with a passing verdict on that head
     elif record.state == "closed":
         state, reason = "closed", "completed"  # closed by a person; perfbot only labels it as an override
     ratio = f" ({record.ratio:g}x)" if record.ratio is not None else ""

@@ -13,6 +13,9 @@ SEQ_TOLERANCE = 2.0
 REPORT_DIR = "devs/issues"
 SLUG_RE = re.compile(r"perf_[a-z0-9_]+")
 REPORT_PATH_RE = re.compile(r"devs/issues/(perf_[a-z0-9_]+)\.md")
+# Where a verified-fixed report moves, its verdict appended; files there are history, never read as reports.
+FIXED_DIR = "devs/fixed"
+FIXED_PATH_RE = re.compile(r"devs/fixed/perf_[a-z0-9_]+\.md")
 
 # Canonical section names; the parser maps every accepted heading synonym onto one of these.
 SECTIONS = ("context", "reproduction", "measurements", "root_cause", "fix")
@@ -37,6 +40,11 @@ def slug_from_filename(path: str) -> str:
 
 def is_report_path(path: str) -> bool:
     return slug_of(path) is not None
+
+
+def is_bot_writable(path: str) -> bool:
+    """The only files perfbot ever commits (on its own branches): reports, and fixed reports."""
+    return is_report_path(path) or FIXED_PATH_RE.fullmatch(path) is not None
 
 
 @dataclass(frozen=True)

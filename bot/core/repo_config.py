@@ -18,11 +18,15 @@
     budget_seconds = 900
     timeout_seconds = 120
     memory_mb = 4096
+    fixes = true                # verify a fix (PR or branch of this repository) whenever its head moves
+    on_open = false             # measure each new report's claim on the default branch
     [[runners]]
     name = "mini-1"
     kind = "ssh"                # local | ssh
     host = "mini-1.lan"
     user = "bench"
+    port = 22
+    path = "~/.cache/perfbot/mini-1"  # ssh only: the remote folder (absolute or ~/), expanded on the host
     labels = ["c", "metal"]
 
 A missing section turns its feature off; callers say so when asked for it.
@@ -39,6 +43,9 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+# A remote folder reaches the bench host's shell (always quoted): absolute or under the remote home, plain
+# characters only, and never climbing out with `..`.
+REMOTE_PATH_RE = re.compile(r"(?:/|~/)[A-Za-z0-9_.~-][A-Za-z0-9_./~-]{0,200}")
 
 
 class ConfigFileError(ValueError):
@@ -57,6 +64,7 @@ class Runner:
     host: str | None = None
     user: str | None = None
     port: int = 22
+    path: str | None = None  # ssh: the remote folder; None: ~/.cache/perfbot/<name>
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,8 @@ class Suite:
     command: tuple[str, ...]
     format: str = "json"
     tolerance: float = 0.05
+    samples: int = 5  # runs of the suite per side, base and head interleaved
+    timeout_seconds: int | None = None  # per run of the whole suite; None: [verify] timeout_seconds
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ class RepoConfig:
     budget_seconds: int = 900
     timeout_seconds: int = 120
     memory_mb: int = 4096
+    verify_fixes: bool = True  # attached fixes of this repository (not forks) are verified when their head moves
+    verify_on_open: bool = False  # a new report's claim is measured on the default branch
     runners: tuple[Runner, ...] = field(default=(Runner("local", "local", ("c",)),))
 
     def runner_for(self, backend: str) -> Runner | None:
@@ -89,11 +101,13 @@ class RepoConfig:
 SCHEMA = {
     "build": {"command": "argv"},
     "run": {"language": "argv", "c_compile": "argv", "c_run": "argv"},
-    "suite": {"command": "argv", "format": ("json", "tsv"), "tolerance": "fraction"},
+    "suite": {"command": "argv", "format": ("json", "tsv"), "tolerance": "fraction", "samples": "count",
+              "timeout_seconds": "count"},
     "verify": {"seq_threshold": "positive", "par_efficiency": "fraction", "min_samples": "count",
-               "max_samples": "count", "budget_seconds": "count", "timeout_seconds": "count", "memory_mb": "count"},
+               "max_samples": "count", "budget_seconds": "count", "timeout_seconds": "count", "memory_mb": "count",
+               "fixes": "flag", "on_open": "flag"},
     "runners": {"name": "name", "kind": ("local", "ssh"), "host": "host", "user": "user", "port": "port",
-                "labels": "labels"},
+                "labels": "labels", "path": "remote_path"},
     "milestones": None,  # declared by the digest; accepted here so one file serves every feature
     "digest": None,
 }
@@ -123,7 +137,7 @@ def parse_repo_config(text: str) -> RepoConfig:
         c_compile=values.get("run", {}).get("c_compile", RepoConfig.c_compile),
         c_run=values.get("run", {}).get("c_run", RepoConfig.c_run),
         suite=_suite(values.get("suite"), lines),
-        **values.get("verify", {}),
+        **_renamed(values.get("verify", {}), fixes="verify_fixes", on_open="verify_on_open"),
         **({"runners": tuple(_runner(r, lines) for r in runners)} if runners is not None else {}),
     )
     if config.min_samples > config.max_samples:
@@ -132,6 +146,10 @@ def parse_repo_config(text: str) -> RepoConfig:
     if len(set(names)) != len(names):
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
     return config
+
+
+def _renamed(values: dict, **names: str) -> dict:
+    return {names.get(key, key): value for key, value in values.items()}
 
 
 def _table(table, section: str, lines: list[str]) -> dict:
@@ -161,6 +179,10 @@ def _check(key: str, value, kind, line: int):
             if unknown:
                 raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {{file}}, {{threads}} or {{out}}")
         return tuple(value)
+    if kind == "flag":
+        if not isinstance(value, bool):
+            raise fail(f"{value!r} must be true or false")
+        return value
     if kind in ("count", "port"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (kind == "port" and value > 65535):
             raise fail(f"{value!r} must be a positive whole number")
@@ -169,6 +191,11 @@ def _check(key: str, value, kind, line: int):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or (kind == "fraction" and value > 1):
             raise fail(f"{value!r} must be a number {'in (0, 1]' if kind == 'fraction' else 'above 0'}")
         return float(value)
+    if kind == "remote_path":
+        if not isinstance(value, str) or not remote_path_ok(value):
+            raise fail(f"{str(value)[:60]!r} must be an absolute or ~/ folder of letters, digits and _./~- "
+                       "without '..'")
+        return value
     patterns = {"name": _NAME, "host": _HOST, "user": _USER}
     if kind in patterns:
         if not isinstance(value, str) or not patterns[kind].fullmatch(value):
@@ -196,7 +223,14 @@ def _runner(table: dict, lines: list[str]) -> Runner:
             raise ConfigFileError(f"runners.{required}", _line_of(lines, "runners"), "is required for every runner")
     if values["kind"] == "ssh" and "host" not in values:
         raise ConfigFileError("runners.host", _line_of(lines, "runners"), f"ssh runner {values['name']} needs a host")
+    if values["kind"] == "local" and "path" in values:
+        raise ConfigFileError("runners.path", _line_of(lines, "path"), "is for ssh runners; a local runner keeps "
+                              "its worktrees in the instance folder")
     return Runner(**values)
+
+
+def remote_path_ok(value: str) -> bool:
+    return bool(REMOTE_PATH_RE.fullmatch(value)) and ".." not in value.split("/")
 
 
 def _line_of(lines: list[str], key: str) -> int:

@@ -14,7 +14,11 @@ from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
 from bot.core import overrides
 from bot.errors import TransientError
 from bot.core.offline_reviewer import OfflineReviewer
+from bot.adapters.store import fix_store
+from bot.services.bench_flow import BenchFlow
+from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
+from bot.services.fix_flow import FixFlow, PullInfo
 from bot.services.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
@@ -64,7 +68,8 @@ class RepoSource:
 class BotServices:
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
-                 token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None) -> None:
+                 token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,
+                 fixes: FixFlow | None = None, bench: BenchFlow | None = None) -> None:
         self.db = db
         self.trackers = trackers
         self.source = source
@@ -72,6 +77,8 @@ class BotServices:
         self.file_url = file_url
         self.token_login = token_login
         self.reviewer = reviewer or OfflineReviewer()
+        self.fixes = fixes  # None: this process attaches no fixes and runs no benchmarks (tests of other flows)
+        self.bench = bench
 
     def is_bot(self, login: str) -> bool:
         """Our own writes echo back as events; with a personal token, perfbot writes as that token's user."""
@@ -94,11 +101,68 @@ class BotServices:
             if reviews:
                 outcomes = propose_merges(reviews, repo, tracker, lambda branch: self.source.publish(
                     full_name, installation_id, branch), repo.default_ref())
+            if self.fixes is not None:
+                self._follow_fixes(repo, tracker, full_name, summary.touched, installation_id)
         if outcomes:
             comment_on_issues(self.db, full_name, tracker, outcomes)
         log.info("%s: sync %s, mirror %s, %d overlap(s)", full_name, dict(summary.counts), dict(mirrored.counts),
                  len(outcomes))
         return summary, mirrored
+
+    def _follow_fixes(self, repo: GitRepository, tracker, full_name: str, touched: set[str],
+                      installation_id: int | None) -> None:
+        """After a sync: fix branches attached (and verified when they moved), merged ones closed if verified,
+        new claims measured."""
+        publish = lambda branch: self.source.publish(full_name, installation_id, branch)  # noqa: E731
+        attached = self.fixes.branches_changed(repo, full_name, installation_id)
+        closed = [close_if_verified(self.db, repo, tracker, publish, full_name, fix, fix.head_sha)
+                  for fix in self.fixes.merged_fixes(repo, full_name)]
+        self.fixes.verify_new_claims(repo, full_name, touched, installation_id)
+        slugs = {a.fix.slug for a in attached} | {c.slug for c in closed}
+        if slugs:
+            mirror_repo(self.db, tracker, full_name, slugs, file_url=self.file_url(full_name))
+
+    def pull_request_changed(self, full_name: str, pull: PullInfo, installation_id: int | None,
+                             delivery_id: str | None = None) -> list[str]:
+        """A PR opened, edited, pushed to or merged: its fixes attached, verified, and closed when verified."""
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        tracker = self.trackers(full_name, installation_id)
+        publish = lambda branch: self.source.publish(full_name, installation_id, branch)  # noqa: E731
+        with self.source.open(full_name, installation_id) as repo:
+            attached = self.fixes.pull_changed(repo, full_name, pull, installation_id)  # merged: attach, never run
+            slugs = {a.fix.slug for a in attached}
+            if pull.merged:
+                for fix in fix_store.fixes_of_pull(self.db, full_name, pull.number):
+                    if fix.state == fix_store.OPEN:
+                        fix_store.set_state(self.db, fix.id, fix_store.MERGED)
+                        close_if_verified(self.db, repo, tracker, publish, full_name, fix, pull.head_sha,
+                                          pr_number=pull.number, delivery_id=delivery_id)
+                        slugs.add(fix.slug)
+        if slugs:
+            mirror_repo(self.db, tracker, full_name, slugs, file_url=self.file_url(full_name))
+        return sorted(slugs)
+
+    def pull_closed_unmerged(self, full_name: str, number: int) -> None:
+        for fix in fix_store.fixes_of_pull(self.db, full_name, number):
+            if fix.state == fix_store.OPEN:
+                fix_store.set_state(self.db, fix.id, fix_store.CLOSED)
+
+    def run_bench(self, run_id: int, full_name: str, installation_id: int | None, keep_alive: Callable[[], None],
+                  delivery_id: str | None = None) -> dict | None:
+        """A queued bench run, measured; a pass on the head of an already merged fix closes its record."""
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        tracker = self.trackers(full_name, installation_id)
+        with self.source.open(full_name, installation_id) as repo:
+            run = self.bench.run(run_id, repo, tracker, keep_alive)
+            if run and run["verdict"] == "pass" and run["purpose"] == "fix":
+                for fix in fix_store.fixes_for(self.db, full_name, run["slug"]):
+                    if fix.state == fix_store.MERGED and fix.head_sha == run["head"]:
+                        close_if_verified(self.db, repo, tracker, lambda branch: self.source.publish(
+                            full_name, installation_id, branch), full_name, fix, run["head"],
+                            pr_number=fix.pr_number, delivery_id=delivery_id)
+        if run is not None:
+            mirror_repo(self.db, tracker, full_name, {run["slug"]}, file_url=self.file_url(full_name))
+        return run
 
     def mirror(self, full_name: str, installation_id: int | None, slugs: set[str] | None) -> MirrorSummary:
         tracker = self.trackers(full_name, installation_id or queries.installation_for(self.db, full_name))

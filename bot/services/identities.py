@@ -7,6 +7,7 @@ from bot.adapters.store.repository import RecordRepository
 LIVE = "open"
 # A record a person closed by override still has its file in git: sync treats it as live but leaves it closed.
 LIVE_STATES = frozenset({"open", "closed"})
+FIXED = "fixed"  # its fix merged with a passing verdict; not live, yet its file may still be edited or moved
 
 
 class Identities:

@@ -77,3 +77,11 @@ class GitHubIssues:
             for pull in self.repo.get_pulls(state="open", head=f"{owner}:{head}"):
                 return pull.number
             return self.repo.create_pull(title=title, body=body, head=head, base=base).number
+
+    def set_status(self, sha: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
+        """A commit status on a PR head (works with a token and with an App, unlike check runs)."""
+        with classified_errors(f"setting status {context} on {sha[:12]} of {self.full_name}"):
+            fields = {"state": state, "description": description[:140], "context": context}
+            if target_url:
+                fields["target_url"] = target_url
+            self.repo.get_commit(sha).create_status(**fields)

@@ -1,4 +1,4 @@
-"""Bench runs in the store: every verification kept with its samples, listed with the record."""
+"""Bench runs in the store: queued, running with progress, done with every sample; and verdicts on records."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -6,22 +6,93 @@ from datetime import datetime, timezone
 from sqlalchemy import select
 
 from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record, Repo
 from bot.adapters.store.service_models import BenchRun
 
+QUEUED, RUNNING, DONE = "queued", "running", "done"
 
-def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str, outcome) -> int:
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str, outcome, host: str = "") -> int:
+    """A run measured outside the queue (`perfbot verify`): stored done, in one step."""
     with db.session() as session:
         run = BenchRun(repo_key=repo_key, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
-                       verdict=outcome.verdict, message=outcome.message, result=outcome.as_dict(),
-                       created_at=datetime.now(timezone.utc))
+                       verdict=outcome.verdict, message=outcome.message, result=outcome.as_dict(), status=DONE,
+                       host=host, created_at=_now(), started_at=_now(), finished_at=_now())
         session.add(run)
         session.flush()
         return run.id
 
 
-def runs_for(db: Database, slug: str, limit: int = 10) -> list[dict]:
+def queue_run(db: Database, repo_key: str, slug: str, *, base: str | None, head: str, purpose: str,
+              pr_number: int | None = None, requested_by: str = "", runner: str = "") -> int:
     with db.session() as session:
-        rows = session.scalars(select(BenchRun).where(BenchRun.slug == slug)
-                               .order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
-        return [{"id": r.id, "runner": r.runner, "base": r.base_sha, "head": r.head_sha, "verdict": r.verdict,
-                 "message": r.message, "at": r.created_at.isoformat()} for r in rows]
+        run = BenchRun(repo_key=repo_key, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
+                       message="queued", result={}, status=QUEUED, purpose=purpose, pr_number=pr_number,
+                       requested_by=requested_by, created_at=_now())
+        session.add(run)
+        session.flush()
+        return run.id
+
+
+def start_run(db: Database, run_id: int, runner: str, host: str) -> None:
+    with db.session() as session:
+        run = session.get(BenchRun, run_id)
+        run.status, run.runner, run.host, run.started_at, run.message = RUNNING, runner, host, _now(), "running"
+
+
+def save_progress(db: Database, run_id: int, progress: dict) -> None:
+    with db.session() as session:
+        session.get(BenchRun, run_id).progress = progress
+
+
+def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict) -> None:
+    with db.session() as session:
+        run = session.get(BenchRun, run_id)
+        run.status, run.verdict, run.message, run.result, run.finished_at = DONE, verdict, message, result, _now()
+
+
+def get_run(db: Database, run_id: int) -> dict | None:
+    with db.session() as session:
+        run = session.get(BenchRun, run_id)
+        return _as_dict(run) if run else None
+
+
+def passing_run(db: Database, repo_key: str, slug: str, head_sha: str) -> dict | None:
+    """The latest fix verification of `slug` that passed on exactly this head: what allows a close."""
+    with db.session() as session:
+        run = session.scalars(select(BenchRun).where(
+            BenchRun.repo_key == repo_key, BenchRun.slug == slug, BenchRun.head_sha == head_sha,
+            BenchRun.status == DONE, BenchRun.purpose == "fix", BenchRun.verdict == "pass")
+            .order_by(BenchRun.id.desc())).first()
+        return _as_dict(run) if run else None
+
+
+def runs_for(db: Database, slug: str, limit: int = 10, repo_key: str | None = None) -> list[dict]:
+    with db.session() as session:
+        query = select(BenchRun).where(BenchRun.slug == slug)
+        if repo_key is not None:
+            query = query.where(BenchRun.repo_key == repo_key)
+        rows = session.scalars(query.order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
+        return [_as_dict(r) for r in rows]
+
+
+def set_record_result(db: Database, repo_key: str, slug: str, **values) -> bool:
+    """Store `verdict`/`verdict_run_id` or `reproduced` on the record; False when it is not a record."""
+    with db.session() as session:
+        record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
+        if record is None:
+            return False
+        for key, value in values.items():
+            setattr(record, key, value)
+        return True
+
+
+def _as_dict(run: BenchRun) -> dict:
+    return {"id": run.id, "repo": run.repo_key, "slug": run.slug, "runner": run.runner, "host": run.host,
+            "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
+            "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
+            "progress": run.progress or {}, "result": run.result or {}, "at": run.created_at.isoformat()}

@@ -8,7 +8,7 @@ from sqlalchemy.orm import aliased
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
-from bot.adapters.store.service_models import DedupVerdict, IssueMirror, PairOverride
+from bot.adapters.store.service_models import DedupVerdict, Fix, IssueMirror, PairOverride
 from bot.core.issue_view import RecordView
 
 
@@ -51,13 +51,16 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
     with db.session() as session:
         results = session.execute(query).all()
         dedup = _open_overlaps(session, repo_key, {r.content_hash for r, *_ in results if r.content_hash})
+        fixes = dict(session.execute(select(Fix.slug, func.count()).where(
+            Fix.repo_key == repo_key, Fix.state.in_(("open", "merged"))).group_by(Fix.slug)).all())
         for record, mirror, revision, target_slug, target_number in results:
             view = RecordView(
                 slug=record.slug, title=record.title, path=record.path, track=record.track,
                 backend=record.backend, threads=record.threads, ratio=record.ratio, fix=record.fix,
                 state=record.state, errors=record.errors, warnings=record.warnings,
                 merged_into=target_slug, merged_into_number=target_number,
-                dedup=dedup.get(record.content_hash),
+                dedup=dedup.get(record.content_hash), verdict=record.verdict, reproduced=record.reproduced,
+                attached_fixes=fixes.get(record.slug, 0),
             )
             rows.append(MirrorRow(
                 record_id=record.id, view=view,

@@ -65,6 +65,11 @@ class Record(Base):
     content_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime | None] = mapped_column()
     updated_at: Mapped[datetime | None] = mapped_column()
+    # The latest verification of the record's fix (pass | fail | inconclusive | mismatch | error) and its run.
+    verdict: Mapped[str | None] = mapped_column(String(20))
+    verdict_run_id: Mapped[int | None] = mapped_column(Integer)
+    # What measuring the claim on the default branch found: reproduced | not reproduced | None (not measured).
+    reproduced: Mapped[str | None] = mapped_column(String(20))
 
     merged_into: Mapped[Record | None] = relationship(remote_side=[id])
     repo: Mapped[Repo] = relationship()

@@ -138,3 +138,36 @@ class BenchRun(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     result: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column()
+    # A queued run waits for a worker; `progress` is what its comment and the dashboard show meanwhile.
+    status: Mapped[str] = mapped_column(String(12), default="done", index=True)  # queued | running | done
+    purpose: Mapped[str] = mapped_column(String(12), default="fix")  # fix (base vs head) | reproduce (base alone)
+    pr_number: Mapped[int | None] = mapped_column(Integer)
+    requested_by: Mapped[str] = mapped_column(String(200), default="")
+    host: Mapped[str] = mapped_column(String(200), default="")
+    progress: Mapped[dict] = mapped_column(JSON, default=dict)
+    started_at: Mapped[datetime | None] = mapped_column()
+    finished_at: Mapped[datetime | None] = mapped_column()
+
+
+class Fix(Base):
+    """A branch (usually behind a PR) that claims to fix a record: where it came from and what it changes."""
+
+    __tablename__ = "fixes"
+    __table_args__ = (UniqueConstraint("repo_key", "slug", "branch"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    slug: Mapped[str] = mapped_column(String(200), index=True)
+    branch: Mapped[str] = mapped_column(String(255))
+    source: Mapped[str] = mapped_column(String(12))  # report | pr-body | branch | command
+    state: Mapped[str] = mapped_column(String(12), default="open")  # open | merged | closed | detached
+    head_sha: Mapped[str | None] = mapped_column(String(40))
+    base_sha: Mapped[str | None] = mapped_column(String(40))
+    pr_number: Mapped[int | None] = mapped_column(Integer)
+    additions: Mapped[int] = mapped_column(Integer, default=0)
+    deletions: Mapped[int] = mapped_column(Integer, default=0)
+    changed_files: Mapped[int] = mapped_column(Integer, default=0)
+    token_delta: Mapped[int | None] = mapped_column(Integer)
+    attached_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column()
+    updated_at: Mapped[datetime] = mapped_column()

@@ -1,0 +1,133 @@
+"""Fixes in the store: which branch (and PR) claims to fix which record, its head, diff stats and token delta."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import select
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record, Repo
+from bot.adapters.store.service_models import BenchRun, Fix, RecordEvent
+
+OPEN, MERGED, CLOSED, DETACHED = "open", "merged", "closed", "detached"
+
+
+@dataclass(frozen=True)
+class FixRow:
+    id: int
+    slug: str
+    branch: str
+    source: str
+    state: str
+    head_sha: str | None
+    base_sha: str | None
+    pr_number: int | None
+    additions: int
+    deletions: int
+    changed_files: int
+    token_delta: int | None
+    attached_by: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _row(fix: Fix) -> FixRow:
+    return FixRow(fix.id, fix.slug, fix.branch, fix.source, fix.state, fix.head_sha, fix.base_sha, fix.pr_number,
+                  fix.additions, fix.deletions, fix.changed_files, fix.token_delta, fix.attached_by)
+
+
+def attach(db: Database, repo_key: str, slug: str, branch: str, *, source: str, head_sha: str | None,
+           base_sha: str | None = None, pr_number: int | None = None, stats: tuple[int, int, int] | None = None,
+           token_delta: int | None = None, attached_by: str = "") -> tuple[FixRow, bool]:
+    """Attach (or refresh) a fix; True when its head is new, i.e. there is something new to verify."""
+    now = datetime.now(timezone.utc)
+    with db.session() as session:
+        fix = session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.slug == slug,
+                                                Fix.branch == branch)).first()
+        if fix is None:
+            fix = Fix(repo_key=repo_key, slug=slug, branch=branch, source=source, created_at=now, attached_by=attached_by,
+                      additions=0, deletions=0, changed_files=0)
+            session.add(fix)
+        elif fix.state == DETACHED and source != "command":
+            return _row(fix), False  # a person detached it: only a person attaches it again
+        new_head = head_sha is not None and fix.head_sha != head_sha
+        if fix.state in (DETACHED, CLOSED) or (fix.state == MERGED and new_head):
+            fix.state = OPEN  # reattached, reopened, or a merged branch that moved on
+        fix.head_sha = head_sha or fix.head_sha
+        fix.base_sha = base_sha or fix.base_sha
+        fix.pr_number = pr_number or fix.pr_number
+        if stats is not None:
+            fix.additions, fix.deletions, fix.changed_files = stats
+        if token_delta is not None:
+            fix.token_delta = token_delta
+        fix.updated_at = now
+        session.flush()
+        return _row(fix), new_head
+
+
+def set_state(db: Database, fix_id: int, state: str) -> None:
+    with db.session() as session:
+        fix = session.get(Fix, fix_id)
+        fix.state, fix.updated_at = state, datetime.now(timezone.utc)
+
+
+def fixes_for(db: Database, repo_key: str, slug: str) -> list[FixRow]:
+    with db.session() as session:
+        return [_row(f) for f in session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.slug == slug)
+                                                 .order_by(Fix.id))]
+
+
+def fixes_of_pull(db: Database, repo_key: str, number: int) -> list[FixRow]:
+    with db.session() as session:
+        return [_row(f) for f in session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.pr_number == number)
+                                                 .order_by(Fix.id))]
+
+
+def open_fixes(db: Database, repo_key: str) -> list[FixRow]:
+    with db.session() as session:
+        return [_row(f) for f in session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.state == OPEN)
+                                                 .order_by(Fix.id))]
+
+
+def slugs_with_fixes(db: Database, repo_key: str) -> set[str]:
+    with db.session() as session:
+        return set(session.scalars(select(Fix.slug).where(Fix.repo_key == repo_key, Fix.state.in_((OPEN, MERGED)))))
+
+
+@dataclass(frozen=True)
+class OpenRecord:
+    slug: str
+    fix: str | None
+    reproduced: str | None
+    verdict: str | None
+
+
+def open_records(db: Database, repo_key: str) -> dict[str, OpenRecord]:
+    """The records still waiting for a fix: open, or closed by a person (they can be verified all the same)."""
+    with db.session() as session:
+        rows = session.execute(select(Record.slug, Record.fix, Record.reproduced, Record.verdict).join(Repo)
+                               .where(Repo.key == repo_key, Record.state.in_(("open", "closed")))).all()
+    return {slug: OpenRecord(slug, fix, reproduced, verdict) for slug, fix, reproduced, verdict in rows}
+
+
+def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None) -> bool:
+    with db.session() as session:
+        query = select(BenchRun.id).where(BenchRun.repo_key == repo_key, BenchRun.slug == slug,
+                                          BenchRun.purpose == purpose)
+        if head_sha is not None:
+            query = query.where(BenchRun.head_sha == head_sha)
+        return session.scalars(query.limit(1)).first() is not None
+
+
+def mark_fixed(db: Database, repo_key: str, slug: str, detail: str, actor: str, delivery_id: str | None) -> bool:
+    """The record's fix merged with a passing verdict: state `fixed`, logged like every change outside git."""
+    with db.session() as session:
+        record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
+        if record is None or record.state not in ("open", "closed"):
+            return False
+        record.state = "fixed"
+        session.add(RecordEvent(record_id=record.id, kind="fixed", actor=actor, detail=detail, delivery_id=delivery_id,
+                                at=datetime.now(timezone.utc)))
+        return True

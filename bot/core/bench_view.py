@@ -1,0 +1,93 @@
+"""What a bench run looks like to people: the before/after table, a mermaid chart, a status line, decided
+from the run's stored result without I/O. Untrusted text (program output, errors) only ever lands in fences."""
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+
+STATUS_STATES = {"pass": "success", "fail": "failure", "mismatch": "failure", "inconclusive": "failure",
+                 "error": "error"}
+VERDICT_ICONS = {"pass": "✅", "fail": "❌", "mismatch": "❌", "inconclusive": "❔", "error": "⚠️"}
+
+
+@dataclass(frozen=True)
+class SideRow:
+    side: str
+    sha: str
+    first: float | None  # median seconds: the language (seq) or one thread (par)
+    second: float | None  # median seconds: C (seq) or N threads (par)
+    low: float | None
+    point: float | None
+    high: float | None
+    samples: int
+    decision: str
+
+
+def side_rows(result: dict) -> list[SideRow]:
+    rows = []
+    for side in result.get("sides", []):
+        first = side.get("language_seconds", side.get("one_thread_seconds")) or []
+        second = side.get("c_seconds", side.get("n_threads_seconds")) or []
+        interval = side.get("interval") or {}
+        rows.append(SideRow(side["side"], side["sha"], statistics.median(first) if first else None,
+                            statistics.median(second) if second else None, interval.get("low"),
+                            interval.get("point"), interval.get("high"), min(len(first), len(second)),
+                            side.get("decision", "")))
+    return rows
+
+
+def is_par(result: dict) -> bool:
+    return any("one_thread_seconds" in side for side in result.get("sides", []))
+
+
+def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
+    if is_par(result):
+        return "1 thread (median s)", f"{threads or 'N'} threads (median s)", "speedup [95% interval]"
+    return "language (median s)", "C (median s)", "language/C [95% interval]"
+
+
+def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
+    """A bar chart GitHub renders (mermaid xychart): the median seconds of each program on each side."""
+    rows = [r for r in side_rows(result) if r.first is not None and r.second is not None]
+    if not rows:
+        return ""
+    first, second, _ = column_names(result, threads)
+    labels, values = [], []
+    for row in rows:
+        labels += [f"{row.side} {first.split(' (')[0]}", f"{row.side} {second.split(' (')[0]}"]
+        values += [row.first, row.second]
+    quoted = ", ".join(f'"{label}"' for label in labels)
+    bars = ", ".join(f"{v:.4g}" for v in values)
+    top = max(values) * 1.15
+    return (f'```mermaid\nxychart-beta\n    title "{slug}: median seconds"\n    x-axis [{quoted}]\n'
+            f'    y-axis "seconds" 0 --> {top:.4g}\n    bar [{bars}]\n```')
+
+
+def progress_line(slug: str, progress: dict, host: str) -> str:
+    """'verifying perf_x: head 12/30 samples on mini-2' while a run goes on."""
+    side, taken, most = progress.get("side", ""), progress.get("taken", 0), progress.get("most", 0)
+    where = f" on {host}" if host else ""
+    if not side:
+        return f"verifying {slug}: building{where}"
+    return f"verifying {slug}: {side} {taken}/{most} samples{where}"
+
+
+def status_description(run: dict) -> str:
+    """At most 140 characters, as GitHub's commit status allows."""
+    if run["status"] != "done":
+        return progress_line(run["slug"], run.get("progress") or {}, run.get("host", ""))[:140]
+    rows = [r for r in side_rows(run.get("result") or {}) if r.point is not None]
+    ratio = f" {rows[-1].point:.2f}x [{rows[-1].low:.2f}, {rows[-1].high:.2f}]" if rows else ""
+    return f"{run['verdict']}{ratio}"[:140]
+
+
+def status_state(run: dict) -> str:
+    return "pending" if run["status"] != "done" else STATUS_STATES.get(run["verdict"], "error")
+
+
+def fenced(text: str) -> str:
+    """Untrusted text as a code block whose fence is longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"

@@ -1,0 +1,172 @@
+"""Bench runs as queued work: request one, run it on a bench runner with its comment and commit status kept
+current, then store the verdict on the record (a fix's verdict, or whether a new claim reproduces).
+
+A run is a row first (`queued`) and a delivery `perfbot.verify` second, so a crash between the two leaves a
+visible queued run rather than lost work, and a redelivered job finds its run done and does nothing.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store import bench_store
+from bot.adapters.store.engine import Database
+from bot.adapters.store.mirror_queries import issue_numbers
+from bot.adapters.templates import render
+from bot.core import bench_view
+from bot.core.issue_view import comment_marker
+from bot.core.parse import parse
+from bot.core.records import REPORT_DIR, PerfIssue
+from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
+from bot.errors import TransientError, UserError
+from bot.services.verify import Outcome, verify
+
+log = logging.getLogger("perfbot.bench")
+FIX, REPRODUCE = "fix", "reproduce"
+COMMENT_EVERY_SECONDS = 10.0
+REPRODUCTION_ICONS = {"reproduced": "✅", "not reproduced": "❗", "inconclusive": "❔", "mismatch": "❌", "error": "⚠️"}  # a live comment, not a flood of edits: GitHub paces writes
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Where a run's results are shown: a PR (comment + status on its head) or the record's issue."""
+
+    number: int | None
+    on_pull: bool
+
+
+def status_context(slug: str, purpose: str = FIX) -> str:
+    return f"perfbot/verify {slug}" if purpose == FIX else f"perfbot/reproduce {slug}"
+
+
+def read_config(repo: GitRepository, sha: str) -> RepoConfig:
+    """`.perfbot.toml` of the default branch: a PR must not choose its own bench hosts or thresholds."""
+    text = (repo.read_file(sha, ".perfbot.toml") or b"").decode("utf-8", "replace")
+    try:
+        return parse_repo_config(text)
+    except ConfigFileError as exc:
+        raise UserError(f"cannot verify: {exc}") from None
+
+
+def read_record(repo: GitRepository, slug: str, *shas: str) -> PerfIssue:
+    path = f"{REPORT_DIR}/{slug}.md"
+    for sha in shas:
+        data = repo.read_file(sha, path)
+        if data is not None:
+            record = parse(path, data).record
+            if record is not None:
+                return record
+    raise UserError(f"cannot verify {slug}: {path} is not on the default branch or the head")
+
+
+class BenchFlow:
+    def __init__(self, db: Database, make_runner: Callable, *, comment_every: float = COMMENT_EVERY_SECONDS) -> None:
+        self.db = db
+        self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
+        self.comment_every = comment_every
+
+    def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[], None]) -> dict | None:
+        run = bench_store.get_run(self.db, run_id)
+        if run is None or run["status"] == bench_store.DONE:
+            return run  # redelivered after it finished: nothing to do twice
+        target = self._target(run)
+        default = repo.resolve(repo.default_ref())
+        try:
+            config = read_config(repo, default)
+            record = read_record(repo, run["slug"], default, run["head"])
+            runner = self._runner(config, record, repo)
+        except UserError as exc:
+            return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
+        bench_store.start_run(self.db, run_id, runner.name, runner.host)
+        run = bench_store.get_run(self.db, run_id)
+        self._show(run, tracker, target, config, record)
+        last_shown = [time.monotonic()]
+
+        def progress(side: str, taken: int, most: int) -> None:
+            keep_alive()
+            run["progress"] = {"side": side, "taken": taken, "most": most}
+            bench_store.save_progress(self.db, run_id, run["progress"])
+            if time.monotonic() - last_shown[0] >= self.comment_every:
+                last_shown[0] = time.monotonic()
+                self._show(run, tracker, target, config, record)
+
+        try:
+            outcome = verify(record, config, runner, run["head"], run["base"] if run["purpose"] == FIX else None,
+                             progress)
+        except TransientError:
+            raise  # the host is unreachable: the delivery is retried and the run stays where it was
+        except UserError as exc:
+            return self._finish(run, "error", str(exc), {}, tracker, target, config, record)
+        return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
+                            outcome)
+
+    def _runner(self, config: RepoConfig, record: PerfIssue, repo: GitRepository):
+        conf = config.runner_for(record.backend or "c")
+        if conf is None:
+            raise UserError(f"no runner for backend {record.backend or 'c'} in .perfbot.toml: add a [[runners]] "
+                            f"entry whose labels include \"{record.backend or 'c'}\"")
+        return self.make_runner(conf, repo.path, config)
+
+    def _target(self, run: dict) -> RunTarget:
+        if run["pr"]:
+            return RunTarget(run["pr"], True)
+        return RunTarget(issue_numbers(self.db, run["repo"]).get(run["slug"]), False)
+
+    def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
+                config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None) -> dict:
+        bench_store.finish_run(self.db, run["id"], verdict, message, result)
+        if run["purpose"] == FIX:
+            bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
+        else:
+            bench_store.set_record_result(self.db, run["repo"], run["slug"], reproduced=reproduction(verdict, outcome is not None))
+        done = bench_store.get_run(self.db, run["id"])
+        self._show(done, tracker, target, config, record)
+        log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
+        return done
+
+    def _show(self, run: dict, tracker, target: RunTarget, config: RepoConfig | None, record: PerfIssue | None) -> None:
+        """The run's comment and status, written again as it progresses; a tracker outage never stops a run."""
+        try:
+            if target.number is not None:
+                marker = comment_marker("bench" if run["purpose"] == FIX else "reproduce", run["slug"])
+                tracker.upsert_comment(target.number, marker, comment_body(marker, run, config, record), None)
+            if target.on_pull:
+                tracker.set_status(run["head"], status_context(run["slug"]), bench_view.status_state(run),
+                                   bench_view.status_description(run))
+        except TransientError as exc:
+            log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
+
+
+def reproduction(verdict: str, measured: bool) -> str:
+    """A claim measured on the default branch: a 'pass' there means the gap the report claims is not there."""
+    if verdict == "mismatch":
+        return "mismatch"  # the program and its "1-to-1" translation do not compute the same thing
+    if not measured or verdict == "error":
+        return "error"
+    return {"pass": "not reproduced", "fail": "reproduced"}.get(verdict, "inconclusive")
+
+
+def comment_body(marker: str, run: dict, config: RepoConfig | None, record: PerfIssue | None) -> str:
+    result = run.get("result") or {}
+    threads = record.threads if record else None
+    if run["status"] != bench_store.DONE:
+        headline, icon = "running", "⏳"
+    elif run["purpose"] == REPRODUCE:
+        found = reproduction(run["verdict"], bool(result.get("sides")))
+        headline, icon = f"claim {found}", REPRODUCTION_ICONS.get(found, "")
+    else:
+        headline, icon = run["verdict"], bench_view.VERDICT_ICONS.get(run["verdict"], "")
+    if config is None or record is None:
+        criterion = "no plan could be made"
+    elif record.track == "par":
+        criterion = f"passes at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
+    else:
+        criterion = f"passes when the whole interval is at or under {config.seq_threshold:g}x"
+    return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
+                  progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
+                  rows=bench_view.side_rows(result), columns=bench_view.column_names(result, threads),
+                  chart=bench_view.mermaid_chart(run["slug"], result, threads),
+                  fenced_message=bench_view.fenced(run["message"]), suite=result.get("suite"), criterion=criterion)

@@ -1,0 +1,118 @@
+"""Fixes end to end in local mode: a fix branch named by a report is attached, verified by a queued bench run
+on a real C project, and closes its record when it merges with that passing verdict; a non-fix does not."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import handlers
+from bot.adapters.git import GitRepository, local_key
+from bot.adapters.local_issues import FileIssues
+from bot.adapters.runners.local import LocalRunner
+from bot.adapters.store import bench_store, fix_store
+from bot.adapters.store.queue import DeliveryQueue
+from bot.services.bench_flow import BenchFlow
+from bot.services.bot import BotServices, RepoSource
+from bot.services.fix_flow import FixFlow
+from bot.services.worker import Worker
+from tests.bench_project import NOT_A_FIX, build_project
+
+SLUG = "perf_boxed_sum"
+
+
+@pytest.fixture
+def world(tmp_path, database):
+    repo, heads = build_project(tmp_path / "runtime")
+    key = local_key(repo.root)
+    queue = DeliveryQueue(database)
+    tracker = FileIssues(tmp_path / "issues")
+
+    def runner(conf, repo_path, config):
+        return LocalRunner(conf.name, repo_path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb)
+
+    services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),
+                           bot_login="perfbot", fixes=FixFlow(database, queue.enqueue),
+                           bench=BenchFlow(database, runner, comment_every=0))
+    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
+                    max_attempts=2)
+    return repo, heads, key, queue, tracker, services, worker
+
+
+def issue(tracker: FileIssues, slug: str = SLUG) -> dict:
+    issues = json.loads(tracker.state_file.read_text())["issues"]
+    return next(i for i in issues.values() if i["body"].startswith(f"<!-- perfbot:record {slug} -->"))
+
+
+def comment(tracker: FileIssues, kind: str) -> str:
+    return next(c["body"] for c in issue(tracker)["comments"] if c["body"].startswith(f"<!-- perfbot:{kind} {SLUG}"))
+
+
+def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world, database):
+    repo, heads, key, queue, tracker, services, worker = world
+    services.sync_and_mirror(key, None, None)
+    [fix] = fix_store.fixes_for(database, key, SLUG)
+    assert (fix.branch, fix.source, fix.head_sha, fix.state) == ("fix/perf_boxed_sum", "report", heads["fix/perf_boxed_sum"], "open")
+    assert fix.changed_files == 1 and fix.additions > 0 and fix.token_delta < 0  # the fix unboxes: fewer tokens
+    assert [d["id"] for d in queue.listing()] == ["bench-1"]
+
+    assert worker.run_once()
+    run = bench_store.get_run(database, 1)
+    assert (run["status"], run["verdict"], run["base"], run["head"]) == ("done", "pass", heads["main"], fix.head_sha)
+    assert run["progress"]["taken"] >= 5 and run["host"]
+    body = comment(tracker, "bench")
+    assert "| base |" in body and "| head |" in body and "```mermaid\nxychart-beta" in body and "pass" in body
+    assert "verified: pass" in issue(tracker)["labels"] and "has fix" in issue(tracker)["labels"]
+
+    services.sync_and_mirror(key, None, None)  # the hourly reconcile: same head, nothing queued again
+    assert len(queue.listing()) == 1
+
+    repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the fix", "fix/perf_boxed_sum")
+    services.sync_and_mirror(key, None, None)
+    closed = issue(tracker)
+    assert (closed["state"], closed["state_reason"]) == ("closed", "completed") and "state: fixed" in closed["labels"]
+    assert "is fixed" in comment(tracker, "fixed")
+    moved = repo.repo.commit("perfbot/fixed-perf_boxed_sum")
+    paths = {item.path for item in moved.tree.traverse()}
+    assert f"devs/issues/{SLUG}.md" not in paths and f"devs/fixed/{SLUG}.md" in paths
+    assert "## Verification" in (moved.tree / f"devs/fixed/{SLUG}.md").data_stream.read().decode()
+    assert repo.repo.heads.main.commit.message.startswith("Merge the fix")  # main is never written by the bot
+
+    repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the move", "perfbot/fixed-perf_boxed_sum")
+    services.sync_and_mirror(key, None, None)
+    assert issue(tracker)["state_reason"] == "completed" and "state: fixed" in issue(tracker)["labels"]
+
+
+def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
+    repo, heads, key, queue, tracker, services, worker = world
+    repo.repo.git.checkout("-q", "-b", "fix/perf_boxed_sum-attempt", heads["main"])
+    repo.write("runtime.c", NOT_A_FIX).commit("runtime: a change that fixes nothing")
+    repo.repo.git.checkout("-q", "main")
+    repo.repo.git.branch("-q", "-D", "fix/perf_boxed_sum")  # only the attempt is left to verify
+    services.sync_and_mirror(key, None, None)
+    assert worker.run_once() and not worker.run_once()
+    [run] = bench_store.runs_for(database, SLUG)
+    assert run["verdict"] == "fail", run["message"]
+    assert "verified: fail" in issue(tracker)["labels"]
+
+    repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the attempt", "fix/perf_boxed_sum-attempt")
+    services.sync_and_mirror(key, None, None)
+    assert issue(tracker)["state"] == "open"
+    assert "stays open" in comment(tracker, "unverified-merge")
+    assert "perfbot/fixed-perf_boxed_sum" not in [h.name for h in repo.repo.heads]
+
+
+def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
+    repo, heads, key, queue, tracker, services, worker = world
+    # The fixed runtime lands on main with the report still claiming 12x: the claim no longer reproduces.
+    repo.repo.git.merge("-q", "--no-ff", "-m", "land the runtime fix", "fix/perf_boxed_sum")
+    config = (repo.root / ".perfbot.toml").read_text().replace("[verify]\n", "[verify]\non_open = true\nfixes = false\n")
+    repo.write(".perfbot.toml", config).commit("verify new reports on open")
+    services.sync_and_mirror(key, None, None)
+    assert [d["event"] for d in queue.listing()] == ["perfbot.verify"]
+    assert worker.run_once()
+    [run] = bench_store.runs_for(database, SLUG)
+    assert (run["purpose"], run["verdict"], run["base"]) == ("reproduce", "pass", None)
+    labels = issue(tracker)["labels"]
+    assert "not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
+    assert "claim not reproduced" in comment(tracker, "reproduce")
