@@ -88,7 +88,8 @@ class FixFlow:
                 stats=diff.stats if diff else None, token_delta=token_delta(list(diff.changes)) if diff else None,
                 attached_by=pull.author)
             run_id = None
-            if auto and new_head:
+            # Also when a branch scan measured this head already: the PR deserves its own comment and status.
+            if auto and (new_head or not fix_store.has_run(self.db, full_name, slug, FIX, pull.head_sha, pull.number)):
                 run_id = self.request_run(full_name, slug, base=fix.base_sha, head=pull.head_sha, purpose=FIX,
                                           installation_id=installation_id, pr_number=pull.number,
                                           requested_by=pull.author)

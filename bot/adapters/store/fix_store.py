@@ -112,12 +112,15 @@ def open_records(db: Database, repo_key: str) -> dict[str, OpenRecord]:
     return {slug: OpenRecord(slug, fix, reproduced, verdict) for slug, fix, reproduced, verdict in rows}
 
 
-def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None) -> bool:
+def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None,
+            pr_number: int | None = None) -> bool:
     with db.session() as session:
         query = select(BenchRun.id).where(BenchRun.repo_key == repo_key, BenchRun.slug == slug,
                                           BenchRun.purpose == purpose)
         if head_sha is not None:
             query = query.where(BenchRun.head_sha == head_sha)
+        if pr_number is not None:
+            query = query.where(BenchRun.pr_number == pr_number)
         return session.scalars(query.limit(1)).first() is not None
 
 
