@@ -66,3 +66,14 @@ def test_mistakes_name_the_key_and_the_line(text, key, line, words):
         parse_repo_config(text)
     assert (info.value.key, info.value.line) == (key, line), str(info.value)
     assert words in str(info.value)
+
+
+def test_the_suite_takes_a_sample_count_and_its_own_timeout():
+    config = parse_repo_config('[suite]\ncommand = ["./bench"]\nsamples = 9\ntimeout_seconds = 600\n')
+    assert (config.suite.samples, config.suite.timeout_seconds, config.suite.format) == (9, 600, "json")
+    assert parse_repo_config('[suite]\ncommand = ["make", "-s", "bench"]\n').suite.samples == 5
+    for text, words in (("samples = 0", "positive whole number"), ('samples = "5"', "positive whole number"),
+                        ("sample = 5", "did you mean 'samples'")):
+        with pytest.raises(ConfigFileError, match=words) as info:
+            parse_repo_config(f'[suite]\ncommand = ["./bench"]\n{text}\n')
+        assert info.value.line == 3 and info.value.key.startswith("suite.")
