@@ -2,10 +2,12 @@
 
 Everything runs as an argument list (never a shell) in its own process group, so a timeout kills the
 whole tree; memory is capped with RLIMIT_AS. One benchmark at a time per host: an flock on the cache.
+Where bubblewrap works every run is also contained (sandbox.py): it may write only its working folder.
 """
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import resource
 import signal
@@ -19,14 +21,20 @@ from typing import Iterator
 import git
 
 from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult
+from bot.adapters.runners.sandbox import read_status, sandbox_argv, sandbox_problem, secret_files, timed_argv
 from bot.core.records import SLUG_RE
 from bot.errors import UserError
+
+log = logging.getLogger(__name__)
+
 
 class LocalRunner:
     kind = "local"
 
     def __init__(self, name: str, repo_path: Path, cache_dir: Path, *, build: tuple[str, ...] | None,
-                 memory_mb: int = 4096, build_timeout: int = 900) -> None:
+                 memory_mb: int = 4096, build_timeout: int = 900, sandbox: bool | None = None) -> None:
+        """`sandbox`: True demands bwrap (UserError when it cannot work here), False runs uncontained, None
+        (the default) contains every run when bwrap works on this host and warns once when it does not."""
         self.name = name
         self.repo_path = Path(repo_path)
         self.cache_dir = Path(cache_dir)
@@ -34,6 +42,13 @@ class LocalRunner:
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
         self.host = socket.gethostname()
+        problem = sandbox_problem() if sandbox is not False else None
+        if sandbox and problem:
+            raise UserError(f"runner {name}: the sandbox was asked for but {problem}")
+        if sandbox is None and problem:
+            log.warning("runner %s runs reports' code uncontained: %s", name, problem)
+        self.sandboxed = sandbox is not False and problem is None
+        self._hidden = secret_files(os.environ) if self.sandboxed else ()
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -79,25 +94,53 @@ class LocalRunner:
         Path(path).write_text(text, encoding="utf-8")
 
     def run(self, argv: list[str], cwd: Path, timeout: float) -> RunResult:
+        """Sandboxed, a run may write only to `cwd` (and a private /tmp): the build and the suite run in the
+        workspace and write it; a report's compile and program run in its run folder and write only that."""
         limit = self.memory_mb * 1024 * 1024
+        status_read = status_write = None
+        if self.sandboxed:
+            status_read, status_write = os.pipe()
+            folder = Path(cwd).resolve()
+            argv = sandbox_argv(folder, path=os.environ.get("PATH", os.defpath), hidden=self._hidden) + \
+                timed_argv(status_write, limit, argv)
 
         def limits() -> None:  # in the child, before exec: cap memory, and no core dumps on the bench host
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            if not self.sandboxed:  # sandboxed, the shim caps the program alone: bwrap and the shim need room
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
         started = time.perf_counter()
         try:
-            process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       start_new_session=True, preexec_fn=limits)
+            process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limits,
+                                       pass_fds=(status_write,) if self.sandboxed else ())
         except OSError as exc:
+            self._close(status_read, status_write)
             return RunResult(127, "", f"cannot run {argv[0]}: {exc.strerror}", 0.0)
+        self._close(status_write)
         try:
             out, err = process.communicate(timeout=timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
+            # Sandboxed, this kills bwrap; --die-with-parent then takes everything inside down with it.
             os.killpg(process.pid, signal.SIGKILL)
             out, err = process.communicate()
             timed_out = True
-        seconds = time.perf_counter() - started
-        return RunResult(process.returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds,
+        seconds, returncode = time.perf_counter() - started, process.returncode
+        if status_read is not None:
+            os.set_blocking(status_read, False)
+            try:
+                report = read_status(os.read(status_read, 256))
+            except BlockingIOError:  # the shim wrote nothing and something still holds the pipe: no wait
+                report = None
+            self._close(status_read)
+            if report is not None and not timed_out:
+                seconds, returncode = report
+        return RunResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds,
                          timed_out)
+
+    @staticmethod
+    def _close(*fds: int | None) -> None:
+        for fd in fds:
+            if fd is not None:
+                os.close(fd)
