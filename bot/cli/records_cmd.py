@@ -7,6 +7,7 @@ import click
 
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.adapters.store.bench_store import runs_for
+from bot.adapters.store.fix_store import fixes_for
 from bot.cli.common import db_option, open_database, reports_errors
 from bot.core.records import BACKENDS, TRACKS
 
@@ -65,7 +66,10 @@ def show_command(slug: str, repo_key: str | None, fmt: str, db_url: str | None) 
             raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --repo-key")
         detail = record_detail(session, *matches[0])
     with open_database(db_url) as db:
-        detail["bench_runs"] = runs_for(db, detail["slug"])
+        detail["bench_runs"] = runs_for(db, detail["slug"], repo_key=detail["repo"])
+        for run in detail["bench_runs"]:
+            run.pop("result")  # every sample: in `perfbot verify --format json`, too long for a record view
+        detail["fixes"] = [f.as_dict() for f in fixes_for(db, detail["repo"], detail["slug"])]
     if fmt == "json":
         click.echo(json.dumps(detail, indent=2))
         return
@@ -81,6 +85,7 @@ def _print_detail(d: dict) -> None:
     click.echo(f"  track     {d['track'] or '-'}    backend {d['backend'] or '-'}    threads {d['threads'] or '-'}"
                f"    ratio {ratio}{table}")
     click.echo(f"  fix       {d['fix'] or '-'}    supersedes {', '.join(d['supersedes']) or '-'}")
+    click.echo(f"  verified  {d['verdict'] or '-'}    claim {d['reproduced'] or 'not measured'}")
     if len(d["aliases"]) > 1:
         click.echo(f"  also known as {', '.join(a for a in d['aliases'] if a != d['slug'])}")
     click.echo(f"findings ({len(d['findings'])}):" if d["findings"] else "findings: none, the report lints clean")
@@ -88,10 +93,18 @@ def _print_detail(d: dict) -> None:
         click.echo(f"  line {f['line']}: {f['severity']} {f['rule']}: {f['message']}")
         if f.get("remedy"):
             click.echo(f"      fix: {f['remedy']}")
+    if d.get("fixes"):
+        click.echo(f"fixes ({len(d['fixes'])}):")
+        for fix in d["fixes"]:
+            pull = f"PR #{fix['pr_number']}  " if fix["pr_number"] else ""
+            delta = f"{fix['token_delta']:+d} tokens" if fix["token_delta"] is not None else "tokens unknown"
+            click.echo(f"  {fix['branch']}  {pull}{fix['state']}  {(fix['head_sha'] or '-')[:12]}  "
+                       f"+{fix['additions']} -{fix['deletions']} in {fix['changed_files']} file(s), {delta}")
     if d.get("bench_runs"):
         click.echo(f"bench runs ({len(d['bench_runs'])}):")
         for run in d["bench_runs"]:
-            click.echo(f"  {run['at'][:19]}  #{run['id']}  {run['verdict']:<12} {run['runner']}  {run['message']}")
+            click.echo(f"  {run['at'][:19]}  #{run['id']}  {run['purpose']:<9} {run['verdict'] or run['status']:<12} "
+                       f"{run['runner']}  {run['message']}")
     click.echo(f"history ({len(d['history'])} revision(s)):")
     for h in d["history"]:
         click.echo(f"  {h['date'][:19]}  {h['commit'][:10]}  {h['change']:<8}  {h['author']} <{h['email']}>  {h['path']}")

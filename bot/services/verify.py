@@ -13,8 +13,10 @@ from typing import Callable
 
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
-from bot.core.stats import INCONCLUSIVE, Interval, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.suite import SuiteResult, compare_suites
 from bot.errors import UserError
+from bot.services.suite import measure_suites
 
 MISMATCH, ERROR = "mismatch", "error"
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
@@ -47,10 +49,11 @@ class Outcome:
     message: str
     sides: list[Side]
     runner: str
+    suite: SuiteResult | None = None
 
     def as_dict(self) -> dict:
         return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
-                "sides": [s.as_dict() for s in self.sides]}
+                "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None}
 
 
 def fill(template: tuple[str, ...], **values: str) -> list[str]:
@@ -77,11 +80,17 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     sides = [Side("base", base, par=par)] if base else []
     sides.append(Side("head", head, par=par))
     plan = SamplingPlan(config.min_samples, config.max_samples)
+    suite = None
     with runner.exclusive():
         for side in sides:
             problem = _measure(side, record, language, translation, config, runner, plan, progress)
             if problem is not None:
                 return Outcome(problem[0], problem[1], sides, runner.name)
+        if config.suite is not None and base and sides[-1].decision == PASS:
+            # Only a fix worth merging pays for the suite: it must not slow anything else down.
+            base_times, head_times = measure_suites(config, runner, runner.prepare(base), runner.prepare(head),
+                                                    config.suite.samples)
+            suite = compare_suites(base_times, head_times, config.suite.tolerance)
     head_side = sides[-1]
     ratio = head_side.interval
     if record.track == "par":
@@ -92,7 +101,11 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     else:
         message = (f"{record.slug} on {runner.name}: language/C {ratio.point:.2f}x "
                    f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against the {config.seq_threshold:g}x threshold")
-    return Outcome(head_side.decision, message, sides, runner.name)
+    if suite is not None and suite.verdict == FAIL:
+        return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite)
+    if suite is not None:
+        message += f"; suite: {suite.summary()}"
+    return Outcome(head_side.decision, message, sides, runner.name, suite)
 
 
 def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,

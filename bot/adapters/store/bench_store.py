@@ -16,12 +16,13 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str, outcome, host: str = "") -> int:
+def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str, outcome, host: str = "",
+             purpose: str = "fix") -> int:
     """A run measured outside the queue (`perfbot verify`): stored done, in one step."""
     with db.session() as session:
         run = BenchRun(repo_key=repo_key, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
                        verdict=outcome.verdict, message=outcome.message, result=outcome.as_dict(), status=DONE,
-                       host=host, created_at=_now(), started_at=_now(), finished_at=_now())
+                       purpose=purpose, host=host, created_at=_now(), started_at=_now(), finished_at=_now())
         session.add(run)
         session.flush()
         return run.id

@@ -39,7 +39,7 @@ def record_summary(record: Record, repo_key: str, merged_into: str | None = None
         "table_ratio": record.table_ratio,
         "fix": record.fix,
         "supersedes": list(record.supersedes or []),
-        "state": record.state,
+        "state": record.state, "verdict": record.verdict, "reproduced": record.reproduced,
         "merged_into": merged_into,
         "errors": record.errors,
         "warnings": record.warnings,
