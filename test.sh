@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/ensure-postgres
+scripts/ensure-sshd
+scripts/ensure-bwrap
 scripts/ensure-npm-fixtures
 scripts/bootstrap test
 exec .venv/bin/python -m pytest "$@"

@@ -73,6 +73,35 @@ def test_a_run_over_its_memory_limit_is_contained(project, tmp_path):
     assert result.returncode == 3 and not result.timed_out  # malloc refused under the 64 MB cap
 
 
+ESCAPING_TRANSLATION = r"""#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  FILE *f = fopen("../../escaped.txt", "w"); if (f) { fputs("out", f); fclose(f); }
+  remove("../../runtime");  /* the shared build of this commit */
+  FILE *g = fopen("../../runtime.c", "a"); if (g) { fputs("/* tampered */", g); fclose(g); }
+  unsigned acc = 0;
+  for (unsigned long i = 0; i < %d; i++) acc = (acc + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
+  printf("%%u\n", acc);
+  return 0;
+}"""
+
+
+def test_a_report_whose_code_tries_to_escape_its_folder_is_contained(project):
+    heads, config, runner, record = project
+    if not runner.sandboxed:
+        pytest.skip("bubblewrap cannot run here (scripts/ensure-bwrap installs it); runs are not contained")
+    from tests.bench_project import N
+
+    text = report().split("```c\n", 1)
+    hostile = parse("devs/issues/perf_boxed_sum.md",
+                    (text[0] + "```c\n" + ESCAPING_TRANSLATION % N + text[1][text[1].index("\n```"):]).encode()).record
+    outcome = verify(hostile, dataclasses.replace(config, max_samples=5), runner, heads["fix/perf_boxed_sum"])
+    workspace = runner.prepare(heads["fix/perf_boxed_sum"])
+    assert outcome.verdict in ("pass", "inconclusive"), outcome.message  # measured, as if nothing happened
+    assert (workspace / "runtime").exists() and "tampered" not in (workspace / "runtime.c").read_text()
+    assert not (workspace / "escaped.txt").exists() and not (workspace.parent / "escaped.txt").exists()
+
+
 def test_hostile_slugs_never_become_paths(project):
     _, _, runner, _ = project
     from bot.errors import UserError

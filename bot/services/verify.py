@@ -66,6 +66,10 @@ def fill(template: tuple[str, ...], **values: str) -> list[str]:
     return out
 
 
+def from_root(argv: list[str], workspace) -> list[str]:
+    return [str(workspace / arg[2:]) if arg.startswith("./") else arg for arg in argv]
+
+
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
            progress: Progress | None = None) -> Outcome:
     if record.track == "par" and (record.threads or 1) < 2:
@@ -119,15 +123,18 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
                           config.timeout_seconds)
     if not compiled.ok:
         return ERROR, f"the C translation does not compile at {side.sha[:12]}: {compiled.stderr.strip()[-400:]}"
-    argv_language = fill(config.run_language, file=str(folder / "program.bend"), threads=str(record.threads or 1))
+    # Every program runs in the report's own folder, the only place a sandboxed run may write: the built
+    # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
+    argv_language = from_root(fill(config.run_language, file=str(folder / "program.bend"),
+                                   threads=str(record.threads or 1)), workspace)
     argv_c = fill(config.c_run, out=str(binary), file=str(folder / "translation.c"))
     par = record.track == "par"
     if par:
         # A speedup is one thread's time over N threads': the pair timed is the program at 1 and at N.
-        argv_c, argv_language = argv_language, fill(config.run_language, file=str(folder / "program.bend"), threads="1")
-    c_cwd = workspace if par else folder
-    first_language = runner.run(argv_language, workspace, config.timeout_seconds)
-    first_c = runner.run(argv_c, c_cwd, config.timeout_seconds)
+        argv_c, argv_language = argv_language, from_root(
+            fill(config.run_language, file=str(folder / "program.bend"), threads="1"), workspace)
+    first_language = runner.run(argv_language, folder, config.timeout_seconds)
+    first_c = runner.run(argv_c, folder, config.timeout_seconds)
     names = ("the program on 1 thread", f"the program on {record.threads} threads") if par else \
         ("the program", "the C translation")
     for name, result in zip(names, (first_language, first_c)):
@@ -141,7 +148,7 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
     side.output = first_c.stdout.strip()
     deadline = time.monotonic() + config.budget_seconds
     while True:
-        for argv, cwd, samples in ((argv_language, workspace, side.language), (argv_c, c_cwd, side.c)):
+        for argv, cwd, samples in ((argv_language, folder, side.language), (argv_c, folder, side.c)):
             result = runner.run(argv, cwd, config.timeout_seconds)
             if not result.ok:
                 return ERROR, f"a timed run failed at {side.sha[:12]} (exit {result.returncode}, timed out: {result.timed_out})"

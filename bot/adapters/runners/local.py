@@ -101,7 +101,9 @@ class LocalRunner:
         if self.sandboxed:
             status_read, status_write = os.pipe()
             folder = Path(cwd).resolve()
-            argv = sandbox_argv(folder, path=os.environ.get("PATH", os.defpath), hidden=self._hidden) + \
+            # The built workspaces stay readable (a run calls the project's binaries) but only `cwd` is writable.
+            argv = sandbox_argv(folder, path=os.environ.get("PATH", os.defpath), hidden=self._hidden,
+                                readable=(self.cache_dir.resolve(),)) + \
                 timed_argv(status_write, limit, argv)
 
         def limits() -> None:  # in the child, before exec: cap memory, and no core dumps on the bench host

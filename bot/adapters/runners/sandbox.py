@@ -49,11 +49,15 @@ os.write(status, f"{seconds!r} {os.waitstatus_to_exitcode(code)}\n".encode())
 """
 
 
-def sandbox_argv(writable: Path, *, path: str, hidden: Sequence[Path] = (), bwrap: str = BWRAP) -> list[str]:
-    """The prefix that runs a command contained, working in `writable`; `writable` must be absolute."""
+def sandbox_argv(writable: Path, *, path: str, hidden: Sequence[Path] = (), readable: Sequence[Path] = (),
+                 bwrap: str = BWRAP) -> list[str]:
+    """The prefix that runs a command contained, working in `writable`; `writable` must be absolute.
+    `readable` folders stay visible read-only even under the private /tmp (a workspace cache may live there)."""
     folder = str(writable)
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--bind", folder, folder,
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for shown in readable:
+        argv += ["--ro-bind", str(shown), str(shown)]
+    argv += ["--bind", folder, folder,
             # --unshare-all: user, pid, ipc, uts, cgroup and network namespaces; the last one leaves only a
             # private loopback, so nothing on the host or beyond is reachable.
             "--unshare-all", "--die-with-parent",
