@@ -1,108 +1,39 @@
 """A small C project standing in for the runtime, in a real git repository, with fix branches that really
 are (or are not) faster: what verification tests measure.
 
-The "runtime" reads a program file `sum N` and computes the sum of i*i mod 2^24 for i < N. On main it boxes
-every intermediate value in a heap node (malloc and free per step): slow, like the runtime's u24 boxing.
+The runtime and its real fix are the demo's (`bot/demo`): it reads a program file `sum N` and computes the
+sum of i*i mod 2^24 for i < N. On main it boxes every intermediate value in a heap node (malloc and free
+per step): slow, like the runtime's u24 boxing. Here it also gets branches that fail in every other way.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from bot.demo.reports import SUM_TRANSLATION, boxed_sum_report
+from bot.demo.sources import RUNTIME_FIX, RUNTIME_MAIN, SETTINGS, SUM_N
 from tests.gitrepo import RepoBuilder
 
-N = 5_000_000
-SLOW = r"""
-#include <stdio.h>
-#include <stdlib.h>
-typedef struct { unsigned v; } Box;
-static Box *volatile sink;  /* the boxes escape, so the compiler keeps every allocation */
-int main(int argc, char **argv) {
-  FILE *f = fopen(argv[1], "r"); unsigned long n = 0;
-  if (!f || fscanf(f, "sum %lu", &n) != 1) { fprintf(stderr, "bad program\n"); return 2; }
-  Box *acc = malloc(sizeof *acc); acc->v = 0;
-  for (unsigned long i = 0; i < n; i++) {
-    for (int k = 0; k < 4; k++) { Box *t = malloc(sizeof *t); t->v = acc->v ^ k; sink = t; free(t); }
-    Box *next = malloc(sizeof *next); next->v = (acc->v + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
-    free(acc); acc = next;
-  }
-  printf("%u\n", acc->v); return 0;
-}
-"""
-FAST = r"""
-#include <stdio.h>
-int main(int argc, char **argv) {
-  FILE *f = fopen(argv[1], "r"); unsigned long n = 0;
-  if (!f || fscanf(f, "sum %lu", &n) != 1) { fprintf(stderr, "bad program\n"); return 2; }
-  unsigned acc = 0;
-  for (unsigned long i = 0; i < n; i++) acc = (acc + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
-  printf("%u\n", acc); return 0;
-}
-"""
-WRONG = FAST.replace('printf("%u\\n", acc)', 'printf("%u\\n", acc + 1)')
-HANGS = FAST.replace("unsigned long i = 0; i < n; i++", "volatile unsigned long i = 0; i < n || 1; i++")
-BROKEN = FAST.replace("int main", "int main(")
-TRANSLATION = r"""#include <stdio.h>
-int main(void) {
-  unsigned acc = 0;
-  for (unsigned long i = 0; i < %d; i++) acc = (acc + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
-  printf("%%u\n", acc);
-  return 0;
-}""" % N
-CONFIG = """[build]
-command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]
+N = SUM_N
+SLOW = RUNTIME_MAIN
+FAST = RUNTIME_FIX
+TRANSLATION = SUM_TRANSLATION
+CONFIG = SETTINGS  # the demo's settings without its runner table: tests append the runners they need
 
-[run]
-language = ["./runtime", "{file}"]
-c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
 
-[verify]
-min_samples = 5
-max_samples = 12
-budget_seconds = 60
-timeout_seconds = 5
-memory_mb = 512
-"""
+def _variant(source: str, old: str, new: str) -> str:
+    assert old in source, f"{old!r} is no longer in the demo runtime: update this variant"
+    return source.replace(old, new)
+
+
+WRONG = _variant(FAST, 'printf("%u\\n", sum(n))', 'printf("%u\\n", sum(n) + 1)')
+HANGS = _variant(FAST, "for (unsigned long i = 0; i < n; i++) acc = U24(acc + U24((unsigned)(i * i)))",
+                 "for (volatile unsigned long i = 0; i < n || 1; i++) acc = U24(acc + U24((unsigned)(i * i)))")
+BROKEN = _variant(FAST, "int main", "int main(")
+NOT_A_FIX = _variant(SLOW, "Box *acc", "Box * acc")
 
 
 def report(ratio: float = 12.0) -> str:
-    return f"""---
-track: seq
-backend: c
-threads: 1
-ratio: {ratio}
-fix: fix/perf_boxed_sum
----
-# Every step of a sum boxes its value
-
-## Context
-
-Summing squares in the runtime allocates a heap node per intermediate value.
-
-## Reproduction
-
-```bend
-sum {N}
-```
-
-```c
-{TRANSLATION}
-```
-
-## Measurements
-
-| implementation | time (s) | machine | command |
-| --- | --- | --- | --- |
-| bend | {0.05 * ratio:.3f} | ci | `./runtime program.bend` |
-| C | 0.050 | ci | `./translation` |
-
-## Root cause
-
-Boxing: a malloc and a free per step.
-
-## Fix
-
-See `fix/perf_boxed_sum`: keep the value unboxed.
-"""
+    return boxed_sum_report(0.05 * ratio, 0.05, fix="fix/perf_boxed_sum")
 
 
 def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
@@ -111,7 +42,7 @@ def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
     repo.write("runtime.c", SLOW).write(".perfbot.toml", CONFIG).write("devs/issues/perf_boxed_sum.md", report())
     main = repo.commit("runtime and the report")
     heads = {"main": main}
-    for branch, source in (("fix/perf_boxed_sum", FAST), ("not-a-fix", SLOW.replace("Box *acc", "Box * acc")),
+    for branch, source in (("fix/perf_boxed_sum", FAST), ("not-a-fix", NOT_A_FIX),
                            ("wrong-output", WRONG), ("hangs", HANGS), ("broken", BROKEN)):
         repo.repo.git.checkout("-q", "-b", branch, main)
         heads[branch] = repo.write("runtime.c", source).commit(f"runtime: {branch}")

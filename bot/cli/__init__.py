@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from bot.cli.dedup_cmd import dedup_command
+from bot.cli.demo_cmd import demo_command
 from bot.cli.lint_cmd import lint_command
 from bot.cli.new_cmd import new_command
 from bot.cli.records_cmd import list_command, show_command
@@ -24,6 +25,6 @@ def main() -> None:
 
 COMMANDS = (lint_command, sync_command, list_command, show_command, new_command,
             serve_command, worker_command, deliveries_command, redeliver_command, dedup_command,
-            verify_command)
+            verify_command, demo_command)
 for command in COMMANDS:
     main.add_command(command)

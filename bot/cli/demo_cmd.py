@@ -1,0 +1,49 @@
+"""`perfbot demo PATH`: make a self-contained repository to try perfbot on, verification included."""
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+import click
+
+from bot.demo import create_demo
+from bot.errors import UserError
+
+WHAT = {
+    "runtime.c": "a tiny interpreter standing in for the language runtime",
+    ".perfbot.toml": "how perfbot builds it and runs a report's two programs",
+    "README.md": "what is where, and the commands below",
+}
+
+
+@click.command("demo")
+@click.argument("path", type=click.Path(path_type=Path))
+def demo_command(path: Path) -> None:
+    """Create a demo git repository at PATH (a new or empty folder): a small C runtime, reports about it,
+    and a fix branch that really removes one reported slowdown."""
+    try:
+        info = create_demo(path)
+    except UserError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"created a demo repository in {path}")
+    for name in info.files:
+        note = WHAT.get(name)
+        if name == f"devs/issues/{info.fixed_slug}.md":
+            note = f"a report whose fix is on branch {info.fix_branch}"
+        elif name == f"devs/issues/{info.open_slug}.md":
+            note = "a report with no fix yet"
+        if note:
+            click.echo(f"  {name:<40} {note}")
+    click.echo(f"  {'branch ' + info.fix_branch:<40} unboxes the sum: the fix {info.fixed_slug} names")
+    repo = shlex.quote(str(path))
+    steps = ((f"perfbot verify {info.fixed_slug} --repo {repo}", "its fix branch against main: pass"),
+             (f"perfbot verify {info.fixed_slug} --repo {repo} --head main", "main alone: the claim holds, fail"),
+             (f"perfbot verify {info.open_slug} --repo {repo}", "no fix yet: main alone, fail"),
+             (f"perfbot serve --repo {repo}", "records and local issues for these reports"))
+    width = max(len(command) for command, _ in steps)
+    click.echo("\nnext:")
+    for command, comment in steps:
+        click.echo(f"  {command:<{width}}  # {comment}")
+    if shutil.which("gcc") is None:
+        click.echo("note: verification builds C with gcc, which is not on PATH; install it first", err=True)

@@ -1,0 +1,72 @@
+"""Write the demo project as a real git repository: main with the runtime and reports, and one fix branch."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import git
+
+from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REPORTS
+from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN
+from bot.errors import UserError
+
+BRANCH = "main"
+AUTHOR = git.Actor("perfbot demo", "demo@perfbot.invalid")
+# Fixed dates (and a fixed author) make every demo the same commits, shas included, wherever it is made.
+EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class DemoInfo:
+    path: Path
+    branch: str
+    fix_branch: str
+    fixed_slug: str
+    open_slug: str
+    files: tuple[str, ...]
+    heads: dict[str, str] = field(default_factory=dict)  # branch -> commit sha
+
+
+def create_demo(path: Path) -> DemoInfo:
+    """Create the demo repository at `path`, which must be missing or an empty folder."""
+    path = Path(path)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise UserError(f"{path} already exists and is not an empty folder; give a new or empty folder for the demo")
+    repo = git.Repo.init(path, initial_branch=BRANCH)
+    try:
+        writer = _Writer(repo, path)
+        main_files = {"README.md": README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG),
+                      ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG}
+        writer.commit(main_files, "runtime: a one-statement interpreter standing in for the language runtime")
+        reports = {f"devs/issues/{slug}.md": make() for slug, make in REPORTS.items()}
+        for name, text in reports.items():
+            writer.commit({name: text}, f"report {Path(name).stem}")
+        main = repo.head.commit.hexsha
+        repo.git.checkout("-q", "-b", FIX_BRANCH)
+        fix = writer.commit({"runtime.c": RUNTIME_FIX},
+                            f"runtime: keep the sum's accumulator unboxed\n\nFixes {FIXED_SLUG}.")
+        repo.git.checkout("-q", BRANCH)
+    finally:
+        repo.close()
+    return DemoInfo(path.resolve(), BRANCH, FIX_BRANCH, FIXED_SLUG, OPEN_SLUG,
+                    tuple(sorted([*main_files, *reports])), {BRANCH: main, FIX_BRANCH: fix})
+
+
+class _Writer:
+    """Commits files to the checked-out branch, each commit an hour after the previous one."""
+
+    def __init__(self, repo: git.Repo, root: Path) -> None:
+        self.repo, self.root, self.tick = repo, root, 0
+
+    def commit(self, files: dict[str, str], message: str) -> str:
+        for name, text in files.items():
+            target = self.root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        self.repo.index.add(list(files))
+        self.tick += 1
+        when = f"{int((EPOCH + timedelta(hours=self.tick)).timestamp())} +0000"
+        commit = self.repo.index.commit(message, author=AUTHOR, committer=AUTHOR, author_date=when,
+                                        commit_date=when)
+        return commit.hexsha

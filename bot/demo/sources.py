@@ -1,0 +1,141 @@
+"""The demo project's files as data: a tiny C "runtime", its fix, its perfbot settings and its README.
+
+The runtime reads a one-statement program (`sum N`, `sum_mod N K`) and evaluates it the way a naive
+interpreter does. On main it boxes every intermediate value of `sum` in a heap node (a malloc and a free
+per value) and computes `%` with a 24-step shift-and-subtract loop: two real slowdowns, each in its own
+function, so one fix can remove one of them and leave the other measurably slow.
+"""
+from __future__ import annotations
+
+SUM_N = 5_000_000
+SUM_OUTPUT = "4463072"  # the sum of i*i mod 2^24 for i < SUM_N, wrapped to u24
+MOD_N, MOD_K = 6_000_000, 7
+MOD_OUTPUT = "1222781"
+
+_HEAD = r"""/* The demo runtime: evaluates a one-statement program the way a naive interpreter does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define U24(x) ((x) & 0xFFFFFFu)  /* values are u24: they wrap mod 2^24 */
+"""
+
+_BOXED_SUM = r"""
+typedef struct { unsigned v; } Box;
+static Box *volatile sink;  /* the boxes escape, so the compiler keeps every allocation */
+
+static Box *box(unsigned v) {
+  Box *b = malloc(sizeof *b);
+  if (!b) abort();
+  b->v = v;
+  sink = b;
+  return b;
+}
+
+/* sum N: the sum of i*i for i < N. */
+static unsigned sum(unsigned long n) {
+  Box *acc = box(0);
+  for (unsigned long i = 0; i < n; i++) {
+    for (unsigned k = 0; k < 4; k++) free(box(acc->v ^ k));  /* the evaluator's operand temporaries */
+    Box *next = box(U24(acc->v + U24((unsigned)(i * i))));
+    free(acc);
+    acc = next;
+  }
+  unsigned v = acc->v;
+  free(acc);
+  return v;
+}
+"""
+
+# The fix keeps the accumulator in a register: nothing in the loop outlives one step, so nothing needs a box.
+_UNBOXED_SUM = r"""
+/* sum N: the sum of i*i for i < N. */
+static unsigned sum(unsigned long n) {
+  unsigned acc = 0;
+  for (unsigned long i = 0; i < n; i++) acc = U24(acc + U24((unsigned)(i * i)));
+  return acc;
+}
+"""
+
+_TAIL = r"""
+/* u24 remainder by shift and subtract: the GPU backends have no integer divide, and share this code. */
+static unsigned u24_mod(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int bit = 23; bit >= 0; bit--) {
+    r = (r << 1) | ((a >> bit) & 1);
+    if (r >= b) r -= b;
+  }
+  return r;
+}
+
+/* sum_mod N K: the sum of i % K for i < N. */
+static unsigned sum_mod(unsigned long n, unsigned k) {
+  unsigned acc = 0;
+  for (unsigned long i = 0; i < n; i++) acc = U24(acc + u24_mod(U24((unsigned)i), k));
+  return acc;
+}
+
+int main(int argc, char **argv) {
+  FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
+  char line[256], op[32];
+  unsigned long n = 0, k = 0;
+  int fields = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;  /* comments, blank lines */
+    fields = sscanf(line, "%31s %lu %lu", op, &n, &k);
+    break;
+  }
+  if (fields >= 2 && strcmp(op, "sum") == 0) printf("%u\n", sum(n));
+  else if (fields == 3 && strcmp(op, "sum_mod") == 0 && k > 0) printf("%u\n", sum_mod(n, (unsigned)k));
+  else { fprintf(stderr, "usage: runtime PROGRAM  (a program is `sum N` or `sum_mod N K`)\n"); return 2; }
+  return 0;
+}
+"""
+
+RUNTIME_MAIN = _HEAD + _BOXED_SUM + _TAIL
+RUNTIME_FIX = _HEAD + _UNBOXED_SUM + _TAIL
+
+# Modest samples and limits: a verification of the fix takes seconds on two cores, a hang at most 5 s.
+SETTINGS = """# How perfbot builds this project and runs a report's two programs (bot/core/repo_config.py).
+[build]
+command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]
+
+[run]
+language = ["./runtime", "{file}"]
+c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
+
+[verify]
+min_samples = 5
+max_samples = 12
+budget_seconds = 60
+timeout_seconds = 5
+memory_mb = 512
+"""
+# The runner is written out, though it is the default, so a newcomer sees where a bench host would go.
+CONFIG = SETTINGS + """
+[[runners]]
+name = "local"
+kind = "local"
+labels = ["c"]
+"""
+
+GITIGNORE = "/runtime\n.perfbot-run/\n"
+
+README = """# perfbot demo project
+
+A self-contained stand-in for a language runtime's repository, made by `perfbot demo`.
+
+- `runtime.c`: the "runtime". It runs a one-statement program: `sum N` (the sum of i*i for i < N) or
+  `sum_mod N K` (the sum of i % K for i < N), u24 arithmetic. Build it with
+  `gcc -O2 -o runtime runtime.c`, run it with `./runtime program.bend`.
+- `.perfbot.toml`: how perfbot builds the runtime and runs a report's program and C translation.
+- `devs/issues/`: performance reports, one file each (`perf_<slug>.md`).
+- branch `{fix_branch}`: the fix `{fixed_slug}` names in its `fix:` field.
+
+Try:
+
+    perfbot verify {fixed_slug} --repo .                 # the fix against main: pass
+    perfbot verify {fixed_slug} --repo . --head main     # main alone: the claim reproduces, fail
+    perfbot verify {open_slug} --repo .        # no fix yet: fail
+    perfbot serve --repo .                                 # records and local issues for these reports
+"""

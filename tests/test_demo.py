@@ -1,0 +1,102 @@
+"""`perfbot demo`: a real repository whose reports lint clean and whose fix really passes verification."""
+from __future__ import annotations
+
+import json
+
+import git
+import pytest
+from click.testing import CliRunner
+
+from bot.adapters.git import GitRepository
+from bot.cli import main
+from bot.core.parse import parse
+from bot.core.repo_config import parse_repo_config
+from bot.demo import create_demo
+from bot.errors import UserError
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    cli = CliRunner()
+    # Verification caches worktrees and the store under the instance folder: keep both in this test's tmp.
+    env = {"PERFBOT_INSTANCE_DIR": str(root / "instance"), "PERFBOT_DATABASE_URL": None}
+    result = cli.invoke(main, ["demo", str(root / "demo")], env=env)
+    assert result.exit_code == 0, result.output
+    return root / "demo", cli, env, result.output, f"sqlite:///{root / 'bench.sqlite3'}"
+
+
+def verify(demo, *args: str) -> tuple[int, dict]:
+    path, cli, env, _, db = demo
+    result = cli.invoke(main, ["verify", *args, "--repo", str(path), "--format", "json", "--db", db], env=env)
+    assert "{" in result.output, result.output
+    return result.exit_code, json.loads(result.output[result.output.index("{"):])
+
+
+def test_the_demo_is_a_git_repository_with_reports_that_lint_clean(demo):
+    path, cli, env, output, _ = demo
+    repo = git.Repo(path)
+    assert repo.active_branch.name == "main" and not repo.is_dirty(untracked_files=True)
+    assert {c.author.name for c in repo.iter_commits("--all")} == {"perfbot demo"}
+    reports = sorted(p.name for p in (path / "devs/issues").iterdir())
+    assert reports == ["perf_boxed_sum.md", "perf_mod_shift_subtract.md"]
+    linted = cli.invoke(main, ["lint", str(path / "devs/issues")], env=env)
+    assert linted.exit_code == 0 and "2 file(s) checked: 0 error(s), 0 warning(s)" in linted.output, linted.output
+    assert "perfbot verify perf_boxed_sum --repo" in output and "perfbot serve --repo" in output
+
+
+def test_the_fix_branch_exists_and_is_the_one_the_report_names(demo):
+    path = demo[0]
+    record = parse("devs/issues/perf_boxed_sum.md", (path / "devs/issues/perf_boxed_sum.md").read_bytes()).record
+    assert record.fix == "fix/perf_boxed_sum-unbox"
+    repo = GitRepository(path)
+    try:
+        fix = repo.resolve(record.fix)
+        assert repo.is_ancestor(repo.resolve("main"), fix) and repo.read_file(fix, "runtime.c") != \
+            repo.read_file("main", "runtime.c")
+    finally:
+        repo.close()
+    other = parse("x/perf_mod_shift_subtract.md", (path / "devs/issues/perf_mod_shift_subtract.md").read_bytes())
+    assert other.record.fix == "unknown"
+
+
+def test_the_settings_parse_and_name_a_local_runner_for_c(demo):
+    config = parse_repo_config((demo[0] / ".perfbot.toml").read_text())
+    assert config.build and config.run_language == ("./runtime", "{file}")
+    assert config.runner_for("c").kind == "local" and config.max_samples <= 12 and config.timeout_seconds <= 5
+
+
+def test_the_same_commits_every_time(demo, tmp_path):
+    again = create_demo(tmp_path / "again")
+    repo = git.Repo(demo[0])
+    assert again.heads == {"main": repo.commit("main").hexsha,
+                           "fix/perf_boxed_sum-unbox": repo.commit("fix/perf_boxed_sum-unbox").hexsha}
+
+
+def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
+    code, data = verify(demo, "perf_boxed_sum")
+    assert code == 0 and data["verdict"] == "pass", data["message"]
+    base, head = data["sides"]
+    assert base["decision"] == "fail" and base["interval"]["low"] > 2.0 and head["interval"]["high"] <= 2.0
+    assert data["plan"]["head"] == git.Repo(demo[0]).commit("fix/perf_boxed_sum-unbox").hexsha
+    assert base["output"] == head["output"] == "4463072"
+    code, data = verify(demo, "perf_boxed_sum", "--head", "main")
+    assert code == 1 and data["verdict"] == "fail" and [s["side"] for s in data["sides"]] == ["head"]
+
+
+def test_the_report_without_a_fix_is_measured_on_main_and_fails(demo):
+    code, data = verify(demo, "perf_mod_shift_subtract")
+    assert code == 1 and data["verdict"] == "fail", data["message"]
+    assert data["plan"]["head"] == git.Repo(demo[0]).commit("main").hexsha and data["sides"][0]["output"] == "1222781"
+
+
+def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "mine.txt").write_text("keep me")
+    result = CliRunner().invoke(main, ["demo", str(tmp_path)])
+    assert result.exit_code == 1 and "already exists and is not an empty folder" in result.output
+    assert [p.name for p in tmp_path.iterdir()] == ["mine.txt"]
+    with pytest.raises(UserError):
+        create_demo(tmp_path / "mine.txt")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert create_demo(empty).heads["main"]
