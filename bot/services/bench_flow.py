@@ -85,17 +85,19 @@ class BenchFlow:
         self._show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
-        def progress(side: str, taken: int, most: int) -> None:
+        def observe(sides) -> None:
             keep_alive()
-            run["progress"] = {"side": side, "taken": taken, "most": most}
-            bench_store.save_progress(self.db, run_id, run["progress"])
+            live = [s for s in sides if s.c]
+            run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
+            run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
+            bench_store.save_progress(self.db, run_id, run["progress"], run["result"])
             if time.monotonic() - last_shown[0] >= self.comment_every:
                 last_shown[0] = time.monotonic()
                 self._show(run, tracker, target, config, record)
 
         try:
             outcome = verify(record, config, runner, run["head"], run["base"] if run["purpose"] == FIX else None,
-                             progress)
+                             observe=observe)
         except TransientError:
             raise  # the host is unreachable: the delivery is retried and the run stays where it was
         except UserError as exc:

@@ -33,7 +33,7 @@ class Side:
     c: list[float] = field(default_factory=list)
     par: bool = False
     interval: Interval | None = None
-    decision: str = INCONCLUSIVE
+    decision: str = ""  # pass | fail | inconclusive once the side is decided; empty while sampling
     output: str = ""
 
     def as_dict(self) -> dict:
@@ -71,7 +71,9 @@ def from_root(argv: list[str], workspace) -> list[str]:
 
 
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
-           progress: Progress | None = None) -> Outcome:
+           progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
+    """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
+    samples and interval so far, for a comment that shows the numbers while they come in."""
     if record.track == "par" and (record.threads or 1) < 2:
         raise UserError(f"{record.slug} is a par report without a thread count above 1; set `threads:`")
     language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
@@ -85,9 +87,16 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     sides.append(Side("head", head, par=par))
     plan = SamplingPlan(config.min_samples, config.max_samples)
     suite = None
+
+    def tick(label: str, taken: int, most: int) -> None:
+        if progress:
+            progress(label, taken, most)
+        if observe:
+            observe(sides)
+
     with runner.exclusive():
         for side in sides:
-            problem = _measure(side, record, language, translation, config, runner, plan, progress)
+            problem = _measure(side, record, language, translation, config, runner, plan, tick)
             if problem is not None:
                 return Outcome(problem[0], problem[1], sides, runner.name)
         if config.suite is not None and base and sides[-1].decision == PASS:
@@ -113,7 +122,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
 
 
 def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
-             plan: SamplingPlan, progress: Progress | None) -> tuple[str, str] | None:
+             plan: SamplingPlan, progress: Progress) -> tuple[str, str] | None:
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)
     runner.write_file(folder / "program.bend", language)
@@ -153,14 +162,13 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
             if not result.ok:
                 return ERROR, f"a timed run failed at {side.sha[:12]} (exit {result.returncode}, timed out: {result.timed_out})"
             samples.append(result.seconds)
-        if progress:
-            progress(side.label, len(side.c), plan.maximum)
         if par:
             step, interval = plan.next_step(side.language, side.c, record.threads * config.par_efficiency,
                                             decide_at_least)
         else:
             step, interval = plan.next_step(side.language, side.c, config.seq_threshold)
         side.interval = interval or side.interval
+        progress(side.label, len(side.c), plan.maximum)
         if step != "sample":
             side.decision = step
             return None

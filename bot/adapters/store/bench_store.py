@@ -45,9 +45,13 @@ def start_run(db: Database, run_id: int, runner: str, host: str) -> None:
         run.status, run.runner, run.host, run.started_at, run.message = RUNNING, runner, host, _now(), "running"
 
 
-def save_progress(db: Database, run_id: int, progress: dict) -> None:
+def save_progress(db: Database, run_id: int, progress: dict, partial: dict | None = None) -> None:
+    """Where a running run is, and its samples so far (the live page and comment show them)."""
     with db.session() as session:
-        session.get(BenchRun, run_id).progress = progress
+        run = session.get(BenchRun, run_id)
+        run.progress = progress
+        if partial is not None:
+            run.result = partial
 
 
 def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict) -> None:
