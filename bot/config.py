@@ -78,6 +78,9 @@ class Settings:
     anthropic_base_url: str | None = None
     review_model: str = "claude-sonnet-4-6"
     review_max_tokens: int = 4096
+    # ssh runners: the bot's own key and the only host keys it trusts (see `.perfbot.toml` [[runners]]).
+    ssh_key: Path | None = None  # None: <instance>/ssh/id_ed25519
+    ssh_known_hosts: Path | None = None  # None: <instance>/ssh/known_hosts
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, database_url: str | None = None,
@@ -110,6 +113,8 @@ class Settings:
             anthropic_base_url=environ.get("PERFBOT_ANTHROPIC_BASE_URL") or None,
             review_model=environ.get("PERFBOT_REVIEW_MODEL") or "claude-sonnet-4-6",
             review_max_tokens=_number(environ, "REVIEW_MAX_TOKENS", 4096),
+            ssh_key=Path(environ.get("PERFBOT_SSH_KEY") or instance / "ssh/id_ed25519").expanduser(),
+            ssh_known_hosts=Path(environ.get("PERFBOT_SSH_KNOWN_HOSTS") or instance / "ssh/known_hosts").expanduser(),
         )
         settings.check_github()
         return settings

@@ -77,3 +77,17 @@ def test_the_suite_takes_a_sample_count_and_its_own_timeout():
         with pytest.raises(ConfigFileError, match=words) as info:
             parse_repo_config(f'[suite]\ncommand = ["./bench"]\n{text}\n')
         assert info.value.line == 3 and info.value.key.startswith("suite.")
+
+
+def test_an_ssh_runner_may_name_its_remote_folder_and_only_a_plain_one():
+    base = '[[runners]]\nname = "mini"\nkind = "ssh"\nhost = "mini.lan"\nlabels = ["c"]\n'
+    assert parse_repo_config(base).runners[0].path is None  # the runner's default: ~/.cache/perfbot/<name>
+    for good in ("~/bench/perfbot", "/srv/bench-1/perfbot_cache", "~/.cache/perf.bot"):
+        assert parse_repo_config(base + f'path = "{good}"\n').runners[0].path == good
+    for bad in ("bench", "~/../etc", "/srv/../etc", "/tmp/$(id)", "~/a b", "~root/x", "/", "~/", "/x;rm -rf ~",
+                "-oProxyCommand=x", "/x\\ny"):
+        with pytest.raises(ConfigFileError, match="absolute or ~/ folder") as info:
+            parse_repo_config(base + f'path = "{bad}"\n')
+        assert (info.value.key, info.value.line) == ("runners.path", 6)
+    with pytest.raises(ConfigFileError, match="is for ssh runners"):
+        parse_repo_config('[[runners]]\nname = "l"\nkind = "local"\npath = "/srv/x"\nlabels = ["c"]\n')

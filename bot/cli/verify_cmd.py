@@ -8,7 +8,7 @@ import sys
 import click
 
 from bot.adapters.git import GitError, GitRepository
-from bot.adapters.runners.local import LocalRunner
+from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench_store import save_run
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.parse import parse
@@ -64,11 +64,9 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt, db_url) -> Non
     if runner_conf is None:
         raise click.UsageError(f"no runner {'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
                                " in .perfbot.toml")
-    if runner_conf.kind != "local":
-        raise click.ClickException(f"runner {runner_conf.name} is an {runner_conf.kind} runner; only local runners "
-                                   "are built so far")
-    cache = settings_for(None).instance_dir / "bench" / runner_conf.name
-    runner = LocalRunner(runner_conf.name, repo.path, cache, build=config.build, memory_mb=config.memory_mb)
+    settings = settings_for(None)
+    cache = settings.instance_dir / "bench" / runner_conf.name
+    runner = make_runner(runner_conf, repo.path, cache, config, SshOptions.from_settings(settings))
     bars = {}
 
     def progress(side: str, taken: int, most: int) -> None:

@@ -1,0 +1,278 @@
+"""The ssh runner: LocalRunner's behaviour on a bench host reached with OpenSSH, its host key always checked.
+
+Every remote command is one string the remote user's shell parses, so each word is shlex-quoted and only
+validated values form paths: the remote folder (repo_config.remote_path_ok, expanded on the host), 40-hex
+shas and report slugs. Programs run under remote_exec.py on the host, which applies the limits and times
+them there, so the ssh round trip is never part of a sample. One multiplexed connection (ControlMaster)
+carries every command, so a timed run does not pay a handshake either.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import re
+import shlex
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from bot.adapters.runners import remote_exec
+from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult
+from bot.core.records import SLUG_RE
+from bot.core.repo_config import remote_path_ok
+from bot.errors import TransientError, UserError
+
+SHA_RE = re.compile(r"[0-9a-f]{40}")
+HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
+USER_RE = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+# One lock per remote user and host, whatever folder a runner uses: benchmarks on one machine take turns.
+LOCK_PATH = "~/.cache/perfbot/host.lock"
+MARGIN = 30  # seconds the local side waits past a remote timeout before it gives up on the host
+_UNSAFE_LOCAL = re.compile(r"[\s\"'%\\]")  # ssh -o values split on blanks and expand % tokens
+_NETWORK = ("Connection refused", "timed out", "Could not resolve", "unreachable", "No route to host",
+            "Connection closed", "closed by remote host", "Connection reset", "Broken pipe",
+            "kex_exchange_identification", "Temporary failure")
+
+
+@dataclass(frozen=True)
+class SshOptions:
+    """The bot's side of every ssh connection: its key, the host keys it trusts, where master sockets live."""
+
+    identity_file: Path
+    known_hosts_file: Path
+    control_dir: Path
+    connect_timeout: int = 10
+    persist_seconds: int = 120
+
+    @classmethod
+    def from_settings(cls, settings) -> SshOptions:
+        ssh_dir = settings.instance_dir / "ssh"
+        return cls(settings.ssh_key or ssh_dir / "id_ed25519", settings.ssh_known_hosts or ssh_dir / "known_hosts",
+                   ssh_dir / "control")
+
+
+class SshRunner:
+    kind = "ssh"
+
+    def __init__(self, name: str, host: str, *, options: SshOptions, repo_path: Path, user: str | None = None,
+                 port: int = 22, path: str | None = None, build: tuple[str, ...] | None = None,
+                 memory_mb: int = 4096, build_timeout: int = 900) -> None:
+        folder = path or f"~/.cache/perfbot/{name}"
+        if not HOST_RE.fullmatch(host) or (user is not None and not USER_RE.fullmatch(user)):
+            raise UserError(f"runner {name}: not a valid host or user: {host[:60]!r} {str(user)[:40]!r}")
+        if not remote_path_ok(folder):
+            raise UserError(f"runner {name}: {folder[:80]!r} is not an absolute or ~/ folder")
+        self.name, self.host, self.user, self.port, self.folder = name, host, user, port, folder
+        self.options = options
+        self.repo_path = Path(repo_path)
+        self.build = build
+        self.memory_mb = memory_mb
+        self.build_timeout = build_timeout
+        self._root: PurePosixPath | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.user + '@' if self.user else ''}{self.host}:{self.port}"
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """One benchmark at a time on the host, across processes: a remote flock held by a live ssh session.
+
+        If this process dies, its session closes, the holder reads EOF and exits, and the lock is free.
+        """
+        holder = subprocess.Popen(self._ssh_argv() + [self._python("lock", LOCK_PATH)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            for line in holder.stdout:  # waits here while another benchmark holds the host
+                if line.strip() == b"locked":
+                    break
+            else:
+                err = holder.communicate(timeout=MARGIN)[1]
+                self._fail(holder.returncode, err, "cannot take the bench lock")
+            yield
+        finally:
+            holder.stdin.close()
+            try:
+                holder.wait(timeout=MARGIN)
+            except subprocess.TimeoutExpired:
+                holder.kill()
+                holder.wait()
+            holder.stdout.close()
+            holder.stderr.close()
+
+    def prepare(self, sha: str) -> PurePosixPath:
+        """The commit unpacked with `git archive` into worktrees/<sha> on the host, built once, then reused."""
+        if not SHA_RE.fullmatch(sha):
+            raise UserError(f"not a full commit sha: {sha[:60]!r}")
+        workspace = self.root() / "worktrees" / sha
+        if self._exec(_words("test", "-f", workspace / BUILT_MARK), timeout=MARGIN)[0] == 0:
+            return workspace
+        self._transfer(sha, workspace)
+        if self.build:
+            result = self.run(list(self.build), workspace, self.build_timeout)
+            if not result.ok:
+                why = "timed out" if result.timed_out else f"exited {result.returncode}"
+                tail = (result.stderr or result.stdout).strip()[-600:]
+                raise BuildError(f"build {' '.join(self.build)} at {sha[:12]} on {self.host} {why}:\n{tail}")
+        self.write_file(workspace / BUILT_MARK, sha)
+        return workspace
+
+    def run_dir(self, workspace: PurePosixPath, slug: str) -> PurePosixPath:
+        if not SLUG_RE.fullmatch(slug):
+            raise UserError(f"not a report slug: {slug[:80]!r}")
+        workspace = self._inside(workspace)
+        if workspace.parent != self.root() / "worktrees" or not SHA_RE.fullmatch(workspace.name):
+            raise UserError(f"{workspace} is not a workspace of runner {self.name}")
+        path = workspace / ".perfbot-run" / slug
+        self._checked(_words("mkdir", "-p", path), f"cannot create {path}")
+        return path
+
+    def write_file(self, path: PurePosixPath, text: str) -> None:
+        path = self._inside(path)
+        self._checked(_words("cat") + " > " + shlex.quote(str(path)), f"cannot write {path}",
+                      data=text.encode("utf-8"))
+
+    def run(self, argv: list[str], cwd: PurePosixPath, timeout: float) -> RunResult:
+        request = {"argv": [str(a) for a in argv], "cwd": str(self._inside(cwd)), "timeout": timeout,
+                   "memory_mb": self.memory_mb}
+        code, out, err = self._exec(self._python("run", json.dumps(request)), timeout=timeout + MARGIN)
+        try:
+            data = json.loads(out.rstrip().rsplit(b"\n", 1)[-1])
+            return RunResult(int(data["returncode"]), data["stdout"], data["stderr"], float(data["seconds"]),
+                             bool(data["timed_out"]))
+        except (ValueError, KeyError, TypeError, IndexError):
+            self._fail(code, err, f"the run wrapper failed (exit {code})")
+
+    def root(self) -> PurePosixPath:
+        """The remote folder, expanded by the host itself (~ is the remote user's home), asked once."""
+        if self._root is None:
+            code, out, err = self._exec(self._python("root", self.folder), timeout=MARGIN)
+            full = out.decode(errors="replace").rstrip().rsplit("\n", 1)[-1]
+            if code != 0 or not full.startswith("/") or not remote_path_ok(full):
+                self._fail(code, err, f"cannot use the folder {self.folder} (it became {full[:80]!r})")
+            self._root = PurePosixPath(full)
+        return self._root
+
+    def close(self) -> None:
+        """Stop the shared connection now rather than after ControlPersist."""
+        try:
+            subprocess.run(self._ssh_argv(["-O", "exit"]), capture_output=True, timeout=MARGIN)
+        except (UserError, OSError, subprocess.TimeoutExpired):
+            pass  # nothing to stop, or it stops itself after ControlPersist
+
+    def _transfer(self, sha: str, workspace: PurePosixPath) -> None:
+        repo = str(self.repo_path)
+        if subprocess.run(["git", "-C", repo, "cat-file", "-e", f"{sha}^{{commit}}"], capture_output=True).returncode:
+            raise BuildError(f"cannot check out {sha[:12]}: no such commit in {repo}")
+        archive = subprocess.Popen(["git", "-C", repo, "archive", "--format=tar", sha], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        try:
+            code, _, err = self._exec(_words("mkdir", "-p", workspace) + " && " + _words("tar", "-x", "-f", "-",
+                                      "-C", workspace), stdin=archive.stdout, timeout=self.build_timeout)
+        finally:
+            archive.stdout.close()  # so git sees a broken pipe rather than blocking if ssh went away
+            archive_err = archive.stderr.read().decode(errors="replace")
+            archive.wait()
+            archive.stderr.close()
+        if archive.returncode != 0:
+            raise BuildError(f"cannot check out {sha[:12]}: git archive: {archive_err.strip()[:300]}")
+        if code != 0:
+            raise BuildError(f"cannot unpack {sha[:12]} on {self.host}: {err.decode(errors='replace').strip()[-300:]}")
+
+    def _inside(self, path: PurePosixPath) -> PurePosixPath:
+        path, root = PurePosixPath(path), self.root()
+        if ".." in path.parts or not path.is_absolute() or (path != root and root not in path.parents):
+            raise UserError(f"{str(path)[:120]} is outside the folder of runner {self.name}")
+        return path
+
+    def _python(self, command: str, arg: str) -> str:
+        return _words("python3", "-c", _wrapper_source(), command, arg)
+
+    def _checked(self, remote: str, what: str, data: bytes | None = None) -> None:
+        code, _, err = self._exec(remote, data=data, timeout=MARGIN)
+        if code != 0:
+            raise UserError(f"{what} on {self.host}: {err.decode(errors='replace').strip()[-300:]}")
+
+    def _exec(self, remote: str, *, timeout: float, data: bytes | None = None,
+              stdin=subprocess.DEVNULL) -> tuple[int, bytes, bytes]:
+        process = subprocess.Popen(self._ssh_argv() + [remote], stdin=subprocess.PIPE if data is not None else stdin,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            out, err = process.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()  # the host hangs: stop waiting; the remote side ends with its own timeout
+            process.communicate()
+            raise TransientError(f"{self.where} did not answer within {timeout:.0f}s; the ssh client was stopped",
+                                 retry_after=60) from None
+        if process.returncode == 255:  # ssh's own failure: the connection, not the command
+            self._fail(255, err, "ssh failed")
+        return process.returncode, out, err
+
+    def _fail(self, code: int | None, err: bytes, what: str):
+        """Raise the clearest error for a failed ssh command: the fix for a host key, a retry for the network."""
+        text = err.decode(errors="replace")
+        known, key = self.options.known_hosts_file, self.options.identity_file
+        name = self.host if self.port == 22 else f"[{self.host}]:{self.port}"
+        add = (f"add the host key of {self.host} to {known} (ssh-keyscan -p {self.port} {self.host} >> {known}) "
+               "after checking its fingerprint")
+        if "IDENTIFICATION HAS CHANGED" in text or "host key for" in text.lower() and "changed" in text:
+            raise UserError(f"the host key of {self.where} does not match {known}: if the host was reinstalled, "
+                            f"remove the old key (ssh-keygen -R '{name}' -f {known}) and {add}")
+        if "Host key verification failed" in text or "host key is known" in text:
+            raise UserError(f"the host key of {self.where} is not in {known}: {add}")
+        if "Permission denied" in text:
+            raise UserError(f"{self.where} refused the key {key}: add {key}.pub to ~/.ssh/authorized_keys of "
+                            f"{self.user or 'the bench user'} on {self.host}")
+        if code == 127 and "python3" in text:
+            raise UserError(f"{self.host} has no python3 on the PATH of {self.user or 'its bench user'}: install it")
+        last = text.strip().splitlines()[-1][:300] if text.strip() else f"exit {code}"
+        if code == 255 and any(sign in text for sign in _NETWORK):
+            raise TransientError(f"cannot reach {self.where} over ssh: {last}", retry_after=60)
+        raise UserError(f"{what} on {self.where}: {last}")
+
+    def _ssh_argv(self, extra: list[str] | None = None) -> list[str]:
+        opts = self.options
+        for setting, path in (("PERFBOT_SSH_KEY", opts.identity_file), ("PERFBOT_SSH_KNOWN_HOSTS",
+                              opts.known_hosts_file), ("the ssh control folder", opts.control_dir)):
+            if _UNSAFE_LOCAL.search(str(path)):
+                raise UserError(f"{setting}: {path} has blanks, quotes or %, which ssh options cannot carry")
+        if not opts.known_hosts_file.is_file():
+            raise UserError(f"no known_hosts file at {opts.known_hosts_file} (PERFBOT_SSH_KNOWN_HOSTS): create it "
+                            f"and add the host key of {self.host} (ssh-keyscan -p {self.port} {self.host} >> "
+                            f"{opts.known_hosts_file}) after checking its fingerprint")
+        if not opts.identity_file.is_file():
+            raise UserError(f"no ssh key at {opts.identity_file} (PERFBOT_SSH_KEY): create one (ssh-keygen -t "
+                            f"ed25519 -N '' -f {opts.identity_file}) and authorize its .pub on {self.host}")
+        # A master already past host key checking is only shared by runners with the same trust and key.
+        socket = _control_socket(opts.control_dir, f"{self.where} {opts.known_hosts_file} {opts.identity_file}")
+        argv = ["ssh", "-F", "none", "-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+                "-o", f"UserKnownHostsFile={opts.known_hosts_file}", "-o", "GlobalKnownHostsFile=/dev/null",
+                "-o", "UpdateHostKeys=no", "-i", str(opts.identity_file), "-o", "IdentitiesOnly=yes",
+                "-o", f"ConnectTimeout={opts.connect_timeout}", "-o", "ServerAliveInterval=15",
+                "-o", "ServerAliveCountMax=3", "-o", "ControlMaster=auto", "-o", f"ControlPath={socket}",
+                "-o", f"ControlPersist={opts.persist_seconds}", "-p", str(self.port)]
+        return argv + (extra or []) + (["-l", self.user] if self.user else []) + [self.host]
+
+
+def _words(*words) -> str:
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def _wrapper_source() -> str:
+    return inspect.getsource(remote_exec)
+
+
+def _control_socket(folder: Path, identity: str) -> Path:
+    """A private folder for master sockets; the name is short so it fits a unix socket path everywhere."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    if folder.stat().st_uid != os.getuid():
+        raise UserError(f"ssh control folder {folder} belongs to someone else")
+    socket = folder / hashlib.sha256(identity.encode()).hexdigest()[:16]
+    if len(str(socket)) > 86:  # ssh binds <path>.<16 random chars>; sun_path holds 104 bytes on macOS
+        raise UserError(f"ssh control folder {folder} is too long for a unix socket path; use a shorter instance dir")
+    return socket
