@@ -113,7 +113,8 @@ timeout_seconds = 5
 memory_mb = 512
 """
 # The runner is written out, though it is the default, so a newcomer sees where a bench host would go.
-CONFIG = SETTINGS + """
+# The demo also measures each new report's claim on main (verify on open), so serving it shows both flows.
+CONFIG = SETTINGS.replace("[verify]\n", "[verify]\non_open = true                # measure each new report's claim on main\n") + """
 [[runners]]
 name = "local"
 kind = "local"
