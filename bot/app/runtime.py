@@ -16,12 +16,15 @@ from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.reviewer_agent import reviewer_for
+from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.app import create_app
 from bot.app.metrics import Metrics
 from bot.config import Settings
+from bot.services.bench_flow import BenchFlow
 from bot.services.bot import BotServices, RepoSource
+from bot.services.fix_flow import FixFlow
 from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")
@@ -47,12 +50,18 @@ class Runtime:
         self.app = create_app(settings, self.queue, wanted_events=handlers.github_events(), metrics=self.metrics,
                               readiness=self.ready)
 
+    def _runner(self, conf, repo_path: Path, config):
+        return make_runner(conf, repo_path, self.settings.instance_dir / "bench" / conf.name, config,
+                           SshOptions.from_settings(self.settings))
+
     def _services(self) -> BotServices:
         settings = self.settings
+        flows = {"fixes": FixFlow(self.db, self.queue.enqueue), "bench": BenchFlow(self.db, self._runner)}
         if settings.local_mode:
             local = {local_key(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
-                               RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings))
+                               RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings),
+                               **flows)
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
@@ -68,6 +77,7 @@ class Runtime:
             file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
             token_login=clients.token_login,
             reviewer=reviewer_for(settings),
+            **flows,
         )
 
     def ready(self) -> tuple[bool, str]:

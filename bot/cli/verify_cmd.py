@@ -9,12 +9,13 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.bench_store import save_run
+from bot.adapters.store.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.parse import parse
 from bot.core.refnames import branch_name_problem
 from bot.core.repo_config import ConfigFileError, parse_repo_config
-from bot.errors import UserError
+from bot.errors import TransientError, UserError
+from bot.services.bench_flow import reproduction
 from bot.services.verify import verify
 
 EXIT = {"pass": 0, "fail": 1, "mismatch": 1, "error": 1, "inconclusive": 3}
@@ -77,13 +78,18 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt, db_url) -> Non
 
     try:
         outcome = verify(record, config, runner, head_sha, base_sha, progress)
-    except UserError as exc:
+    except (UserError, TransientError) as exc:  # an unreachable bench host is worth a sentence, not a traceback
         raise click.ClickException(str(exc)) from None
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)
     with open_database(db_url) as db:
-        run_id = save_run(db, repo_key, slug, base_sha, head_sha, outcome)
+        run_id = save_run(db, repo_key, slug, base_sha, head_sha, outcome, host=runner.host,
+                          purpose="fix" if base_sha else "reproduce")
+        if base_sha is not None:  # base against head: a fix's verdict; the head alone: whether the claim holds
+            set_record_result(db, repo_key, slug, verdict=outcome.verdict, verdict_run_id=run_id)
+        else:
+            set_record_result(db, repo_key, slug, reproduced=reproduction(outcome.verdict, True))
     if fmt == "json":
         click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
                                                       "threshold": config.seq_threshold, "min_samples": config.min_samples,
