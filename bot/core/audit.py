@@ -6,11 +6,10 @@ agent reviewer's audit says that; this one says it could not.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from pygments.lexers import CLexer, PythonLexer
-from pygments.token import Keyword, Name, Punctuation
+from pygments.token import Name
 
 from bot.core.records import Finding, PerfIssue, Severity
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database

@@ -48,3 +48,15 @@ class Runner(Protocol):
 
     def run(self, argv: list[str], cwd: PurePath, timeout: float) -> RunResult:
         """Run an argument list (never a shell) with the runner's limits; the time is the program's own."""
+
+
+def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath, sha: str, timeout: float,
+             where: str = "") -> None:
+    """Run the project's build in a fresh workspace; a failure names the command, the commit and its output."""
+    if not build:
+        return
+    result = runner.run(list(build), workspace, timeout)
+    if not result.ok:
+        why = "timed out" if result.timed_out else f"exited {result.returncode}"
+        tail = (result.stderr or result.stdout).strip()[-600:]
+        raise BuildError(f"build {' '.join(build)} at {sha[:12]}{where} {why}:\n{tail}")

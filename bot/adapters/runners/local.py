@@ -20,7 +20,7 @@ from typing import Iterator
 
 import git
 
-from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult
+from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult, build_at
 from bot.adapters.runners.sandbox import read_status, sandbox_argv, sandbox_problem, secret_files, timed_argv
 from bot.core.records import SLUG_RE
 from bot.errors import UserError
@@ -74,12 +74,7 @@ class LocalRunner:
                 raise BuildError(f"cannot check out {sha[:12]}: {exc.stderr.strip()[:300]}") from None
             finally:
                 repo.close()
-        if self.build:
-            result = self.run(list(self.build), workspace, self.build_timeout)
-            if not result.ok:
-                why = "timed out" if result.timed_out else f"exited {result.returncode}"
-                tail = (result.stderr or result.stdout).strip()[-600:]
-                raise BuildError(f"build {' '.join(self.build)} at {sha[:12]} {why}:\n{tail}")
+        build_at(self, self.build, workspace, sha, self.build_timeout)
         (workspace / BUILT_MARK).write_text(sha)
         return workspace
 
@@ -97,25 +92,24 @@ class LocalRunner:
         """Sandboxed, a run may write only to `cwd` (and a private /tmp): the build and the suite run in the
         workspace and write it; a report's compile and program run in its run folder and write only that."""
         limit = self.memory_mb * 1024 * 1024
-        status_read = status_write = None
+        # A small timer (sandbox.timed_argv) starts the program and times it alone, so neither Python's
+        # process spawning nor bwrap's namespace setup ends up in a sample; it also caps the program's memory.
+        status_read, status_write = os.pipe()
+        argv = timed_argv(status_write, limit, argv)
         if self.sandboxed:
-            status_read, status_write = os.pipe()
             folder = Path(cwd).resolve()
             # The built workspaces stay readable (a run calls the project's binaries) but only `cwd` is writable.
             argv = sandbox_argv(folder, path=os.environ.get("PATH", os.defpath), hidden=self._hidden,
-                                readable=(self.cache_dir.resolve(),)) + \
-                timed_argv(status_write, limit, argv)
+                                readable=(self.cache_dir.resolve(),)) + argv
 
-        def limits() -> None:  # in the child, before exec: cap memory, and no core dumps on the bench host
-            if not self.sandboxed:  # sandboxed, the shim caps the program alone: bwrap and the shim need room
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        def limits() -> None:  # in the child, before exec: no core dumps on the bench host
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
         started = time.perf_counter()
         try:
             process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limits,
-                                       pass_fds=(status_write,) if self.sandboxed else ())
+                                       pass_fds=(status_write,))
         except OSError as exc:
             self._close(status_read, status_write)
             return RunResult(127, "", f"cannot run {argv[0]}: {exc.strerror}", 0.0)
@@ -129,15 +123,14 @@ class LocalRunner:
             out, err = process.communicate()
             timed_out = True
         seconds, returncode = time.perf_counter() - started, process.returncode
-        if status_read is not None:
-            os.set_blocking(status_read, False)
-            try:
-                report = read_status(os.read(status_read, 256))
-            except BlockingIOError:  # the shim wrote nothing and something still holds the pipe: no wait
-                report = None
-            self._close(status_read)
-            if report is not None and not timed_out:
-                seconds, returncode = report
+        os.set_blocking(status_read, False)
+        try:
+            report = read_status(os.read(status_read, 256))
+        except BlockingIOError:  # the timer wrote nothing and something still holds the pipe: no wait
+            report = None
+        self._close(status_read)
+        if report is not None and not timed_out:
+            seconds, returncode = report
         return RunResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds,
                          timed_out)
 

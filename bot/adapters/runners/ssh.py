@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from bot.adapters.runners import remote_exec
-from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult
+from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult, build_at
 from bot.core.records import SLUG_RE
 from bot.core.repo_config import remote_path_ok
 from bot.errors import TransientError, UserError
@@ -112,12 +112,7 @@ class SshRunner:
         if self._exec(_words("test", "-f", workspace / BUILT_MARK), timeout=MARGIN)[0] == 0:
             return workspace
         self._transfer(sha, workspace)
-        if self.build:
-            result = self.run(list(self.build), workspace, self.build_timeout)
-            if not result.ok:
-                why = "timed out" if result.timed_out else f"exited {result.returncode}"
-                tail = (result.stderr or result.stdout).strip()[-600:]
-                raise BuildError(f"build {' '.join(self.build)} at {sha[:12]} on {self.host} {why}:\n{tail}")
+        build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}")
         self.write_file(workspace / BUILT_MARK, sha)
         return workspace
 
