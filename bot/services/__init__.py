@@ -1,1 +1,1 @@
-"""Use cases that orchestrate the core and the adapters: sync, and later dedup, verify, digest."""
+"""Use cases that orchestrate the core and the adapters: sync and mirror, dedup, fixes, verification, closing."""
