@@ -116,3 +116,22 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
     labels = issue(tracker)["labels"]
     assert "not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
+
+
+def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):
+    repo, heads, key, queue, tracker, services, worker = world
+
+    class Broken:
+        name, kind, host, build_timeout = "local", "local", "here", 60
+
+        def exclusive(self):
+            raise RuntimeError("the runner fell over")
+
+    services.bench.make_runner = lambda conf, path, config: Broken()
+    services.sync_and_mirror(key, None, None)
+    assert worker.run_once()
+    [delivery] = queue.listing()
+    run = bench_store.get_run(database, 1)
+    assert delivery["status"] == "failed" and "the runner fell over" in delivery["error"]
+    assert (run["status"], run["verdict"]) == ("done", "error") and "internal error" in comment(tracker, "bench")
+    assert "fell over" not in comment(tracker, "bench")  # what broke stays in the log, not in a comment

@@ -129,3 +129,19 @@ def test_backoff_grows_is_capped_and_respects_retry_after():
     assert 12 <= backoff_seconds(1) <= 18 and 96 <= backoff_seconds(4) <= 144
     assert backoff_seconds(30) <= 3600 * 1.2
     assert backoff_seconds(1, retry_after=120) >= 120
+
+
+def test_a_long_job_keeps_its_lease_alive_while_it_works(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1, "perfbot.verify"))
+    seen = []
+
+    def measure(event):  # a bench run: says it may go quiet for 20 minutes (a build), while a rival looks
+        event.keep_alive(1200)
+        now = datetime.now(timezone.utc)
+        seen.append(queue.claim("rival", 60, now=now + timedelta(seconds=600)))
+        return []
+
+    assert worker(queue, measure).run_once()
+    assert seen == [None]  # the lease reached past the rival's look, so nobody ran the job twice
+    assert queue.get("d-1")["status"] == "done"

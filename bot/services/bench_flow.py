@@ -68,7 +68,7 @@ class BenchFlow:
         self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
         self.comment_every = comment_every
 
-    def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[], None]) -> dict | None:
+    def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
         run = bench_store.get_run(self.db, run_id)
         if run is None or run["status"] == bench_store.DONE:
             return run  # redelivered after it finished: nothing to do twice
@@ -80,13 +80,16 @@ class BenchFlow:
             runner = self._runner(config, record, repo)
         except UserError as exc:
             return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
+        # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
+        quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
+        keep_alive(quiet)
         bench_store.start_run(self.db, run_id, runner.name, runner.host)
         run = bench_store.get_run(self.db, run_id)
         self._show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
         def observe(sides) -> None:
-            keep_alive()
+            keep_alive(quiet)
             live = [s for s in sides if s.c]
             run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
             run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
@@ -102,6 +105,11 @@ class BenchFlow:
             raise  # the host is unreachable: the delivery is retried and the run stays where it was
         except UserError as exc:
             return self._finish(run, "error", str(exc), {}, tracker, target, config, record)
+        except Exception:
+            # A bug, not the report's fault: the run must not stay "running" for ever; the worker logs it.
+            self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
+                         tracker, target, config, record)
+            raise
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 

@@ -147,7 +147,7 @@ class BotServices:
             if fix.state == fix_store.OPEN:
                 fix_store.set_state(self.db, fix.id, fix_store.CLOSED)
 
-    def run_bench(self, run_id: int, full_name: str, installation_id: int | None, keep_alive: Callable[[], None],
+    def run_bench(self, run_id: int, full_name: str, installation_id: int | None, keep_alive: Callable[[float], object],
                   delivery_id: str | None = None) -> dict | None:
         """A queued bench run, measured; a pass on the head of an already merged fix closes its record."""
         installation_id = installation_id or queries.installation_for(self.db, full_name)

@@ -25,8 +25,9 @@ class Event:
     payload: dict
     repo: str | None
     installation_id: int | None
-    # Long work (a bench run) calls this now and then so its lease does not expire under it.
-    keep_alive: Callable[[], object] = lambda: None
+    # Long work (a bench run) calls this now and then, with how long it may go quiet before the next call,
+    # so its lease does not expire under it.
+    keep_alive: Callable[[float], object] = lambda seconds: None
 
 
 # A dispatcher runs every handler for the event and returns the failures, one handler's never stopping another.
@@ -78,7 +79,7 @@ class Worker:
             self.queue.fail(claimed, f"stored payload is not JSON: {exc}")
             return "failed"
         event = Event(claimed.event, claimed.action, claimed.id, payload, claimed.repo, claimed.installation_id,
-                      keep_alive=lambda: self.queue.extend(claimed, self.lease_seconds))
+                      keep_alive=lambda seconds: self.queue.extend(claimed, max(seconds, self.lease_seconds)))
         failures = self.dispatch(event)
         if not failures:
             self.queue.finish(claimed)

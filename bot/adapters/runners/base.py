@@ -33,6 +33,7 @@ class Runner(Protocol):
     name: str
     kind: str  # local | ssh
     host: str  # where the numbers were measured, shown next to them
+    build_timeout: int  # seconds a build may take
 
     def exclusive(self) -> AbstractContextManager[None]:
         """Held for a whole benchmark: nothing else runs on this host meanwhile."""
