@@ -64,6 +64,12 @@ def test_a_real_fix_passes_on_the_bench_host(project):
     assert runner.run(["test", "-e", ".git"], workspace, 5).returncode == 1
 
 
+def test_a_change_that_fixes_nothing_fails_on_the_bench_host(project):
+    heads, config, runner, record, _ = project
+    outcome = verify(record, config, runner, heads["not-a-fix"])
+    assert outcome.verdict == "fail" and outcome.sides[-1].interval.low > 2.0, outcome.message
+
+
 def test_a_change_that_breaks_the_output_is_caught_not_timed(project):
     heads, config, runner, record, _ = project
     outcome = verify(record, config, runner, heads["wrong-output"])
