@@ -13,6 +13,7 @@ import resource
 import signal
 import socket
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,9 +99,10 @@ class LocalRunner:
         argv = timed_argv(status_write, limit, argv)
         if self.sandboxed:
             folder = Path(cwd).resolve()
-            # The built workspaces stay readable (a run calls the project's binaries) but only `cwd` is writable.
+            # The built workspaces stay readable (a run calls the project's binaries), and so does the Python
+            # that runs the timer, wherever it lives (a virtualenv under /tmp is hidden by the private /tmp).
             argv = sandbox_argv(folder, path=os.environ.get("PATH", os.defpath), hidden=self._hidden,
-                                readable=(self.cache_dir.resolve(),)) + argv
+                                readable=(self.cache_dir.resolve(), Path(sys.prefix), Path(sys.base_prefix))) + argv
 
         def limits() -> None:  # in the child, before exec: no core dumps on the bench host
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
