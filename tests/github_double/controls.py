@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives import serialization
 
-from .state import PERMISSION_OF_ROLE, Identity, Installation, Issue, Label, PullInfo, State, blob_sha, utc_now
+from .state import PERMISSION_OF_ROLE, Comment, Identity, Installation, Issue, Label, PullInfo, State, blob_sha, utc_now
 
 if TYPE_CHECKING:
     from .server import RecordedRequest
@@ -151,6 +151,14 @@ class Controls:
                 issue.state, issue.state_reason, issue.closed_at = "closed", "completed", now
             target.issues[issue.number] = issue
             return issue.number
+
+    def add_comment(self, repo: str, number: int, body: str, *, user: str = "someone", review: bool = False) -> int:
+        """Seed a comment someone wrote on an issue or PR (`review`: on a pull request's diff); returns its id."""
+        with self.state.lock:
+            target, now = self.state.repo_or_raise(repo), utc_now()
+            comment = Comment(self.state.next_id(), number, body, self.state.user(user), now, now)
+            (target.review_comments if review else target.comments)[comment.id] = comment
+            return comment.id
 
     def add_pull(self, repo: str, *, head_ref: str = "feature", head_sha: str | None = None,
                  base_ref: str | None = None, base_sha: str | None = None, title: str = "A pull request",

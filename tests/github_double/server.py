@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from werkzeug.wrappers import Request, Response
 
 from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_pulls, routes_repos, routes_search  # noqa: F401,E501  (register handlers)
+from . import routes_review_comments  # noqa: F401  (register handlers)
 from tests.servers import LoopbackServer
 
 from .controls import Controls, Fault

@@ -168,6 +168,7 @@ class Repo:
     labels: dict[str, Label] = field(default_factory=dict)  # by lower-case name: GitHub matches them so
     issues: dict[int, Issue] = field(default_factory=dict)  # issues and pull requests, by number
     comments: dict[int, Comment] = field(default_factory=dict)
+    review_comments: dict[int, Comment] = field(default_factory=dict)  # on a pull request's diff
     contents: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (branch, path) -> bytes
     branches: dict[str, str] = field(default_factory=dict)  # branch -> head sha
     commits: dict[str, str] = field(default_factory=dict)  # sha -> message
