@@ -44,8 +44,9 @@ class Clones:
                 repo.remotes.origin.set_url(url)
             env = _auth_env(url, token)
             try:
-                repo.git.execute(["git", "fetch", "--prune", "--no-tags", "origin", "+refs/heads/*:refs/heads/*"],
-                                 env=env)
+                # Pull request heads too: a fork's commits live only there, and a maintainer may ask to measure them.
+                repo.git.execute(["git", "fetch", "--prune", "--no-tags", "origin", "+refs/heads/*:refs/heads/*",
+                                  "+refs/pull/*/head:refs/pull/*/head"], env=env)
                 default = self._remote_default(repo, env)
                 if default:
                     repo.git.symbolic_ref("HEAD", f"refs/heads/{default}")

@@ -1,10 +1,18 @@
 """The issue tracker on GitHub: issues found by marker, labels created on first use, marked comments edited."""
 from __future__ import annotations
 
+import threading
+import time
+
 from github import Github, GithubException
 
 from bot.adapters.github.client import classified_errors
 from bot.core.issue_view import BOT_LABEL, LABEL_COLORS
+
+
+PERMISSION_TTL_SECONDS = 60.0  # long enough for a burst of commands, short enough that a removal counts
+_permissions: dict[tuple[str, str], tuple[float, str]] = {}
+_permissions_lock = threading.Lock()
 
 
 class GitHubIssues:
@@ -85,3 +93,38 @@ class GitHubIssues:
             if target_url:
                 fields["target_url"] = target_url
             self.repo.get_commit(sha).create_status(**fields)
+
+    def permission(self, login: str) -> str:
+        """admin | write | read | none, through the collaborator permission API, remembered for a minute."""
+        key = (self.full_name.lower(), login.lower())
+        with _permissions_lock:
+            cached = _permissions.get(key)
+        if cached and time.monotonic() - cached[0] < PERMISSION_TTL_SECONDS:
+            return cached[1]
+        with classified_errors(f"permission of {login} on {self.full_name}"):
+            try:
+                level = self.repo.get_collaborator_permission(login)
+            except GithubException as exc:
+                if exc.status != 404:  # 404: not a collaborator (or no such user): no permission at all
+                    raise
+                level = "none"
+        with _permissions_lock:
+            _permissions[key] = (time.monotonic(), level)
+        return level
+
+    def react(self, number: int, comment_id: int, content: str, *, review_comment: bool = False) -> None:
+        """A reaction on a comment: 'eyes' says perfbot saw the command before it answers."""
+        with classified_errors(f"reacting to comment {comment_id} of {self.full_name}"):
+            if review_comment:
+                self.repo.get_pull(number).get_review_comment(comment_id).create_reaction(content)
+            else:
+                self.repo.get_issue(number).get_comment(comment_id).create_reaction(content)
+
+    def pull_request(self, number: int) -> dict:
+        """What a command on a PR needs: its branches, shas, body, author, and whether it comes from a fork."""
+        with classified_errors(f"reading pull request #{number} of {self.full_name}"):
+            pull = self.repo.get_pull(number)
+            head_repo = pull.head.repo.full_name if pull.head.repo is not None else None
+            return {"number": number, "head_ref": pull.head.ref, "head_sha": pull.head.sha, "base_ref": pull.base.ref,
+                    "base_sha": pull.base.sha, "body": pull.body or "", "author": pull.user.login if pull.user else "",
+                    "same_repo": head_repo == self.full_name, "draft": bool(pull.draft), "merged": bool(pull.merged)}

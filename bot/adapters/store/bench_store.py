@@ -29,11 +29,13 @@ def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str
 
 
 def queue_run(db: Database, repo_key: str, slug: str, *, base: str | None, head: str, purpose: str,
-              pr_number: int | None = None, requested_by: str = "", runner: str = "") -> int:
+              pr_number: int | None = None, requested_by: str = "", runner: str = "",
+              options: dict | None = None) -> int:
+    """`options`: what a command asked for (runner, samples) and where its answer line is."""
     with db.session() as session:
         run = BenchRun(repo_key=repo_key, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
                        message="queued", result={}, status=QUEUED, purpose=purpose, pr_number=pr_number,
-                       requested_by=requested_by, created_at=_now())
+                       requested_by=requested_by, options=options or {}, created_at=_now())
         session.add(run)
         session.flush()
         return run.id
@@ -58,6 +60,42 @@ def finish_run(db: Database, run_id: int, verdict: str, message: str, result: di
     with db.session() as session:
         run = session.get(BenchRun, run_id)
         run.status, run.verdict, run.message, run.result, run.finished_at = DONE, verdict, message, result, _now()
+
+
+def set_options(db: Database, run_id: int, **values) -> None:
+    with db.session() as session:
+        run = session.get(BenchRun, run_id)
+        run.options = {**(run.options or {}), **values}
+
+
+def request_cancel(db: Database, run_id: int) -> str:
+    """A queued run is cancelled at once; a running one stops at its next sample. Returns what happened."""
+    with db.session() as session:
+        run = session.get(BenchRun, run_id)
+        if run is None:
+            return "unknown"
+        if run.status == DONE:
+            return "done"
+        if run.status == QUEUED:
+            run.status, run.verdict, run.message, run.finished_at = DONE, "cancelled", "cancelled before it ran", _now()
+            return "cancelled"
+        run.cancel_requested = True
+        return "cancelling"
+
+
+def cancel_requested(db: Database, run_id: int) -> bool:
+    with db.session() as session:
+        return bool(session.scalar(select(BenchRun.cancel_requested).where(BenchRun.id == run_id)))
+
+
+def unfinished_runs(db: Database, repo_key: str, *, pr_number: int | None = None, slug: str | None = None) -> list[int]:
+    with db.session() as session:
+        query = select(BenchRun.id).where(BenchRun.repo_key == repo_key, BenchRun.status != DONE)
+        if pr_number is not None:
+            query = query.where(BenchRun.pr_number == pr_number)
+        if slug is not None:
+            query = query.where(BenchRun.slug == slug)
+        return list(session.scalars(query.order_by(BenchRun.id)))
 
 
 def get_run(db: Database, run_id: int) -> dict | None:
@@ -100,4 +138,5 @@ def _as_dict(run: BenchRun) -> dict:
     return {"id": run.id, "repo": run.repo_key, "slug": run.slug, "runner": run.runner, "host": run.host,
             "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
             "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
-            "progress": run.progress or {}, "result": run.result or {}, "at": run.created_at.isoformat()}
+            "progress": run.progress or {}, "result": run.result or {}, "options": run.options or {},
+            "at": run.created_at.isoformat()}

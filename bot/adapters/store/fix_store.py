@@ -102,14 +102,18 @@ class OpenRecord:
     fix: str | None
     reproduced: str | None
     verdict: str | None
+    created_at: datetime | None = None
+    record_id: int = 0
+    state: str = "open"
 
 
 def open_records(db: Database, repo_key: str) -> dict[str, OpenRecord]:
     """The records still waiting for a fix: open, or closed by a person (they can be verified all the same)."""
     with db.session() as session:
-        rows = session.execute(select(Record.slug, Record.fix, Record.reproduced, Record.verdict).join(Repo)
-                               .where(Repo.key == repo_key, Record.state.in_(("open", "closed")))).all()
-    return {slug: OpenRecord(slug, fix, reproduced, verdict) for slug, fix, reproduced, verdict in rows}
+        rows = session.execute(select(Record.slug, Record.fix, Record.reproduced, Record.verdict, Record.created_at,
+                                              Record.id, Record.state)
+                               .join(Repo).where(Repo.key == repo_key, Record.state.in_(("open", "closed")))).all()
+    return {row[0]: OpenRecord(*row) for row in rows}
 
 
 def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None,

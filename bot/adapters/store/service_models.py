@@ -147,6 +147,9 @@ class BenchRun(Base):
     progress: Mapped[dict] = mapped_column(JSON, default=dict)
     started_at: Mapped[datetime | None] = mapped_column()
     finished_at: Mapped[datetime | None] = mapped_column()
+    # Asked for by a command: runner=NAME, samples=N, and the answer comment to keep current.
+    options: Mapped[dict] = mapped_column(JSON, default=dict)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Fix(Base):
@@ -169,5 +172,22 @@ class Fix(Base):
     changed_files: Mapped[int] = mapped_column(Integer, default=0)
     token_delta: Mapped[int | None] = mapped_column(Integer)
     attached_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column()
+    updated_at: Mapped[datetime] = mapped_column()
+
+
+class CommandAnswer(Base):
+    """perfbot's one answer to one comment with commands: a line per command, edited as work goes on."""
+
+    __tablename__ = "command_answers"
+    __table_args__ = (UniqueConstraint("repo_key", "source_comment_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400))
+    issue_number: Mapped[int] = mapped_column(Integer)
+    source_comment_id: Mapped[int] = mapped_column(BigInteger)
+    answer_comment_id: Mapped[int | None] = mapped_column(BigInteger)
+    author: Mapped[str] = mapped_column(String(200), default="")
+    lines: Mapped[list] = mapped_column(JSON, default=list)  # [{"command": text, "answer": text, "run": id|None}]
     created_at: Mapped[datetime] = mapped_column()
     updated_at: Mapped[datetime] = mapped_column()

@@ -52,14 +52,15 @@ def repo_keys(db: Database) -> list[str]:
 
 
 def apply_person_change(db: Database, record_id: int, new_state: str | None, event: str, actor: str,
-                        delivery_id: str, restore_body: bool) -> None:
+                        delivery_id: str, restore_body: bool, reason: str = "") -> None:
     """Log what a person did, move the record's state, and forget the mirrored body if it must be rewritten."""
     with db.session() as session:
         record = session.get(Record, record_id)
         if new_state is not None:
             record.state = new_state
         session.add(RecordEvent(record_id=record_id, kind=event, actor=actor, delivery_id=delivery_id,
-                                detail=f"{event} by {actor}", at=datetime.now(timezone.utc)))
+                                detail=f"{event} by {actor}" + (f": {reason}" if reason else ""),
+                                at=datetime.now(timezone.utc)))
         mirror = session.get(IssueMirror, record_id)
         if mirror is not None and (restore_body or new_state is not None):
             mirror.content_hash = ""

@@ -1,0 +1,71 @@
+"""Answers to command comments in the store: one row per comment with commands, a line per command."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import select
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.service_models import CommandAnswer
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    id: int
+    repo_key: str
+    issue_number: int
+    source_comment_id: int
+    answer_comment_id: int | None
+    author: str
+    lines: tuple[dict, ...]  # {"command": text as written, "answer": markdown, "run": bench run id or None}
+
+
+def _row(answer: CommandAnswer) -> AnswerRow:
+    return AnswerRow(answer.id, answer.repo_key, answer.issue_number, answer.source_comment_id,
+                     answer.answer_comment_id, answer.author, tuple(answer.lines or ()))
+
+
+def open_answer(db: Database, repo_key: str, issue_number: int, source_comment_id: int, author: str) -> AnswerRow:
+    """The answer to this comment, made on its first command; an edited comment adds lines to the same one."""
+    with db.session() as session:
+        answer = session.scalars(select(CommandAnswer).where(
+            CommandAnswer.repo_key == repo_key, CommandAnswer.source_comment_id == source_comment_id)).first()
+        if answer is None:
+            now = datetime.now(timezone.utc)
+            answer = CommandAnswer(repo_key=repo_key, issue_number=issue_number, source_comment_id=source_comment_id,
+                                   author=author, lines=[], created_at=now, updated_at=now)
+            session.add(answer)
+            session.flush()
+        return _row(answer)
+
+
+def add_line(db: Database, answer_id: int, command: str, answer: str = "…", run: int | None = None) -> int:
+    """Append a command's line; returns its index, by which later progress finds it."""
+    with db.session() as session:
+        row = session.get(CommandAnswer, answer_id)
+        row.lines = [*row.lines, {"command": command, "answer": answer, "run": run}]
+        row.updated_at = datetime.now(timezone.utc)
+        return len(row.lines) - 1
+
+
+def set_line(db: Database, answer_id: int, index: int, answer: str, run: int | None = None) -> AnswerRow:
+    with db.session() as session:
+        row = session.get(CommandAnswer, answer_id)
+        lines = [dict(line) for line in row.lines]
+        lines[index]["answer"] = answer
+        if run is not None:
+            lines[index]["run"] = run
+        row.lines, row.updated_at = lines, datetime.now(timezone.utc)
+        return _row(row)
+
+
+def get_answer(db: Database, answer_id: int) -> AnswerRow | None:
+    with db.session() as session:
+        row = session.get(CommandAnswer, answer_id)
+        return _row(row) if row else None
+
+
+def save_comment_id(db: Database, answer_id: int, comment_id: int) -> None:
+    with db.session() as session:
+        session.get(CommandAnswer, answer_id).answer_comment_id = comment_id
