@@ -7,8 +7,8 @@ import statistics
 from dataclasses import dataclass
 
 STATUS_STATES = {"pass": "success", "fail": "failure", "mismatch": "failure", "inconclusive": "failure",
-                 "error": "error"}
-VERDICT_ICONS = {"pass": "✅", "fail": "❌", "mismatch": "❌", "inconclusive": "❔", "error": "⚠️"}
+                 "error": "error", "cancelled": "error"}
+VERDICT_ICONS = {"pass": "✅", "fail": "❌", "mismatch": "❌", "inconclusive": "❔", "error": "⚠️", "cancelled": "⏹️"}
 
 
 @dataclass(frozen=True)
@@ -91,3 +91,12 @@ def fenced(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
+
+
+def code_span(text: str) -> str:
+    """Untrusted text as inline code: delimited by more backticks than it holds, on one line."""
+    text = " ".join(text.split())
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"

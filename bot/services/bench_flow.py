@@ -6,6 +6,7 @@ visible queued run rather than lost work, and a redelivered job finds its run do
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -62,11 +63,17 @@ def read_record(repo: GitRepository, slug: str, *shas: str) -> PerfIssue:
     raise UserError(f"cannot verify {slug}: {path} is not on the default branch or the head")
 
 
+class Cancelled(Exception):
+    """Someone asked to stop this run (`/perf cancel`); raised between two samples."""
+
+
 class BenchFlow:
     def __init__(self, db: Database, make_runner: Callable, *, comment_every: float = COMMENT_EVERY_SECONDS) -> None:
         self.db = db
         self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
         self.comment_every = comment_every
+        # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
+        self.listeners: list[Callable[[dict, object], None]] = []
 
     def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
         run = bench_store.get_run(self.db, run_id)
@@ -75,9 +82,9 @@ class BenchFlow:
         target = self._target(run)
         default = repo.resolve(repo.default_ref())
         try:
-            config = read_config(repo, default)
+            config = with_options(read_config(repo, default), run["options"])
             record = read_record(repo, run["slug"], default, run["head"])
-            runner = self._runner(config, record, repo)
+            runner = self._runner(config, record, repo, run["options"].get("runner"))
         except UserError as exc:
             return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
         # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
@@ -90,6 +97,8 @@ class BenchFlow:
 
         def observe(sides) -> None:
             keep_alive(quiet)
+            if bench_store.cancel_requested(self.db, run_id):
+                raise Cancelled()
             live = [s for s in sides if s.c]
             run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
             run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
@@ -101,6 +110,9 @@ class BenchFlow:
         try:
             outcome = verify(record, config, runner, run["head"], run["base"] if run["purpose"] == FIX else None,
                              observe=observe)
+        except Cancelled:
+            return self._finish(run, "cancelled", "cancelled on request while measuring", {}, tracker, target,
+                                config, record)
         except TransientError:
             raise  # the host is unreachable: the delivery is retried and the run stays where it was
         except UserError as exc:
@@ -113,7 +125,13 @@ class BenchFlow:
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
-    def _runner(self, config: RepoConfig, record: PerfIssue, repo: GitRepository):
+    def _runner(self, config: RepoConfig, record: PerfIssue, repo: GitRepository, name: str | None = None):
+        if name is not None:
+            conf = next((r for r in config.runners if r.name == name), None)
+            if conf is None:
+                raise UserError(f"no runner named {name} in .perfbot.toml; runners: "
+                                f"{', '.join(r.name for r in config.runners)}")
+            return self.make_runner(conf, repo.path, config)
         conf = config.runner_for(record.backend or "c")
         if conf is None:
             raise UserError(f"no runner for backend {record.backend or 'c'} in .perfbot.toml: add a [[runners]] "
@@ -128,7 +146,9 @@ class BenchFlow:
     def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
                 config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None) -> dict:
         bench_store.finish_run(self.db, run["id"], verdict, message, result)
-        if run["purpose"] == FIX:
+        if verdict == "cancelled":
+            pass  # a stopped run says nothing about the record
+        elif run["purpose"] == FIX:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
         else:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], reproduced=reproduction(verdict, outcome is not None))
@@ -148,6 +168,16 @@ class BenchFlow:
                                    bench_view.status_description(run))
         except TransientError as exc:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
+        for listener in self.listeners:
+            listener(run, tracker)
+
+
+def with_options(config: RepoConfig, options: dict) -> RepoConfig:
+    """A command's samples=N caps the plan (and lowers its minimum to match)."""
+    samples = options.get("samples")
+    if not samples:
+        return config
+    return dataclasses.replace(config, max_samples=samples, min_samples=min(config.min_samples, samples))
 
 
 def reproduction(verdict: str, measured: bool) -> str:

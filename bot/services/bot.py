@@ -15,7 +15,9 @@ from bot.core import overrides
 from bot.errors import TransientError
 from bot.core.offline_reviewer import OfflineReviewer
 from bot.adapters.store import fix_store
+from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
+from bot.services.commands import CommandFlow, Where
 from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
 from bot.services.fix_flow import FixFlow, PullInfo
@@ -79,6 +81,8 @@ class BotServices:
         self.reviewer = reviewer or OfflineReviewer()
         self.fixes = fixes  # None: this process attaches no fixes and runs no benchmarks (tests of other flows)
         self.bench = bench
+        if bench is not None:
+            bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
 
     def is_bot(self, login: str) -> bool:
         """Our own writes echo back as events; with a personal token, perfbot writes as that token's user."""
@@ -163,6 +167,21 @@ class BotServices:
         if run is not None:
             mirror_repo(self.db, tracker, full_name, {run["slug"]}, file_url=self.file_url(full_name))
         return run
+
+    def command_comment(self, where: Where, invocations: list, bot_name: str) -> None:
+        """Commands in a comment: each permission-checked, carried out and answered in one marked comment."""
+        CommandFlow(self, bot_name).run(where, invocations)
+
+    def override(self, full_name: str, slug: str, closing: bool, actor: str, delivery_id: str,
+                 reason: str) -> int | None:
+        """A maintainer's close (or its undoing) by command: the same logged override as closing the issue."""
+        record = fix_store.open_records(self.db, full_name).get(slug)
+        change = overrides.decide(record.state if record else "", "closed" if closing else "reopened")
+        if record is None or change.event is None:
+            return None
+        queries.apply_person_change(self.db, record.record_id, change.new_state, change.event, actor, delivery_id,
+                                    change.restore_body, reason)
+        return record.record_id
 
     def mirror(self, full_name: str, installation_id: int | None, slugs: set[str] | None) -> MirrorSummary:
         tracker = self.trackers(full_name, installation_id or queries.installation_for(self.db, full_name))

@@ -16,8 +16,10 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers, live_reports
 from bot.adapters.templates import render
 from bot.core.issue_view import comment_marker
+from bot.core.offline_reviewer import merge_reports
 from bot.core.records import REPORT_DIR
 from bot.core.verdicts import PROMPT_VERSION
+from bot.errors import UserError
 from bot.services.dedup import Dedup, PairReview, Reviewer
 
 log = logging.getLogger("perfbot.dedup")
@@ -67,6 +69,23 @@ def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publ
         proposed.add(review.new)
         outcomes.append(DedupOutcome(review, branch, pull))
     return outcomes
+
+
+def propose_person_merge(db: Database, repo_key: str, repo: GitRepository, tracker, publish: Callable[[str], None],
+                         keep: str, drop: str, actor: str) -> int:
+    """A person's `dup`/`merge`: the same branch and PR as a reviewer's merge, on their word instead."""
+    reports = {r.slug: r for r in live_reports(db, repo_key)}
+    if keep not in reports or drop not in reports:
+        raise UserError(f"both reports must be open to merge them: {keep}, {drop}")
+    base_ref = repo.default_ref()
+    branch = f"perfbot/merge-{keep}"
+    files = {f"{REPORT_DIR}/{drop}.md": None,
+             f"{REPORT_DIR}/{keep}.md": merge_reports(reports[keep], reports[drop]).encode("utf-8")}
+    repo.commit_files(repo.resolve(base_ref), branch, files, f"Merge {drop} into {keep}\n\nAsked by {actor}.",
+                      BOT_AUTHOR)
+    publish(branch)
+    body = render("person_merge_pull.md.j2", marker=comment_marker("merge", keep), keep=keep, drop=drop, actor=actor)
+    return tracker.open_pull(branch, base_ref, f"Merge {drop} into {keep}", body)
 
 
 def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[DedupOutcome]) -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from bot.adapters.git import GitRepository
-from bot.adapters.git_fixes import branch_heads, fix_diff
+from bot.adapters.git_fixes import FixDiff, branch_heads, fix_diff
 from bot.adapters.store import bench_store, fix_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery
@@ -54,9 +54,10 @@ class FixFlow:
         self.enqueue = enqueue
 
     def request_run(self, full_name: str, slug: str, *, base: str | None, head: str, purpose: str,
-                    installation_id: int | None, pr_number: int | None = None, requested_by: str = "") -> int:
+                    installation_id: int | None, pr_number: int | None = None, requested_by: str = "",
+                    options: dict | None = None) -> int:
         run_id = bench_store.queue_run(self.db, full_name, slug, base=base, head=head, purpose=purpose,
-                                       pr_number=pr_number, requested_by=requested_by)
+                                       pr_number=pr_number, requested_by=requested_by, options=options)
         self.enqueue(NewDelivery(f"bench-{run_id}", "perfbot.verify", purpose, full_name, installation_id,
                                  json.dumps({"run": run_id})))
         return run_id
@@ -70,11 +71,7 @@ class FixFlow:
         if not claimed:
             return []
         default = repo.resolve(repo.default_ref())
-        try:
-            diff = fix_diff(repo, default, repo.resolve(pull.head_sha))
-        except Exception:  # a fork's head is not in our clone: attach without stats rather than not at all
-            log.info("%s#%d: head %s not in the clone; no diff stats", full_name, pull.number, pull.head_sha[:12])
-            diff = None
+        diff = self._pull_diff(repo, full_name, pull, default)
         config = _config(repo, default, full_name)
         # Only code from this repository is benchmarked unasked: a fork's waits for someone with write access.
         auto = config.verify_fixes and pull.same_repo and not pull.draft and not pull.merged
@@ -82,11 +79,7 @@ class FixFlow:
         for slug in claimed:
             source = "branch" if pull.head_ref.startswith(f"fix/{slug}") else \
                 "report" if records[slug].fix == pull.head_ref else "pr-body"
-            fix, new_head = fix_store.attach(
-                self.db, full_name, slug, pull.head_ref, source=source, head_sha=pull.head_sha,
-                base_sha=diff.base if diff else pull.base_sha, pr_number=pull.number,
-                stats=diff.stats if diff else None, token_delta=token_delta(list(diff.changes)) if diff else None,
-                attached_by=pull.author)
+            fix, new_head = self._attach_pull(full_name, pull, slug, source, diff, pull.author)
             run_id = None
             # Also when a branch scan measured this head already: the PR deserves its own comment and status.
             if auto and (new_head or not fix_store.has_run(self.db, full_name, slug, FIX, pull.head_sha, pull.number)):
@@ -95,6 +88,27 @@ class FixFlow:
                                           requested_by=pull.author)
             attached.append(Attached(fix, run_id))
         return attached
+
+    def attach_by_command(self, repo: GitRepository, full_name: str, pull: PullInfo, slug: str,
+                          actor: str) -> fix_store.FixRow:
+        """`/perf attach` (or a verify that names the report): this PR is a fix of `slug`, whatever it says."""
+        diff = self._pull_diff(repo, full_name, pull, repo.resolve(repo.default_ref()))
+        return self._attach_pull(full_name, pull, slug, "command", diff, actor)[0]
+
+    def _pull_diff(self, repo: GitRepository, full_name: str, pull: PullInfo, default: str) -> FixDiff | None:
+        try:
+            return fix_diff(repo, default, repo.resolve(pull.head_sha))
+        except Exception:  # a fork's head is not in our clone: attach without stats rather than not at all
+            log.info("%s#%d: head %s not in the clone; no diff stats", full_name, pull.number, pull.head_sha[:12])
+            return None
+
+    def _attach_pull(self, full_name: str, pull: PullInfo, slug: str, source: str, diff: FixDiff | None,
+                     actor: str) -> tuple[fix_store.FixRow, bool]:
+        return fix_store.attach(
+            self.db, full_name, slug, pull.head_ref, source=source, head_sha=pull.head_sha,
+            base_sha=diff.base if diff else pull.base_sha, pr_number=pull.number,
+            stats=diff.stats if diff else None, token_delta=token_delta(list(diff.changes)) if diff else None,
+            attached_by=actor)
 
     def branches_changed(self, repo: GitRepository, full_name: str, installation_id: int | None) -> list[Attached]:
         """Fix branches in the repository itself (`fix:` fields, `fix/perf_x` branches): attached and verified

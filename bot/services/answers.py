@@ -1,0 +1,73 @@
+"""perfbot's answer to a comment with commands: one marked comment, a line per command, kept current while
+the bench runs a command queued go on, so the person who asked watches one place."""
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot.adapters.store import answer_store, bench_store
+from bot.adapters.store.fix_store import fixes_for
+from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record, Repo
+from bot.adapters.templates import render
+from bot.core import bench_view
+
+UNFINISHED = ("queued", "running")
+
+
+def answer_marker(source_comment_id: int) -> str:
+    return f"<!-- perfbot:answer {source_comment_id} -->"
+
+
+class Answers:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def publish(self, answer_id: int, tracker) -> answer_store.AnswerRow:
+        row = answer_store.get_answer(self.db, answer_id)
+        marker = answer_marker(row.source_comment_id)
+        body = render("command_answer.md.j2", marker=marker, author=row.author,
+                      lines=[{**line, "code": bench_view.code_span(line["command"])} for line in row.lines])
+        comment_id = tracker.upsert_comment(row.issue_number, marker, body, row.answer_comment_id)
+        if comment_id != row.answer_comment_id:
+            answer_store.save_comment_id(self.db, answer_id, comment_id)
+        return answer_store.get_answer(self.db, answer_id)
+
+    def remember_runs(self, answer_id: int, index: int, runs: list[int]) -> None:
+        for run in runs:
+            bench_store.set_options(self.db, run, answer={"id": answer_id, "index": index, "runs": runs})
+
+    def runs_text(self, runs: list[int]) -> str:
+        return "\n".join(self.run_line(bench_store.get_run(self.db, run)) for run in runs)
+
+    def run_line(self, run: dict) -> str:
+        if run["status"] == "queued":
+            sides = f"base `{run['base'][:12]}` vs head `{run['head'][:12]}`" if run["base"] else \
+                f"the claim at `{run['head'][:12]}`"
+            return f"⏳ bench run {run['id']} queued: `{run['slug']}`, {sides}"
+        if run["status"] == "running":
+            return "⏳ " + bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")) + \
+                f" (bench run {run['id']})"
+        icon = bench_view.VERDICT_ICONS.get(run["verdict"], "")
+        return f"{icon} bench run {run['id']}, `{run['slug']}`: **{run['verdict']}**, {bench_view.status_description(run)}"
+
+    def run_changed(self, run: dict, tracker) -> None:
+        """A bench run moved on: the answer line of the command that queued it says so."""
+        where = (run.get("options") or {}).get("answer")
+        if not where:
+            return
+        text = "\n".join(self.run_line(run if other == run["id"] else bench_store.get_run(self.db, other))
+                         for other in where["runs"])
+        answer_store.set_line(self.db, where["id"], where["index"], text)
+        self.publish(where["id"], tracker)
+
+    def status_line(self, repo_key: str, slug: str) -> str:
+        with self.db.session() as session:
+            record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
+            if record is None:
+                return f"`{slug}`: no such report here"
+            state, verdict, reproduced = record.state, record.verdict, record.reproduced
+        runs = bench_store.runs_for(self.db, slug, limit=1, repo_key=repo_key)
+        last = f"; last bench run {runs[0]['id']}: {runs[0]['verdict'] or runs[0]['status']}" if runs else ""
+        fixes = ", ".join(f"`{f.branch}` ({f.state})" for f in fixes_for(self.db, repo_key, slug)) or "none"
+        return (f"`{slug}`: {state}; verified {verdict or '-'}; claim {reproduced or 'not measured'}; "
+                f"fixes {fixes}{last}")

@@ -1,0 +1,242 @@
+"""Comment commands: each command of a comment checked for permission, carried out, and answered on its own
+line of perfbot's one answer comment (queued bench runs keep their line current until they finish).
+
+A user error becomes the line's answer and says how to retry; an outage says to post the command again;
+anything else is logged with the delivery id and shows only as an internal error.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.adapters.store import answer_store, bench_store, fix_store
+from bot.adapters.store.dedup_store import remember_not_duplicate
+from bot.adapters.store.mirror_queries import record_by_issue
+from bot.core import commands as grammar
+from bot.core.commands import attach, cancel, close, detach, dup, merge, not_dup, reopen, status, verify
+from bot.core.fixes import slugs_fixed
+from bot.errors import TransientError, UserError
+from bot.services.answers import Answers
+from bot.services.bench_flow import FIX, REPRODUCE
+from bot.services.dedup_flow import propose_person_merge
+from bot.services.fix_flow import PullInfo
+
+log = logging.getLogger("perfbot.commands")
+WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
+
+
+@dataclass(frozen=True)
+class Where:
+    """The comment that holds the commands, and who wrote it."""
+
+    full_name: str
+    number: int  # the issue or pull request
+    is_pull: bool
+    comment_id: int
+    author: str
+    installation_id: int | None
+    delivery_id: str
+    review_comment: bool = False
+
+
+class CommandFlow:
+    def __init__(self, services, bot_name: str = "perfbot") -> None:
+        self.services = services  # BotServices: the store, trackers, repositories, fixes and bench flows
+        self.db = services.db
+        self.bot_name = bot_name
+        self.answers = Answers(services.db)
+
+    def run(self, where: Where, invocations: list[grammar.Invocation]) -> answer_store.AnswerRow | None:
+        if not invocations:
+            return None
+        tracker = self.services.trackers(where.full_name, where.installation_id)
+        tracker.react(where.number, where.comment_id, "eyes", review_comment=where.review_comment)
+        answer = answer_store.open_answer(self.db, where.full_name, where.number, where.comment_id, where.author)
+        level: list[str] = []  # asked once, and only when a command needs it
+        for invocation in invocations:
+            index = answer_store.add_line(self.db, answer.id, invocation.text)
+            text = self._answer(invocation, where, tracker, level, answer.id, index)
+            answer_store.set_line(self.db, answer.id, index, text)
+        return self.answers.publish(answer.id, tracker)
+
+    def _answer(self, invocation, where: Where, tracker, level: list[str], answer_id: int, index: int) -> str:
+        if invocation.unknown:
+            return f"⚠️ {invocation.error}. What I understand:\n\n{grammar.help_text(self.bot_name)}"
+        if invocation.command is None:
+            return f"⚠️ {invocation.error}"
+        try:
+            if grammar.VERBS[invocation.verb].WRITE:
+                if not level:
+                    level.append(tracker.permission(where.author))
+                if level[0] not in WRITE_LEVELS:
+                    return (f"🚫 `{invocation.verb}` spends bench time or changes state, so it needs write access to "
+                            f"this repository; @{where.author} has {level[0]}. Ask a maintainer to run it.")
+            return self._carry_out(invocation.command, where, tracker, answer_id, index)
+        except UserError as exc:
+            return f"⚠️ {exc}"
+        except TransientError as exc:
+            return f"⏳ could not finish: {exc}. Nothing was changed; post the command again to retry."
+        except Exception:
+            log.exception("delivery %s: command %r failed", where.delivery_id, invocation.text,
+                          extra={"delivery": where.delivery_id})
+            return f"⚠️ internal error (delivery `{where.delivery_id}`); the maintainers have the log."
+
+    def _carry_out(self, command, where: Where, tracker, answer_id: int, index: int) -> str:
+        if isinstance(command, grammar.VERBS["help"].Help):
+            return grammar.help_text(self.bot_name)
+        if isinstance(command, status.Status):
+            return self._status(command, where)
+        if isinstance(command, verify.Verify):
+            return self._verify(command, where, tracker, answer_id, index)
+        if isinstance(command, attach.Attach):
+            return self._attach(command, where, tracker)
+        if isinstance(command, detach.Detach):
+            return self._detach(command, where, tracker)
+        if isinstance(command, (dup.Dup, merge.Merge)):
+            keep, drop = (command.of, command.slug) if isinstance(command, dup.Dup) else self._newer_first(where, command)
+            pull = self._person_merge(where, tracker, keep, drop)
+            return f"opened #{pull}: `{drop}` merged into `{keep}` (review the merged text, then merge it)"
+        if isinstance(command, not_dup.NotDup):
+            self._records(where, command.a, command.b)
+            remember_not_duplicate(self.db, where.full_name, command.a, command.b, where.author)
+            self.services.mirror(where.full_name, where.installation_id, {command.a, command.b})
+            return f"noted: `{command.a}` and `{command.b}` are not duplicates; dedup will not pair them again"
+        if isinstance(command, (close.Close, reopen.Reopen)):
+            return self._override(where, command.slug, isinstance(command, close.Close), getattr(command, "reason", ""))
+        if isinstance(command, cancel.Cancel):
+            return self._cancel(command, where, tracker)
+        raise UserError("`digest` previews the weekly digest, which perfbot does not write yet (it comes with "
+                        "the digest issue); nothing to retry for now")
+
+    def _records(self, where: Where, *slugs: str) -> dict[str, fix_store.OpenRecord]:
+        records = fix_store.open_records(self.db, where.full_name)
+        for slug in slugs:
+            if slug not in records:
+                raise UserError(f"`{slug}` is not an open report here; `/perf status` lists what this thread knows")
+        return records
+
+    def _newer_first(self, where: Where, command: merge.Merge) -> tuple[str, str]:
+        """The team's rule: the newer report survives and covers both; the older file is deleted."""
+        records = self._records(where, command.a, command.b)
+        a, b = records[command.a], records[command.b]
+        return (command.a, command.b) if (a.created_at, a.slug) >= (b.created_at, b.slug) else (command.b, command.a)
+
+    def _issue_slug(self, where: Where) -> str:
+        found = record_by_issue(self.db, where.full_name, where.number)
+        if found is None:
+            raise UserError("this issue mirrors no report; name one, e.g. `/perf status perf_x`")
+        return found[1]
+
+    def _status(self, command: status.Status, where: Where) -> str:
+        if command.slug:
+            slugs = [command.slug]
+        elif where.is_pull:
+            slugs = sorted({f.slug for f in fix_store.fixes_of_pull(self.db, where.full_name, where.number)})
+            if not slugs:
+                return "this PR is attached to no report (`/perf attach perf_x` attaches it)"
+        else:
+            slugs = [self._issue_slug(where)]
+        return "\n".join(self.answers.status_line(where.full_name, slug) for slug in slugs)
+
+    def _pull(self, where: Where, tracker) -> PullInfo:
+        if not where.is_pull:
+            raise UserError("this command works on a pull request: write it on the PR that holds the fix")
+        return PullInfo(**tracker.pull_request(where.number))
+
+    def _verify(self, command: verify.Verify, where: Where, tracker, answer_id: int, index: int) -> str:
+        options = {"answer": {"id": answer_id, "index": index}}
+        options.update({k: v for k, v in (("runner", command.runner), ("samples", command.samples)) if v})
+        runs = []
+        if where.is_pull:
+            pull = self._pull(where, tracker)
+            slugs = list(command.slugs) or sorted({f.slug for f in fix_store.fixes_of_pull(
+                self.db, where.full_name, where.number) if f.state != fix_store.DETACHED}) or \
+                list(slugs_fixed(pull.body, pull.head_ref))
+            if not slugs:
+                raise UserError("this PR names no report it fixes: write `/perf verify perf_x`, or add "
+                                "`Fixes perf_x` to its description")
+            self._records(where, *slugs)
+            for slug in slugs:
+                fix = self._attach_pull(where, pull, slug)
+                runs.append(self.services.fixes.request_run(
+                    where.full_name, slug, base=fix.base_sha, head=pull.head_sha, purpose=FIX,
+                    installation_id=where.installation_id, pr_number=where.number, requested_by=where.author,
+                    options=options))
+        else:
+            for slug in list(command.slugs) or [self._issue_slug(where)]:
+                self._records(where, slug)
+                fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
+                            if f.state == fix_store.OPEN and f.head_sha), None)
+                base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else \
+                    (None, self._default_head(where), REPRODUCE)
+                runs.append(self.services.fixes.request_run(
+                    where.full_name, slug, base=base, head=head, purpose=purpose, installation_id=where.installation_id,
+                    requested_by=where.author, options=options))
+        self.answers.remember_runs(answer_id, index, runs)
+        return self.answers.runs_text(runs)
+
+    def _attach(self, command: attach.Attach, where: Where, tracker) -> str:
+        pull = self._pull(where, tracker)
+        self._records(where, command.slug)
+        fix = self._attach_pull(where, pull, command.slug)
+        self.services.mirror(where.full_name, where.installation_id, {command.slug})
+        delta = f", {fix.token_delta:+d} tokens" if fix.token_delta is not None else ""
+        return (f"attached `{fix.branch}` as a fix of `{command.slug}` (+{fix.additions} -{fix.deletions} in "
+                f"{fix.changed_files} file(s){delta}); `/perf verify {command.slug}` measures it")
+
+    def _detach(self, command: detach.Detach, where: Where, tracker) -> str:
+        pull = self._pull(where, tracker)
+        fix = next((f for f in fix_store.fixes_for(self.db, where.full_name, command.slug)
+                    if f.branch == pull.head_ref and f.state != fix_store.DETACHED), None)
+        if fix is None:
+            raise UserError(f"`{pull.head_ref}` is not attached to `{command.slug}`")
+        fix_store.set_state(self.db, fix.id, fix_store.DETACHED)
+        self.services.mirror(where.full_name, where.installation_id, {command.slug})
+        return f"detached `{pull.head_ref}` from `{command.slug}`; only `/perf attach` attaches it again"
+
+    def _attach_pull(self, where: Where, pull: PullInfo, slug: str) -> fix_store.FixRow:
+        with self.services.source.open(where.full_name, where.installation_id) as repo:
+            return self.services.fixes.attach_by_command(repo, where.full_name, pull, slug, where.author)
+
+    def _default_head(self, where: Where) -> str:
+        with self.services.source.open(where.full_name, where.installation_id) as repo:
+            return repo.resolve(repo.default_ref())
+
+    def _person_merge(self, where: Where, tracker, keep: str, drop: str) -> int:
+        self._records(where, keep, drop)
+        if keep == drop:
+            raise UserError("a report cannot be merged into itself")
+        with self.services.source.open(where.full_name, where.installation_id) as repo:
+            return propose_person_merge(self.db, where.full_name, repo, tracker, lambda branch: self.services.source.publish(
+                where.full_name, where.installation_id, branch), keep, drop, where.author)
+
+    def _override(self, where: Where, slug: str, closing: bool, reason: str) -> str:
+        """The maintainer's explicit override, logged with who and why; the mirror then closes or reopens."""
+        record = self.services.override(where.full_name, slug, closing, where.author, where.delivery_id, reason)
+        if record is None:
+            wanted = "open" if closing else "closed by an override"
+            raise UserError(f"`{slug}` is not {wanted}; `/perf status {slug}` shows its state")
+        self.services.mirror(where.full_name, where.installation_id, {slug})
+        return f"`{slug}` {'closed' if closing else 'reopened'} as a logged override by @{where.author}" + \
+            (f": {reason}" if reason else "")
+
+    def _cancel(self, command: cancel.Cancel, where: Where, tracker) -> str:
+        if command.run is not None:
+            run = bench_store.get_run(self.db, command.run)
+            if run is None or run["repo"] != where.full_name:
+                raise UserError(f"there is no bench run {command.run} in this repository")
+            ids = [command.run]
+        elif where.is_pull:
+            ids = bench_store.unfinished_runs(self.db, where.full_name, pr_number=where.number)
+        else:
+            ids = bench_store.unfinished_runs(self.db, where.full_name, slug=self._issue_slug(where))
+        if not ids:
+            return "no queued or running bench run here to cancel"
+        said = {"cancelled": "cancelled", "cancelling": "stops at its next sample", "done": "had already finished"}
+        lines = []
+        for run_id in ids:
+            outcome = bench_store.request_cancel(self.db, run_id)
+            if outcome == "cancelled":  # it never ran, so the answer that queued it must hear it from us
+                self.answers.run_changed(bench_store.get_run(self.db, run_id), tracker)
+            lines.append(f"bench run {run_id}: {said[outcome]}")
+        return "\n".join(lines)
