@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from bot.core.commands.args import check_count, check_options, slug
 
 USAGE = "/perf attach SLUG"
-SUMMARY = "make this pull request a fix of the record (its head is then benched)"
+SUMMARY = "make this pull request a fix of the record (`/perf verify` then measures its head)"
 WRITE = True
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.core.commands.args import CommandSyntaxError, check_count, check_options, shown
 
 USAGE = "/perf cancel [RUN]"
-SUMMARY = "cancel a queued or running bench run (RUN: its number; without it: the latest run here)"
+SUMMARY = "cancel a queued or running bench run (RUN: its number; without it: every unfinished run of this issue or PR)"
 WRITE = True
 
 # Run ids are database integers; anything longer than this is a typo, not a run.

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from bot.core.commands.args import check_count, check_options
 
 USAGE = "/perf digest"
-SUMMARY = "post the campaign digest now"
+SUMMARY = "preview the weekly digest in the answer (nothing is posted)"
 WRITE = True
 
 
