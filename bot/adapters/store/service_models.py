@@ -191,3 +191,20 @@ class CommandAnswer(Base):
     lines: Mapped[list] = mapped_column(JSON, default=list)  # [{"command": text, "answer": text, "run": id|None}]
     created_at: Mapped[datetime] = mapped_column()
     updated_at: Mapped[datetime] = mapped_column()
+
+
+class DigestPost(Base):
+    """A digest as posted: one per repository and week, so a restart neither skips nor repeats one."""
+
+    __tablename__ = "digests"
+    __table_args__ = (UniqueConstraint("repo_key", "week"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400))
+    week: Mapped[str] = mapped_column(String(10))  # ISO year-week of the window's end, e.g. 2026-W49
+    window_start: Mapped[datetime] = mapped_column()
+    window_end: Mapped[datetime] = mapped_column()
+    body: Mapped[str] = mapped_column(Text)
+    summary: Mapped[dict] = mapped_column(JSON, default=dict)  # the digest's numbers, for the dashboard
+    issue_number: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column()
