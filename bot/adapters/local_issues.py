@@ -44,11 +44,11 @@ class FileIssues:
             text += ["", "---", f"comment {comment['id']}", "", comment["body"]]
         (self.folder / f"{number}.md").write_text("\n".join(text) + "\n", encoding="utf-8")
 
-    def marked_issues(self) -> dict[str, int]:
+    def marked_issues(self, prefix: str = "<!-- perfbot:record ", label: str = "perfbot") -> dict[str, int]:
         with _LOCK:
             issues = self._load()["issues"]
         return {i["body"].split("\n", 1)[0].strip(): int(n) for n, i in issues.items()
-                if i["body"].startswith("<!-- perfbot:record ")}
+                if i["body"].startswith(prefix) and label in i["labels"]}
 
     def ensure_labels(self, names: tuple[str, ...]) -> None:
         with _LOCK:

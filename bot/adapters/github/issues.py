@@ -23,13 +23,13 @@ class GitHubIssues:
         self.repo = client.get_repo(full_name)
         self._labels: set[str] | None = None
 
-    def marked_issues(self) -> dict[str, int]:
+    def marked_issues(self, prefix: str = "<!-- perfbot:record ", label: str = BOT_LABEL) -> dict[str, int]:
         """Marker line -> issue number for every issue perfbot made (found by its label, then its first line)."""
         found: dict[str, int] = {}
         with classified_errors(f"listing perfbot issues of {self.full_name}"):
-            for issue in self.repo.get_issues(state="all", labels=[BOT_LABEL]):
+            for issue in self.repo.get_issues(state="all", labels=[label]):
                 first_line = (issue.body or "").split("\n", 1)[0].strip()
-                if first_line.startswith("<!-- perfbot:record "):
+                if first_line.startswith(prefix):
                     found.setdefault(first_line, issue.number)
         return found
 

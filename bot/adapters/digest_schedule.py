@@ -1,0 +1,33 @@
+"""When the weekly digest is due, from `[digest] schedule` ("mon 09:00") and its time zone, with APScheduler's
+cron arithmetic (so daylight saving time is handled as APScheduler handles it)."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from apscheduler.triggers.cron import CronTrigger
+
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def trigger(schedule: str, timezone: str) -> CronTrigger:
+    """`schedule` is already validated by repo_config: a weekday and HH:MM."""
+    day, clock = schedule.split()
+    hour, minute = (int(part) for part in clock.split(":"))
+    return CronTrigger(day_of_week=day[:3].lower(), hour=hour, minute=minute, timezone=ZoneInfo(timezone))
+
+
+def last_due(schedule: str, timezone: str, now: datetime) -> datetime:
+    """The latest scheduled time at or before `now`: the digest that should exist by now."""
+    cron = trigger(schedule, timezone)
+    moment = cron.get_next_fire_time(None, now - timedelta(days=8))
+    due = moment
+    while moment is not None and moment <= now:
+        due, moment = moment, cron.get_next_fire_time(moment, moment + timedelta(seconds=1))
+    return due
+
+
+def week_of(moment: datetime) -> str:
+    """The ISO week a digest is named by: 2026-W49."""
+    year, week, _ = moment.isocalendar()
+    return f"{year}-W{week:02d}"
