@@ -91,3 +91,99 @@ def test_an_ssh_runner_may_name_its_remote_folder_and_only_a_plain_one():
         assert (info.value.key, info.value.line) == ("runners.path", 6)
     with pytest.raises(ConfigFileError, match="is for ssh runners"):
         parse_repo_config('[[runners]]\nname = "l"\nkind = "local"\npath = "/srv/x"\nlabels = ["c"]\n')
+
+
+MILESTONES = """\
+[[runners]]
+name = "cuda-box"
+kind = "local"
+labels = ["cuda"]
+
+[[milestones]]
+name = "every seq report at or under 2x"
+kind = "seq-near-c"
+
+[[milestones]]
+name = "metal near C"
+kind = "seq-near-c"
+backend = "metal"
+threshold = 1.5
+due = 2026-12-31
+
+[[milestones]]
+name = "par scaling"
+kind = "par-speedup"
+reports = ["perf_fib_par", "perf_vec_par"]
+target = 6
+
+[[milestones]]
+name = "the suite passes on cuda"
+kind = "suite-passes"
+runner = "cuda-box"
+
+[digest]
+schedule = "Monday 9:05"
+timezone = "Europe/Berlin"
+window_days = 14
+label = "perf digest"
+"""
+
+
+def test_milestones_and_the_digest_parse():
+    from datetime import date
+
+    from bot.core.repo_config import DigestSchedule, Milestone
+
+    config = parse_repo_config(MILESTONES)
+    assert config.milestones == (
+        Milestone("every seq report at or under 2x", "seq-near-c"),
+        Milestone("metal near C", "seq-near-c", due=date(2026, 12, 31), threshold=1.5, backend="metal"),
+        Milestone("par scaling", "par-speedup", reports=("perf_fib_par", "perf_vec_par"), target=6.0),
+        Milestone("the suite passes on cuda", "suite-passes", runner="cuda-box"))
+    assert config.digest == DigestSchedule("mon 09:05", "Europe/Berlin", 14, "perf digest", declared=True)
+    assert parse_repo_config("").digest == DigestSchedule() and parse_repo_config("").milestones == ()
+    for written, normalized in (("sun 23:59", "sun 23:59"), ("TUE 0:00", "tue 00:00"), ("friday  17:30", "fri 17:30")):
+        assert parse_repo_config(f'[digest]\nschedule = "{written}"\n').digest.schedule == normalized
+
+
+_SEQ = '[[milestones]]\nname = "a"\nkind = "seq-near-c"\n'
+
+
+@pytest.mark.parametrize("text, key, line, words", [
+    (_SEQ + '\n[[milestones]]\nname = "b"\nkind = "seq-near-c"\ntreshold = 2\n', "milestones.treshold", 8,
+     "did you mean 'threshold'"),  # the second table's line, not the first's
+    ('[[milestones]]\nkind = "seq-near-c"\n', "milestones.name", 1, "is required"),
+    ('[[milestones]]\nname = "p"\nkind = "par-speedup"\nreports = ["perf_a"]\n', "milestones.target", 1,
+     "required for par-speedup"),
+    ('[[milestones]]\nname = "p"\nkind = "par-speedup"\nreports = ["perf_a"]\ntarget = 4\nthreshold = 2\n',
+     "milestones.threshold", 6, "is for seq-near-c milestones, not par-speedup"),
+    ('[[milestones]]\nname = "p"\nkind = "fast"\n', "milestones.kind", 3, "not one of seq-near-c"),
+    (_SEQ + 'due = "2026-12-31"\n', "milestones.due", 4, "TOML date"),
+    (_SEQ + "due = 2026-12-31T10:00:00Z\n", "milestones.due", 4, "no time"),
+    (_SEQ + 'backend = "tpu"\n', "milestones.backend", 4, "not one of c, metal, cuda"),
+    (_SEQ + "threshold = 0\n", "milestones.threshold", 4, "above 0"),
+    ('[[milestones]]\nname = "p"\nkind = "par-speedup"\nreports = ["fib"]\ntarget = 4\n', "milestones.reports", 4,
+     "report slugs"),
+    ('[[milestones]]\nname = "p"\nkind = "par-speedup"\nreports = ["perf_a", "perf_a"]\ntarget = 4\n',
+     "milestones.reports", 4, "twice"),
+    ('[[milestones]]\nname = "s"\nkind = "suite-passes"\nrunner = "cuda"\n', "milestones.runner", 4,
+     "no [[runners]] is named 'cuda'"),
+    (_SEQ + _SEQ, "milestones.name", 5, "two milestones are named 'a'"),
+    ('[[milestones]]\nname = "line\\nbreak"\nkind = "seq-near-c"\n', "milestones.name", 2, "one-line name"),
+    ('[milestones]\nname = "a"\n', "milestones", 1, "[[milestones]] table"),
+    ('[digest]\nschedule = "funday 09:00"\n', "digest.schedule", 2, "weekday and a 24-hour time"),
+    ('[digest]\nschedule = "mon 24:00"\n', "digest.schedule", 2, "weekday and a 24-hour time"),
+    ('[digest]\nschedule = "mo 09:00"\n', "digest.schedule", 2, "weekday and a 24-hour time"),
+    ('[digest]\n\ntimezone = "Europe/Berln"\n', "digest.timezone", 3, "did you mean 'Europe/Berlin'"),
+    ('[digest]\ntimezone = "../../etc/passwd"\n', "digest.timezone", 2, "not an IANA time zone"),
+    ('[digest]\ntimezone = "America"\n', "digest.timezone", 2, "not an IANA time zone"),
+    ('[digest]\nwindow_days = 0\n', "digest.window_days", 2, "positive whole number"),
+    ('[digest]\nlabel = "a,b"\n', "digest.label", 2, "must be a label"),
+    ('[digest]\nwindows_days = 7\n', "digest.windows_days", 2, "did you mean 'window_days'"),
+    ('[[digest]]\nlabel = "d"\n', "digest", 1, "write it as [digest]"),
+])
+def test_milestone_and_digest_mistakes_name_the_key_and_the_line(text, key, line, words):
+    with pytest.raises(ConfigFileError) as info:
+        parse_repo_config(text)
+    assert (info.value.key, info.value.line) == (key, line), str(info.value)
+    assert words in str(info.value)

@@ -28,6 +28,15 @@
     port = 22
     path = "~/.cache/perfbot/mini-1"  # ssh only: the remote folder (absolute or ~/), expanded on the host
     labels = ["c", "metal"]
+    [[milestones]]              # goals the weekly digest tracks (bot/core/milestones.py counts progress)
+    name = "every seq report at or under 2x"
+    kind = "seq-near-c"         # seq-near-c (threshold, backend) | par-speedup (reports, target) | suite-passes (runner)
+    due = 2026-12-31
+    [digest]
+    schedule = "mon 09:00"      # weekday and 24-hour time
+    timezone = "Europe/Berlin"  # IANA name
+    window_days = 7
+    label = "digest"
 
 A missing section turns its feature off; callers say so when asked for it.
 """
@@ -36,7 +45,8 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 
 PLACEHOLDERS = frozenset({"file", "threads", "out"})
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -77,6 +87,29 @@ class Suite:
 
 
 @dataclass(frozen=True)
+class Milestone:
+    """A goal the digest tracks; only the keys of its kind are set."""
+
+    name: str
+    kind: str  # seq-near-c | par-speedup | suite-passes
+    due: date | None = None
+    threshold: float | None = None  # seq-near-c; None: [verify] seq_threshold
+    backend: str | None = None  # seq-near-c: only this backend's reports
+    reports: tuple[str, ...] = ()  # par-speedup
+    target: float | None = None  # par-speedup: the speedup each named report must reach
+    runner: str | None = None  # suite-passes
+
+
+@dataclass(frozen=True)
+class DigestSchedule:
+    schedule: str = "mon 09:00"  # normalized: three-letter weekday, HH:MM
+    timezone: str = "UTC"
+    window_days: int = 7
+    label: str = "digest"
+    declared: bool = False  # the file has a [digest] section
+
+
+@dataclass(frozen=True)
 class RepoConfig:
     build: tuple[str, ...] | None = None
     run_language: tuple[str, ...] | None = None
@@ -93,6 +126,8 @@ class RepoConfig:
     verify_fixes: bool = True  # attached fixes of this repository (not forks) are verified when their head moves
     verify_on_open: bool = False  # a new report's claim is measured on the default branch
     runners: tuple[Runner, ...] = field(default=(Runner("local", "local", ("c",)),))
+    milestones: tuple[Milestone, ...] = ()
+    digest: DigestSchedule = DigestSchedule()
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -108,8 +143,10 @@ SCHEMA = {
                "fixes": "flag", "on_open": "flag"},
     "runners": {"name": "name", "kind": ("local", "ssh"), "host": "host", "user": "user", "port": "port",
                 "labels": "labels", "path": "remote_path"},
-    "milestones": None,  # declared by the digest; accepted here so one file serves every feature
-    "digest": None,
+    "milestones": {"name": "title", "kind": ("seq-near-c", "par-speedup", "suite-passes"), "due": "date",
+                   "threshold": "positive", "backend": ("c", "metal", "cuda"), "reports": "slugs",
+                   "target": "positive", "runner": "name"},
+    "digest": {"schedule": "schedule", "timezone": "timezone", "window_days": "count", "label": "label"},
 }
 
 
@@ -145,7 +182,11 @@ def parse_repo_config(text: str) -> RepoConfig:
     names = [r.name for r in config.runners]
     if len(set(names)) != len(names):
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
-    return config
+    # Imported here: bot.core.milestones builds on this module's checks, so it cannot be imported at the top.
+    from bot.core.milestones import parse_digest, parse_milestones
+
+    return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
+                   digest=parse_digest(data.get("digest"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:
