@@ -176,7 +176,7 @@ def test_malformed_unknown_and_not_yet_available_commands_say_how_to_retry(world
     _, text = say(github, services, ISSUE, "/perf verify samples=lots\n/perf frobnicate\n/perf digest", "wendy")
     assert "(usage: /perf verify [SLUG...] [runner=NAME] [samples=N])" in text
     assert "unknown command 'frobnicate'" in text and "/perf help" in text
-    assert "not write yet" in text
+    assert "the weekly digest as it stands now (a preview: nothing was posted)" in text and "<!-- perfbot:digest" in text
     _, none = say(github, services, ISSUE, "```\n/perf verify\n```\n> /perf close x", "wendy")
     assert none is None  # code blocks and quotes hold no commands: no answer, no reaction
 

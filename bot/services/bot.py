@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timezone
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -18,6 +19,7 @@ from bot.adapters.store import fix_store
 from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
 from bot.services.commands import CommandFlow, Where
+from bot.services.digest_flow import DigestFlow
 from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
 from bot.services.fix_flow import FixFlow, PullInfo
@@ -168,6 +170,22 @@ class BotServices:
             mirror_repo(self.db, tracker, full_name, {run["slug"]}, file_url=self.file_url(full_name))
         return run
 
+    def post_digest(self, full_name: str, installation_id: int | None, now: datetime, *, only_if_due: bool = False,
+                    since: datetime | None = None) -> dict | None:
+        """The weekly digest as an issue: when due (the hourly reconcile), or now (`perfbot digest`)."""
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        tracker = self.trackers(full_name, installation_id)
+        digests = DigestFlow(self.db)
+        with self.source.open(full_name, installation_id) as repo:
+            if only_if_due:
+                return digests.post_if_due(repo, tracker, full_name, now)
+            return digests.post(tracker, full_name, digests.config(repo), now, since)
+
+    def preview_digest(self, full_name: str, installation_id: int | None, now: datetime,
+                       since: datetime | None = None) -> str:
+        with self.source.open(full_name, installation_id) as repo:
+            return DigestFlow(self.db).preview(repo, full_name, now, since)
+
     def command_comment(self, where: Where, invocations: list, bot_name: str) -> None:
         """Commands in a comment: each permission-checked, carried out and answered in one marked comment."""
         CommandFlow(self, bot_name).run(where, invocations)
@@ -195,6 +213,7 @@ class BotServices:
                 summary, _ = self.sync_and_mirror(full_name, None, None)
                 self.mirror(full_name, None, None)
                 outcome[full_name] = summary.mode
+                self.post_digest(full_name, None, datetime.now(timezone.utc), only_if_due=True)
             except Exception as exc:  # one repository's outage must not stop the others' reconcile
                 log.warning("reconcile of %s failed: %s", full_name, exc)
                 outcome[full_name] = f"failed: {exc}"

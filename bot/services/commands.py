@@ -7,6 +7,7 @@ anything else is logged with the delivery id and shows only as an internal error
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timezone
 from dataclasses import dataclass
 
 from bot.adapters.store import answer_store, bench_store, fix_store
@@ -105,8 +106,9 @@ class CommandFlow:
             return self._override(where, command.slug, isinstance(command, close.Close), getattr(command, "reason", ""))
         if isinstance(command, cancel.Cancel):
             return self._cancel(command, where, tracker)
-        raise UserError("`digest` previews the weekly digest, which perfbot does not write yet (it comes with "
-                        "the digest issue); nothing to retry for now")
+        preview = self.services.preview_digest(where.full_name, where.installation_id, datetime.now(timezone.utc))
+        return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
+            f"{preview}\n</details>"
 
     def _records(self, where: Where, *slugs: str) -> dict[str, fix_store.OpenRecord]:
         records = fix_store.open_records(self.db, where.full_name)
