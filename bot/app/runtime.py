@@ -96,6 +96,10 @@ class Runtime:
             self.threads.append(thread)
         self.scheduler.add_job(self.queue_reconcile, "interval", hours=1, id="reconcile", coalesce=True,
                                max_instances=1, next_run_time=datetime.now(timezone.utc))
+        # Digests are due at each repository's own [digest] schedule: a cron job looks every quarter hour
+        # (and once at start, so a week missed while the bot was down is caught up).
+        self.scheduler.add_job(self.queue_digest_check, "cron", minute="*/15", id="digest", coalesce=True,
+                               max_instances=1, next_run_time=datetime.now(timezone.utc))
         if self.settings.local_mode and self.settings.local_repo:
             self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
                                    id="poll-local", coalesce=True, max_instances=1,
@@ -106,6 +110,12 @@ class Runtime:
         """One reconcile per hour however many processes run: the hour is the delivery id."""
         hour = datetime.now(timezone.utc).strftime("%Y%m%d%H")
         return self.queue.enqueue(NewDelivery(f"reconcile-{hour}", "perfbot.reconcile", None, None, None, "{}"))
+
+    def queue_digest_check(self) -> bool:
+        """One digest check per quarter hour however many processes run: the quarter is the delivery id."""
+        now = datetime.now(timezone.utc)
+        quarter = f"{now:%Y%m%d%H}{now.minute // 15}"
+        return self.queue.enqueue(NewDelivery(f"digest-{quarter}", "perfbot.digest", None, None, None, "{}"))
 
     def poll_local_repo(self) -> bool:
         """Local mode: a new commit on the watched repository's branch acts as a push to it."""

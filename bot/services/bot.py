@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import datetime
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -170,6 +170,18 @@ class BotServices:
             mirror_repo(self.db, tracker, full_name, {run["slug"]}, file_url=self.file_url(full_name))
         return run
 
+    def post_due_digests(self, now: datetime) -> dict[str, str]:
+        """Every repository whose `[digest]` schedule has passed without this week's digest gets it now."""
+        outcome: dict[str, str] = {}
+        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())):
+            try:
+                posted = self.post_digest(full_name, None, now, only_if_due=True)
+                outcome[full_name] = f"posted {posted['week']}" if posted else "nothing due"
+            except Exception as exc:  # one repository's broken config or outage must not stop the others'
+                log.warning("digest of %s failed: %s", full_name, exc)
+                outcome[full_name] = f"failed: {exc}"
+        return outcome
+
     def post_digest(self, full_name: str, installation_id: int | None, now: datetime, *, only_if_due: bool = False,
                     since: datetime | None = None) -> dict | None:
         """The weekly digest as an issue: when due (the hourly reconcile), or now (`perfbot digest`)."""
@@ -213,7 +225,6 @@ class BotServices:
                 summary, _ = self.sync_and_mirror(full_name, None, None)
                 self.mirror(full_name, None, None)
                 outcome[full_name] = summary.mode
-                self.post_digest(full_name, None, datetime.now(timezone.utc), only_if_due=True)
             except Exception as exc:  # one repository's outage must not stop the others' reconcile
                 log.warning("reconcile of %s failed: %s", full_name, exc)
                 outcome[full_name] = f"failed: {exc}"
