@@ -81,6 +81,7 @@ class Settings:
     # ssh runners: the bot's own key and the only host keys it trusts (see `.perfbot.toml` [[runners]]).
     ssh_key: Path | None = None  # None: <instance>/ssh/id_ed25519
     ssh_known_hosts: Path | None = None  # None: <instance>/ssh/known_hosts
+    dashboard_token: str | None = field(default=None, repr=False)  # outside local mode the dashboard needs it
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, database_url: str | None = None,
@@ -115,6 +116,7 @@ class Settings:
             review_max_tokens=_number(environ, "REVIEW_MAX_TOKENS", 4096),
             ssh_key=Path(environ.get("PERFBOT_SSH_KEY") or instance / "ssh/id_ed25519").expanduser(),
             ssh_known_hosts=Path(environ.get("PERFBOT_SSH_KNOWN_HOSTS") or instance / "ssh/known_hosts").expanduser(),
+            dashboard_token=read_setting(environ, "DASHBOARD_TOKEN") or None,
         )
         settings.check_github()
         return settings

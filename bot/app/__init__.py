@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Flask, jsonify
 
+from bot.app.dashboard import web
 from bot.app.health import health
 from bot.app.metrics import Metrics, metrics_blueprint
 from bot.app.webhook import webhook
@@ -29,4 +30,5 @@ def create_app(settings: Settings, queue: DeliveryQueue, *, wanted_events: froze
     app.register_blueprint(webhook)
     app.register_blueprint(health)
     app.register_blueprint(metrics_blueprint)
+    app.register_blueprint(web)  # / and the read-only dashboard under /dashboard
     return app

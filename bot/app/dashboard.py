@@ -1,0 +1,140 @@
+"""The read-only dashboard under /dashboard: overview, records, a record, bench runs, digests; HTML, no JavaScript."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from markupsafe import Markup
+
+from bot.adapters.charts import bar_chart, ratio_chart
+from bot.adapters.store import dashboard_queries as queries
+from bot.adapters.store import digest_store
+from bot.adapters.store.engine import Database
+from bot.app import dashboard_auth, dashboard_render as render
+from bot.config import PROJECT_ROOT
+
+PREFIX = "/dashboard"
+# The near-C threshold every seq claim is judged against (repo config may move it; the chart only orients).
+NEAR_C = 2.0
+LIVE_SECONDS = 5
+
+web = Blueprint("web", __name__)
+dashboard = Blueprint("dashboard", __name__, url_prefix=PREFIX, template_folder=str(PROJECT_ROOT / "templates" / "web"))
+
+
+@web.get("/")
+def home():
+    return redirect(url_for("web.dashboard.overview"))
+
+
+def _db() -> Database:
+    return current_app.extensions["perfbot"]["queue"].db
+
+
+@dashboard.before_request
+def _authorised():
+    return dashboard_auth.check(current_app.extensions["perfbot"]["settings"], request.script_root + PREFIX)
+
+
+@dashboard.after_request
+def _headers(response):
+    return dashboard_auth.secure(response)
+
+
+@dashboard.app_context_processor
+def _helpers() -> dict:
+    return {"render": render}
+
+
+for _name, _function in render.FILTERS.items():
+    dashboard.add_app_template_filter(_function, f"dash_{_name}")
+
+
+@dashboard.errorhandler(404)
+def _not_found(error):
+    return render_template("not_found.html", what=getattr(error, "description", "")), 404
+
+
+@dashboard.get("/")
+def overview():
+    with _db().session() as session:
+        numbers = queries.overview(session)
+    latest = next(iter(digest_store.list_digests(_db(), limit=1)), None)
+    states = [(state, numbers["states"].get(state, 0)) for state in queries.STATES]
+    ranked = numbers["ranked"]
+    seq = [r for r in ranked if r["track"] != "par"]  # a par report's ratio is a speedup: another scale
+    return render_template(
+        "overview.html", numbers=numbers, states=states, latest=latest,
+        milestones=render.milestones(latest["summary"]) if latest else [],
+        # The adapter draws from numbers and escapes its labels: its SVG is ours, not the reports' text.
+        state_chart=Markup(bar_chart([s for s, _ in states], [n for _, n in states], "records by state")),
+        ratio_chart=Markup(ratio_chart([r["slug"] for r in seq], [r["ratio"] for r in seq], NEAR_C,
+                                       "open seq reports: language / C")))
+
+
+@dashboard.get("/records")
+def records():
+    query = queries.TableQuery.from_args(request.args)
+    with _db().session() as session:
+        rows = queries.record_table(session, query)
+        choices = queries.choices(session)
+    return render_template("records.html", rows=rows, query=query, choices=choices, states=queries.STATES,
+                           sort_link=lambda column: _sort_link(query, column))
+
+
+def _sort_link(query: queries.TableQuery, column: str) -> str:
+    """Clicking the current sort column turns it round; another column starts in its natural order."""
+    order = queries.NATURAL_ORDER[column]
+    if column == query.sort:
+        order = "asc" if query.order == "desc" else "desc"
+    args = {"state": query.state, "track": query.track, "backend": query.backend, "q": query.text,
+            "sort": column, "order": order}
+    return url_for(".records", **{k: v for k, v in args.items() if v})
+
+
+@dashboard.get("/records/<int:record_id>")
+def record(record_id: int):
+    with _db().session() as session:
+        detail = queries.record_page(session, record_id)
+        if detail is None:
+            abort(404, f"no record {record_id}")
+        partners = queries.partner_ids(session, detail["repo"], [v["partner"] for v in detail["verdicts"]] +
+                                       [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]])
+    charts = {run["id"]: render.run_chart(run, detail["threads"]) for run in detail["runs"]}
+    return render_template("record.html", r=detail, partners=partners, charts=charts,
+                           report=render.markdown(detail["content"]))
+
+
+@dashboard.get("/runs")
+def runs():
+    with _db().session() as session:
+        listed = queries.run_list(session)
+    return render_template("runs.html", runs=listed)
+
+
+@dashboard.get("/runs/<int:run_id>")
+def run(run_id: int):
+    with _db().session() as session:
+        found = queries.run_page(session, run_id)
+    if found is None:
+        abort(404, f"no bench run {run_id}")
+    live = found["status"] != "done"
+    return render_template("run.html", run=found, live=live, refresh=LIVE_SECONDS,
+                           chart=render.run_chart(found, found["threads"]),
+                           tables=render.sample_tables(found, found["threads"]))
+
+
+@dashboard.get("/digests")
+def digests():
+    return render_template("digests.html", digests=digest_store.list_digests(_db()))
+
+
+@dashboard.get("/digests/<int:digest_id>")
+def digest(digest_id: int):
+    found = digest_store.get_digest(_db(), digest_id)
+    if found is None:
+        abort(404, f"no digest {digest_id}")
+    return render_template("digest.html", digest=found, body=render.digest_markdown(found["body"]),
+                           milestones=render.milestones(found["summary"]),
+                           numbers=render.summary_numbers(found["summary"]))
+
+
+web.register_blueprint(dashboard)

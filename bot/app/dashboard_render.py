@@ -1,0 +1,140 @@
+"""Turning stored values into page parts: markdown as safe HTML, bench samples as charts and tables, small formats."""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import lru_cache
+
+from markupsafe import Markup
+
+from bot.adapters import charts
+from bot.core import bench_view
+
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    from markdown_it import MarkdownIt
+    from markdown_it.common.utils import escapeHtml
+
+    # html off: raw HTML in a report is shown as text. Images off: a report must not make the browser fetch
+    # anything (its `![x](url)` shows as a link to follow or not). markdown-it refuses javascript: links itself.
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"]).disable("image")
+    md.use(front_matter_plugin)
+
+    def front_matter(renderer, tokens, idx, options, env):
+        return f'<pre class="front-matter"><code>{escapeHtml(tokens[idx].content)}</code></pre>\n'
+
+    def link_open(renderer, tokens, idx, options, env):
+        tokens[idx].attrSet("rel", "nofollow noopener noreferrer")
+        return renderer.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("link_open", link_open)
+    md.add_render_rule("front_matter", front_matter)
+    return md
+
+
+def markdown(text: str | None) -> Markup:
+    """markdown-it's output is built from escaped text, so it is the one HTML we hand to the page as-is."""
+    return Markup(_markdown().render(text or ""))
+
+
+def digest_markdown(text: str | None) -> Markup:
+    """A digest is perfbot's own text; its hidden markers (`<!-- perfbot:... -->`) are for GitHub, not people."""
+    return markdown(_COMMENT.sub("", text or ""))
+
+
+def _names(result: dict, threads: int | None) -> tuple[str, str]:
+    first, second, _ = bench_view.column_names(result, threads)
+    return first.split(" (")[0], second.split(" (")[0]
+
+
+def _series(side: dict) -> tuple[list[float], list[float]]:
+    first = side.get("language_seconds", side.get("one_thread_seconds")) or []
+    second = side.get("c_seconds", side.get("n_threads_seconds")) or []
+    return [float(v) for v in first], [float(v) for v in second]
+
+
+def run_chart(run: dict, threads: int | None = None) -> Markup:
+    """The run's samples per side, drawn by the charts adapter; empty before the first sample."""
+    result = run.get("result") or {}
+    sides = []
+    for side in result.get("sides") or []:
+        first, second = _series(side)
+        if first or second:
+            sides.append((f"{side.get('side', '?')} {short(side.get('sha'))}", first, second))
+    if not sides:
+        return Markup("")
+    return Markup(charts.samples_chart(sides, _names(result, threads), f"bench run {run['id']}: {run['slug']}"))
+
+
+def sample_tables(run: dict, threads: int | None = None) -> dict:
+    """Column names and, per side, each pair of samples with its ratio, for the run page's tables."""
+    result = run.get("result") or {}
+    par = bench_view.is_par(result)
+    sides = []
+    for side in result.get("sides") or []:
+        first, second = _series(side)
+        pairs = []
+        for number, (a, b) in enumerate(zip(first, second), start=1):
+            # seq: language/C; par: one thread over N threads, the speedup. Either way first over second.
+            pairs.append({"n": number, "first": a, "second": b, "ratio": a / b if b else None})
+        sides.append({"side": side.get("side", "?"), "sha": side.get("sha"), "pairs": pairs,
+                      "output": side.get("output") or ""})
+    first_name, second_name = _names(result, threads)
+    return {"first": first_name, "second": second_name, "ratio": "speedup" if par else "language/C", "sides": sides,
+            "rows": bench_view.side_rows(result), "columns": bench_view.column_names(result, threads)}
+
+
+def milestones(summary: dict | None) -> list[dict]:
+    """A digest summary's milestones, when it has them: name, done of total. Anything malformed is left out."""
+    entries = (summary or {}).get("milestones") if isinstance(summary, dict) else None
+    shown = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        try:
+            done, total = float(entry.get("done", 0)), float(entry.get("total", 0))
+        except (TypeError, ValueError):
+            continue
+        if total > 0:
+            shown.append({"name": str(entry.get("name", "")), "done": done, "total": total,
+                          "percent": max(0, min(100, round(100 * done / total))), "met": entry.get("met") is True})
+    return shown
+
+
+def summary_numbers(summary: dict | None) -> list[tuple[str, float]]:
+    """The plain counts of a digest summary (new, fixes, ...), whatever keys the digest chose to keep."""
+    if not isinstance(summary, dict):
+        return []
+    return [(str(key).replace("_", " "), value) for key, value in summary.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)]
+
+
+def short(sha: str | None) -> str:
+    return (sha or "")[:12]
+
+
+def when(value) -> str:
+    if value is None or value == "":
+        return ""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def ratio(value) -> str:
+    return "" if value is None else charts.times(value)
+
+
+def seconds(value) -> str:
+    return "" if value is None else f"{value:.4g} s"
+
+
+def number(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+FILTERS = {"short": short, "when": when, "ratio": ratio, "seconds": seconds, "number": number}

@@ -1,0 +1,263 @@
+"""The dashboard through Flask's test client: every page, the table's filters and sorts, auth, escaping, no URLs out."""
+from __future__ import annotations
+
+import itertools
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from bot.adapters import charts
+from bot.adapters.store.engine import Database
+from bot.adapters.store.queue import DeliveryQueue
+from bot.app import create_app
+from bot.app.dashboard_auth import COOKIE
+from bot.app.dashboard_render import milestones, summary_numbers
+from bot.config import Settings
+from tests.test_dashboard_data import HOSTILE_TITLE, seed
+
+_names = itertools.count(1)
+TOKEN = "s3cret-dashboard-token"
+ALL_BY_SLUG = ["perf_boxed_sum", "perf_closed_thing", "perf_float_boxing", "perf_mod_shift_subtract", "perf_par_sort",
+               "perf_u24_arith_boxing", "perf_u24_old"]
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path_factory):
+    """One seeded store per backend for the whole module: the dashboard never writes, so tests can share it."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('dashboard') / 'perfbot.sqlite3'}"
+    else:
+        url = request.getfixturevalue("postgres_server").create_database(f"perfbot_dashboard_{next(_names)}")
+    db = Database(url)
+    ids = seed(db)
+    yield db, ids
+    db.dispose()
+
+
+def make_client(db: Database, tmp_path, **settings):
+    app = create_app(Settings(instance_dir=tmp_path, database_url=db.url, **settings), DeliveryQueue(db),
+                     wanted_events=frozenset())
+    return app.test_client()
+
+
+@pytest.fixture
+def client(store, tmp_path):
+    return make_client(store[0], tmp_path)
+
+
+@pytest.fixture
+def ids(store):
+    return store[1]
+
+
+def pages(ids) -> dict[str, str]:
+    return {"overview": "/dashboard/", "records": "/dashboard/records?state=all",
+            "record": f"/dashboard/records/{ids['perf_boxed_sum']}",
+            "hostile": f"/dashboard/records/{ids['perf_float_boxing']}",
+            "merged": f"/dashboard/records/{ids['perf_u24_old']}", "runs": "/dashboard/runs",
+            "run": f"/dashboard/runs/{ids['run_done']}", "running": f"/dashboard/runs/{ids['run_running']}",
+            "queued": f"/dashboard/runs/{ids['run_queued']}", "par run": f"/dashboard/runs/{ids['run_par']}",
+            "digests": "/dashboard/digests", "digest": f"/dashboard/digests/{ids['digest']}"}
+
+
+def slugs(response) -> list[str]:
+    return re.findall(r'<tr class="record-row" data-slug="([^"]+)"', response.get_data(as_text=True))
+
+
+def test_every_page_answers_with_html(client, ids):
+    expected = {"overview": ["records by state", "seq reports near C", "perf_boxed_sum", "63.6x"],
+                "record": ["audit-repro-size", "cut it to the smallest program", "fix/perf_boxed_sum-unbox", "+40",
+                           "-35", "overlaps", "not-duplicate", "00cccccccc", "Bench run #", "<svg", "Unbox the loop"],
+                "merged": ["perf_u24_arith_boxing", "duplicate"],
+                "run": ["language/C [95% interval]", "4.49x", "1.14x", "<svg", "fib", "499999500000"],
+                "running": ['http-equiv="refresh"', "base: 4 of at most 30 sample pairs", "<svg"],
+                "queued": ["waiting for a worker", 'http-equiv="refresh"'],
+                "par run": ["1 thread (median s)", "8 threads (median s)", "speedup"],
+                "digests": ["2026-W19", "#40"], "digest": ["Week 2026-W19", "par reports scaling", ">met<", "stale"]}
+    for name, url in pages(ids).items():
+        response = client.get(url)
+        assert response.status_code == 200, name
+        assert response.mimetype == "text/html"
+        text = response.get_data(as_text=True)
+        for needle in expected.get(name, []):
+            assert needle in text, f"{name}: {needle!r} missing"
+    done = client.get(f"/dashboard/runs/{ids['run_done']}").get_data(as_text=True)
+    assert "refresh" not in done  # a finished run stops refreshing
+    assert "perfbot:digest" not in client.get(f"/dashboard/digests/{ids['digest']}").get_data(as_text=True)
+
+
+def test_the_root_leads_to_the_dashboard_and_the_service_routes_stay(client):
+    response = client.get("/")
+    assert response.status_code == 302 and response.headers["Location"].endswith("/dashboard/")
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/webhook").status_code == 405
+
+
+def test_unknown_records_runs_and_digests_are_404_pages(client):
+    for url, message in (("/dashboard/records/999999", "no record 999999"), ("/dashboard/runs/999999", "no bench run"),
+                         ("/dashboard/digests/999999", "no digest"), ("/dashboard/records/perf_x", "")):
+        response = client.get(url)
+        assert response.status_code == 404 and message in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("state=all&sort=slug", ALL_BY_SLUG),
+    ("state=all&sort=slug&order=desc", ALL_BY_SLUG[::-1]),
+    ("", ["perf_boxed_sum", "perf_mod_shift_subtract", "perf_float_boxing", "perf_par_sort"]),
+    ("sort=ratio&order=asc", ["perf_par_sort", "perf_float_boxing", "perf_mod_shift_subtract", "perf_boxed_sum"]),
+    ("state=all&sort=state&order=asc", ["perf_closed_thing", "perf_u24_arith_boxing", "perf_u24_old", "perf_boxed_sum",
+                                        "perf_float_boxing", "perf_mod_shift_subtract", "perf_par_sort"]),
+    ("sort=updated", ["perf_par_sort", "perf_mod_shift_subtract", "perf_float_boxing", "perf_boxed_sum"]),
+    ("state=all&q=U24&sort=slug", ["perf_u24_arith_boxing", "perf_u24_old"]),
+    ("state=all&q=shift-and&sort=slug", ["perf_mod_shift_subtract"]),
+    ("state=all&q=%25", []),  # a LIKE wildcard typed in the box is a character, not "anything"
+    ("state=all&track=par", ["perf_par_sort"]),
+    ("state=all&backend=cuda", ["perf_float_boxing"]),
+    ("state=merged", ["perf_u24_old"]),
+    ("state=bogus&sort=bogus&order=sideways", ["perf_boxed_sum", "perf_mod_shift_subtract", "perf_float_boxing",
+                                               "perf_par_sort"]),
+])
+def test_the_record_table_filters_and_sorts_on_the_server(client, query, expected):
+    assert slugs(client.get(f"/dashboard/records?{query}")) == expected
+
+
+def test_sort_links_keep_the_filter_and_turn_the_current_column_round(client):
+    text = client.get("/dashboard/records?state=all&track=seq&sort=ratio").get_data(as_text=True)
+    ratio = re.search(r'href="([^"]+)" id="sort-ratio"', text).group(1)
+    slug = re.search(r'href="([^"]+)" id="sort-slug"', text).group(1)
+    assert "order=asc" in ratio and "track=seq" in ratio and "state=all" in ratio
+    assert "sort=slug" in slug and "order=asc" in slug
+
+
+def test_a_hostile_title_and_report_are_shown_as_text(client, ids):
+    for url in ("/dashboard/records?state=all", f"/dashboard/records/{ids['perf_float_boxing']}", "/dashboard/"):
+        text = client.get(url).get_data(as_text=True)
+        assert "<script" not in text.lower() and "onerror=\"" not in text
+        assert "&lt;script&gt;alert(&#39;title&#39;)&lt;/script&gt;" in text or HOSTILE_TITLE not in text
+    record = client.get(f"/dashboard/records/{ids['perf_float_boxing']}").get_data(as_text=True)
+    assert "&lt;script&gt;alert('body')&lt;/script&gt;" in record and "<img" not in record
+    assert 'href="javascript:' not in record
+    # a report's link is a link someone may follow, never a resource the page loads
+    assert re.findall(r'<a href="https://[^"]*"( rel="[^"]*")?', record) == [' rel="nofollow noopener noreferrer"']
+
+
+class Loads(HTMLParser):
+    """What a page would make a browser fetch or follow: tags and attributes, never the escaped text between them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.addresses: list[str] = []
+        self.links: list[str] = []
+        self.styles: list[str] = []
+        self._style = False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self._style = tag == "style"
+        for name, value in attrs:
+            if name in ("href", "xlink:href"):
+                (self.links if tag == "a" else self.addresses).append(value or "")
+            elif name in ("src", "srcset", "poster", "data", "action", "formaction", "content", "style"):
+                self.addresses.append(value or "")
+
+    def handle_data(self, data):
+        if self._style:
+            self.styles.append(data)
+
+
+def outside(value: str) -> bool:
+    return bool(re.search(r"(?:[a-z]+:)?//|url\((?!#)|@import", value, re.I)) and not value.startswith("data:")
+
+
+def test_pages_load_nothing_and_name_no_outside_address(client, ids):
+    for name, url in pages(ids).items():
+        response = client.get(url)
+        loads = Loads(response.get_data(as_text=True))
+        assert not loads.tags & {"script", "img", "iframe", "object", "embed", "video", "audio", "image"}, name
+        assert [a for a in loads.addresses + loads.styles if outside(a)] == [], name
+        # the only outside link is the one the hostile report itself writes, shown as a plain link
+        assert all(not outside(link) for link in loads.links) or name == "hostile", name
+        assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_the_dashboard_is_read_only(client):
+    app = client.application
+    methods = {m for rule in app.url_map.iter_rules() if rule.endpoint.startswith("web.") for m in rule.methods}
+    assert methods == {"GET", "HEAD", "OPTIONS"}
+    assert client.post("/dashboard/records").status_code == 405
+
+
+def test_outside_local_mode_without_a_token_the_dashboard_says_what_to_set(store, tmp_path):
+    client = make_client(store[0], tmp_path, github_token="ghp_x", webhook_secrets=("s",))
+    response = client.get("/dashboard/")
+    assert response.status_code == 403 and "PERFBOT_DASHBOARD_TOKEN" in response.get_data(as_text=True)
+    assert client.get("/healthz").status_code == 200
+
+
+def test_the_token_opens_the_dashboard_by_header_or_once_by_address(store, tmp_path):
+    client = make_client(store[0], tmp_path, github_token="ghp_x", webhook_secrets=("s",), dashboard_token=TOKEN)
+    refused = client.get("/dashboard/records")
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"].startswith("Bearer")
+    assert "?token=" in refused.get_data(as_text=True)
+    assert client.get("/dashboard/", headers={"Authorization": "Bearer nope"}).status_code == 401
+    assert client.get("/dashboard/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert client.get(f"/dashboard/records?token={TOKEN}x").status_code == 401
+    assert client.get_cookie(COOKIE) is None
+
+    signed_in = client.get(f"/dashboard/records?state=all&token={TOKEN}&sort=slug")
+    assert signed_in.status_code == 200
+    assert 'content="0; url=/dashboard/records?state=all&amp;sort=slug"' in signed_in.get_data(as_text=True)
+    cookie = signed_in.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/dashboard" in cookie
+    assert TOKEN not in cookie  # the cookie holds a digest of the token, not the token
+    assert slugs(client.get("/dashboard/records?state=all&sort=slug")) == ALL_BY_SLUG
+
+    client.set_cookie(COOKIE, "forged", path="/dashboard")
+    assert client.get("/dashboard/").status_code == 401
+
+
+def test_local_mode_needs_no_token_even_when_one_is_set(store, tmp_path):
+    assert make_client(store[0], tmp_path, dashboard_token=TOKEN).get("/dashboard/").status_code == 200
+
+
+def test_the_token_setting_is_read_like_the_other_secrets(tmp_path):
+    secret = tmp_path / "token"
+    secret.write_text("from-a-file\n")
+    settings = Settings.from_env({"PERFBOT_INSTANCE_DIR": str(tmp_path), "PERFBOT_DASHBOARD_TOKEN_FILE": str(secret)})
+    assert settings.dashboard_token == "from-a-file" and "from-a-file" not in repr(settings)
+    empty = Settings.from_env({"PERFBOT_INSTANCE_DIR": str(tmp_path), "PERFBOT_DASHBOARD_TOKEN": ""})
+    assert empty.dashboard_token is None
+
+
+def test_an_empty_store_has_an_overview_too(tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'empty.sqlite3'}")
+    try:
+        client = make_client(db, tmp_path)
+        for url in ("/dashboard/", "/dashboard/records", "/dashboard/runs", "/dashboard/digests"):
+            assert client.get(url).status_code == 200
+        assert "no bench runs yet" in client.get("/dashboard/").get_data(as_text=True)
+    finally:
+        db.dispose()
+
+
+def test_milestones_come_only_from_well_formed_entries():
+    summary = {"new": 2, "flag": True,
+               "milestones": [{"name": "near C", "done": 3, "total": 8}, {"name": "bad", "done": "x", "total": 2},
+                              {"name": "no total", "done": 1}, "text", {"name": "over", "done": 9, "total": 3}]}
+    assert [(m["name"], m["percent"]) for m in milestones(summary)] == [("near C", 38), ("over", 100)]
+    assert milestones({}) == milestones(None) == milestones({"milestones": "soon"}) == []
+    assert summary_numbers(summary) == [("new", 2)] and summary_numbers(None) == []
+
+
+def test_charts_are_inline_svg_with_their_own_ids_and_no_addresses():
+    first = charts.samples_chart([("base", [0.09, 0.1], [0.02, 0.021])], ("language", "C"), "run 1")
+    second = charts.samples_chart([("head", [0.02, 0.021], [0.019, 0.02])], ("language", "C"), "run 2")
+    assert first.startswith("<svg ") and "http" not in first and "<!DOCTYPE" not in first
+    ids_of = lambda svg: set(re.findall(r'id="([^"]+)"', svg))  # noqa: E731
+    assert ids_of(first) and not ids_of(first) & ids_of(second)
+    assert charts.bar_chart(["a$b$"], [1], "dollars are text") .startswith("<svg ")
+    assert charts.samples_chart([], ("language", "C")) == "" and charts.ratio_chart([], []) == ""
