@@ -1,6 +1,9 @@
 """Test shortcuts for whole flows: sync a builder's repository into a store, then mirror what it touched."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 from bot.adapters.git import GitRepository
 from bot.services.mirror import MirrorSummary, mirror_repo
 from bot.services.sync import sync
@@ -13,3 +16,39 @@ def sync_and_mirror(database, builder, tracker, key: str) -> MirrorSummary:
     finally:
         repo.close()
     return mirror_repo(database, tracker, key, summary.touched)
+
+
+@contextmanager
+def github_bot(github, database, tmp_path) -> Iterator[tuple]:
+    """perfbot against the GitHub double, repositories fetched from `tmp_path/remotes`, fixes verified on a
+    local runner, and a worker for the queue: yields (services, worker, queue)."""
+    import handlers
+    from bot.adapters.clones import Clones
+    from bot.adapters.github.client import GitHubClients
+    from bot.adapters.github.issues import GitHubIssues
+    from bot.adapters.runners.local import LocalRunner
+    from bot.adapters.store.queue import DeliveryQueue
+    from bot.config import Settings
+    from bot.services.bench_flow import BenchFlow
+    from bot.services.bot import BotServices, RepoSource
+    from bot.services.fix_flow import FixFlow
+    from bot.services.worker import Worker
+
+    github.use_git_remotes(tmp_path / "remotes")
+    settings = Settings(instance_dir=tmp_path, database_url=database.url, github_token=github.token,
+                        github_api_url=github.url, github_request_interval=0, github_write_interval=0)
+    clients = GitHubClients(settings)
+    clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
+    queue = DeliveryQueue(database)
+    services = BotServices(
+        database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name),
+        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
+        bot_login="perfbot[bot]", token_login=clients.token_login, fixes=FixFlow(database, queue.enqueue),
+        bench=BenchFlow(database, lambda conf, path, config: LocalRunner(
+            conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0))
+    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
+                    max_attempts=2)
+    try:
+        yield services, worker, queue
+    finally:
+        clients.close()

@@ -5,18 +5,10 @@ from __future__ import annotations
 import pytest
 
 import handlers
-from bot.adapters.clones import Clones
-from bot.adapters.github.client import GitHubClients
-from bot.adapters.github.issues import GitHubIssues
-from bot.adapters.runners.local import LocalRunner
 from bot.adapters.store import bench_store, fix_store
-from bot.adapters.store.queue import DeliveryQueue
-from bot.config import Settings
-from bot.services.bench_flow import BenchFlow
-from bot.services.bot import BotServices, RepoSource
-from bot.services.fix_flow import FixFlow
-from bot.services.worker import Event, Worker
+from bot.services.worker import Event
 from tests.bench_project import build_project
+from tests.flows import github_bot
 from tests.npm_fixtures import webhook_examples
 
 REPO, SLUG, BRANCH = "team/runtime", "perf_boxed_sum", "unbox-accumulator"
@@ -25,26 +17,12 @@ REPO, SLUG, BRANCH = "team/runtime", "perf_boxed_sum", "unbox-accumulator"
 @pytest.fixture
 def world(github, database, tmp_path):
     github.add_repo(REPO)
-    github.use_git_remotes(tmp_path / "remotes")
     remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
-    settings = Settings(instance_dir=tmp_path, database_url=database.url, github_token=github.token,
-                        github_api_url=github.url, github_request_interval=0, github_write_interval=0)
-    clients = GitHubClients(settings)
-    clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
-    queue = DeliveryQueue(database)
-    services = BotServices(
-        database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name),
-        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
-        bot_login="perfbot[bot]", token_login=clients.token_login, fixes=FixFlow(database, queue.enqueue),
-        bench=BenchFlow(database, lambda conf, path, config: LocalRunner(
-            conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0))
-    services.sync_and_mirror(REPO, None, None)  # issue #1 mirrors the report
-    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
-                    max_attempts=2)
-    yield remote, heads, services, worker, queue
-    clients.close()
+    with github_bot(github, database, tmp_path) as (services, worker, queue):
+        services.sync_and_mirror(REPO, None, None)  # issue #1 mirrors the report
+        yield remote, heads, services, worker, queue
 
 
 def pull_event(github, heads, action: str, *, merged: bool = False, fork: bool = False, number: int = 2,
