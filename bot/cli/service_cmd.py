@@ -59,7 +59,8 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
             "local mode, watching no repository: pass --repo PATH"
     else:
         mode = f"GitHub at {settings.github_api_url}"
-    click.echo(f"perfbot serving on http://{settings.bind} ({mode}); store {runtime.db.safe_url}", err=True)
+    click.echo(f"perfbot serving on http://{settings.bind} ({mode}); dashboard http://{settings.bind}/dashboard/; "
+               f"store {runtime.db.safe_url}", err=True)
     _stop_on_sigterm()
     runtime.start_background()
     try:
