@@ -11,7 +11,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.service_models import Delivery
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
-# How many due deliveries one claim looks at; others workers race for the same rows and some claims lose.
+# How many due deliveries one SQLite claim looks at; other workers race for the same rows and some claims lose.
 CLAIM_WINDOW = 8
 ERROR_LIMIT = 4000
 
@@ -69,23 +69,33 @@ class DeliveryQueue:
             and_(Delivery.status == PENDING, Delivery.next_attempt_at <= now),
             and_(Delivery.status == RUNNING, Delivery.lease_expires_at < now),
         )
+        take = dict(status=RUNNING, lease_owner=owner, attempts=Delivery.attempts + 1,
+                    lease_expires_at=now + timedelta(seconds=lease_seconds))
+        order = (Delivery.next_attempt_at, Delivery.received_at)
         with self.db.session() as session:
-            candidates = session.scalars(
-                select(Delivery.id).where(due).order_by(Delivery.next_attempt_at, Delivery.received_at).limit(CLAIM_WINDOW)
-            ).all()
+            if self.db.engine.dialect.name == "postgresql":
+                # A row lock held to the end of this transaction: rivals skip the row instead of waiting on it or
+                # losing a race for it, so N workers take N different deliveries in one round trip each.
+                delivery_id = session.scalars(
+                    select(Delivery.id).where(due).order_by(*order).limit(1).with_for_update(skip_locked=True)
+                ).first()
+                if delivery_id is None:
+                    return None
+                session.execute(update(Delivery).where(Delivery.id == delivery_id).values(**take))
+                return self._claimed(session, delivery_id, owner)
+            # SQLite has no row locks (a writer locks the whole file, and SKIP LOCKED does not exist), so workers
+            # read a window of due rows and compare-and-set: of several racing for a row, exactly one update matches.
+            candidates = session.scalars(select(Delivery.id).where(due).order_by(*order).limit(CLAIM_WINDOW)).all()
             for delivery_id in candidates:
-                # Compare-and-set: of several workers racing for this row, exactly one update matches.
-                taken = session.execute(
-                    update(Delivery).where(Delivery.id == delivery_id, due).values(
-                        status=RUNNING, lease_owner=owner, attempts=Delivery.attempts + 1,
-                        lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    )
-                ).rowcount
+                taken = session.execute(update(Delivery).where(Delivery.id == delivery_id, due).values(**take)).rowcount
                 if taken == 1:
-                    row = session.get(Delivery, delivery_id, populate_existing=True)
-                    return Claimed(row.id, row.event, row.action, row.repo, row.installation_id, row.payload,
-                                   row.attempts, owner)
+                    return self._claimed(session, delivery_id, owner)
         return None
+
+    @staticmethod
+    def _claimed(session, delivery_id: str, owner: str) -> Claimed:
+        row = session.get(Delivery, delivery_id, populate_existing=True)
+        return Claimed(row.id, row.event, row.action, row.repo, row.installation_id, row.payload, row.attempts, owner)
 
     def _settle(self, claimed: Claimed, **values) -> bool:
         """Write the outcome only if this worker still holds the lease (a slow worker may have lost it)."""
