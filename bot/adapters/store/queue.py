@@ -75,7 +75,7 @@ class DeliveryQueue:
         with self.db.session() as session:
             if self.db.engine.dialect.name == "postgresql":
                 # A row lock held to the end of this transaction: rivals skip the row instead of waiting on it or
-                # losing a race for it, so N workers take N different deliveries in one round trip each.
+                # losing a race for it, so N workers take N different deliveries at once, none retrying.
                 delivery_id = session.scalars(
                     select(Delivery.id).where(due).order_by(*order).limit(1).with_for_update(skip_locked=True)
                 ).first()
