@@ -1,0 +1,61 @@
+"""One writer per repository at a time, across worker processes: a PostgreSQL advisory lock, or a file lock
+beside a SQLite database. Reentrant within a thread, so a use case may call another that locks too."""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import text
+
+from bot.adapters.store.engine import Database
+
+_held = threading.local()
+
+
+def _key(name: str) -> int:
+    """A stable signed 64-bit key for pg_advisory_lock (Python's hash() changes between processes)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+@contextmanager
+def repo_lock(db: Database, repo_key: str) -> Iterator[None]:
+    """Two deliveries for one repository (a push and the hourly reconcile, say) must not mirror the same new
+    record at once: each would open its own issue. Deliveries of different repositories still run in parallel."""
+    held = getattr(_held, "keys", None)
+    if held is None:
+        held = _held.keys = set()
+    if repo_key in held:
+        yield
+        return
+    held.add(repo_key)
+    try:
+        if db.engine.dialect.name == "postgresql":
+            with db.engine.connect() as connection:
+                connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _key(repo_key)})
+                try:
+                    yield
+                finally:
+                    connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _key(repo_key)})
+                    connection.commit()
+        else:
+            with _file_lock(db, repo_key):
+                yield
+    finally:
+        held.discard(repo_key)
+
+
+@contextmanager
+def _file_lock(db: Database, repo_key: str) -> Iterator[None]:
+    database = db.engine.url.database
+    folder = Path(database).parent if database and database != ":memory:" else Path("/tmp")
+    path = folder / f".perfbot-lock-{hashlib.sha256(repo_key.encode()).hexdigest()[:16]}"
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
