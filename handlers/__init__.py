@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from handlers import bench, comments, digest, installation, issues, pull_request, push, reconcile
+from handlers import bench, comments, digest, installation, issues, pull_request, push, reconcile, workflow_run
 
-HANDLERS = (push, pull_request, installation, issues, comments, reconcile, digest, bench)
+HANDLERS = (push, pull_request, installation, issues, comments, reconcile, digest, bench, workflow_run)
 log = logging.getLogger("perfbot.handlers")
 
 

@@ -28,6 +28,7 @@ from bot.services.fix_flow import FixFlow
 from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")
+ACTIONS_POLL_MINUTES = 3
 
 
 class Runtime:
@@ -100,6 +101,9 @@ class Runtime:
         # (and once at start, so a week missed while the bot was down is caught up).
         self.scheduler.add_job(self.queue_digest_check, "cron", minute="*/15", id="digest", coalesce=True,
                                max_instances=1, next_run_time=datetime.now(timezone.utc))
+        if not self.settings.local_mode:  # bench runs dispatched to GitHub Actions whose webhook never came
+            self.scheduler.add_job(self.queue_actions_poll, "interval", minutes=ACTIONS_POLL_MINUTES,
+                                   id="actions-poll", coalesce=True, max_instances=1)
         if self.settings.local_mode and self.settings.local_repo:
             self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
                                    id="poll-local", coalesce=True, max_instances=1,
@@ -116,6 +120,12 @@ class Runtime:
         now = datetime.now(timezone.utc)
         quarter = f"{now:%Y%m%d%H}{now.minute // 15}"
         return self.queue.enqueue(NewDelivery(f"digest-{quarter}", "perfbot.digest", None, None, None, "{}"))
+
+    def queue_actions_poll(self) -> bool:
+        """One look at dispatched Actions runs per interval however many processes run: the bucket is the id."""
+        now = datetime.now(timezone.utc)
+        bucket = f"{now:%Y%m%d%H}{now.minute // ACTIONS_POLL_MINUTES:02d}"
+        return self.queue.enqueue(NewDelivery(f"actions-poll-{bucket}", "perfbot.actions-poll", None, None, None, "{}"))
 
     def poll_local_repo(self) -> bool:
         """Local mode: a new commit on the watched repository's branch acts as a push to it."""

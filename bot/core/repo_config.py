@@ -28,6 +28,10 @@
     port = 22
     path = "~/.cache/perfbot/mini-1"  # ssh only: the remote folder (absolute or ~/), expanded on the host
     labels = ["c", "metal"]
+    [[runners]]                 # a workflow_dispatch of deploy/github/perfbot-bench.yml on self-hosted runners
+    name = "cuda-box"
+    kind = "actions"            # workflow (default perfbot-bench.yml), runs_on (default self-hosted + labels)
+    labels = ["cuda"]
     [[milestones]]              # goals the weekly digest tracks (bot/core/milestones.py counts progress)
     name = "every seq report at or under 2x"
     kind = "seq-near-c"         # seq-near-c (threshold, backend) | par-speedup (reports, target) | suite-passes (runner)
@@ -53,6 +57,7 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+_WORKFLOW = re.compile(r"[A-Za-z0-9_.-]{1,100}\.ya?ml")
 # A remote folder reaches the bench host's shell (always quoted): absolute or under the remote home, plain
 # characters only, and never climbing out with `..`.
 REMOTE_PATH_RE = re.compile(r"(?:/|~/)[A-Za-z0-9_.~-][A-Za-z0-9_./~-]{0,200}")
@@ -75,6 +80,8 @@ class Runner:
     user: str | None = None
     port: int = 22
     path: str | None = None  # ssh: the remote folder; None: ~/.cache/perfbot/<name>
+    workflow: str = "perfbot-bench.yml"  # actions: the workflow file dispatched
+    runs_on: tuple[str, ...] = ()  # actions: the job's runs-on labels
 
 
 @dataclass(frozen=True)
@@ -141,8 +148,8 @@ SCHEMA = {
     "verify": {"seq_threshold": "positive", "par_efficiency": "fraction", "min_samples": "count",
                "max_samples": "count", "budget_seconds": "count", "timeout_seconds": "count", "memory_mb": "count",
                "fixes": "flag", "on_open": "flag"},
-    "runners": {"name": "name", "kind": ("local", "ssh"), "host": "host", "user": "user", "port": "port",
-                "labels": "labels", "path": "remote_path"},
+    "runners": {"name": "name", "kind": ("local", "ssh", "actions"), "host": "host", "user": "user", "port": "port",
+                "labels": "labels", "path": "remote_path", "workflow": "workflow", "runs_on": "runs_on"},
     "milestones": {"name": "title", "kind": ("seq-near-c", "par-speedup", "suite-passes"), "due": "date",
                    "threshold": "positive", "backend": ("c", "metal", "cuda"), "reports": "slugs",
                    "target": "positive", "runner": "name"},
@@ -237,7 +244,11 @@ def _check(key: str, value, kind, line: int):
             raise fail(f"{str(value)[:60]!r} must be an absolute or ~/ folder of letters, digits and _./~- "
                        "without '..'")
         return value
-    patterns = {"name": _NAME, "host": _HOST, "user": _USER}
+    if kind == "runs_on":  # each label reaches a workflow input: plain names only
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and _NAME.fullmatch(v) for v in value):
+            raise fail("must list runner labels of letters, digits and _.-, e.g. [\"self-hosted\", \"cuda\"]")
+        return tuple(value)
+    patterns = {"name": _NAME, "host": _HOST, "user": _USER, "workflow": _WORKFLOW}
     if kind in patterns:
         if not isinstance(value, str) or not patterns[kind].fullmatch(value):
             raise fail(f"{str(value)[:60]!r} is not a valid {kind}")
@@ -267,6 +278,11 @@ def _runner(table: dict, lines: list[str]) -> Runner:
     if values["kind"] == "local" and "path" in values:
         raise ConfigFileError("runners.path", _line_of(lines, "path"), "is for ssh runners; a local runner keeps "
                               "its worktrees in the instance folder")
+    misplaced = ({"host", "user", "port", "path"} if values["kind"] == "actions" else {"workflow", "runs_on"}) & set(values)
+    for key in sorted(misplaced)[:1]:
+        raise ConfigFileError(f"runners.{key}", _line_of(lines, key), f"does not apply to {values['kind']} runners")
+    if values["kind"] == "actions" and "runs_on" not in values:
+        values["runs_on"] = ("self-hosted", *values["labels"])
     return Runner(**values)
 
 

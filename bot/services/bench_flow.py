@@ -74,6 +74,9 @@ class BenchFlow:
         self.comment_every = comment_every
         # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
         self.listeners: list[Callable[[dict, object], None]] = []
+        from bot.services.actions_flow import ActionsFlow  # it finishes runs through this flow
+
+        self.actions = ActionsFlow(self)
 
     def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
         run = bench_store.get_run(self.db, run_id)
@@ -84,7 +87,10 @@ class BenchFlow:
         try:
             config = with_options(read_config(repo, default), run["options"])
             record = read_record(repo, run["slug"], default, run["head"])
-            runner = self._runner(config, record, repo, run["options"].get("runner"))
+            conf = self._runner_conf(config, record, run["options"].get("runner"))
+            if conf.kind == "actions":  # measured by a dispatched workflow; its end arrives later
+                return self.actions.dispatch(run, repo, tracker, target, config, record, conf)
+            runner = self.make_runner(conf, repo.path, config)
         except UserError as exc:
             return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
         # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
@@ -125,18 +131,18 @@ class BenchFlow:
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
-    def _runner(self, config: RepoConfig, record: PerfIssue, repo: GitRepository, name: str | None = None):
+    def _runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
         if name is not None:
             conf = next((r for r in config.runners if r.name == name), None)
             if conf is None:
                 raise UserError(f"no runner named {name} in .perfbot.toml; runners: "
                                 f"{', '.join(r.name for r in config.runners)}")
-            return self.make_runner(conf, repo.path, config)
+            return conf
         conf = config.runner_for(record.backend or "c")
         if conf is None:
             raise UserError(f"no runner for backend {record.backend or 'c'} in .perfbot.toml: add a [[runners]] "
                             f"entry whose labels include \"{record.backend or 'c'}\"")
-        return self.make_runner(conf, repo.path, config)
+        return conf
 
     def _target(self, run: dict) -> RunTarget:
         if run["pr"]:

@@ -160,15 +160,53 @@ class BotServices:
         tracker = self.trackers(full_name, installation_id)
         with self.source.open(full_name, installation_id) as repo:
             run = self.bench.run(run_id, repo, tracker, keep_alive)
-            if run and run["verdict"] == "pass" and run["purpose"] == "fix":
-                for fix in fix_store.fixes_for(self.db, full_name, run["slug"]):
-                    if fix.state == fix_store.MERGED and fix.head_sha == run["head"]:
-                        close_if_verified(self.db, repo, tracker, lambda branch: self.source.publish(
-                            full_name, installation_id, branch), full_name, fix, run["head"],
-                            pr_number=fix.pr_number, delivery_id=delivery_id)
-        if run is not None:
-            mirror_repo(self.db, tracker, full_name, {run["slug"]}, file_url=self.file_url(full_name))
+            self._after_run(run, repo, tracker, full_name, installation_id, delivery_id)
         return run
+
+    def _after_run(self, run: dict | None, repo, tracker, full_name: str, installation_id: int | None,
+                   delivery_id: str | None) -> None:
+        if run and run["verdict"] == "pass" and run["purpose"] == "fix":
+            for fix in fix_store.fixes_for(self.db, full_name, run["slug"]):
+                if fix.state == fix_store.MERGED and fix.head_sha == run["head"]:
+                    close_if_verified(self.db, repo, tracker, lambda branch: self.source.publish(
+                        full_name, installation_id, branch), full_name, fix, run["head"],
+                        pr_number=fix.pr_number, delivery_id=delivery_id)
+        if run is not None and run["status"] == "done":
+            mirror_repo(self.db, tracker, full_name, {run["slug"]}, file_url=self.file_url(full_name))
+
+    def workflow_run_completed(self, full_name: str, installation_id: int | None, run_id: int, workflow_run: dict,
+                               delivery_id: str) -> dict | None:
+        """A `workflow_run` webhook for bench run `run_id`: only a run perfbot itself dispatched counts."""
+        if not self.is_bot(workflow_run.get("actor", "")):
+            log.warning("%s: workflow run %s titled for bench run %s was started by %r, not perfbot: ignored",
+                        full_name, workflow_run.get("id"), run_id, workflow_run.get("actor"))
+            return None
+        from bot.adapters.github.actions import WorkflowRun
+
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        tracker = self.trackers(full_name, installation_id)
+        with self.source.open(full_name, installation_id) as repo:
+            run = self.bench.actions.complete(run_id, repo, tracker, WorkflowRun(**workflow_run))
+            self._after_run(run, repo, tracker, full_name, installation_id, delivery_id)
+        return run
+
+    def poll_actions(self, now: datetime, delivery_id: str) -> dict[str, int]:
+        """The webhook's fallback: dispatched bench runs whose workflow run ended unheard, finished now."""
+        finished: dict[str, int] = {}
+        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())):
+            if not self.bench.actions.due(full_name, now):
+                continue  # nothing dispatched: no clone fetched, no GitHub call
+            installation_id = queries.installation_for(self.db, full_name)
+            try:
+                tracker = self.trackers(full_name, installation_id)
+                with self.source.open(full_name, installation_id) as repo:
+                    runs = self.bench.actions.poll(full_name, repo, tracker, now, self.is_bot)
+                    for run in runs:
+                        self._after_run(run, repo, tracker, full_name, installation_id, delivery_id)
+                finished[full_name] = len(runs)
+            except Exception as exc:  # one repository's outage must not stop the others' polling
+                log.warning("polling GitHub Actions runs of %s failed: %s", full_name, exc)
+        return finished
 
     def post_due_digests(self, now: datetime) -> dict[str, str]:
         """Every repository whose `[digest]` schedule has passed without this week's digest gets it now."""

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives import serialization
 
-from .state import PERMISSION_OF_ROLE, Comment, Identity, Installation, Issue, Label, PullInfo, State, blob_sha, utc_now
+from .state import (PERMISSION_OF_ROLE, Artifact, Comment, Dispatch, Identity, Installation, Issue, Label, PullInfo, State,
+                    WorkflowRun, blob_sha, utc_now)
 
 if TYPE_CHECKING:
     from .server import RecordedRequest
@@ -217,3 +218,36 @@ class Controls:
             for identity in self.state.tokens.values():
                 if identity.installation_id is not None:
                     identity.expires_at = utc_now()
+
+    # -- GitHub Actions --------------------------------------------------------------------------------------
+    def add_workflow(self, repo: str, file_name: str) -> int:
+        """A workflow file on the default branch that can be dispatched; returns its id."""
+        with self.state.lock:
+            target = self.state.repo_or_raise(repo)
+            return target.workflows.setdefault(file_name, self.state.next_id())
+
+    def dispatches(self, repo: str) -> list[Dispatch]:
+        with self.state.lock:
+            return list(self.state.repo_or_raise(repo).dispatches)
+
+    def start_workflow_run(self, repo: str, dispatch: Dispatch, *, title: str | None = None,
+                           actor: str | None = None) -> int:
+        """The run GitHub starts for a dispatch; its title follows perfbot-bench.yml's run-name unless given."""
+        with self.state.lock:
+            target = self.state.repo_or_raise(repo)
+            run = WorkflowRun(self.state.next_id(), dispatch.workflow,
+                              title if title is not None else f"perfbot bench run {dispatch.inputs.get('run')}",
+                              dispatch.ref, target.resolve(dispatch.ref) or blob_sha(dispatch.ref.encode()),
+                              self.state.user(actor) if actor else dispatch.actor, utc_now(),
+                              run_number=len(target.workflow_runs) + 1, status="in_progress")
+            target.workflow_runs[run.id] = run
+            return run.id
+
+    def complete_workflow_run(self, repo: str, run_id: int, conclusion: str = "success",
+                              artifacts: dict[str, bytes] | None = None, listed_size: int | None = None) -> None:
+        """Finish a workflow run with `conclusion` and the artifact zips it uploaded (name -> bytes)."""
+        with self.state.lock:
+            run = self.state.repo_or_raise(repo).workflow_runs[run_id]
+            run.status, run.conclusion = "completed", conclusion
+            for name, data in (artifacts or {}).items():
+                run.artifacts.append(Artifact(self.state.next_id(), name, data, utc_now(), size_in_bytes=listed_size))

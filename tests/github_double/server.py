@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from werkzeug.wrappers import Request, Response
 
 from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_pulls, routes_repos, routes_search  # noqa: F401,E501  (register handlers)
-from . import routes_review_comments  # noqa: F401  (register handlers)
+from . import routes_actions, routes_review_comments  # noqa: F401  (register handlers)
 from tests.servers import LoopbackServer
 
 from .controls import Controls, Fault
@@ -84,6 +84,8 @@ class GitHubDouble(LoopbackServer, Controls):
         raw_path = (environ.get("RAW_URI") or environ.get("REQUEST_URI") or request.path).split("?", 1)[0]
         prefix = GHES_PREFIX if raw_path == GHES_PREFIX or raw_path.startswith(GHES_PREFIX + "/") else ""
         raw_path = raw_path[len(prefix):] or "/"
+        if not prefix and raw_path.startswith(routes_actions.DOWNLOAD_PREFIX):
+            return self._download(request, raw_path)(environ, start_response)
         body = request.get_data(cache=False)
         record = RecordedRequest(request.method, raw_path, dict(request.args), None, dict(request.headers))
         with self._lock:
@@ -158,6 +160,21 @@ class GitHubDouble(LoopbackServer, Controls):
         body = {"message": fault.message or HTTPStatus(fault.status).phrase, "documentation_url": fault.documentation_url,
                 "status": str(fault.status)}
         return Reply(fault.status, body, dict(fault.headers))
+
+    def _download(self, request: Request, raw_path: str) -> Response:
+        """An artifact's signed storage address: not the API, so unvalidated; like storage, it refuses a second
+        credential (perfbot's token must never travel there) and serves each address once."""
+        with self._lock:
+            self._requests.append(RecordedRequest(request.method, raw_path, {}, None, dict(request.headers),
+                                                  status=200))
+        if "Authorization" in request.headers:
+            return Response("<Error><Code>InvalidAuthenticationInfo</Code></Error>", status=400,
+                            content_type="application/xml")
+        with self.state.lock:
+            data = self.state.downloads.pop(raw_path[len(routes_actions.DOWNLOAD_PREFIX):], None)
+        if data is None:
+            return Response("<Error><Code>AuthenticationFailed</Code></Error>", status=403, content_type="application/xml")
+        return Response(data, status=200, content_type="application/zip")
 
     @staticmethod
     def _respond(reply: Reply) -> Response:

@@ -157,6 +157,41 @@ class CheckRun:
 
 
 @dataclass
+class Dispatch:  # a workflow_dispatch the double received: what a self-hosted runner would be given
+    workflow: str  # the workflow's file name
+    ref: str
+    inputs: dict
+    actor: User
+    created_at: datetime
+
+
+@dataclass
+class Artifact:
+    id: int
+    name: str
+    data: bytes  # the zip served by the download address
+    created_at: datetime
+    expired: bool = False
+    size_in_bytes: int | None = None  # None: the zip's real size (a test may make the listing lie)
+
+
+@dataclass
+class WorkflowRun:
+    id: int
+    workflow: str  # file name, e.g. perfbot-bench.yml
+    title: str  # display_title, from the workflow's run-name
+    head_branch: str
+    head_sha: str
+    actor: User
+    created_at: datetime
+    event: str = "workflow_dispatch"
+    status: str = "queued"
+    conclusion: str | None = None
+    run_number: int = 1
+    artifacts: list[Artifact] = field(default_factory=list)
+
+
+@dataclass
 class Repo:
     id: int
     owner: User
@@ -175,6 +210,9 @@ class Repo:
     statuses: list[CommitStatus] = field(default_factory=list)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)  # lower-case login -> role
+    workflows: dict[str, int] = field(default_factory=dict)  # workflow file name -> id
+    dispatches: list[Dispatch] = field(default_factory=list)
+    workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
     numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -219,6 +257,7 @@ class State:
         self.rate_reset = int(time.time()) + 3600
         # Optional real git remotes ({root}/{owner}/{repo}.git): branches pushed there exist for pull requests.
         self.git_remotes = None
+        self.downloads: dict[str, bytes] = {}  # signed-URL token -> artifact zip, served outside the API
 
     def count_request(self, who: str, resource: str) -> tuple[int, int, int, int]:
         """Count one request against `who`'s budget: (limit, remaining, reset epoch, used)."""

@@ -1,0 +1,177 @@
+"""perfbot's bench plan on a GitHub Actions runner: build base and head, time a report's two programs, write samples.
+
+Copy to `.github/perfbot/perfbot_bench.py`; `.github/workflows/perfbot-bench.yml` runs it with the plan perfbot
+dispatched in the environment (PERFBOT_PLAN, JSON). The plan is the one bot/services/verify.py follows: a
+git worktree per commit, built once; the report's program and C translation written into their own folder;
+the translation compiled; one warm-up run of each must print the same result ("mismatch" otherwise); then
+the two alternate for `samples` pairs (or until `budget_seconds`). Every run is an argument list, never a
+shell, in its own process group killed whole at `timeout_seconds`, timed here. perfbot decides; this script
+only measures. Python 3.8+, standard library only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SHA = re.compile(r"[0-9a-f]{40}")
+SLUG = re.compile(r"perf_[a-z0-9_]{1,80}")
+PLACEHOLDERS = ("file", "threads", "out")
+
+
+class PlanError(Exception):
+    """The plan, the report or the project is at fault: written to the samples file, not raised to Actions."""
+
+    def __init__(self, message, verdict="error"):
+        super().__init__(message)
+        self.verdict = verdict
+
+
+def load_plan(text):
+    plan = json.loads(text)
+    for key in ("head", "base"):
+        if plan.get(key) is not None and not SHA.fullmatch(str(plan[key])):
+            raise PlanError("plan: %s is not a 40-hex commit" % key)
+    if not SLUG.fullmatch(str(plan.get("slug"))):
+        raise PlanError("plan: slug is not a report slug")
+    for key in ("language", "c_compile", "c_run") + (("build",) if plan.get("build") else ()):
+        value = plan.get(key)
+        if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
+            raise PlanError("plan: %s must be a list of arguments" % key)
+    for key in ("samples", "timeout_seconds", "budget_seconds", "threads"):
+        if not isinstance(plan.get(key), int) or plan[key] < 1:
+            raise PlanError("plan: %s must be a positive whole number" % key)
+    return plan
+
+
+def fill(template, **values):
+    out = []
+    for arg in template:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
+
+
+def from_root(argv, workspace):
+    return [os.path.join(workspace, arg[2:]) if arg.startswith("./") else arg for arg in argv]
+
+
+def run(argv, cwd, timeout, memory_mb):
+    """(returncode, stdout, stderr, seconds, timed_out): the program alone, its whole group killed at the timeout."""
+    def limits():
+        if sys.platform.startswith("linux") and memory_mb:
+            import resource
+            size = memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    start = time.perf_counter()
+    try:
+        process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=limits)
+    except OSError as exc:
+        return 127, "", str(exc), 0.0, False
+    try:
+        out, err = process.communicate(timeout=timeout)
+        return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), \
+            time.perf_counter() - start, False
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        return -9, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), time.perf_counter() - start, True
+
+
+def prepare(sha, root, plan):
+    """A worktree of `sha`, built once (a second side at the same commit reuses it)."""
+    workspace = os.path.join(root, sha)
+    if os.path.exists(os.path.join(workspace, ".perfbot-built")):
+        return workspace
+    known = subprocess.run(["git", "cat-file", "-e", sha + "^{commit}"], stderr=subprocess.DEVNULL)
+    if known.returncode != 0:  # a head no branch of the clone carries (a pull request's): fetch it by sha
+        subprocess.run(["git", "fetch", "--quiet", "origin", sha], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    git = subprocess.run(["git", "worktree", "add", "--detach", "--force", workspace, sha],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if git.returncode != 0:
+        raise PlanError("cannot check out %s: %s" % (sha[:12], git.stderr.decode("utf-8", "replace")[-300:]))
+    if plan.get("build"):
+        code, out, err, _, timed_out = run(plan["build"], workspace, plan.get("build_timeout", 1800), 0)
+        if code != 0 or timed_out:
+            why = "timed out" if timed_out else "exited %d" % code
+            raise PlanError("build %s at %s %s:\n%s" % (" ".join(plan["build"]), sha[:12], why, (err or out)[-600:]))
+    open(os.path.join(workspace, ".perfbot-built"), "w").write(sha)
+    return workspace
+
+
+def measure(label, sha, root, plan):
+    workspace = prepare(sha, root, plan)
+    folder = os.path.join(workspace, ".perfbot-run", plan["slug"])
+    os.makedirs(folder, exist_ok=True)
+    for name, key in (("program.bend", "program"), ("translation.c", "translation")):
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+            handle.write(plan[key])
+    program, source, binary = (os.path.join(folder, n) for n in ("program.bend", "translation.c", "translation"))
+    timeout, memory = plan["timeout_seconds"], plan.get("memory_mb", 4096)
+    code, _, err, _, _ = run(fill(plan["c_compile"], file=source, out=binary), folder, timeout, memory)
+    if code != 0:
+        raise PlanError("the C translation does not compile at %s: %s" % (sha[:12], err.strip()[-400:]))
+    par = plan.get("track") == "par"
+    argv_language = from_root(fill(plan["language"], file=program, threads=str(plan["threads"])), workspace)
+    argv_c = fill(plan["c_run"], out=binary, file=source)
+    names = ("the program", "the C translation")
+    if par:  # a speedup: the program on one thread against the program on the claimed threads
+        argv_c = argv_language
+        argv_language = from_root(fill(plan["language"], file=program, threads="1"), workspace)
+        names = ("the program on 1 thread", "the program on %d threads" % plan["threads"])
+    first = [run(argv, folder, timeout, memory) for argv in (argv_language, argv_c)]
+    for name, (code, out, err, _, timed_out) in zip(names, first):
+        if timed_out:
+            raise PlanError("%s ran past the %ss limit at %s" % (name, timeout, sha[:12]))
+        if code != 0:
+            raise PlanError("%s exited %d at %s: %s" % (name, code, sha[:12], err.strip()[-300:]))
+    if first[0][1].strip() != first[1][1].strip():
+        raise PlanError("at %s %s prints %r but %s prints %r: not the same computation"
+                        % (sha[:12], names[0], first[0][1].strip()[:80], names[1], first[1][1].strip()[:80]), "mismatch")
+    keys = ("one_thread_seconds", "n_threads_seconds") if par else ("language_seconds", "c_seconds")
+    side = {"side": label, "sha": sha, keys[0]: [], keys[1]: [], "output": first[1][1].strip()[:200]}
+    deadline = time.monotonic() + plan["budget_seconds"]
+    while len(side[keys[1]]) < plan["samples"] and time.monotonic() < deadline:
+        for argv, key in ((argv_language, keys[0]), (argv_c, keys[1])):
+            code, _, _, seconds, timed_out = run(argv, folder, timeout, memory)
+            if code != 0 or timed_out:
+                raise PlanError("a timed run failed at %s (exit %d, timed out: %s)" % (sha[:12], code, timed_out))
+            side[key].append(seconds)
+    return side
+
+
+def main():
+    out_path = os.environ.get("PERFBOT_OUT", "perfbot-samples/perfbot-samples.json")
+    result = {"run": None, "host": platform.node(), "sides": [], "error": None, "verdict": None}
+    root = tempfile.mkdtemp(prefix="perfbot-", dir=os.environ.get("RUNNER_TEMP"))
+    try:
+        plan = load_plan(os.environ["PERFBOT_PLAN"])
+        result["run"] = plan.get("run")
+        sides = ([("base", plan["base"])] if plan.get("base") else []) + [("head", plan["head"])]
+        for label, sha in sides:
+            result["sides"].append(measure(label, sha, root, plan))
+    except PlanError as exc:
+        result["error"], result["verdict"] = str(exc), exc.verdict
+    except (KeyError, ValueError) as exc:
+        result["error"], result["verdict"] = "plan: unreadable (%s)" % exc.__class__.__name__, "error"
+    finally:  # a self-hosted runner keeps its checkout: leave no worktrees behind in it
+        shutil.rmtree(root, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
+    with open(out_path, "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+    print("perfbot bench run %s: %s" % (result["run"], result["error"] or "samples written to " + out_path))
+    return 0  # a report's failure is perfbot's to judge from the samples file; only a crash fails the job
+
+
+if __name__ == "__main__":
+    sys.exit(main())
