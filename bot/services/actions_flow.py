@@ -21,6 +21,7 @@ from bot.services.verify import ERROR, MISMATCH, Outcome, Side
 log = logging.getLogger("perfbot.actions")
 HOST = "GitHub Actions"
 POLL_AFTER = timedelta(minutes=1)  # a webhook usually comes first; polling is for the ones that never do
+NEVER_STARTED = timedelta(minutes=15)
 
 
 class ActionsFlow:
@@ -57,13 +58,26 @@ class ActionsFlow:
         finished = []
         for run in self.due(full_name, now):
             options = run["options"]["actions"]
-            found = actions_of(tracker).find_run(options["workflow"], run_title(run["id"]),
-                                                 datetime.fromisoformat(options["dispatched_at"]))
+            dispatched = datetime.fromisoformat(options["dispatched_at"])
+            if bench_store.cancel_requested(self.bench.db, run["id"]):
+                finished.append(self._end(run, tracker, "cancelled", "cancelled on request; perfbot no longer "
+                                                                     "waits for its workflow run"))
+                continue
+            found = actions_of(tracker).find_run(options["workflow"], run_title(run["id"]), dispatched)
             if found is not None and found.status == "completed" and is_bot(found.actor):
                 done = self.complete(run["id"], repo, tracker, found)
                 if done is not None:
                     finished.append(done)
+            elif found is None and now - dispatched >= NEVER_STARTED:
+                # GitHub makes the run at once, queued or not: none at all means the workflow is not installed
+                # as the template has it (its run-name is how perfbot finds it).
+                finished.append(self._end(run, tracker, ERROR, f"no workflow run titled '{run_title(run['id'])}' "
+                                          f"appeared within {NEVER_STARTED.seconds // 60} minutes of the dispatch of "
+                                          f"{options['workflow']}: is deploy/github/perfbot-bench.yml installed unchanged?"))
         return finished
+
+    def _end(self, run: dict, tracker, verdict: str, message: str) -> dict:
+        return self.bench._finish(run, verdict, message, {}, tracker, self.bench._target(run), None, None)
 
     def complete(self, run_id: int, repo: GitRepository, tracker, workflow_run: WorkflowRun) -> dict | None:
         """The workflow run of bench run `run_id` completed: its samples decide, or its failure is the error."""
