@@ -177,6 +177,8 @@ class BotServices:
     def workflow_run_completed(self, full_name: str, installation_id: int | None, run_id: int, workflow_run: dict,
                                delivery_id: str) -> dict | None:
         """A `workflow_run` webhook for bench run `run_id`: only a run perfbot itself dispatched counts."""
+        if self.bench is None:
+            return None  # this process runs no benchmarks
         if not self.is_bot(workflow_run.get("actor", "")):
             log.warning("%s: workflow run %s titled for bench run %s was started by %r, not perfbot: ignored",
                         full_name, workflow_run.get("id"), run_id, workflow_run.get("actor"))
@@ -193,7 +195,7 @@ class BotServices:
     def poll_actions(self, now: datetime, delivery_id: str) -> dict[str, int]:
         """The webhook's fallback: dispatched bench runs whose workflow run ended unheard, finished now."""
         finished: dict[str, int] = {}
-        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())):
+        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())) if self.bench else ():
             if not self.bench.actions.due(full_name, now):
                 continue  # nothing dispatched: no clone fetched, no GitHub call
             installation_id = queries.installation_for(self.db, full_name)
