@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import json
-import logging
 import signal
-import sys
 from pathlib import Path
 
 import click
@@ -27,11 +25,14 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def _logging() -> None:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per poll would drown the log
-    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG through its own handler
+def _logging(settings: Settings) -> None:
+    """PERFBOT_LOG_FORMAT (text or json) and PERFBOT_LOG_LEVEL on stderr, the settings' secrets masked."""
+    from bot.app.logs import configure_logging
+
+    try:
+        configure_logging(settings)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @click.command("serve")
@@ -51,7 +52,7 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
         settings.require_webhook_secret()
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    _logging()
+    _logging(settings)
     runtime = Runtime(settings, workers=workers)
     host, port = parse_bind(settings.bind)
     if settings.local_mode:
@@ -82,7 +83,7 @@ def worker_command(workers: int, db_url: str | None) -> None:
     from bot.app.runtime import Runtime
 
     settings = _settings(db_url, None)
-    _logging()
+    _logging(settings)
     runtime = Runtime(settings, workers=workers)
     _stop_on_sigterm()
     runtime.start_background()
