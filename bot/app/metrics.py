@@ -1,11 +1,31 @@
-"""GET /metrics in Prometheus' text format: deliveries received and processed, and the queue by status."""
+"""GET /metrics in Prometheus' text format: deliveries and jobs, GitHub API calls, LLM tokens and bench seconds."""
 from __future__ import annotations
+
+import logging
+import sys
 
 from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from sqlalchemy import func, select
+
+from bot.adapters.store.service_models import BenchRun, DedupVerdict, Delivery, ReportAudit
 
 metrics_blueprint = Blueprint("metrics", __name__)
+log = logging.getLogger("perfbot.metrics")
+
+# The reviewer's usage keys (Anthropic's names) and the `kind` label each becomes.
+TOKEN_KINDS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_creation_input_tokens": "cache_write",
+    "cache_read_input_tokens": "cache_read",
+}
+
+
+def job_kind(event: str) -> str:
+    """`perfbot` for the jobs perfbot queues itself (perfbot.reconcile, .digest, .verify), else `webhook`."""
+    return "perfbot" if event.startswith("perfbot.") else "webhook"
 
 
 class _QueueCollector:
@@ -24,22 +44,125 @@ class _QueueCollector:
         yield gauge
 
 
-class Metrics:
-    """One registry per app, so several apps in one process (tests) never share counters."""
+class _StoreCollector:
+    """Jobs, LLM tokens and bench time, summed from the store at scrape time; `perfbot_store_up` says
+    whether those reads worked (a failed read leaves its families empty rather than failing the scrape)."""
 
-    def __init__(self, queue) -> None:
+    def __init__(self, db) -> None:
+        self.db = db
+
+    def collect(self):
+        up = GaugeMetricFamily("perfbot_store_up", "1 when the store answered this scrape's reads, else 0")
+        ok = True
+        for family in (self._jobs, self._tokens, self._bench):
+            try:
+                yield from family()
+            except Exception as exc:
+                ok = False
+                log.warning("metrics: reading the store failed: %s: %s", exc.__class__.__name__, exc)
+        up.add_metric([], 1 if ok else 0)
+        yield up
+
+    def _jobs(self):
+        gauge = GaugeMetricFamily("perfbot_jobs", "Stored deliveries by kind (webhook or perfbot's own), event "
+                                                  "and status", labels=["kind", "event", "status"])
+        with self.db.session() as session:
+            rows = session.execute(select(Delivery.event, Delivery.status, func.count())
+                                   .group_by(Delivery.event, Delivery.status)).all()
+        for event, status, count in sorted(rows):
+            gauge.add_metric([job_kind(event), event, status], count)
+        yield gauge
+
+    def _tokens(self):
+        family = CounterMetricFamily("perfbot_llm_tokens", "LLM tokens the reviewer used, by source (dedup "
+                                                           "verdicts, report audits) and kind",
+                                     labels=["source", "kind"])
+        totals: dict[tuple[str, str], int] = {}
+        with self.db.session() as session:
+            for source, column in (("dedup", DedupVerdict.usage), ("audit", ReportAudit.usage)):
+                for kind in TOKEN_KINDS.values():
+                    totals[(source, kind)] = 0
+                for usage in session.scalars(select(column)):
+                    for key, value in (usage or {}).items():
+                        if key in TOKEN_KINDS:
+                            totals[(source, TOKEN_KINDS[key])] += int(value or 0)
+        for (source, kind), total in sorted(totals.items()):
+            family.add_metric([source, kind], total)
+        yield family
+
+    def _bench(self):
+        seconds = CounterMetricFamily("perfbot_bench_seconds", "Wall seconds of finished bench runs (started to "
+                                                               "finished), by runner and verdict",
+                                      labels=["runner", "verdict"])
+        runs = CounterMetricFamily("perfbot_bench_runs", "Finished bench runs by runner and verdict",
+                                   labels=["runner", "verdict"])
+        active = GaugeMetricFamily("perfbot_bench_runs_active", "Bench runs queued or running", labels=["status"])
+        sums: dict[tuple[str, str], list] = {}
+        with self.db.session() as session:
+            finished = session.execute(select(BenchRun.runner, BenchRun.verdict, BenchRun.started_at,
+                                              BenchRun.finished_at).where(BenchRun.finished_at.is_not(None))).all()
+            waiting = session.execute(select(BenchRun.status, func.count()).where(BenchRun.status != "done")
+                                      .group_by(BenchRun.status)).all()
+        for runner, verdict, started, ended in finished:
+            entry = sums.setdefault((runner or "-", verdict or "-"), [0.0, 0])
+            # A run finished without starting (cancelled while queued) spent no bench time.
+            entry[0] += max((ended - started).total_seconds(), 0.0) if started is not None else 0.0
+            entry[1] += 1
+        for labels, (total, count) in sorted(sums.items()):
+            seconds.add_metric(list(labels), total)
+            runs.add_metric(list(labels), count)
+        for status, count in sorted(waiting):
+            active.add_metric([status], count)
+        yield seconds
+        yield runs
+        yield active
+
+
+class _GitHubCollector:
+    """GitHub API requests this process made (every HTTP exchange, retries included), by method and status."""
+
+    def collect(self):
+        family = CounterMetricFamily("perfbot_github_requests", "GitHub API requests made by this process, by "
+                                                                "method and HTTP status (error: no answer)",
+                                     labels=["method", "status"])
+        # The client module is imported only where GitHub is used; not imported means no request was made,
+        # and importing it here would load PyGithub into local-mode processes for nothing.
+        client = sys.modules.get("bot.adapters.github.client")
+        if client is not None:
+            for (method, status), count in sorted(client.request_counts().items()):
+                family.add_metric([method, status], count)
+        yield family
+
+
+class Metrics:
+    """One registry per app, so several apps in one process (tests) never share counters.
+
+    Two kinds of numbers: counters of this process (webhooks received, deliveries and jobs processed, GitHub
+    requests, the last shared by every app of the process) start at zero with it; what is read from the store
+    at scrape time (deliveries and jobs by status, LLM tokens, bench runs and seconds) is the shared truth,
+    the same whichever process is scraped."""
+
+    def __init__(self, queue, db=None) -> None:
         self.registry = CollectorRegistry()
         self._received = Counter("perfbot_webhooks_received", "Webhook requests by event and outcome",
                                  ["event", "outcome"], registry=self.registry)
         self._processed = Counter("perfbot_deliveries_processed", "Deliveries processed by event and outcome",
                                   ["event", "outcome"], registry=self.registry)
+        self._jobs = Counter("perfbot_jobs_processed", "Jobs this process ran, by kind (webhook or perfbot's "
+                                                       "own) and outcome", ["kind", "outcome"],
+                             registry=self.registry)
         self.registry.register(_QueueCollector(queue))
+        db = db if db is not None else getattr(queue, "db", None)
+        if db is not None:
+            self.registry.register(_StoreCollector(db))
+        self.registry.register(_GitHubCollector())
 
     def received(self, event: str, outcome: str) -> None:
         self._received.labels(event, outcome).inc()
 
     def processed(self, event: str, outcome: str) -> None:
         self._processed.labels(event, outcome).inc()
+        self._jobs.labels(job_kind(event), outcome).inc()
 
 
 @metrics_blueprint.get("/metrics")

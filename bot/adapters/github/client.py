@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -13,6 +14,35 @@ from bot.errors import TransientError
 
 # Longest a single call may sleep on a rate limit inside PyGithub; longer waits go back to the queue.
 MAX_RATE_LIMIT_WAIT = 60
+
+_requests: Counter[tuple[str, str]] = Counter()
+_requests_lock = threading.Lock()
+
+
+def request_counts() -> dict[tuple[str, str], int]:
+    """GitHub API requests this process made, by (method, status); status `error` when none came back."""
+    with _requests_lock:
+        return dict(_requests)
+
+
+def _count(method: str | None, status: str) -> None:
+    with _requests_lock:
+        _requests[(method or "-", status)] += 1
+
+
+class CountingRetry(GithubRetry):
+    """GithubRetry that also counts every HTTP exchange, retries included. The retry policy is the one
+    per-client hook PyGithub hands to the HTTP layer: urllib3 asks `is_retry` once about each response it
+    receives, and calls `increment` without a response for each request that got none."""
+
+    def is_retry(self, method, status_code, has_retry_after=False):
+        _count(method, str(status_code))
+        return super().is_retry(method, status_code, has_retry_after)
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        if response is None and error is not None:
+            _count(method, "error")
+        return super().increment(method, url, response, error, _pool, _stacktrace)
 
 
 class GitHubClients:
@@ -36,7 +66,7 @@ class GitHubClients:
                     seconds_between_requests=self.settings.github_request_interval,
                     seconds_between_writes=self.settings.github_write_interval,  # objects fetched only when a field is read: fewer GET calls per mirror pass
                     # A few quick retries in-process; longer outages go back to the queue with backoff.
-                    retry=GithubRetry(total=3, backoff_factor=0.2, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
+                    retry=CountingRetry(total=3, backoff_factor=0.2, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
                 )
             return client
 
