@@ -1,0 +1,350 @@
+"""deploy/: the App manifest, the WSGI entry, gunicorn for real, the image's layout, compose and systemd units."""
+
+# Building the image and starting the units need a Docker engine and systemd as PID 1, which test machines
+# lack; these tests run what those files run, the way they run it (README, "Deployment").
+from __future__ import annotations
+
+import html
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from click.testing import CliRunner
+
+import handlers
+from bot.cli import main
+from bot.cli.manifest_cmd import AUTOMATIC_EVENTS, EVENTS, PERMISSIONS, manifest, manifest_json
+from bot.config import PROJECT_ROOT, ConfigError
+from tests.npm_fixtures import webhook_examples
+from tests.webhooks import post_delivery
+
+DEPLOY = PROJECT_ROOT / "deploy"
+SECRET, TOKEN, DASHBOARD = "deploy-test-webhook-secret", "ghp_" + "Dq7" * 12, "deploy-test-dashboard"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def restore_logging():
+    root = logging.getLogger()
+    saved = list(root.handlers), root.level
+    yield
+    root.handlers[:] = saved[0]
+    root.setLevel(saved[1])
+
+
+# -- the GitHub App manifest -------------------------------------------------------------------------------
+
+def test_the_manifest_subscribes_to_exactly_the_events_handlers_take_plus_workflow_run():
+    assert set(EVENTS) == (handlers.github_events() - AUTOMATIC_EVENTS) | {"workflow_run"}
+    assert AUTOMATIC_EVENTS <= handlers.github_events()  # installation events arrive without subscribing
+
+
+def test_the_manifest_asks_for_exactly_the_permissions_perfbot_uses():
+    assert manifest()["default_permissions"] == {
+        "actions": "write", "contents": "write", "issues": "write", "metadata": "read",
+        "pull_requests": "write", "statuses": "write",
+    }
+    assert PERMISSIONS == manifest()["default_permissions"]
+
+
+def test_the_committed_manifest_is_what_perfbot_app_manifest_prints():
+    assert (DEPLOY / "github" / "app-manifest.json").read_text() == manifest_json()
+    result = CliRunner().invoke(main, ["app-manifest"])
+    assert result.exit_code == 0 and result.output == manifest_json()
+
+
+def test_app_manifest_fills_in_the_webhook_url_and_refuses_what_is_not_an_address():
+    result = CliRunner().invoke(main, ["app-manifest", "--url", "https://bots.example.org/perfbot/",
+                                       "--name", "perfbot-team"])
+    document = json.loads(result.output)
+    assert document["hook_attributes"] == {"url": "https://bots.example.org/perfbot/webhook", "active": True}
+    assert document["redirect_url"] == "https://bots.example.org/perfbot/healthz"
+    assert document["name"] == "perfbot-team" and document["public"] is False
+    for bad in ("ftp://x.example", "bots.example.org", "https://x.example/?a=1"):
+        result = CliRunner().invoke(main, ["app-manifest", "--url", bad])
+        assert result.exit_code == 2 and "is not an http(s) address" in result.output
+    result = CliRunner().invoke(main, ["app-manifest", "--url", "http://10.0.0.5:8000"])
+    assert result.exit_code == 0 and "unencrypted" in result.stderr
+    assert json.loads(result.stdout)["hook_attributes"]["url"] == "http://10.0.0.5:8000/webhook"
+
+
+def test_the_registration_form_posts_the_manifest_to_github():
+    result = CliRunner().invoke(main, ["app-manifest", "--url", "https://bots.example.org", "--form",
+                                       "--org", "team"])
+    page = result.output
+    assert '<form action="https://github.com/organizations/team/settings/apps/new" method="post">' in page
+    value = re.search(r'name="manifest" value="([^"]*)"', page).group(1)
+    assert json.loads(html.unescape(value)) == manifest("https://bots.example.org")
+
+
+# -- the WSGI entry --------------------------------------------------------------------------------------
+
+def app_environ(tmp_path, **extra) -> dict[str, str]:
+    environ = {"PERFBOT_INSTANCE_DIR": str(tmp_path), "PERFBOT_WEBHOOK_SECRET": SECRET,
+               "PERFBOT_GITHUB_TOKEN": TOKEN, "PERFBOT_DASHBOARD_TOKEN": DASHBOARD}
+    environ.update(extra)
+    return environ
+
+
+def test_importing_the_wsgi_module_reads_no_configuration():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBOT_")}
+    env["PERFBOT_GITHUB_TOKEN"] = "t"  # without a webhook secret: building the app would refuse
+    probe = "import bot.app.wsgi as w; print(sorted(w._built))"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_make_app_serves_without_starting_workers_or_the_scheduler(tmp_path, restore_logging):
+    from bot.app.wsgi import make_app
+
+    app = make_app(app_environ(tmp_path), log_stream=io.StringIO())
+    runtime = app.extensions["perfbot"]["runtime"]
+    assert runtime.workers == [] and runtime.threads == [] and not runtime.scheduler.running
+    client = app.test_client()
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/readyz").get_json() == {"status": "ready", "detail": "ok"}
+    runtime.stop()
+
+
+def test_make_app_refuses_github_credentials_without_a_webhook_secret(tmp_path, restore_logging):
+    from bot.app.wsgi import make_app
+
+    with pytest.raises(ConfigError, match="PERFBOT_WEBHOOK_SECRET"):
+        make_app({"PERFBOT_INSTANCE_DIR": str(tmp_path), "PERFBOT_GITHUB_TOKEN": "t"}, log_stream=io.StringIO())
+
+
+# -- gunicorn, for real ----------------------------------------------------------------------------------
+
+def gunicorn_config() -> dict:
+    pytest.importorskip("gunicorn")
+    import runpy
+
+    return runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+
+
+def healthcheck_argv() -> list[str]:
+    """The image's HEALTHCHECK command exactly as deploy/Dockerfile writes it."""
+    text = (DEPLOY / "Dockerfile").read_text()
+    exec_form = re.search(r"^HEALTHCHECK .*\\\n\s+CMD (\[.*\])$", text, re.M).group(1)
+    argv = json.loads(exec_form)
+    assert argv[0] == "python"
+    return [sys.executable, *argv[1:]]
+
+
+def test_the_gunicorn_configuration(monkeypatch):
+    monkeypatch.setenv("PERFBOT_BIND", "0.0.0.0:9000")
+    monkeypatch.setenv("PERFBOT_WEB_WORKERS", "3")
+    config = gunicorn_config()
+    from gunicorn.glogging import Logger
+
+    assert config["wsgi_app"] == "bot.app.wsgi:app" and config["bind"] == ["0.0.0.0:9000"]
+    assert config["workers"] == 3 and config["worker_class"] == "gthread" and config["preload_app"] is True
+    assert config["timeout"] >= 10 and issubclass(config["logger_class"], Logger)
+    assert callable(config["post_fork"]) and config["control_socket_disable"] is True
+
+
+def test_gunicorn_serves_webhooks_and_logs_json_with_the_delivery_and_no_secret(tmp_path):
+    gunicorn_config()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBOT_")}
+    env.update(app_environ(tmp_path / "instance"), PERFBOT_BIND=f"127.0.0.1:{port}", PERFBOT_LOG_FORMAT="json",
+               PERFBOT_WEB_WORKERS="2", HOME=str(tmp_path))
+    log_path = tmp_path / "gunicorn.log"
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    with open(log_path, "w") as sink:
+        process = subprocess.Popen([str(gunicorn), "--config", str(DEPLOY / "gunicorn.conf.py")], env=env,
+                                   cwd=tmp_path, stdout=sink, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run(healthcheck_argv(), env=env, capture_output=True).returncode != 0:
+            assert process.poll() is None, log_path.read_text()[-3000:]
+            assert time.monotonic() < deadline, "gunicorn did not answer the image's health check in 60 s"
+            time.sleep(0.2)
+        payload = webhook_examples("issues")[0]
+        response = post_delivery(base, "issues", payload, secret=SECRET, delivery="deploy-test-delivery-1")
+        assert response.status_code == 202
+        assert post_delivery(base, "issues", payload, secret="forged").status_code == 401
+        assert requests.get(f"{base}/readyz", timeout=5).status_code == 200
+        assert requests.get(f"{base}/dashboard/?token={DASHBOARD}", timeout=5).status_code == 200
+        assert "perfbot_webhooks_received_total" in requests.get(f"{base}/metrics", timeout=5).text
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    text = log_path.read_text()
+    entries = [json.loads(line) for line in text.splitlines()]  # every line is JSON
+    webhook = [e for e in entries if e["logger"] == "gunicorn.access" and e.get("path") == "/webhook"]
+    assert {(e["status"], e.get("delivery")) for e in webhook} >= {(202, "deploy-test-delivery-1")}
+    assert all(e.get("event") == "issues" for e in webhook)
+    assert any(e["logger"] == "perfbot.wsgi" for e in entries)
+    for secret in (SECRET, TOKEN, DASHBOARD):
+        assert secret not in text
+    assert not (tmp_path / ".gunicorn").exists()  # no control socket
+    from bot.adapters.store.engine import Database
+    from bot.adapters.store.queue import DeliveryQueue
+
+    db = Database(f"sqlite:///{tmp_path / 'instance' / 'perfbot.sqlite3'}")
+    assert DeliveryQueue(db).get("deploy-test-delivery-1")["event"] == "issues"
+    db.dispose()
+
+
+# -- the image -------------------------------------------------------------------------------------------
+
+def dockerfile() -> str:
+    return (DEPLOY / "Dockerfile").read_text()
+
+
+def test_the_dockerfile_builds_in_two_stages_and_runs_as_a_user_with_what_runners_need():
+    text = dockerfile()
+    assert re.findall(r"^FROM (\S+)", text, re.M) == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
+    assert "ARG PYTHON_IMAGE=python:3.11-slim" in text and "AS build" in text
+    assert '/opt/perfbot/bin/pip install ".[postgres]"' in text and " -e " not in text
+    user = re.findall(r"^USER (\S+)", text, re.M)
+    assert user == ["10001:10001"]
+    packages = re.search(r"apt-get install -y --no-install-recommends ([^\n\\&]+)", text).group(1).split()
+    tools = re.search(r'ARG BENCH_TOOLS="([^"]*)"', text).group(1).split()
+    assert {"git", "openssh-client"} <= set(packages) and {"gcc", "libc6-dev", "bubblewrap"} <= set(tools)
+    assert "/healthz" in " ".join(healthcheck_argv())
+    assert re.search(r'^CMD \["gunicorn", "--config", "/opt/perfbot/gunicorn.conf.py"\]', text, re.M)
+    assert "COPY deploy/gunicorn.conf.py /opt/perfbot/gunicorn.conf.py" in text
+
+
+def test_the_build_context_lets_through_everything_the_dockerfile_copies():
+    ignore = [line for line in (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+              if line and not line.startswith("#")]
+    allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    copied = set()
+    for sources in re.findall(r"^COPY (?!--from)(.+) \S+$", dockerfile(), re.M):
+        copied.update(sources.split())
+    assert copied == allowed
+    assert all((PROJECT_ROOT / path).exists() for path in copied)
+
+
+def test_an_installed_copy_finds_its_templates_where_the_dockerfile_puts_them(tmp_path):
+    """The image's layout without Docker: the packages in a site-packages folder as a regular install puts
+    them (this venv has no wheel builder offline; `pip install .` into a fresh venv was run by hand, see the
+    README), then the Dockerfile's own steps: ask PROJECT_ROOT, copy templates/ there, run its check."""
+    site = tmp_path / "site-packages"
+    for package in ("bot", "handlers"):  # pyproject.toml: include = ["bot*", "handlers*"]
+        shutil.copytree(PROJECT_ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(site), "PERFBOT_TEST_DIR": str(tmp_path)}
+
+    def python(code: str) -> str:  # from /, as the Dockerfile does, so that no source tree is imported
+        return subprocess.run([sys.executable, "-c", code], env=env, cwd="/", capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    root = python("from bot.config import PROJECT_ROOT; print(PROJECT_ROOT)")
+    assert Path(root) == site.resolve()
+    shutil.copytree(PROJECT_ROOT / "templates", Path(root) / "templates")
+    check = re.search(r'-c "(from bot.adapters.templates import TEMPLATE_DIR.*?)"\n', dockerfile().replace(
+        "\\\n", ""), re.S).group(1)
+    python(check)  # the build's own check passes
+    rendered = python(
+        "import bot.config as c, os\n"
+        "from bot.app import create_app\n"
+        "from bot.adapters.store.engine import Database\n"
+        "from bot.adapters.store.queue import DeliveryQueue\n"
+        "d = os.environ['PERFBOT_TEST_DIR']\n"
+        "s = c.Settings(instance_dir=c.Path(d), database_url=f'sqlite:///{d}/p.sqlite3')\n"
+        "app = create_app(s, DeliveryQueue(Database(s.database_url)), wanted_events=frozenset())\n"
+        "page = app.test_client().get('/dashboard/')\n"
+        "print(page.status_code, c.__file__)")
+    status, module = rendered.split()
+    assert status == "200" and module.startswith(str(site))
+
+
+# -- compose ---------------------------------------------------------------------------------------------
+
+SECRET_SETTINGS = ("DATABASE_URL", "WEBHOOK_SECRET", "GITHUB_TOKEN", "GITHUB_PRIVATE_KEY", "DASHBOARD_TOKEN",
+                   "ANTHROPIC_API_KEY")
+
+
+def test_compose_runs_web_worker_and_postgres_with_secrets_from_files():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"db", "web", "worker"}
+    db = services["db"]
+    assert db["image"].startswith("postgres:15") and "pg_isready" in " ".join(db["healthcheck"]["test"])
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in db["volumes"])
+    assert db["environment"]["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres_password"
+    web, worker = services["web"], services["worker"]
+    for service in (web, worker):
+        assert service["build"] == {"context": "..", "dockerfile": "deploy/Dockerfile"}
+        assert (DEPLOY / service["build"]["context"] / service["build"]["dockerfile"]).resolve() == \
+            (DEPLOY / "Dockerfile").resolve()
+        assert service["depends_on"]["db"] == {"condition": "service_healthy"}
+        env = service["environment"]
+        assert env["PERFBOT_LOG_FORMAT"] == "json"
+        for name in SECRET_SETTINGS:
+            assert f"PERFBOT_{name}" not in env  # never the secret itself
+            if f"PERFBOT_{name}_FILE" in env:
+                mounted = env[f"PERFBOT_{name}_FILE"].removeprefix("/run/secrets/")
+                assert mounted in service["secrets"]
+    assert "command" not in web  # the image's CMD: gunicorn
+    assert worker["command"][:2] == ["perfbot", "worker"]
+    assert worker["healthcheck"] == {"disable": True}
+    assert worker["depends_on"]["web"] == {"condition": "service_healthy"}
+    assert {name: spec["file"] for name, spec in compose["secrets"].items()} == {
+        name: f"./secrets/{name}" for name in
+        ("postgres_password", "database_url", "webhook_secret", "github_private_key", "dashboard_token")}
+    assert (DEPLOY / "secrets" / ".gitignore").read_text().splitlines()[1:] == ["*", "!.gitignore"]
+
+
+# -- systemd ---------------------------------------------------------------------------------------------
+
+UNITS = ("perfbot-web.service", "perfbot-worker@.service")
+
+
+def unit(name: str) -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in (DEPLOY / "systemd" / name).read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, _, val = line.partition("=")
+            settings.setdefault(key, []).append(val)
+    return settings
+
+
+@pytest.mark.parametrize("name", UNITS)
+def test_units_run_as_perfbot_hardened_and_read_secrets_as_credentials(name):
+    settings = unit(name)
+    assert settings["User"] == ["perfbot"] and settings["NoNewPrivileges"] == ["yes"]
+    assert settings["ProtectSystem"] == ["strict"] and settings["ReadWritePaths"] == ["/var/lib/perfbot"]
+    assert settings["StateDirectory"] == ["perfbot"] and settings["CapabilityBoundingSet"] == [""]
+    credentials = {v.split(":")[0] for v in settings["LoadCredential"]}
+    files = " ".join(settings["Environment"])
+    for credential in credentials:
+        assert f"_FILE=%d/{credential}" in files
+    assert "PERFBOT_LOG_FORMAT=json" in files
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_systemd_analyze_accepts_the_units_and_rates_their_exposure(tmp_path):
+    """Offline checks only: starting the units needs systemd as PID 1, which this machine does not run."""
+    bin_dir = Path(sys.executable).parent
+    for name in UNITS:
+        text = (DEPLOY / "systemd" / name).read_text().replace("/opt/perfbot/bin/", f"{bin_dir}/")
+        (tmp_path / name.replace("@.", "@1.")).write_text(text)
+    files = [str(tmp_path / n.replace("@.", "@1.")) for n in UNITS]
+    verify = subprocess.run(["systemd-analyze", "verify", "--man=no", *files], capture_output=True, text=True)
+    assert verify.returncode == 0 and verify.stdout + verify.stderr == "", verify.stderr
+    for path, threshold in zip(files, (20, 40)):  # exposure times 10: at most 2.0 and 4.0
+        security = subprocess.run(["systemd-analyze", "security", "--offline=yes", f"--threshold={threshold}",
+                                   path], capture_output=True, text=True)
+        assert security.returncode == 0, security.stdout[-1500:]
