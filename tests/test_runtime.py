@@ -168,3 +168,21 @@ def test_serve_says_clearly_when_its_address_is_taken(tmp_path, git_repo):
         done = subprocess.run([str(PERFBOT), "serve", "--repo", str(git_repo.root)], env=env, capture_output=True,
                               text=True, timeout=60)
     assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr[-2000:]
+
+
+def test_every_line_a_delivery_logs_carries_its_delivery_id(git_repo, db_url, tmp_path, caplog):
+    import logging
+
+    from bot.app.logs import DeliveryFilter
+
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a report")
+    runtime = Runtime(local_settings(tmp_path, git_repo.root, db_url))
+    caplog.handler.addFilter(DeliveryFilter())  # as the JSON log handler of `perfbot serve` and `worker` has
+    try:
+        runtime.queue_reconcile()
+        with caplog.at_level(logging.INFO, logger="perfbot"):
+            assert runtime.workers[0].run_once()
+    finally:
+        runtime.stop()
+    synced = [r for r in caplog.records if r.name == "perfbot.services" and "sync" in r.getMessage()]
+    assert synced and all(getattr(r, "delivery", "").startswith("reconcile-") for r in synced)

@@ -20,6 +20,7 @@ from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.app import create_app
+from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
 from bot.config import Settings
 from bot.services.bench_flow import BenchFlow
@@ -41,7 +42,7 @@ class Runtime:
         self.stop_event = threading.Event()
         owner = f"{socket.gethostname()}:{os.getpid()}"
         self.workers = [
-            Worker(self.queue, lambda event: handlers.dispatch(event, self.services), owner=f"{owner}:{n}",
+            Worker(self.queue, self._dispatch, owner=f"{owner}:{n}",
                    lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts,
                    on_outcome=self.metrics.processed)
             for n in range(workers)
@@ -50,6 +51,11 @@ class Runtime:
         self.scheduler = BackgroundScheduler(timezone="UTC")
         self.app = create_app(settings, self.queue, wanted_events=handlers.github_events(), metrics=self.metrics,
                               readiness=self.ready)
+
+    def _dispatch(self, event):
+        """Every line a delivery's handlers log carries its id, so one delivery's story can be read whole."""
+        with delivery_context(event.delivery_id):
+            return handlers.dispatch(event, self.services)
 
     def _runner(self, conf, repo_path: Path, config):
         return make_runner(conf, repo_path, self.settings.instance_dir / "bench" / conf.name, config,
