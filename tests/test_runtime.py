@@ -186,3 +186,28 @@ def test_every_line_a_delivery_logs_carries_its_delivery_id(git_repo, db_url, tm
         runtime.stop()
     synced = [r for r in caplog.records if r.name == "perfbot.services" and "sync" in r.getMessage()]
     assert synced and all(getattr(r, "delivery", "").startswith("reconcile-") for r in synced)
+
+
+def test_a_separate_worker_serves_its_own_metrics(git_repo, tmp_path):
+    import urllib.request
+
+    from tests.sshd import free_port
+
+    database_url = f"sqlite:///{tmp_path / 'perfbot.sqlite3'}"
+    port = free_port()
+    env = dict(os.environ, PERFBOT_DATABASE_URL=database_url, PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"))
+    process = subprocess.Popen([str(PERFBOT), "worker", "--metrics-bind", f"127.0.0.1:{port}"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        def scraped() -> str | None:
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                return None
+
+        assert wait_for(lambda: scraped() is not None)
+        assert wait_for(lambda: 'perfbot_jobs_processed_total{kind="perfbot"' in (scraped() or ""))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=20)[0].decode()
+    assert process.returncode == 0, output

@@ -76,15 +76,28 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
 
 @click.command("worker")
 @click.option("--workers", type=click.IntRange(1, 32), default=1, show_default=True, help="Worker threads.")
+@click.option("--metrics-bind", default=None, metavar="HOST:PORT",
+              help="Serve this worker's /metrics (its GitHub calls and jobs) for Prometheus, e.g. 0.0.0.0:9101.")
 @db_option
 @reports_errors
-def worker_command(workers: int, db_url: str | None) -> None:
+def worker_command(workers: int, metrics_bind: str | None, db_url: str | None) -> None:
     """Run only the worker (and the scheduler), for deployments that separate web and workers."""
+    from prometheus_client import start_http_server
+
     from bot.app.runtime import Runtime
+    from bot.config import ConfigError, parse_bind
 
     settings = _settings(db_url, None)
     _logging(settings)
     runtime = Runtime(settings, workers=workers)
+    if metrics_bind:
+        # The web process cannot see this process's counters: a split deployment scrapes each worker too.
+        try:
+            host, port = parse_bind(metrics_bind)
+            start_http_server(port, addr=host, registry=runtime.metrics.registry)
+        except (ConfigError, OSError) as exc:
+            runtime.stop()
+            raise click.UsageError(f"--metrics-bind {metrics_bind}: {exc}") from None
     _stop_on_sigterm()
     runtime.start_background()
     click.echo(f"perfbot worker running ({workers} thread(s)); store {runtime.db.safe_url}", err=True)
