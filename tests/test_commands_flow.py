@@ -83,14 +83,17 @@ def test_help_and_status_are_open_to_everyone_and_the_comment_gets_eyes(world, g
 
 
 @pytest.mark.parametrize("user", ["rita", "nobody"])
-def test_state_changing_verbs_are_refused_without_write_access(world, github, database, user):
+def test_every_state_changing_verb_is_refused_without_write_access(world, github, database, user):
     services, worker, queue, _ = world
-    body = "\n".join([f"/perf verify {SLUG}", f"/perf attach {SLUG}", f"/perf close {OTHER} reason=\"dup\"",
-                      f"/perf not-dup {SLUG} {OTHER}", "/perf cancel"])
+    body = "\n".join([f"/perf verify {SLUG}", f"/perf attach {SLUG}", f"/perf detach {SLUG}",
+                      f"/perf dup {OTHER} of {SLUG}", f"/perf not-dup {SLUG} {OTHER}", f"/perf merge {SLUG} {OTHER}",
+                      f'/perf close {OTHER} reason="dup"', f"/perf reopen {OTHER}", "/perf digest", "/perf cancel"])
     _, text = say(github, services, PULL, body, user)
-    assert text.count("🚫") == 5 and f"@{user} has {ROLES[user] if ROLES[user] != 'none' else 'none'}" in text
+    assert text.count("🚫") == 10 and f"@{user} has {ROLES[user]}" in text
     assert not worker.run_once() and fix_store.fixes_for(database, REPO, SLUG) == []
     assert not_duplicates(database, REPO) == set()
+    with github.state.lock:
+        assert len(github.state.repo("team", "runtime").issues) == 3  # no merge PR was opened
 
 
 @pytest.mark.parametrize("user", ["alice", "wendy"])
