@@ -13,9 +13,9 @@ from typing import Callable
 
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
+from bot.core.verify_plan import fill, from_root, programs
 from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, decide_at_least, ratio_interval
 from bot.core.suite import SuiteResult, compare_suites
-from bot.errors import UserError
 from bot.services.suite import measure_suites
 
 MISMATCH, ERROR = "mismatch", "error"
@@ -56,32 +56,11 @@ class Outcome:
                 "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None}
 
 
-def fill(template: tuple[str, ...], **values: str) -> list[str]:
-    """Placeholders filled by plain substitution: each stays one argument whatever its text."""
-    out = []
-    for arg in template:
-        for key, value in values.items():
-            arg = arg.replace("{" + key + "}", value)
-        out.append(arg)
-    return out
-
-
-def from_root(argv: list[str], workspace) -> list[str]:
-    return [str(workspace / arg[2:]) if arg.startswith("./") else arg for arg in argv]
-
-
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
            progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
-    if record.track == "par" and (record.threads or 1) < 2:
-        raise UserError(f"{record.slug} is a par report without a thread count above 1; set `threads:`")
-    language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
-    translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
-    if language is None or translation is None or config.run_language is None:
-        missing = "the program" if language is None else "the C translation" if translation is None else \
-            "[run] language in .perfbot.toml"
-        raise UserError(f"cannot verify {record.slug}: {missing} is missing")
+    language, translation = programs(record, config)
     par = record.track == "par"
     sides = [Side("base", base, par=par)] if base else []
     sides.append(Side("head", head, par=par))

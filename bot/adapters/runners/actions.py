@@ -15,6 +15,7 @@ import zipfile
 
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig, Runner
+from bot.core.verify_plan import programs
 from bot.errors import UserError
 
 SAMPLES_FILE = "perfbot-samples.json"
@@ -40,14 +41,7 @@ def run_title(run_id: int) -> str:
 
 def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Runner) -> dict[str, str]:
     """The workflow_dispatch inputs: strings, as GitHub requires; the plan is what verify.py would follow."""
-    language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
-    translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
-    if language is None or translation is None or config.run_language is None:
-        missing = "the program" if language is None else "the C translation" if translation is None else \
-            "[run] language in .perfbot.toml"
-        raise UserError(f"cannot verify {record.slug}: {missing} is missing")
-    if record.track == "par" and (record.threads or 1) < 2:
-        raise UserError(f"{record.slug} is a par report without a thread count above 1; set `threads:`")
+    language, translation = programs(record, config)
     plan = {"run": run["id"], "slug": record.slug, "base": run["base"] if run["purpose"] == "fix" else None,
             "head": run["head"], "track": record.track, "threads": record.threads or 1, "program": language,
             "translation": translation, "build": list(config.build or []) or None,
