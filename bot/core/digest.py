@@ -5,24 +5,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.core.milestones import MilestoneProgress, RunFact, as_ratio, latest_suites, progress, standing
-from bot.core.repo_config import Milestone
+from bot.core.milestone_config import Milestone
+from bot.core.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
+                                 standing)
 
 STALE_AFTER = timedelta(days=14)
-
-
-@dataclass(frozen=True)
-class RecordFact:
-    slug: str
-    title: str
-    track: str | None
-    backend: str | None
-    threads: int | None
-    ratio: float | None  # claimed by the report (par: threads / speedup)
-    state: str
-    merged_into: str | None
-    reproduced: str | None
-    created_at: datetime | None
 
 
 @dataclass(frozen=True)

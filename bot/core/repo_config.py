@@ -46,30 +46,16 @@ A missing section turns its feature off; callers say so when asked for it.
 """
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
-from datetime import date
 
-PLACEHOLDERS = frozenset({"file", "threads", "out"})
-_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
-_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
-_WORKFLOW = re.compile(r"[A-Za-z0-9_.-]{1,100}\.ya?ml")
-# A remote folder reaches the bench host's shell (always quoted): absolute or under the remote home, plain
-# characters only, and never climbing out with `..`.
-REMOTE_PATH_RE = re.compile(r"(?:/|~/)[A-Za-z0-9_.~-][A-Za-z0-9_./~-]{0,200}")
+from bot.core.config_checks import ConfigFileError, check as _check, line_of as _line_of, remote_path_ok, suggest as _suggest
+from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedule, Milestone, parse_digest,
+                                       parse_milestones)
 
-
-class ConfigFileError(ValueError):
-    """What is wrong, where: `.perfbot.toml:LINE: key: problem`."""
-
-    def __init__(self, key: str, line: int, problem: str) -> None:
-        super().__init__(f".perfbot.toml:{line}: {key}: {problem}")
-        self.key, self.line, self.problem = key, line, problem
-
+__all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
+           "remote_path_ok"]
 
 @dataclass(frozen=True)
 class Runner:
@@ -91,29 +77,6 @@ class Suite:
     tolerance: float = 0.05
     samples: int = 5  # runs of the suite per side, base and head interleaved
     timeout_seconds: int | None = None  # per run of the whole suite; None: [verify] timeout_seconds
-
-
-@dataclass(frozen=True)
-class Milestone:
-    """A goal the digest tracks; only the keys of its kind are set."""
-
-    name: str
-    kind: str  # seq-near-c | par-speedup | suite-passes
-    due: date | None = None
-    threshold: float | None = None  # seq-near-c; None: [verify] seq_threshold
-    backend: str | None = None  # seq-near-c: only this backend's reports
-    reports: tuple[str, ...] = ()  # par-speedup
-    target: float | None = None  # par-speedup: the speedup each named report must reach
-    runner: str | None = None  # suite-passes
-
-
-@dataclass(frozen=True)
-class DigestSchedule:
-    schedule: str = "mon 09:00"  # normalized: three-letter weekday, HH:MM
-    timezone: str = "UTC"
-    window_days: int = 7
-    label: str = "digest"
-    declared: bool = False  # the file has a [digest] section
 
 
 @dataclass(frozen=True)
@@ -150,10 +113,8 @@ SCHEMA = {
                "fixes": "flag", "on_open": "flag"},
     "runners": {"name": "name", "kind": ("local", "ssh", "actions"), "host": "host", "user": "user", "port": "port",
                 "labels": "labels", "path": "remote_path", "workflow": "workflow", "runs_on": "runs_on"},
-    "milestones": {"name": "title", "kind": ("seq-near-c", "par-speedup", "suite-passes"), "due": "date",
-                   "threshold": "positive", "backend": ("c", "metal", "cuda"), "reports": "slugs",
-                   "target": "positive", "runner": "name"},
-    "digest": {"schedule": "schedule", "timezone": "timezone", "window_days": "count", "label": "label"},
+    "milestones": MILESTONE_KEYS,
+    "digest": DIGEST_KEYS,
 }
 
 
@@ -189,9 +150,6 @@ def parse_repo_config(text: str) -> RepoConfig:
     names = [r.name for r in config.runners]
     if len(set(names)) != len(names):
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
-    # Imported here: bot.core.milestones builds on this module's checks, so it cannot be imported at the top.
-    from bot.core.milestones import parse_digest, parse_milestones
-
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
                    digest=parse_digest(data.get("digest"), lines))
 
@@ -211,53 +169,6 @@ def _table(table, section: str, lines: list[str]) -> dict:
                                   f"unknown key{_suggest(key, SCHEMA[section])}")
         out[key] = _check(f"{section}.{key}", value, kind, _line_of(lines, key))
     return out
-
-
-def _check(key: str, value, kind, line: int):
-    fail = lambda problem: ConfigFileError(key, line, problem)  # noqa: E731
-    if isinstance(kind, tuple):
-        if value not in kind:
-            raise fail(f"{value!r} is not one of {', '.join(kind)}")
-        return value
-    if kind == "argv":
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise fail('must be a list of arguments, e.g. ["gcc", "-O2", "{file}"] (no shell strings)')
-        for arg in value:
-            unknown = {p for p in _PLACEHOLDER.findall(arg)} - PLACEHOLDERS
-            if unknown:
-                raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {{file}}, {{threads}} or {{out}}")
-        return tuple(value)
-    if kind == "flag":
-        if not isinstance(value, bool):
-            raise fail(f"{value!r} must be true or false")
-        return value
-    if kind in ("count", "port"):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (kind == "port" and value > 65535):
-            raise fail(f"{value!r} must be a positive whole number")
-        return value
-    if kind in ("positive", "fraction"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or (kind == "fraction" and value > 1):
-            raise fail(f"{value!r} must be a number {'in (0, 1]' if kind == 'fraction' else 'above 0'}")
-        return float(value)
-    if kind == "remote_path":
-        if not isinstance(value, str) or not remote_path_ok(value):
-            raise fail(f"{str(value)[:60]!r} must be an absolute or ~/ folder of letters, digits and _./~- "
-                       "without '..'")
-        return value
-    if kind == "runs_on":  # each label reaches a workflow input: plain names only
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and _NAME.fullmatch(v) for v in value):
-            raise fail("must list runner labels of letters, digits and _.-, e.g. [\"self-hosted\", \"cuda\"]")
-        return tuple(value)
-    patterns = {"name": _NAME, "host": _HOST, "user": _USER, "workflow": _WORKFLOW}
-    if kind in patterns:
-        if not isinstance(value, str) or not patterns[kind].fullmatch(value):
-            raise fail(f"{str(value)[:60]!r} is not a valid {kind}")
-        return value
-    if kind == "labels":
-        if not isinstance(value, list) or not all(v in ("c", "metal", "cuda") for v in value) or not value:
-            raise fail('must list backends among "c", "metal", "cuda"')
-        return tuple(value)
-    raise AssertionError(kind)
 
 
 def _suite(values: dict | None, lines: list[str]) -> Suite | None:
@@ -284,17 +195,3 @@ def _runner(table: dict, lines: list[str]) -> Runner:
     if values["kind"] == "actions" and "runs_on" not in values:
         values["runs_on"] = ("self-hosted", *values["labels"])
     return Runner(**values)
-
-
-def remote_path_ok(value: str) -> bool:
-    return bool(REMOTE_PATH_RE.fullmatch(value)) and ".." not in value.split("/")
-
-
-def _line_of(lines: list[str], key: str) -> int:
-    pattern = re.compile(rf"^\s*(\[\[?\s*{re.escape(key)}\s*\]\]?|{re.escape(key)}\s*=)")
-    return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)
-
-
-def _suggest(key: str, known) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"

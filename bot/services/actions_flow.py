@@ -16,6 +16,7 @@ from bot.adapters.runners.actions import (MAX_ZIP_BYTES, ArtifactError, artifact
 from bot.adapters.store import bench_store
 from bot.core.stats import SamplingPlan, decide_at_least
 from bot.errors import UserError
+from bot.services.bench_inputs import read_config, read_record, with_options
 from bot.services.verify import ERROR, MISMATCH, Outcome, Side
 
 log = logging.getLogger("perfbot.actions")
@@ -81,8 +82,6 @@ class ActionsFlow:
 
     def complete(self, run_id: int, repo: GitRepository, tracker, workflow_run: WorkflowRun) -> dict | None:
         """The workflow run of bench run `run_id` completed: its samples decide, or its failure is the error."""
-        from bot.services.bench_flow import read_config, read_record, with_options
-
         run = bench_store.get_run(self.bench.db, run_id)
         actions_options = (run or {}).get("options", {}).get("actions")
         if run is None or run["status"] == bench_store.DONE or not actions_options:

@@ -6,7 +6,6 @@ visible queued run rather than lost work, and a redelivered job finds its run do
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -19,16 +18,16 @@ from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
 from bot.core import bench_view
 from bot.core.issue_view import comment_marker
-from bot.core.parse import parse
-from bot.core.records import REPORT_DIR, PerfIssue
-from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
+from bot.core.records import PerfIssue
+from bot.core.repo_config import RepoConfig
 from bot.errors import TransientError, UserError
+from bot.services.actions_flow import ActionsFlow
+from bot.services.bench_inputs import FIX, REPRODUCE, read_config, read_record, with_options
 from bot.services.verify import Outcome, verify
 
 log = logging.getLogger("perfbot.bench")
-FIX, REPRODUCE = "fix", "reproduce"
-COMMENT_EVERY_SECONDS = 10.0
-REPRODUCTION_ICONS = {"reproduced": "✅", "not reproduced": "❗", "inconclusive": "❔", "mismatch": "❌", "error": "⚠️"}  # a live comment, not a flood of edits: GitHub paces writes
+COMMENT_EVERY_SECONDS = 10.0  # a live comment, not a flood of edits: GitHub paces writes
+REPRODUCTION_ICONS = {"reproduced": "✅", "not reproduced": "❗", "inconclusive": "❔", "mismatch": "❌", "error": "⚠️"}
 
 
 @dataclass(frozen=True)
@@ -43,26 +42,6 @@ def status_context(slug: str, purpose: str = FIX) -> str:
     return f"perfbot/verify {slug}" if purpose == FIX else f"perfbot/reproduce {slug}"
 
 
-def read_config(repo: GitRepository, sha: str) -> RepoConfig:
-    """`.perfbot.toml` of the default branch: a PR must not choose its own bench hosts or thresholds."""
-    text = (repo.read_file(sha, ".perfbot.toml") or b"").decode("utf-8", "replace")
-    try:
-        return parse_repo_config(text)
-    except ConfigFileError as exc:
-        raise UserError(f"cannot verify: {exc}") from None
-
-
-def read_record(repo: GitRepository, slug: str, *shas: str) -> PerfIssue:
-    path = f"{REPORT_DIR}/{slug}.md"
-    for sha in shas:
-        data = repo.read_file(sha, path)
-        if data is not None:
-            record = parse(path, data).record
-            if record is not None:
-                return record
-    raise UserError(f"cannot verify {slug}: {path} is not on the default branch or the head")
-
-
 class Cancelled(Exception):
     """Someone asked to stop this run (`/perf cancel`); raised between two samples."""
 
@@ -74,7 +53,6 @@ class BenchFlow:
         self.comment_every = comment_every
         # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
         self.listeners: list[Callable[[dict, object], None]] = []
-        from bot.services.actions_flow import ActionsFlow  # it finishes runs through this flow
 
         self.actions = ActionsFlow(self)
 
@@ -176,14 +154,6 @@ class BenchFlow:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
         for listener in self.listeners:
             listener(run, tracker)
-
-
-def with_options(config: RepoConfig, options: dict) -> RepoConfig:
-    """A command's samples=N caps the plan (and lowers its minimum to match)."""
-    samples = options.get("samples")
-    if not samples:
-        return config
-    return dataclasses.replace(config, max_samples=samples, min_samples=min(config.min_samples, samples))
 
 
 def reproduction(verdict: str, measured: bool) -> str:

@@ -18,7 +18,7 @@ from bot.core.commands import attach, cancel, close, detach, dup, merge, not_dup
 from bot.core.fixes import slugs_fixed
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
-from bot.services.bench_flow import FIX, REPRODUCE
+from bot.services.bench_inputs import FIX, REPRODUCE
 from bot.services.dedup_flow import propose_person_merge
 from bot.services.fix_flow import PullInfo
 

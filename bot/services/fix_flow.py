@@ -20,7 +20,7 @@ from bot.core.fixes import slugs_fixed, token_delta
 from bot.core.refnames import branch_name_problem
 from bot.core.repo_config import RepoConfig
 from bot.errors import UserError
-from bot.services.bench_flow import FIX, REPRODUCE, read_config
+from bot.services.bench_inputs import FIX, REPRODUCE, read_config
 
 log = logging.getLogger("perfbot.fixes")
 Enqueue = Callable[[NewDelivery], bool]
