@@ -256,3 +256,6 @@ def test_make_runner_builds_each_kind():
     assert isinstance(make_runner(local, Path("/r"), Path("/cache"), config, None), LocalRunner)
     with pytest.raises(UserError, match="no ssh settings"):
         make_runner(remote, Path("/r"), Path("/cache"), config, None)
+    actions = parse_repo_config('[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n').runners[0]
+    with pytest.raises(UserError, match="runs on GitHub Actions.*/perf verify runner=gpu"):
+        make_runner(actions, Path("/r"), Path("/cache"), config, None)

@@ -22,4 +22,9 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
         return SshRunner(runner_conf.name, runner_conf.host or "", options=ssh, repo_path=repo_path,
                          user=runner_conf.user, port=runner_conf.port, path=runner_conf.path, build=config.build,
                          memory_mb=config.memory_mb)
+    if runner_conf.kind == "actions":
+        # A workflow run finishes minutes later through a webhook: only the service can wait for that.
+        raise UserError(f"runner {runner_conf.name} runs on GitHub Actions, which the service dispatches and hears "
+                        "back from: ask on the pull request (`/perf verify runner=" + runner_conf.name + "`), or pass "
+                        "--runner with a local or ssh runner")
     raise UserError(f"runner {runner_conf.name}: unknown kind {runner_conf.kind!r}")
