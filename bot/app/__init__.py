@@ -1,4 +1,4 @@
-"""The Flask application factory: blueprints for the webhook, health, metrics and dashboard; no configuration at import."""
+"""The Flask application factory: blueprints for the webhook, health, metrics and dashboard; no config at import."""
 from __future__ import annotations
 
 from flask import Flask, jsonify
