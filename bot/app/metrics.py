@@ -7,9 +7,8 @@ import sys
 from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from sqlalchemy import func, select
 
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, Delivery, ReportAudit
+from bot.adapters.store import metrics_queries as store_metrics
 
 metrics_blueprint = Blueprint("metrics", __name__)
 log = logging.getLogger("perfbot.metrics")
@@ -66,10 +65,7 @@ class _StoreCollector:
     def _jobs(self):
         gauge = GaugeMetricFamily("perfbot_jobs", "Stored deliveries by kind (webhook or perfbot's own), event "
                                                   "and status", labels=["kind", "event", "status"])
-        with self.db.session() as session:
-            rows = session.execute(select(Delivery.event, Delivery.status, func.count())
-                                   .group_by(Delivery.event, Delivery.status)).all()
-        for event, status, count in sorted(rows):
+        for event, status, count in store_metrics.jobs_by_status(self.db):
             gauge.add_metric([job_kind(event), event, status], count)
         yield gauge
 
@@ -77,17 +73,9 @@ class _StoreCollector:
         family = CounterMetricFamily("perfbot_llm_tokens", "LLM tokens the reviewer used, by source (dedup "
                                                            "verdicts, report audits) and kind",
                                      labels=["source", "kind"])
-        totals: dict[tuple[str, str], int] = {}
-        with self.db.session() as session:
-            for source, column in (("dedup", DedupVerdict.usage), ("audit", ReportAudit.usage)):
-                for kind in TOKEN_KINDS.values():
-                    totals[(source, kind)] = 0
-                for usage in session.scalars(select(column)):
-                    for key, value in (usage or {}).items():
-                        if key in TOKEN_KINDS:
-                            totals[(source, TOKEN_KINDS[key])] += int(value or 0)
-        for (source, kind), total in sorted(totals.items()):
-            family.add_metric([source, kind], total)
+        totals = store_metrics.token_usage(self.db, tuple(TOKEN_KINDS))
+        for (source, key), total in sorted(totals.items(), key=lambda item: (item[0][0], TOKEN_KINDS[item[0][1]])):
+            family.add_metric([source, TOKEN_KINDS[key]], total)
         yield family
 
     def _bench(self):
@@ -97,21 +85,11 @@ class _StoreCollector:
         runs = CounterMetricFamily("perfbot_bench_runs", "Finished bench runs by runner and verdict",
                                    labels=["runner", "verdict"])
         active = GaugeMetricFamily("perfbot_bench_runs_active", "Bench runs queued or running", labels=["status"])
-        sums: dict[tuple[str, str], list] = {}
-        with self.db.session() as session:
-            finished = session.execute(select(BenchRun.runner, BenchRun.verdict, BenchRun.started_at,
-                                              BenchRun.finished_at).where(BenchRun.finished_at.is_not(None))).all()
-            waiting = session.execute(select(BenchRun.status, func.count()).where(BenchRun.status != "done")
-                                      .group_by(BenchRun.status)).all()
-        for runner, verdict, started, ended in finished:
-            entry = sums.setdefault((runner or "-", verdict or "-"), [0.0, 0])
-            # A run finished without starting (cancelled while queued) spent no bench time.
-            entry[0] += max((ended - started).total_seconds(), 0.0) if started is not None else 0.0
-            entry[1] += 1
+        sums, waiting = store_metrics.bench_time(self.db)
         for labels, (total, count) in sorted(sums.items()):
             seconds.add_metric(list(labels), total)
             runs.add_metric(list(labels), count)
-        for status, count in sorted(waiting):
+        for status, count in waiting:
             active.add_metric([status], count)
         yield seconds
         yield runs

@@ -1,0 +1,43 @@
+"""What /metrics reads from the store at scrape time: jobs by event and status, LLM token use, bench time."""
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.service_models import BenchRun, DedupVerdict, Delivery, ReportAudit
+
+
+def jobs_by_status(db: Database) -> list[tuple[str, str, int]]:
+    """(event, status, count) of every stored delivery."""
+    with db.session() as session:
+        rows = session.execute(select(Delivery.event, Delivery.status, func.count())
+                               .group_by(Delivery.event, Delivery.status)).all()
+    return sorted((event, status, count) for event, status, count in rows)
+
+
+def token_usage(db: Database, keys: tuple[str, ...]) -> dict[tuple[str, str], int]:
+    """(source, usage key) -> tokens summed over the reviewer's dedup verdicts and report audits."""
+    totals = {(source, key): 0 for source in ("dedup", "audit") for key in keys}
+    with db.session() as session:
+        for source, column in (("dedup", DedupVerdict.usage), ("audit", ReportAudit.usage)):
+            for usage in session.scalars(select(column)):
+                for key, value in (usage or {}).items():
+                    if key in keys:
+                        totals[(source, key)] += int(value or 0)
+    return totals
+
+
+def bench_time(db: Database) -> tuple[dict[tuple[str, str], tuple[float, int]], list[tuple[str, int]]]:
+    """(runner, verdict) -> (seconds measured, finished runs), and (status, count) of unfinished runs."""
+    sums: dict[tuple[str, str], list] = {}
+    with db.session() as session:
+        finished = session.execute(select(BenchRun.runner, BenchRun.verdict, BenchRun.started_at,
+                                          BenchRun.finished_at).where(BenchRun.finished_at.is_not(None))).all()
+        waiting = session.execute(select(BenchRun.status, func.count()).where(BenchRun.status != "done")
+                                  .group_by(BenchRun.status)).all()
+    for runner, verdict, started, ended in finished:
+        entry = sums.setdefault((runner or "-", verdict or "-"), [0.0, 0])
+        # A run finished without starting (cancelled while queued) spent no bench time.
+        entry[0] += max((ended - started).total_seconds(), 0.0) if started is not None else 0.0
+        entry[1] += 1
+    return {labels: (total, count) for labels, (total, count) in sums.items()}, sorted(waiting)
