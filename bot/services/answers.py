@@ -2,12 +2,9 @@
 the bench runs a command queued go on, so the person who asked watches one place."""
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from bot.adapters.store import answer_store, bench_store
-from bot.adapters.store.fix_store import fixes_for
+from bot.adapters.store.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
-from bot.adapters.store.models import Record, Repo
 from bot.adapters.templates import render
 from bot.core import bench_view
 
@@ -61,11 +58,10 @@ class Answers:
         self.publish(where["id"], tracker)
 
     def status_line(self, repo_key: str, slug: str) -> str:
-        with self.db.session() as session:
-            record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
-            if record is None:
-                return f"`{slug}`: no such report here"
-            state, verdict, reproduced = record.state, record.verdict, record.reproduced
+        standing = record_standing(self.db, repo_key, slug)
+        if standing is None:
+            return f"`{slug}`: no such report here"
+        state, verdict, reproduced = standing
         runs = bench_store.runs_for(self.db, slug, limit=1, repo_key=repo_key)
         last = f"; last bench run {runs[0]['id']}: {runs[0]['verdict'] or runs[0]['status']}" if runs else ""
         fixes = ", ".join(f"`{f.branch}` ({f.state})" for f in fixes_for(self.db, repo_key, slug)) or "none"

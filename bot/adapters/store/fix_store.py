@@ -116,6 +116,14 @@ def open_records(db: Database, repo_key: str) -> dict[str, OpenRecord]:
     return {row[0]: OpenRecord(*row) for row in rows}
 
 
+def record_standing(db: Database, repo_key: str, slug: str) -> tuple[str, str | None, str | None] | None:
+    """(state, verdict, reproduced) of a record in any state, or None when there is no such record."""
+    with db.session() as session:
+        row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
+                              .where(Repo.key == repo_key, Record.slug == slug)).first()
+        return tuple(row) if row else None
+
+
 def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None,
             pr_number: int | None = None) -> bool:
     with db.session() as session:
