@@ -211,3 +211,10 @@ def test_a_separate_worker_serves_its_own_metrics(git_repo, tmp_path):
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=20)[0].decode()
     assert process.returncode == 0, output
+
+
+def test_a_bad_metrics_address_is_named_before_the_worker_starts(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    result = CliRunner().invoke(main, ["worker", "--metrics-bind", "nope"])
+    assert result.exit_code == 2 and "--metrics-bind 'nope' is not HOST:PORT, e.g. 0.0.0.0:9101" in result.output
+    assert not (tmp_path / "instance" / "perfbot.sqlite3").exists()  # nothing was started or migrated

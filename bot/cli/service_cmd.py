@@ -87,17 +87,22 @@ def worker_command(workers: int, metrics_bind: str | None, db_url: str | None) -
     from bot.app.runtime import Runtime
     from bot.config import ConfigError, parse_bind
 
+    metrics_address = None
+    if metrics_bind:  # checked before anything starts: a typo must not leave a migrated store and no metrics
+        try:
+            metrics_address = parse_bind(metrics_bind)
+        except ConfigError:
+            raise click.UsageError(f"--metrics-bind {metrics_bind!r} is not HOST:PORT, e.g. 0.0.0.0:9101") from None
     settings = _settings(db_url, None)
     _logging(settings)
     runtime = Runtime(settings, workers=workers)
-    if metrics_bind:
+    if metrics_address:
         # The web process cannot see this process's counters: a split deployment scrapes each worker too.
         try:
-            host, port = parse_bind(metrics_bind)
-            start_http_server(port, addr=host, registry=runtime.metrics.registry)
-        except (ConfigError, OSError) as exc:
+            start_http_server(metrics_address[1], addr=metrics_address[0], registry=runtime.metrics.registry)
+        except OSError as exc:
             runtime.stop()
-            raise click.UsageError(f"--metrics-bind {metrics_bind}: {exc}") from None
+            raise click.ClickException(f"cannot serve metrics on {metrics_bind}: {exc.strerror}") from None
     _stop_on_sigterm()
     runtime.start_background()
     click.echo(f"perfbot worker running ({workers} thread(s)); store {runtime.db.safe_url}", err=True)
