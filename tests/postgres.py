@@ -5,10 +5,10 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from tests.servers import free_port
 
 
 def _binary(name: str) -> str:
@@ -16,12 +16,6 @@ def _binary(name: str) -> str:
     if not found:
         raise RuntimeError(f"{name} not found: run ./test.sh, which installs PostgreSQL, or install the 'postgresql' package")
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class PostgresServer:
@@ -33,7 +27,7 @@ class PostgresServer:
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="perfbot-pg-"))
         self.data = self.root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.user = "perfbot"
         self._as_user: list[str] = []
         if os.geteuid() == 0:

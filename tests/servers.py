@@ -1,11 +1,19 @@
 """Serving a WSGI app on a real loopback socket in a background thread, for tests that speak HTTP."""
 from __future__ import annotations
 
+import socket
 import threading
 from contextlib import contextmanager
 from typing import Iterator
 
 from werkzeug.serving import WSGIRequestHandler, make_server
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @contextmanager

@@ -11,14 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.servers import free_port
 
 SSHD = "/usr/sbin/sshd"  # sshd re-executes itself, so it must be started by its absolute path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def keygen(path: Path) -> None:

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,15 +28,10 @@ from bot.cli.manifest_cmd import AUTOMATIC_EVENTS, EVENTS, PERMISSIONS, manifest
 from bot.config import PROJECT_ROOT, ConfigError
 from tests.npm_fixtures import webhook_examples
 from tests.webhooks import post_delivery
+from tests.servers import free_port
 
 DEPLOY = PROJECT_ROOT / "deploy"
 SECRET, TOKEN, DASHBOARD = "deploy-test-webhook-secret", "ghp_" + "Dq7" * 12, "deploy-test-dashboard"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -145,11 +145,9 @@ def test_github_requests_are_every_http_exchange_including_retries_and_token_min
 
 
 def test_a_github_request_that_gets_no_answer_counts_as_an_error(tmp_path):
-    import socket
+    from tests.servers import free_port
 
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nothing listens on
     settings = Settings(instance_dir=tmp_path, database_url="sqlite://", github_api_url=f"http://127.0.0.1:{port}",
                         github_token="t", github_request_interval=0, github_write_interval=0)
     clients = GitHubClients(settings)

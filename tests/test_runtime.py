@@ -191,7 +191,7 @@ def test_every_line_a_delivery_logs_carries_its_delivery_id(git_repo, db_url, tm
 def test_a_separate_worker_serves_its_own_metrics(git_repo, tmp_path):
     import urllib.request
 
-    from tests.sshd import free_port
+    from tests.servers import free_port
 
     database_url = f"sqlite:///{tmp_path / 'perfbot.sqlite3'}"
     port = free_port()

@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,16 +19,11 @@ from tests.gitrepo import RepoBuilder
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report
 from tests.webhooks import post_delivery
+from tests.servers import free_port
 
 REPO = "team/runtime"
 SECRET = "process-test-secret"
 PERFBOT = Path(sys.executable).with_name("perfbot")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Service:

@@ -24,7 +24,7 @@ from bot.core.repo_config import parse_repo_config
 from bot.errors import TransientError, UserError
 from bot.services.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
-from tests.sshd import free_port, keygen, sshd  # noqa: F401  (sshd: the session's server fixture)
+XX
 
 
 def _runner(server, folder: str, *, repo_path: Path | None = None, known_hosts: Path | None = None,
