@@ -64,6 +64,6 @@ class Answers:
         state, verdict, reproduced = standing
         runs = bench_store.runs_for(self.db, slug, limit=1, repo_key=repo_key)
         last = f"; last bench run {runs[0]['id']}: {runs[0]['verdict'] or runs[0]['status']}" if runs else ""
-        fixes = ", ".join(f"`{f.branch}` ({f.state})" for f in fixes_for(self.db, repo_key, slug)) or "none"
+        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, repo_key, slug)) or "none"
         return (f"`{slug}`: {state}; verified {verdict or '-'}; claim {reproduced or 'not measured'}; "
                 f"fixes {fixes}{last}")

@@ -17,6 +17,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
 from bot.core import bench_view
+from bot.core.bench_view import code_span
 from bot.core.issue_view import comment_marker
 from bot.core.records import FIXED_DIR, REPORT_DIR
 from bot.services.dedup_flow import BOT_AUTHOR
@@ -36,7 +37,7 @@ def close_if_verified(db: Database, repo: GitRepository, tracker, publish: Calla
                       delivery_id: str | None = None) -> Closed:
     run = bench_store.passing_run(db, full_name, fix.slug, merged_head)
     number = issue_numbers(db, full_name).get(fix.slug)
-    where = f"#{pr_number}" if pr_number else f"branch `{fix.branch}`"
+    where = f"#{pr_number}" if pr_number else f"branch {code_span(fix.branch)}"  # git allows backticks in names
     if run is None:
         if number is not None:
             marker = comment_marker("unverified-merge", fix.slug)

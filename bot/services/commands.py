@@ -15,6 +15,7 @@ from bot.adapters.store.dedup_store import remember_not_duplicate
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.core import commands as grammar
 from bot.core.commands import attach, cancel, close, detach, dup, merge, not_dup, reopen, status, verify
+from bot.core.bench_view import code_span
 from bot.core.fixes import slugs_fixed
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
@@ -183,7 +184,7 @@ class CommandFlow:
         fix = self._attach_pull(where, pull, command.slug)
         self.services.mirror(where.full_name, where.installation_id, {command.slug})
         delta = f", {fix.token_delta:+d} tokens" if fix.token_delta is not None else ""
-        return (f"attached `{fix.branch}` as a fix of `{command.slug}` (+{fix.additions} -{fix.deletions} in "
+        return (f"attached {code_span(fix.branch)} as a fix of `{command.slug}` (+{fix.additions} -{fix.deletions} in "
                 f"{fix.changed_files} file(s){delta}); `/perf verify {command.slug}` measures it")
 
     def _detach(self, command: detach.Detach, where: Where, tracker) -> str:
@@ -191,10 +192,10 @@ class CommandFlow:
         fix = next((f for f in fix_store.fixes_for(self.db, where.full_name, command.slug)
                     if f.branch == pull.head_ref and f.state != fix_store.DETACHED), None)
         if fix is None:
-            raise UserError(f"`{pull.head_ref}` is not attached to `{command.slug}`")
+            raise UserError(f"{code_span(pull.head_ref)} is not attached to `{command.slug}`")
         fix_store.set_state(self.db, fix.id, fix_store.DETACHED)
         self.services.mirror(where.full_name, where.installation_id, {command.slug})
-        return f"detached `{pull.head_ref}` from `{command.slug}`; only `/perf attach` attaches it again"
+        return f"detached {code_span(pull.head_ref)} from `{command.slug}`; only `/perf attach` attaches it again"
 
     def _attach_pull(self, where: Where, pull: PullInfo, slug: str) -> fix_store.FixRow:
         with self.services.source.open(where.full_name, where.installation_id) as repo:
