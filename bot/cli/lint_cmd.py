@@ -8,6 +8,7 @@ import click
 
 from bot.adapters.store.engine import Database
 from bot.cli.common import db_option, reports_errors, settings_for
+from bot.core.records import Severity
 from bot.services.lint_reports import UnreadableReport, history_slugs, lint_files
 
 
@@ -39,7 +40,9 @@ def render_text(findings: list, n_files: int) -> str:
         lines.append(f"{f.file}:{f.line}: {f.severity.value} [{f.rule}] {f.message}")
         lines.append(f"    fix: {f.remedy}")
     errors = sum(1 for f in findings if f.is_error)
-    lines.append(f"{n_files} file(s) checked: {errors} error(s), {len(findings) - errors} warning(s)")
+    notes = sum(1 for f in findings if f.severity is Severity.NOTE)
+    lines.append(f"{n_files} file(s) checked: {errors} error(s), {len(findings) - errors - notes} warning(s)"
+                 + (f", {notes} note(s)" if notes else ""))
     return "\n".join(lines)
 
 
