@@ -181,7 +181,8 @@ def test_a_draft_anywhere_lints_with_a_note_on_where_it_must_go():
     findings = Case(canonical_report(), path="docs/perf_example.md").findings()
     assert [(f.rule, f.severity) for f in findings] == [("draft-location", Severity.NOTE)]
     note = findings[0]
-    assert "'docs/perf_example.md'" in note.message and note.remedy.endswith("devs/issues/perf_example.md and commit it there")
+    assert "'docs/perf_example.md'" in note.message
+    assert note.remedy.endswith("devs/issues/perf_example.md and commit it there")
 
 
 def test_a_gpu_slower_than_one_cpu_thread_gets_a_ratio_that_says_what_it_means():

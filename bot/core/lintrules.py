@@ -131,11 +131,13 @@ def context_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem
 
 
 def repro_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    """The program is what counts: a report whose code sits under no heading still has its reproduction."""
     section = record.section("reproduction")
-    if section is None:
-        yield Problem(_body_line(record), "no reproduction section",
+    if section is None and not record.blocks("language"):
+        yield Problem(_body_line(record), f"no reproduction: no section and no code block in the language"
+                                          f"{_tags_seen(record)}",
                       f"add `## Reproduction` with one {_LANGUAGE_FENCE} block and its 1-to-1 ```c translation")
-    elif not record.blocks("language"):
+    elif section is not None and not record.blocks("language"):
         yield Problem(section.line, f"no code block in the language{_tags_seen(record)}",
                       f"put the program in a fence tagged `{LANGUAGE_TAGS[0]}` ({_LANGUAGE_FENCE} ... ```) "
                       f"under '{shown(section.heading)}'")

@@ -37,7 +37,7 @@ class Phrasing:
     pattern: re.Pattern
     example: str
     reads: dict
-    applies: Callable[[str], bool] = lambda text: True
+    applies: Callable[[str, re.Match], bool] = lambda text, match: True
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -45,11 +45,25 @@ def _p(pattern: str) -> re.Pattern:
 
 
 _NO_C = re.compile(r"\bC\b")
+_C_RUN = re.compile(r"(?i)\bC\b(?! backend)|pthreads?|\bgcc\b|\bclang\b|openmp")
 
+
+def _c_before(text: str, match: re.Match) -> bool:
+    """A speedup whose clause names C ("C with 8 pthreads gets 6.1x at T8") is C's, not the language's."""
+    clause = re.split(r"[.;:,(]\s", text[max(0, match.start() - 60):match.start()])[-1]
+    return _C_RUN.search(clause) is not None
+
+
+_QUOTIENT = r"(?P<num>\d{1,9}(?:[.,]\d{1,9})?)\s*[/\u00f7]\s*(?P<den>\d{1,9}(?:[.,]\d{1,9})?)"
 
 PHRASINGS: tuple[Phrasing, ...] = (
+    # "ratio 12 / 4.0 = 3.0", "ratio = 8 / 3.8": the quotient's result, never its numerator.
+    Phrasing("ratio-quotient", "stated_ratio",
+             _p(rf"(?i:\bratio\b)(?:\s+(?:is|of))?[\s*_:=]{{0,6}}(?:(?i:ideal\s*/\s*achieved|N\s*/\s*speedup)\s*=\s*)?"
+                rf"{_QUOTIENT}(?:{_TIMES})?(?:\s*[=\u2248]\s*{NUM})?"),
+             "ratio 12 / 4.0 = 3.0", {"value": 3.0}),
     Phrasing("ratio-label", "stated_ratio", _p(rf"(?i:\bratio\b)(?!\s+(?:of|between)\s+\D){_LEAD}{_APPROX}{NUM}"
-                                              rf"(?:{_TIMES})?{_END}"),
+                                              rf"(?:{_TIMES})?{_END}(?!\s*[/\u00f7]\s*\d)"),
              "**Ratio:** 12.3x", {"value": 12.3}),
     Phrasing("c-faster", "seq_ratio", _p(rf"\bC\b[^.\n]{{0,60}}?{_APPROX}{NUM}{_TIMES}\s*(?i:faster|quicker)"),
              "The C translation (gcc -O2) is ~9.8x faster.", {"value": 9.8}),
@@ -75,9 +89,13 @@ PHRASINGS: tuple[Phrasing, ...] = (
                 rf"(?:[^.\n\d]{{0,30}}?{_ON}{_AT_THREADS})?"),
              "1.9x speedup with 8 threads", {"value": 1.9, "threads": 8}),
     Phrasing("x-at-threads", "speedup",
-             _p(rf"{_APPROX}{NUM}{_TIMES}(?:\s*(?i:faster|speed-?up|over T1|over one thread|vs\.? T1))?\s*{_ON}"
+             _p(rf"{_APPROX}{NUM}{_TIMES}(?:\s*(?i:speed-?up|over T1|over one thread|vs\.? T1))?\s*{_ON}"
                 rf"{_AT_THREADS}"),
-             "It reaches only 3.8× at T8.", {"value": 3.8, "threads": 8}, lambda text: not _NO_C.search(text)),
+         "It reaches only 3.8× at T8.", {"value": 3.8, "threads": 8}, lambda text, match: not _c_before(text, match)),
+    Phrasing("x-faster-at-threads", "speedup",
+             _p(rf"{_APPROX}{NUM}{_TIMES}\s*(?i:faster)\s*{_ON}{_AT_THREADS}"),
+             "It is only 4x faster on 32 threads.", {"value": 4.0, "threads": 32},
+             lambda text, match: not _NO_C.search(text)),
     Phrasing("threads-give", "speedup",
              _p(rf"{_AT_THREADS}\s*(?i:give|gives|reach|reaches|get|gets|yield|yields|only give|only reach)\s+"
                 rf"(?:(?i:a|an|only|just)\s+)?{_APPROX}{NUM}{_TIMES}"),
@@ -90,8 +108,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing("t-flag", "threads", _p(rf"(?<![\w-])(?:-{{0,2}}T\s?|(?i:--threads[= ])){_COUNT}\b"),
              "run with -T16", {"threads": 16}),
     Phrasing("thread-time", "thread_time",
-             _p(rf"(?:(?<![\w-])-?T\s?{_COUNT}|{_count('threads_a')}\s*(?i:threads?|tomes?)|(?i:one thread))[\s*_:=(]{{0,4}}"
-                rf"(?:(?i:takes?|took|in|runs? in|at)\s+)?{_UNIT_TIME}"),
+             _p(rf"(?:(?<![\w-])-?T\s?{_COUNT}|{_count('threads_a')}\s*(?i:threads?|tomes?)|(?i:one thread))"
+                rf"[\s*_:=(]{{0,4}}(?:(?i:takes?|took|in|runs? in|at)\s+)?{_UNIT_TIME}"),
              "T1 0.214 s, T10 0.031 s", {"threads": 1, "seconds": 0.214}),
     Phrasing("track-label", "track", _p(r"(?i:\btrack\b)[\s*_]*[:=][\s*_`]*(?P<track>(?i:seq|par))\b"),
              "Track: par", {"track": "par"}),
@@ -121,9 +139,9 @@ def hits_in(text: str, line: int) -> list[Hit]:
     """Every phrasing's matches in one paragraph, in table order, then by position."""
     found: list[Hit] = []
     for phrasing in PHRASINGS:
-        if not phrasing.applies(text):
-            continue
         for match in phrasing.pattern.finditer(text):
+            if not phrasing.applies(text, match):
+                continue
             hit = _hit(phrasing, match, line)
             if hit is not None:
                 found.append(hit)
@@ -135,11 +153,15 @@ def _hit(phrasing: Phrasing, match: re.Match, line: int) -> Hit | None:
     count = next((v for k, v in groups.items() if k.startswith("threads") and v is not None), None)
     threads = 1 if phrasing.states == "thread_time" and count is None else _int(count)
     value = _float(groups.get("value"))
+    if value is None and groups.get("num") is not None:
+        numerator, denominator = _float(groups["num"]), _float(groups["den"])
+        value = numerator / denominator if numerator and denominator else None
     seconds = None
     if groups.get("time") is not None:
         seconds = _float(groups["time"])
         seconds = seconds * _SECONDS[groups["unit"].lower()] if seconds is not None else None
-    if "value" in phrasing.pattern.groupindex and (value is None or value <= 0):
+    if ("value" in phrasing.pattern.groupindex or "num" in phrasing.pattern.groupindex) and (value is None
+                                                                                          or value <= 0):
         return None
     quote = " ".join(match.group(0).split()).strip(" *_:,.")
     return Hit(phrasing.id, phrasing.states, line, quote[:80], value, threads, seconds,

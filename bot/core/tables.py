@@ -65,6 +65,7 @@ def measurements_of(table: RawTable) -> tuple[Measurement, ...]:
         cells = [_MARKUP.sub("", c).strip() for c in raw_cells]
         label = _cell(cells, header.roles.get("label"))
         if header.thread_columns:
+            label = _cell(cells, 0)  # `| threads | 1 | 2 |`: the header's first cell names the row labels
             rows += _thread_column_runs(header, cells, label, line)
         elif header.impl_columns:
             rows += _impl_column_runs(header, cells, label, line)
