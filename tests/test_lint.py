@@ -189,7 +189,7 @@ def test_a_gpu_slower_than_one_cpu_thread_gets_a_ratio_that_says_what_it_means()
     record = parse(PATH, METAL_BEHIND_ONE_CPU_THREAD.encode()).record
     assert (record.track, record.backend, record.ratio) == ("par", "metal", 1.9)
     note = only(TRIGGERS["ratio-meaning"], "ratio-meaning")
-    assert "slower than one CPU thread" in note.message and "ratio 1.9 derived from line" in note.message
+    assert "slower than one CPU thread" in note.message and "ratio 1.9 derived from the table at line" in note.message
 
 
 def test_supersedes_unknown_suggests_close_slugs():

@@ -54,7 +54,7 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
             facts.settle_fact(name, getattr(byline, name), "byline")
 
     facts.settle_fact("track", prose.track)
-    facts.settle("track", _track_of_table(rows), table_line, "table", f"the table at line {table_line}")
+    facts.settle("track", _track_of_table(rows), table_line, "table")
     facts.settle_fact("track", prose.track_hint)
     track = facts.values.get("track")
 
@@ -66,7 +66,7 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
     backend = facts.values.get("backend")
     table = table_ratio(rows, track, facts.values.get("threads"), backend)
     if track == "par":
-        facts.settle("threads", table.threads, table_line, "table", table.evidence)
+        facts.settle("threads", table.threads, table_line, "table")
     elif track == "seq":
         facts.settle("threads", 1, 1, "default")
     if track != "par" or not has_front_matter:

@@ -41,7 +41,7 @@ def parse(path: str, data: bytes) -> ParseResult:
     title = _title_of(document, lines)
     spans = locate_sections([h for h in document.headings if h.index + 1 != (title.line if title else 0)],
                             list(document.labels), len(lines))
-    sections = tuple(_section(span, lines) for span in spans)
+    sections = tuple(_section(span, lines) for span in spans) + _implicit_context(spans, document, title)
     blocks = tuple(
         CodeBlock(b.lang, b.tag, b.code, b.index + 1, b.closed, _span_at(spans, b.index)) for b in document.blocks
     )
@@ -173,6 +173,20 @@ def _title_of(document: Scan, lines: list[str]) -> _Title | None:
     if line_text == first[1] and len(line_text) <= 100 and (first[0] >= len(lines) or not lines[first[0]].strip()):
         return _Title(line_text, first[0])
     return None
+
+
+def _implicit_context(spans: list[SectionSpan], document: Scan, title: _Title | None) -> tuple[Section, ...]:
+    """With no context heading, the prose between the title and the first section is the context, as in a
+    commit message's body (a byline alone is not)."""
+    if any(span.name == "context" for span in spans):
+        return ()
+    first_section = min((span.start + 1 for span in spans), default=10 ** 9)
+    paragraphs = [(n, t) for n, t in _paragraphs_under_title(document, title) if n < first_section]
+    byline = read_byline(paragraphs)
+    text = "\n\n".join(t for n, t in paragraphs if byline is None or n != byline.track.line).strip()
+    if not text:
+        return ()
+    return (Section("context", "", paragraphs[0][0], text),)
 
 
 def _paragraphs_under_title(document: Scan, title: _Title | None) -> list[tuple[int, str]]:

@@ -173,14 +173,16 @@ class PerfIssue:
         if value is None or source is None:
             return f"{name} unknown"
         how = dict(self.evidence).get(name, "")
-        verb = "stated" if source == "front-matter" else "default" if source == "default" else \
-            f"read from the {source}"
-        if source in ("prose", "table", "byline") and name in ("ratio", "threads"):
-            verb = "derived" if "/" in how else "read"
         text = f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
         if source == "default":
             return f"{text} (the default)"
-        return f"{text} {verb} from line {self.line_of(name)}" + (f": {how}" if how else "")
+        verb = "derived" if "/" in how and name in ("ratio", "threads") else "read"
+        line = self.line_of(name)
+        origin = {"front-matter": f"stated in the front matter on line {line}",
+                  "byline": f"read from the byline on line {line}",
+                  "agent": f"read by the agent reviewer from line {line}",
+                  "table": f"{verb} from the table at line {line}"}.get(source, f"{verb} from line {line}")
+        return f"{text} {origin}" + (f": {how}" if how else "")
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
