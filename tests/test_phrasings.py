@@ -86,3 +86,14 @@ def test_a_stated_ratio_matching_one_build_of_several_is_no_mismatch():
     facts = record(text)
     assert facts.ratio == 9.0 and facts.table_ratio == pytest.approx(6.67, abs=0.01)
     assert 9.0 in facts.table_candidates
+
+
+def test_a_gpu_thread_count_of_five_digits_is_a_thread_column():
+    table = "| threads | 1 | 1024 | 16384 |\n| --- | --- | --- | --- |\n| bend (CUDA), s | 150 | 1.40 | 0.62 |\n"
+    facts = record(f"# Scaling\n\nPAR · CUDA · rtx-box\n\n## Timing\n\n{table}")
+    assert (facts.backend, facts.threads, facts.ratio) == ("cuda", 16384, pytest.approx(67.7, abs=0.1))
+
+
+def test_the_c_runtime_named_in_prose_is_the_c_backend():
+    facts = record("---\ntrack: par\nthreads: 24\n---\n# Leaf sum\n\nThreadripper, C runtime, -T24 is 11x faster.\n")
+    assert facts.backend == "c" and facts.source_of("backend") == "prose"

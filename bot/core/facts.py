@@ -14,7 +14,7 @@ _BACKEND_WORDS = (
     ("cuda", re.compile(r"(?i:\bcuda\b|\bnvidia\b|\bgeforce\b|\brtx\s*\d)")),
 )
 _GPU = re.compile(r"(?i:\bgpus?\b)")
-_C_BACKEND = re.compile(r"(?i:\bbackend\b)[\s*_:=`]*C\b|\bC\s+(?i:backend)\b|(?i:\bcpu\b)")
+_C_BACKEND = re.compile(r"(?i:\bbackend\b)[\s*_:=`]*C\b|\bC\s+(?i:backend|runtime|threads)\b|(?i:\bcpu\b)")
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,7 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
         if own_unit is not None:
             units[index] = own_unit
         threads = threads_in(text) if index else None
-        if threads is not None or (index and re.fullmatch(r"\d{1,4}", text)):
+        if threads is not None or (index and re.fullmatch(r"\d{1,6}", text)):
             thread_columns[index] = threads if threads is not None else int(text)
             continue
         role = next((r for r, synonyms in _COLUMN_WORDS.items() if r not in roles and any(w in synonyms
