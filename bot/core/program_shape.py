@@ -9,9 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pygments.lexers import CLexer
-from pygments.token import Comment, Name, String
-
 C_LIBRARY = frozenset({"main", "printf", "puts", "malloc", "free", "calloc", "realloc", "memcpy", "memset",
                        "strlen", "abort", "exit", "fprintf", "putchar", "assert", "atoi", "atol", "strtol",
                        "strtoul", "clock_gettime", "pthread_create", "pthread_join", "sizeof"})
@@ -20,6 +17,11 @@ _DEFINITION = re.compile(
     r"(?:def|fn|func|function)\s+(?P<named>[A-Za-z_][\w./]*)\s*(?P<params>\([^)\n]*\))?"
     r"|@(?P<at>[A-Za-z_][\w./]*)\s*(?P<at_params>\([^)\n]*\))?\s*(?::[^=\n]*)?="
     r")", re.MULTILINE)
+_C_NOISE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|^[ \t]*#[^\n]*",
+                      re.DOTALL | re.MULTILINE)
+_C_TOKEN = re.compile(r"[{}]|\b([A-Za-z_]\w*)\s*\(")
+_C_KEYWORDS = frozenset({"if", "while", "for", "switch", "return", "sizeof", "do", "else", "case", "defined",
+                         "_Alignof", "alignof", "__attribute__", "typeof", "__typeof__"})
 _COMMENT = re.compile(r"//[^\n]*|(?<![^\s])#(?=\s|$)[^\n]*")  # `# note`, but `#Nil` is an HVM constructor
 _IMPLICIT_RECURSION = re.compile(r"^\s*(?:fold|bend)\s+[\w.]+(?:\s*=\s*[^:\n]+)?\s*(?:with\s+[^:\n]+)?:",
                                  re.MULTILINE)
@@ -65,44 +67,49 @@ def language_shape(code: str) -> Shape:
 
 
 def c_shape(code: str) -> Shape:
-    tokens = [(kind, value) for kind, value in CLexer().get_tokens(code)
-              if value.strip() and kind not in Comment and kind not in String and not value.startswith("#")]
+    """Functions of a C translation: a name, its parameter list and a body at file level; calls inside bodies.
+
+    A scan over the code with comments, strings and preprocessor lines blanked, not a full lexer: the audit runs
+    on every report of every sync, and this is what it needs to know.
+    """
+    text = _C_NOISE.sub(lambda m: " " * len(m.group(0)) if "\n" not in m.group(0) else "\n" * m.group(0).count("\n"),
+                        code)
     names: list[str] = []
     constants: set[str] = set()
     calls: dict[str, set[str]] = {}
-    current = None
-    depth = 0
-    for i, (kind, value) in enumerate(tokens):
-        following = tokens[i + 1][1] if i + 1 < len(tokens) else ""
-        if value == "{":
+    current, depth = None, 0
+    for match in _C_TOKEN.finditer(text):
+        token = match.group(0)
+        if token == "{":
             depth += 1
-        elif value == "}":
+        elif token == "}":
             depth = max(0, depth - 1)
-        elif kind in Name and following == "(":
-            if kind in Name.Function and depth == 0 and _is_definition(tokens, i):
-                current = value
-                names.append(value)
-                calls.setdefault(value, set())
-                if [v for _, v in tokens[i + 2:i + 4]] in ([")", "{"], ["void", ")"]):
-                    constants.add(value)
-            elif current is not None and depth > 0:
-                calls[current].add(value)
+        elif match.group(1) not in _C_KEYWORDS:
+            name = match.group(1)
+            if depth == 0:
+                close = _closing_paren(text, match.end() - 1)
+                if close is not None and text[close + 1:].lstrip()[:1] == "{":
+                    current = name
+                    names.append(name)
+                    calls.setdefault(name, set())
+                    if text[match.end():close].strip() in ("", "void"):
+                        constants.add(name)
+            elif current is not None:
+                calls[current].add(name)
     return _shape(names, calls, constants, False)
 
 
-def _is_definition(tokens: list, index: int) -> bool:
-    """A function name followed by its parameter list and a body, not a prototype ending in `;`."""
+def _closing_paren(text: str, opening: int) -> int | None:
     depth = 0
-    for _, value in tokens[index + 1:]:
-        if value == "(":
+    for index in range(opening, min(len(text), opening + 2000)):
+        char = text[index]
+        if char == "(":
             depth += 1
-        elif value == ")":
+        elif char == ")":
             depth -= 1
             if depth == 0:
-                continue
-        elif depth == 0:
-            return value == "{"
-    return False
+                return index
+    return None
 
 
 def _is_function_body(body: str) -> bool:
