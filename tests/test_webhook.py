@@ -212,10 +212,12 @@ def test_unauthenticated_event_names_never_become_new_metric_series(service, dat
     url, _ = service
     for n in range(3):
         post_delivery(url, f"made_up_{uuid.uuid4().hex}", {"n": n}, secret="forged")
+        post_delivery(url, f"made_up_unsigned_{n}", {"n": n}, secret=None)
     post_delivery(url, "push", webhook_examples("push")[0], secret="forged")
     text = requests.get(f"{url}/metrics", timeout=5).text
     assert 'perfbot_webhooks_received_total{event="other",outcome="forged"} 3.0' in text
     assert 'perfbot_webhooks_received_total{event="push",outcome="forged"} 1.0' in text
+    assert 'perfbot_webhooks_received_total{event="other",outcome="rejected"} 3.0' in text
     assert "made_up_" not in text
     disabled = create_app(Settings(instance_dir=tmp_path, database_url=database.url), DeliveryQueue(database),
                           wanted_events=handlers.github_events())
@@ -226,3 +228,11 @@ def test_unauthenticated_event_names_never_become_new_metric_series(service, dat
     assert 'perfbot_webhooks_received_total{event="other",outcome="disabled"} 1.0' in text
     assert 'perfbot_webhooks_received_total{event="push",outcome="disabled"} 1.0' in text
     assert "really" not in text
+
+
+@pytest.mark.parametrize("event", ["Push", "push event", "push;", "9push", "x" * 61, "pull_request.opened"])
+def test_an_event_name_of_no_shape_github_uses_is_refused_naming_the_header(service, event):
+    url, database = service
+    response = post_delivery(url, event, webhook_examples("push")[0], secret=SECRET)
+    assert response.status_code == 400 and "X-GitHub-Event" in response.json()["error"]
+    assert stored(database) == []

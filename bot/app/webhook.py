@@ -23,6 +23,8 @@ _ACTION_MAX = 60  # the deliveries.action column
 def _label(event: str, ctx) -> str:
     """The metrics label for a delivery not yet authenticated: anyone can send any header, and each new label
     value is a series kept forever, so only events perfbot knows keep their name."""
+    if not event:
+        return "-"
     return event if event == "ping" or event in ctx["wanted_events"] else "other"
 
 
@@ -49,16 +51,21 @@ def receive():
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
     signature = request.headers.get("X-Hub-Signature-256", "")
     if not settings.webhook_secrets:
-        metrics.received(_label(event, ctx) if event else "-", "disabled")
+        metrics.received(_label(event, ctx), "disabled")
         return _error(403, "webhooks are disabled: no PERFBOT_WEBHOOK_SECRET is configured (local mode)")
     if not event or not delivery_id or not signature:
         missing = [h for h, v in (("X-GitHub-Event", event), ("X-GitHub-Delivery", delivery_id),
                                   ("X-Hub-Signature-256", signature)) if not v]
-        metrics.received(event or "-", "rejected")
+        metrics.received(_label(event, ctx), "rejected")
         return _error(400, f"missing header(s): {', '.join(missing)}")
-    if not _EVENT.fullmatch(event) or not _DELIVERY_ID.fullmatch(delivery_id):
+    if not _EVENT.fullmatch(event):
         metrics.received("-", "rejected")
-        return _error(400, "malformed X-GitHub-Event or X-GitHub-Delivery header")
+        return _error(400, "malformed X-GitHub-Event header: GitHub's event names are lowercase letters, digits "
+                           "and _ (up to 60 characters); send the header GitHub sent")
+    if not _DELIVERY_ID.fullmatch(delivery_id):
+        metrics.received(_label(event, ctx), "rejected")
+        return _error(400, "malformed X-GitHub-Delivery header: expected GitHub's delivery GUID (1 to 100 "
+                           "letters, digits, - or _); send the header GitHub sent")
     body = request.get_data(cache=False)  # raw bytes: the signature covers exactly these
     if not signature_ok(settings.webhook_secrets, body, signature):
         metrics.received(_label(event, ctx), "forged")
