@@ -236,3 +236,16 @@ def test_an_event_name_of_no_shape_github_uses_is_refused_naming_the_header(serv
     response = post_delivery(url, event, webhook_examples("push")[0], secret=SECRET)
     assert response.status_code == 400 and "X-GitHub-Event" in response.json()["error"]
     assert stored(database) == []
+
+
+@pytest.mark.parametrize("odd", [{"repository": "a string"}, {"installation": [1]}, {"repository": {"full_name": 7}},
+                                 {"installation": {"id": 2**70}}, {"installation": {"id": True}}, {"action": ["x"]}])
+def test_a_handled_event_of_odd_shape_is_stored_without_the_odd_hints(service, odd):
+    url, database = service
+    payload = dict(webhook_examples("push")[0], **odd)
+    assert post_delivery(url, "push", payload, secret=SECRET).status_code == 202
+    (row,) = stored(database)
+    assert json.loads(row.payload) == payload
+    assert row.repo == (None if "repository" in odd else payload["repository"]["full_name"])
+    assert row.installation_id == (None if "installation" in odd else (payload.get("installation") or {}).get("id"))
+    assert row.action == (None if "action" in odd else payload.get("action"))

@@ -17,7 +17,7 @@ _DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 # GitHub's event names are snake_case with digits (`projects_v2_item`); its docs spell a few with hyphens
 # (`sub-issues`), accepted so that no spelling GitHub documents is refused.
 _EVENT = re.compile(r"[a-z][a-z0-9_-]{0,59}")
-_ACTION_MAX = 60  # the deliveries.action column
+_ACTION_MAX, _REPO_MAX = 60, 400  # the deliveries.action and .repo columns: longer would fail the insert
 
 
 def _label(event: str, ctx) -> str:
@@ -41,6 +41,13 @@ def signature_ok(secrets: tuple[str, ...], body: bytes, header: str) -> bool:
         hmac.compare_digest(hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode(), given)
         for secret in secrets
     )
+
+
+def _nested(payload: dict, key: str, field: str):
+    """payload[key][field], or None when either is absent or not an object: a hint for the store only, so an
+    odd shape must never turn an acknowledged delivery into a 500 (the handler checks the payload itself)."""
+    outer = payload.get(key)
+    return outer.get(field) if isinstance(outer, dict) else None
 
 
 @webhook.post("/webhook")
@@ -87,13 +94,13 @@ def receive():
     if event not in ctx["wanted_events"]:
         metrics.received(event, "ignored")
         return jsonify({"status": "ignored", "event": event}), 200
-    repo = (payload.get("repository") or {}).get("full_name")
-    installation = (payload.get("installation") or {}).get("id")
     action = payload.get("action")
+    repo = _nested(payload, "repository", "full_name")
+    installation = _nested(payload, "installation", "id")
     stored = ctx["queue"].enqueue(NewDelivery(
         id=delivery_id, event=event, action=action if isinstance(action, str) and len(action) <= _ACTION_MAX else None,
-        repo=repo if isinstance(repo, str) else None,
-        installation_id=installation if isinstance(installation, int) else None,
+        repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
+        installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
         payload=body.decode("utf-8", "replace"),
     ))
     metrics.received(event, "queued" if stored else "duplicate")
