@@ -216,3 +216,17 @@ def test_sync_without_an_agent_leaves_the_fact_missing(anthropic_api, database, 
         record = session.query(Record).one()
         assert record.ratio is None and record.errors >= 1
     assert anthropic_api.requests == []
+
+
+def test_an_unreachable_or_refusing_api_leaves_the_offline_reading_and_caches_nothing(anthropic_api, database):
+    cache = FactAnswerCache(database)
+    anthropic_api.fail_next(529, "overloaded_error")
+    down = FactReview(AgentReviewer(anthropic_api.api_key, MODEL, base_url=anthropic_api.url, max_retries=0), cache)
+    reviewed = down.review(parsed(PROSE_ONLY), PROSE_ONLY)
+    assert reviewed.result.record.ratio is None and "unavailable" in reviewed.problem
+    anthropic_api.fail_next(401, "authentication_error")
+    refused = FactReview(agent(anthropic_api), cache).review(parsed(PROSE_ONLY), PROSE_ONLY)
+    assert refused.result.record.ratio is None and "refused the request (401)" in refused.problem
+    anthropic_api.responder = ratio_from_the_claim  # the API is back: the question was never cached, so it is asked
+    healed = FactReview(agent(anthropic_api), cache).review(parsed(PROSE_ONLY), PROSE_ONLY)
+    assert healed.asked and healed.result.record.ratio == 4.0 and len(fact_requests(anthropic_api)) == 3

@@ -8,13 +8,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Iterable
 
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
 from bot.adapters.store.engine import Database
 from bot.adapters.store.fact_store import CachedFacts, FactAnswerCache
 from bot.core.agent_facts import missing_facts, with_agent_facts
-from bot.core.parse import parse
 from bot.core.records import ParseResult
 from bot.errors import TransientError
 
@@ -44,28 +42,19 @@ class FactReview:
         self.cache = cache
         self._answers: dict[str, CachedFacts] = {}  # content hash -> answer, for this process
 
-    def review(self, result: ParseResult, text: str, *, ask: bool = True) -> Reviewed:
-        """`result` with the facts the agent read filled in; `ask=False` only uses answers already known."""
+    def review(self, result: ParseResult, text: str) -> Reviewed:
+        """`result` with the facts the agent read filled in: from this process's answers, the cache, or a request."""
         record = result.record
         if record is None or not missing_facts(record):
             return Reviewed(result)
         known, asked = self._known(record.content_hash), False
-        if known is None and ask:
-            known, asked = self._ask(record, text), True
         if known is None:
-            return Reviewed(result)
+            known, asked = self._ask(record, text), True
         if known.answer is None:
             return Reviewed(result, problem=known.problem, asked=asked)
         updated, refused = with_agent_facts(record, text, known.answer)
         filled = tuple(updated.explain(name) for name, source in updated.sources if source == "agent")
         return Reviewed(dataclasses.replace(result, record=updated), filled, refused, asked=asked)
-
-    def prefetch(self, files: Iterable[tuple[str, bytes]]) -> int:
-        """Ask about every file that needs it before a transaction opens, so none is held over a request."""
-        asked = 0
-        for path, data in files:
-            asked += self.review(parse(path, data), data.decode("utf-8", errors="replace")).asked
-        return asked
 
     def _known(self, content_hash: str) -> CachedFacts | None:
         if content_hash not in self._answers:

@@ -114,12 +114,12 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
         chunk = steps[start:start + COMMITS_PER_TRANSACTION]
         is_last_chunk = start + COMMITS_PER_TRANSACTION >= len(steps)
-        if facts is not None:
-            facts.prefetch((c.path, c.data or b"") for step in chunk for c in step.changes if c.kind != DELETED)
+        # The agent is asked before the transaction opens, so the store is never held over a request.
+        parsed = [_parse_with_agent_facts(step, facts) if facts is not None else None for step in chunk]
         with db.session() as session:
             records = RecordRepository.open(session, key)
-            for step in chunk:
-                apply_step(records, step, summary, ids, seen, facts)
+            for step, step_parsed in zip(chunk, parsed):
+                apply_step(records, step, summary, ids, seen, step_parsed)
                 if on_progress:
                     on_progress(len(step.changes))
             # The sync mark moves in the same transaction as the revisions it covers.
@@ -132,9 +132,10 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
 
 
 def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
-               seen: frozenset[str] = frozenset(), facts: FactReview | None = None) -> None:
+               seen: frozenset[str] = frozenset(), parsed: dict[str, ParseResult] | None = None) -> None:
     """Apply one commit's report changes, then the team's merge rule for the reports it touched."""
-    parsed = {c.path: parse(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
+    if parsed is None:
+        parsed = {c.path: parse(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
     named = [s for r in parsed.values() if r.record for s in r.record.supersedes]
     records.preload([c.slug for c in step.changes] + [c.old_slug for c in step.changes if c.old_slug] + named)
     touched: list[Record] = []
@@ -144,7 +145,7 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
                 summary.counts[DELETED] += 1
                 summary.touched.add(change.slug)
             continue
-        outcome, record = _write(records, ids, step.commit, change, parsed[change.path], seen, facts)
+        outcome, record = _write(records, ids, step.commit, change, parsed[change.path], seen)
         summary.counts[outcome] += 1
         if record is not None:
             touched.append(record)
@@ -157,6 +158,20 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             records.mark_merged(old, record, step.commit)
             summary.counts[MERGED] += 1
             summary.touched.add(old.slug)
+
+
+def _parse_with_agent_facts(step: Step, facts: FactReview) -> dict[str, ParseResult]:
+    """Each changed report parsed, with the facts the agent read where the offline reading left some open."""
+    parsed = {}
+    for change in step.changes:
+        if change.kind == DELETED:
+            continue
+        data = change.data or b""
+        reviewed = facts.review(parse(change.path, data), data.decode("utf-8", errors="replace"))
+        for note in reviewed.notes():
+            log.info("%s: %s", change.path, note)
+        parsed[change.path] = reviewed.result
+    return parsed
 
 
 def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[ReportChange]:
@@ -188,14 +203,8 @@ def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, chan
 
 
 def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange,
-           result: ParseResult, seen: frozenset[str],
-           facts: FactReview | None = None) -> tuple[str, Record | None]:
+           result: ParseResult, seen: frozenset[str]) -> tuple[str, Record | None]:
     data = change.data or b""
-    if facts is not None:  # answers only: prefetch asked before this transaction began
-        reviewed = facts.review(result, data.decode("utf-8", errors="replace"), ask=False)
-        result = reviewed.result
-        for note in reviewed.notes():
-            log.info("%s: %s", change.path, note)
     known = records.known_slugs(result.record.supersedes if result.record else ()) | seen
     findings = lint(result, path=change.path, known_slugs=known)
     if result.record is not None:
