@@ -230,3 +230,15 @@ def test_an_unreachable_or_refusing_api_leaves_the_offline_reading_and_caches_no
     anthropic_api.responder = ratio_from_the_claim  # the API is back: the question was never cached, so it is asked
     healed = FactReview(agent(anthropic_api), cache).review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert healed.asked and healed.result.record.ratio == 4.0 and len(fact_requests(anthropic_api)) == 3
+
+
+def test_the_double_refuses_a_tool_whose_input_schema_is_not_json_schema(anthropic_api):
+    import anthropic
+
+    client = anthropic.Anthropic(base_url=anthropic_api.url, api_key=anthropic_api.api_key, max_retries=0)
+    broken = {**FACTS_SCHEMA, "properties": {"facts": {"type": "list"}}}  # "list" is no JSON Schema type
+    with pytest.raises(anthropic.BadRequestError, match="JSON schema is invalid"):
+        client.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "facts?"}],
+                               tools=[{"name": FACTS_TOOL, "description": "d", "input_schema": broken}],
+                               tool_choice={"type": "tool", "name": FACTS_TOOL})
+    assert "input_schema: JSON schema is invalid" in anthropic_api.take_violations()[0]
