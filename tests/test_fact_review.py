@@ -224,6 +224,8 @@ def test_an_unreachable_or_refusing_api_leaves_the_offline_reading_and_caches_no
     down = FactReview(AgentReviewer(anthropic_api.api_key, MODEL, base_url=anthropic_api.url, max_retries=0), cache)
     reviewed = down.review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert reviewed.result.record.ratio is None and "unavailable" in reviewed.problem
+    paused = down.review(parsed(PROSE_ONLY), PROSE_ONLY)  # a sync of many reports does not wait out each one
+    assert "moments ago" in paused.problem and len(fact_requests(anthropic_api)) == 1
     anthropic_api.fail_next(401, "authentication_error")
     refused = FactReview(agent(anthropic_api), cache).review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert refused.result.record.ratio is None and "refused the request (401)" in refused.problem

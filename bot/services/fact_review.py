@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from dataclasses import dataclass
 
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
@@ -17,6 +18,9 @@ from bot.core.records import ParseResult
 from bot.errors import TransientError
 
 log = logging.getLogger("perfbot.services")
+
+# After the API fails past the SDK's retries, a sync of many reports should not wait out every one of them.
+PAUSE_AFTER_OUTAGE = 300.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class FactReview:
         self.reader = reader  # anything with `model` and `read_facts(record, text) -> FactReading`
         self.cache = cache
         self._answers: dict[str, CachedFacts] = {}  # content hash -> answer, for this process
+        self._paused_until = 0.0  # monotonic time until which an outage keeps us from asking
 
     def review(self, result: ParseResult, text: str) -> Reviewed:
         """`result` with the facts the agent read filled in: from this process's answers, the cache, or a request."""
@@ -65,17 +70,20 @@ class FactReview:
         return self._answers[content_hash]
 
     def _ask(self, record, text: str) -> CachedFacts:
+        # Offline findings stand whenever the API fails; such failures are neither cached nor remembered, so
+        # the question is asked again later.
+        if time.monotonic() < self._paused_until:
+            return CachedFacts(missing_facts(record), None, "the agent reviewer was unavailable moments ago")
         try:
             reading = self.reader.read_facts(record, text)
         except TransientError as exc:
-            # Offline findings stand; the question is not cached, so a later run asks again.
             log.warning("%s: agent reviewer unavailable for its facts: %s", record.slug, exc)
-            known = CachedFacts(missing_facts(record), None, f"the agent reviewer is unavailable ({exc})")
-        else:
-            known = CachedFacts(reading.asked, reading.answer, reading.problem, dict(reading.usage))
-            if reading.final:
-                self.cache.put(record.content_hash, self.reader.model, FACTS_PROMPT_VERSION, record.slug, known)
-        self._answers[record.content_hash] = known
+            self._paused_until = time.monotonic() + PAUSE_AFTER_OUTAGE
+            return CachedFacts(missing_facts(record), None, f"the agent reviewer is unavailable ({exc})")
+        known = CachedFacts(reading.asked, reading.answer, reading.problem, dict(reading.usage))
+        if reading.final:
+            self.cache.put(record.content_hash, self.reader.model, FACTS_PROMPT_VERSION, record.slug, known)
+            self._answers[record.content_hash] = known
         return known
 
 
