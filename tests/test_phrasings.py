@@ -97,3 +97,24 @@ def test_a_gpu_thread_count_of_five_digits_is_a_thread_column():
 def test_the_c_runtime_named_in_prose_is_the_c_backend():
     facts = record("---\ntrack: par\nthreads: 24\n---\n# Leaf sum\n\nThreadripper, C runtime, -T24 is 11x faster.\n")
     assert facts.backend == "c" and facts.source_of("backend") == "prose"
+
+
+def test_a_key_value_table_is_front_matter_written_as_a_table():
+    text = ("# Bit count\n\n| | |\n| --- | --- |\n| track | SEQ |\n| backend | C |\n| machine | ci-7 |\n"
+            "| claim | C is ~3.1× faster |\n| root cause | `prim.c: op_shr` boxes every shift |\n| fix | unknown |\n")
+    facts = record(text)
+    assert (facts.track, facts.backend, facts.ratio) == ("seq", "c", 3.1)
+    assert facts.section("root_cause").text.startswith("`prim.c: op_shr`") and facts.section("fix").text == "unknown"
+
+
+def test_thread_columns_may_name_the_backend_of_each_run():
+    table = ("| | Metal `-t 1` | Metal `-t 4096` | C backend `-t 1` | C backend `-t 10` | C gcc -O2 |\n"
+             "| --- | --- | --- | --- | --- | --- |\n| time | 31.4 s | 1.12 s | 4.02 s | 0.44 s | 0.21 s |\n")
+    facts = record(f"---\ntrack: par\nbackend: metal\n---\n# Partitions\n\n## Measurements\n\n{table}")
+    assert (facts.threads, facts.ratio) == (4096, pytest.approx(146, abs=1))
+
+
+@pytest.mark.parametrize("cell, seconds", [("15 400", 15.4), ("15\u202f400 ms", 15.4), ("1 234,5 ms", 1.2345)])
+def test_times_with_thousands_grouped_by_spaces(cell, seconds):
+    from bot.core.tables import seconds_of
+    assert seconds_of(cell, 1e-3) == pytest.approx(seconds)

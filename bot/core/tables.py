@@ -23,10 +23,13 @@ _SECONDS_PER_UNIT = {
 }
 _MARKUP = re.compile(r"[*_`~]+")
 _HEADER_WORDS = re.compile(r"[a-zµμ]+")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# "15 400" and "15\u202f400" group thousands with a (thin) space, as many locales write them.
+_NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?![\d.,])|\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+[.,]\d+"
+                     r"|\d+(?:[.,]\d+)*")
 _COUNT = re.compile(r"(?<!\d)\d{1,6}(?!\d)")  # longer digit runs are no thread count (and int() refuses huge ones)
 _UNIT = re.compile(r"(?<![a-zµμ])(ns|us|µs|μs|ms|s|secs?|seconds?|mins?)(?![a-z])", re.IGNORECASE)
-_LANGUAGE_ROW = re.compile(r"(?i)\b(?:bend\w*|hvm\w*|language|runtime|interpreter|interp)\b|\.(?:bend|hvm\d?)\b")
+_LANGUAGE_ROW = re.compile(r"(?i)\b(?:bend\w*|hvm\w*|language|runtime|interpreter|interp)\b|\.(?:bend|hvm\d?)\b"
+                           r"|\bC backend\b")
 _C_ROW = re.compile(r"(?i)^\s*(?:c|c99|c11|c17|cc|gcc|clang)(?![\w+#])|\b(?:gcc|clang|pthreads?|openmp)\b"
                     r"|(?<![\w-])C(?:\s+(?:translation|version|baseline|reference|port|code))\b")
 _GPU_ROW = {"metal": re.compile(r"(?i)\bmetal\b|\bmsl\b|\bm[1-4]\s*(?:pro|max|ultra)?\s*gpu\b"),
@@ -55,6 +58,7 @@ class _Header:
     thread_columns: dict[int, int]  # column index -> the thread count its header names
     impl_columns: dict[int, str]  # column index -> language|c, when implementations are the columns
     units: dict[int, float]  # a column's own unit, from "(ms)" in its header
+    texts: tuple[str, ...] = ()  # the header cells without markup
 
 
 def measurements_of(table: RawTable) -> tuple[Measurement, ...]:
@@ -110,7 +114,7 @@ def seconds_of(text: str, default_unit: float = 1.0) -> float | None:
     match = _NUMBER.search(text)
     if match is None:
         return None
-    digits = match.group(0)
+    digits = re.sub(r"[ \u00a0\u2009\u202f]", "", match.group(0))
     if "," in digits:
         thousands = "." in digits or re.fullmatch(r"\d{1,3}(?:,\d{3})+", digits)
         digits = digits.replace(",", "") if thousands else digits.replace(",", ".", 1).replace(",", "")
@@ -146,10 +150,12 @@ def _thread_column_runs(header: _Header, cells: list[str], label: str, line: int
         text = _cell(cells, index)
         if not text:
             continue
+        # `| | Metal -t 1 | C backend -t 10 |`: a column may name the run's backend too; the row names the rest.
+        run_label = " · ".join(part for part in (label, header.texts[index]) if part)
         seconds = None if is_speedup_row else seconds_of(text, header.units.get(index, unit))
-        runs.append(Measurement(label=label, impl=impl_of(label) if not is_speedup_row else "", seconds=seconds,
-                                threads=threads, machine=_cell(cells, header.roles.get("machine")), command="",
-                                line=line, backend=backend_of(label),
+        runs.append(Measurement(label=run_label, impl=impl_of(run_label) if not is_speedup_row else "",
+                                seconds=seconds, threads=threads, machine=_cell(cells, header.roles.get("machine")),
+                                command="", line=line, backend=backend_of(run_label),
                                 speedup=_speedup_of(text) if is_speedup_row else None))
     return runs
 
@@ -208,7 +214,7 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
         thread_columns = {}
     if "time" in roles:
         impl_columns = {}
-    return _Header(roles, unit, thread_columns, impl_columns, units)
+    return _Header(roles, unit, thread_columns, impl_columns, units, tuple(_MARKUP.sub("", c).strip() for c in cells))
 
 
 def _cell(cells: list[str], index: int | None) -> str:
