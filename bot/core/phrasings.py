@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import islice
 from dataclasses import dataclass
 
 # Decimal comma tolerated ("9,8x"). Bounded and anchored to whole digit runs: a 100,000-digit run is no ratio,
@@ -131,6 +132,8 @@ class Hit:
     track: str | None = None
 
 
+MAX_HITS = 32  # per phrasing and paragraph: no report states a fact 32 times in one paragraph; a hostile one may
+
 _SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0,
             "second": 1.0, "seconds": 1.0, "min": 60.0}
 
@@ -139,7 +142,7 @@ def hits_in(text: str, line: int) -> list[Hit]:
     """Every phrasing's matches in one paragraph, in table order, then by position."""
     found: list[Hit] = []
     for phrasing in PHRASINGS:
-        for match in phrasing.pattern.finditer(text):
+        for match in islice(phrasing.pattern.finditer(text), MAX_HITS):
             if not phrasing.applies(text, match):
                 continue
             hit = _hit(phrasing, match, line)
