@@ -244,3 +244,22 @@ def test_the_double_refuses_a_tool_whose_input_schema_is_not_json_schema(anthrop
                                tools=[{"name": FACTS_TOOL, "description": "d", "input_schema": broken}],
                                tool_choice={"type": "tool", "name": FACTS_TOOL})
     assert "input_schema: JSON schema is invalid" in anthropic_api.take_violations()[0]
+
+
+def test_perfbot_sync_with_a_key_asks_the_agent_and_without_one_does_not(anthropic_api, git_repo, tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    for name in ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY_FILE", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(f"PERFBOT_{name}", raising=False)
+    anthropic_api.responder = ratio_from_the_claim
+    git_repo.write("devs/issues/perf_prose_only.md", PROSE_ONLY).commit("prose-only report")
+    offline_db = f"sqlite:///{tmp_path / 'offline.sqlite3'}"
+    assert CliRunner().invoke(main, ["sync", "--repo", str(git_repo.root), "--db", offline_db]).exit_code == 0
+    assert fact_requests(anthropic_api) == []
+    env = {"PERFBOT_ANTHROPIC_API_KEY": anthropic_api.api_key, "PERFBOT_ANTHROPIC_BASE_URL": anthropic_api.url}
+    agent_db = f"sqlite:///{tmp_path / 'agent.sqlite3'}"
+    result = CliRunner().invoke(main, ["sync", "--repo", str(git_repo.root), "--db", agent_db], env=env)
+    assert result.exit_code == 0, result.output
+    assert len(fact_requests(anthropic_api)) == 1
+    shown = CliRunner().invoke(main, ["show", "perf_prose_only", "--db", agent_db]).output
+    assert "ratio 4 read by the agent reviewer from line" in shown

@@ -23,6 +23,7 @@ from bot.services.bot_reporting import Reporting
 from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
 from bot.services.fix_flow import FixFlow
+from bot.services.fact_review import fact_review_for
 from bot.services.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
@@ -97,7 +98,8 @@ class BotServices(FixWork, Reporting):
         outcomes = []
         with repo_lock(self.db, full_name), self.source.open(full_name, installation_id) as repo:
             # A local repository is small and new to its user: its first sync tells its whole story.
-            summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name))
+            summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name),
+                           facts=fact_review_for(self.reviewer, self.db))
             reviews = review_changed(self.db, full_name, summary.touched, self.reviewer)
             audit_changed(self.db, full_name, summary.touched, self.reviewer)
             partners = {r.old for r in reviews}
