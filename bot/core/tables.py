@@ -167,14 +167,14 @@ def _impl_column_runs(header: _Header, cells: list[str], label: str, line: int) 
     for index, impl in header.impl_columns.items():
         text = _cell(cells, index)
         if text:
-            runs.append(Measurement(label=header_label(header, index), impl=impl,
+            runs.append(Measurement(label=_header_label(header, index), impl=impl,
                                     seconds=seconds_of(text, header.units.get(index, header.unit)), threads=threads,
                                     machine=_cell(cells, header.roles.get("machine")), command="", line=line,
                                     backend=""))
     return runs
 
 
-def header_label(header: _Header, index: int) -> str:
+def _header_label(header: _Header, index: int) -> str:
     return {"language": "language", "c": "C"}[header.impl_columns[index]]
 
 
