@@ -118,3 +118,17 @@ def test_thread_columns_may_name_the_backend_of_each_run():
 def test_times_with_thousands_grouped_by_spaces(cell, seconds):
     from bot.core.tables import seconds_of
     assert seconds_of(cell, 1e-3) == pytest.approx(seconds)
+
+
+def test_question_and_answer_labels_open_the_section_the_question_names():
+    facts = record("# Carry in a tuple\n\n**Q:** Root cause?\n**A:** the tuple is built on every call.\n\n"
+                   "**Q:** Fix?\n**A:** Unknown.\n")
+    assert "tuple is built" in facts.section("root_cause").text and "Unknown" in facts.section("fix").text
+
+
+@pytest.mark.parametrize("heading, section", [("Ursache", "root_cause"), ("Lösung / Fix", "fix"),
+                                              ("Messungen", "measurements"), ("Causa raíz", "root_cause"),
+                                              ("Solución", "fix"), ("Mesures", "measurements")])
+def test_headings_in_the_languages_agents_are_prompted_in(heading, section):
+    from bot.core.headings import section_of_heading
+    assert section_of_heading(heading) == section
