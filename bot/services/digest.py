@@ -45,12 +45,20 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
                   cell=cell, code=code, label=mermaid_label, ratio=ratio,
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
                   top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,
-                  parity=parity, parity_rows=digest_rows(parity) if parity else [])
+                  parity=parity, parity_rows=digest_rows(parity) if parity else [], prose=prose)
 
 
 def cell(text: str) -> str:
     """Untrusted text in a table cell: one line, markdown made literal, and no @mention that would ping anyone."""
     return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split())).replace("@", "@\u200b")
+
+
+def prose(text: str) -> str:
+    """A message of perfbot's own holding `code spans` of names from the repository, in a table cell."""
+    parts = re.split(r"(`[^`]+`)", " ".join(str(text).split()))
+    return "".join(code(p[1:-1]) if p.startswith("`") and p.endswith("`") and len(p) > 1 else
+                   (" " if p[:1] == " " else "") + cell(p) + (" " if p[-1:] == " " and p.strip() else "")
+                   for p in parts)
 
 
 def code(text: str) -> str:
