@@ -147,7 +147,7 @@ def _shaped(path: str, raw: RawBlock, mapping: dict, watched: set[str], config: 
             kind = "branch" if token.text in BRANCHES else "loop" if token.text in LOOPS else "jump"
             events.append(Event(kind, token.text, depth, token.line, source))
         elif token.kind == "op" and token.text == "?" and in_body:
-            events.append(Event("branch", "?:", depth, token.line, source))
+            events.append(Event("branch", "?:", depth, token.line, "?:"))
         elif token.kind == "name" and in_body and (following.startswith("(") or following.startswith("<<")):
             events.append(Event("call", token.text, depth, token.line, source))
         elif token.kind in ("name", "keyword") and token.text in watched:
