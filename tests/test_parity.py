@@ -154,3 +154,18 @@ def test_defaults_follow_the_style_and_no_section_means_off():
     assert not parse_repo_config("").parity.declared
     parity = parse_repo_config('[parity]\nfiles = ["g/*.h"]\nstyle = "ifdef"\n').parity
     assert (parity.metal, parity.cuda, parity.declared) == ("__METAL_VERSION__", "__CUDACC__", True)
+
+
+@pytest.mark.parametrize("style", ["markers", "ifdef", "prefix"])
+def test_a_drift_is_found_in_every_style(style):
+    cuda = CUDA_ADD.replace("        out[i] = scale(tile[i]);\n", "        out[i] = tile[i];\n")
+    if style == "markers":
+        text = "/* @metal add */\n" + METAL_ADD.format(name="add") + "/* @cuda add */\n" + cuda.format(name="add")
+    elif style == "ifdef":
+        text = ("#ifdef __METAL_VERSION__\n" + METAL_ADD.format(name="add") + "#elif defined(__CUDACC__) // nvcc\n"
+                + cuda.format(name="add") + "#endif\n")
+    else:
+        text = METAL_ADD.format(name="metal_add") + cuda.format(name="cuda_add")
+    [finding] = check_files({"gpu/k.h": text}, config(style)).findings
+    assert finding.rule == "drifted-twin"
+    assert "Metal has call `scale` where CUDA has call `__syncthreads`" in finding.message

@@ -142,8 +142,6 @@ def _shaped(path: str, raw: RawBlock, mapping: dict, watched: set[str], config: 
         if token.kind == "punct" and in_body:
             depth += token.text.count("{") - token.text.count("}")
         elif token.kind == "keyword" and in_body and token.text in BRANCHES | LOOPS | JUMPS:
-            if token.text == "while" and events and events[-1].text == "do" and following != "(":
-                continue
             kind = "branch" if token.text in BRANCHES else "loop" if token.text in LOOPS else "jump"
             events.append(Event(kind, token.text, depth, token.line, source))
         elif token.kind == "op" and token.text == "?" and in_body:
@@ -192,7 +190,8 @@ def _pair(blocks: list[Block], config: ParityConfig) -> tuple[list[Finding], lis
 def _hint(config: ParityConfig, side: str, name: str) -> str:
     tag = config.metal if side == METAL else config.cuda
     if config.style == "markers":
-        return f"write its {SIDE[side]} version beside it, marked `// {tag} {name}` (or rename this block to the twin's name)"
+        return (f"write its {SIDE[side]} version beside it, marked `// {tag} {name}` "
+                "(or rename this block to the twin's name)")
     if config.style == "ifdef":
         return f"define `{name}` in the `{tag}` arm too (or rename it to match its twin)"
     return f"define `{tag}{name}` too (or rename this function to match its twin)"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from github import GithubException
+from github import GithubException, RateLimitExceededException
 from github.Repository import Repository
 
 from bot.adapters.github.client import classified_errors
@@ -37,8 +37,11 @@ def publish_check_run(repo: Repository, full_name: str, sha: str, result: CheckR
                                              conclusion=result.conclusion, output=output(batches[0]))
             else:  # a redelivery or an edited PR: this head's run is replaced, its old annotations stay GitHub's
                 mine.edit(status="completed", conclusion=result.conclusion, output=output(batches[0]))
+        except RateLimitExceededException:
+            raise
         except GithubException as exc:
-            if exc.status == 403:  # only a GitHub App may write check runs
+            retry_after = any(k.lower() == "retry-after" for k in (exc.headers or {}))
+            if exc.status == 403 and not retry_after:  # only a GitHub App may write check runs
                 return False
             raise
         for batch in batches[1:]:
