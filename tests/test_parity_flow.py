@@ -114,6 +114,23 @@ def test_a_pr_changing_one_twin_gets_a_failing_check_run_annotated_on_both_twins
            "(runtime/gpu/kernels.h:3-9)" in notes[0].message
 
 
+def test_a_check_run_is_written_again_only_when_its_result_changes(app_double, remote, database, tmp_path,
+                                                                   github_app_key):
+    repo, heads = remote
+    open_pull(app_double, heads, "cuda-only")
+    commit = app_client(app_double, github_app_key).get_repo(REPO).get_commit(heads["cuda-only"])
+    with app_bot(app_double, database, tmp_path, github_app_key) as services:
+        assert handlers.dispatch(pull_event(heads, "cuda-only"), services) == []
+        assert handlers.dispatch(pull_event(heads, "cuda-only", "reopened"), services) == []
+        assert len(list(commit.get_check_runs())) == 1
+        repo.write(".perfbot.toml", CONFIG.replace('files = ["runtime/gpu/*.h"]', 'files = ["other/*.h"]'))
+        repo.commit("parity: watch other files")  # the default branch's settings are the ones that count
+        assert handlers.dispatch(pull_event(heads, "cuda-only", "synchronize"), services) == []
+    newest, older = list(commit.get_check_runs())
+    assert (newest.conclusion, older.conclusion) == ("success", "failure")
+    assert newest.output.title == "Parity: 0 Metal/CUDA twin pair(s) in step" and list(newest.get_annotations()) == []
+
+
 def test_a_pr_renaming_a_pair_on_both_sides_passes(app_double, remote, database, tmp_path, github_app_key):
     _, heads = remote
     open_pull(app_double, heads, "both-sides")

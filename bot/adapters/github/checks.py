@@ -1,4 +1,5 @@
-"""Check runs with line annotations (GitHub App only), one per name and head, edited rather than repeated."""
+"""Check runs with line annotations (GitHub App only): one per name and head, written again only when its
+result changed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,14 +30,14 @@ def publish_check_run(repo: Repository, full_name: str, sha: str, result: CheckR
     output = lambda batch: {"title": result.title[:255], "summary": result.summary[:65000],  # noqa: E731
                             **({"annotations": batch} if batch else {})}
     with classified_errors(what):
-        mine = next((run for run in repo.get_commit(sha).get_check_runs(check_name=result.name)
-                     if run.external_id == result.external_id), None)
+        for run in repo.get_commit(sha).get_check_runs(check_name=result.name):
+            if run.external_id == result.external_id:
+                if _same(run, result):
+                    return True  # a redelivery, or the same head seen again: nothing new to say
+                break  # a different result (its settings changed): a new run, since updates append annotations
         try:
-            if mine is None:
-                mine = repo.create_check_run(result.name, sha, external_id=result.external_id, status="completed",
-                                             conclusion=result.conclusion, output=output(batches[0]))
-            else:  # a redelivery or an edited PR: this head's run is replaced, its old annotations stay GitHub's
-                mine.edit(status="completed", conclusion=result.conclusion, output=output(batches[0]))
+            run = repo.create_check_run(result.name, sha, external_id=result.external_id, status="completed",
+                                        conclusion=result.conclusion, output=output(batches[0]))
         except RateLimitExceededException:
             raise
         except GithubException as exc:
@@ -45,5 +46,11 @@ def publish_check_run(repo: Repository, full_name: str, sha: str, result: CheckR
                 return False
             raise
         for batch in batches[1:]:
-            mine.edit(output=output(batch))
+            run.edit(output=output(batch))  # each update appends its annotations
     return True
+
+
+def _same(run, result: CheckResult) -> bool:
+    output = run.output
+    return (run.conclusion == result.conclusion and output.title == result.title[:255]
+            and output.summary == result.summary[:65000] and output.annotations_count == len(result.annotations))
