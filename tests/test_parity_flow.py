@@ -134,7 +134,10 @@ def test_a_check_run_is_written_again_only_when_its_result_changes(app_double, r
 def test_a_pr_renaming_a_pair_on_both_sides_passes(app_double, remote, database, tmp_path, github_app_key):
     _, heads = remote
     open_pull(app_double, heads, "both-sides")
+    commit = app_client(app_double, github_app_key).get_repo(REPO).get_commit(heads["both-sides"])
     with app_bot(app_double, database, tmp_path, github_app_key) as services:
+        assert handlers.dispatch(pull_event(heads, "both-sides", "ready_for_review"), services) == []
+        assert list(commit.get_check_runs()) == []  # no new head: nothing to check
         assert handlers.dispatch(pull_event(heads, "both-sides"), services) == []
     [run] = list(app_client(app_double, github_app_key).get_repo(REPO).get_commit(heads["both-sides"]).get_check_runs())
     assert run.conclusion == "success" and run.output.title == "Parity: 1 Metal/CUDA twin pair(s) in step"

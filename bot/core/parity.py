@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from bot.core.parity_blocks import CUDA, METAL, RawBlock, Token, lex_code, find_blocks
+from bot.core.parity_blocks import CUDA, METAL, RawBlock, Token, find_blocks, lex_code
 from bot.core.parity_config import ParityConfig
 
 BRANCHES = {"if", "else", "switch", "case", "default"}
