@@ -193,13 +193,15 @@ def test_local_mode_sets_a_status_on_the_default_head_and_on_every_branch(remote
 def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database, tmp_path):
     repo, heads = remote
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")
-    services, key, _ = local_services(database, tmp_path, repo.root)
+    services, key, folder = local_services(database, tmp_path, repo.root)
     services.sync_and_mirror(key, None, None)
     body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
     section = body[body.index("## Parity on the default branch (2)"):]
     assert "| missing-twin | `runtime/gpu/kernels.h:3` | Metal block `vector_add` (runtime/gpu/kernels.h:3-9) " \
            "has no CUDA twin in this file" in section
     assert "| missing-twin | `runtime/gpu/kernels.h:12` | CUDA block `vector_sum`" in section
+    posted = services.post_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    assert "CUDA block `vector_sum`" in (folder / f"{posted['issue']}.md").read_text()
 
 
 def test_without_a_parity_section_the_guard_is_off_and_the_digest_says_so(database, tmp_path):

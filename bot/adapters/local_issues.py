@@ -115,7 +115,6 @@ class FileIssues:
             data.setdefault("statuses", {}).setdefault(sha, {})[context] = {"state": state, "description": description}
             self._save(data)
 
-
     def publish_check(self, sha: str, result, status_description: str) -> str:
         """Local mode has no check runs: the commit status, with the run's findings kept beside it."""
         state = "success" if result.conclusion == "success" else "failure"
@@ -128,6 +127,7 @@ class FileIssues:
                 "annotations": list(result.annotations)}
             self._save(data)
         return "status"
+
 
 def _next_number(state: dict) -> int:
     """Issues and pull requests share one sequence of numbers, as on GitHub."""

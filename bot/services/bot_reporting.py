@@ -40,7 +40,7 @@ class Reporting:
             if only_if_due:
                 return digests.post_if_due(repo, tracker, full_name, now)
             return digests.post(tracker, full_name, digests.config(repo), now, since,
-                                parity=ParityFlow().default_branch(repo, full_name))
+                                parity=lambda: ParityFlow().default_branch(repo, full_name))
 
     def preview_digest(self, full_name: str, installation_id: int | None, now: datetime,
                        since: datetime | None = None) -> str:

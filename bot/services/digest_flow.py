@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Callable
 from zoneinfo import ZoneInfo
 
 from bot.adapters.digest_schedule import last_due, week_of
@@ -52,17 +53,20 @@ class DigestFlow:
         if not config.digest.declared:
             return None  # no [digest] section: the feature is off for this repository
         due = last_due(config.digest.schedule, config.digest.timezone, now)
-        return self.post(tracker, full_name, config, due, parity=ParityFlow().default_branch(repo, full_name))
+        return self.post(tracker, full_name, config, due, parity=lambda: ParityFlow().default_branch(repo, full_name))
 
     def post(self, tracker, full_name: str, config: RepoConfig, end: datetime,
-             since: datetime | None = None, parity: ParityReport | None = None) -> dict | None:
-        """Post the digest of the window ending at `end`; None when that week's was posted already."""
+             since: datetime | None = None,
+             parity: Callable[[], ParityReport | None] = lambda: None) -> dict | None:
+        """Post the digest of the window ending at `end`; None when that week's was posted already.
+
+        `parity` is asked only when the week's digest is written (the due check runs every quarter hour)."""
         week = week_of(end.astimezone(ZoneInfo(config.digest.timezone)))  # named as make_digest names it
         stored = digest_store.week_digest(self.db, full_name, week)
         if stored is not None and stored["issue"] is not None:
             return None
         if stored is None:
-            digest, body = make_digest(self.db, full_name, config, since=since, now=end, parity=parity)
+            digest, body = make_digest(self.db, full_name, config, since=since, now=end, parity=parity())
             stored = digest_store.claim_week(self.db, full_name, digest.week, digest.window_start, digest.window_end,
                                              body, summary_of(digest)) or digest_store.week_digest(self.db, full_name, week)
         label = config.digest.label
