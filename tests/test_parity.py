@@ -169,3 +169,9 @@ def test_a_drift_is_found_in_every_style(style):
     [finding] = check_files({"gpu/k.h": text}, config(style)).findings
     assert finding.rule == "drifted-twin"
     assert "Metal has call `scale` where CUDA has call `__syncthreads`" in finding.message
+
+
+def test_a_marker_at_the_end_of_a_file_without_a_newline_is_reported():
+    [finding] = check_files({"gpu/k.h": marked() + "// @metal tail"}, config()).findings
+    assert finding.rule == "bad-marker" and finding.locations[0].line == marked().count("\n") + 1
+    assert "marker `@metal tail` is followed by no code" in finding.message

@@ -51,7 +51,8 @@ def lex_code(text: str) -> tuple[list[Token], list[Token]]:
     """Code tokens (no whitespace, comments or preprocessor lines) and comment tokens, each with its line."""
     starts = [i for i, ch in enumerate(text) if ch == "\n"]
     code, comments = [], []
-    for index, ttype, value in CppLexer(stripnl=False, ensurenl=False).get_tokens_unprocessed(text):
+    text = text if text.endswith("\n") else text + "\n"  # the lexer ends a // comment at its newline
+    for index, ttype, value in CppLexer(stripnl=False).get_tokens_unprocessed(text):
         if ttype in Text or not value.strip():
             continue
         line = bisect.bisect_left(starts, index) + 1
