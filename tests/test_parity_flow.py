@@ -190,6 +190,25 @@ def test_local_mode_sets_a_status_on_the_default_head_and_on_every_branch(remote
     assert [(a["path"], a["start_line"]) for a in check["annotations"]] == [(KERNELS, 12), (KERNELS, 3)]
 
 
+def test_a_one_sided_edit_in_a_renamed_file_is_still_compared_with_the_old_file(remote, database, tmp_path):
+    from bot.adapters.git import GitRepository
+    from bot.services.parity_flow import check_range, parity_config
+
+    repo, heads = remote
+    repo.repo.git.checkout("-q", "-b", "moved", heads["main"])
+    repo.rename(KERNELS, "runtime/gpu/vector.h")
+    repo.write("runtime/gpu/vector.h", marked(cuda_body=CUDA_ADD.replace("i < 64", "i < 8")))
+    head = repo.commit("kernels: move, and change the CUDA side")
+    repo.repo.git.checkout("-q", "main")
+    git_repo = GitRepository(repo.root)
+    try:
+        report = check_range(git_repo, heads["main"], head, parity_config(git_repo, REPO))
+    finally:
+        git_repo.close()
+    [finding] = report.findings
+    assert finding.rule == "one-sided-change" and "(runtime/gpu/vector.h:12-19)" in finding.message
+
+
 def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database, tmp_path):
     repo, heads = remote
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")

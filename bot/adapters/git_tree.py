@@ -1,4 +1,5 @@
-"""Text files of one commit's tree, chosen by path: what the parity guard reads at a base and a head."""
+"""Text files of one commit's tree, chosen by path, and the files a change renamed: what the parity guard reads
+at a base and a head."""
 from __future__ import annotations
 
 from typing import Callable
@@ -22,3 +23,18 @@ def text_files(repo: GitRepository, sha: str, wanted: Callable[[str], bool]) -> 
         if len(out) >= MAX_FILES:
             break
     return out
+
+
+def renamed_files(repo: GitRepository, base: str, head: str) -> dict[str, str]:
+    """old path -> new path for the files git sees renamed between the two commits (50% similarity)."""
+    out = repo.repo.git.diff("--name-status", "-M50%", "-z", base, head, "--")
+    fields, renames, index = out.split("\0"), {}, 0
+    while index < len(fields) and fields[index]:
+        status = fields[index]
+        if status.startswith(("R", "C")):
+            if status.startswith("R"):
+                renames[fields[index + 1]] = fields[index + 2]
+            index += 3
+        else:
+            index += 2
+    return renames

@@ -9,7 +9,7 @@ import logging
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.git_fixes import branch_heads, merge_base
-from bot.adapters.git_tree import text_files
+from bot.adapters.git_tree import renamed_files, text_files
 from bot.adapters.github.checks import CheckResult
 from bot.core import parity_view
 from bot.core.parity import ParityReport, check_change, check_files
@@ -38,7 +38,11 @@ def check_commit(repo: GitRepository, sha: str, parity: ParityConfig) -> ParityR
 
 
 def check_range(repo: GitRepository, base: str, head: str, parity: ParityConfig) -> ParityReport:
-    return check_change(text_files(repo, base, parity.covers), text_files(repo, head, parity.covers), parity)
+    """A file renamed by the change is compared with its old self, so a one-sided edit in it still shows."""
+    renames = renamed_files(repo, base, head)
+    before = text_files(repo, base, lambda path: parity.covers(renames.get(path, path)))
+    return check_change({renames.get(path, path): text for path, text in before.items()},
+                        text_files(repo, head, parity.covers), parity)
 
 
 def check_result(report: ParityReport) -> CheckResult:
