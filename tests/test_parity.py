@@ -49,7 +49,8 @@ def test_a_clean_marked_file_has_one_pair_and_no_findings():
 
 
 def test_the_same_pair_in_ifdef_arms_and_with_prefixes_is_clean_too():
-    ifdef = ("#if defined(__METAL_VERSION__)\n" + METAL_ADD.format(name="vector_add") +
+    ifdef = ("#if defined(__METAL_VERSION__)\n#include <metal_stdlib>\nusing namespace metal;\n"
+             + METAL_ADD.format(name="vector_add") +
              "#elif defined(__CUDACC__)\n" + CUDA_ADD.format(name="vector_add") + "#endif\n")
     assert check_files({"gpu/k.h": ifdef}, config("ifdef")).pairs == 1
     assert check_files({"gpu/k.h": ifdef}, config("ifdef")).findings == ()

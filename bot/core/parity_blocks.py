@@ -165,7 +165,7 @@ def _arms(text: str, code: list[Token], config: ParityConfig) -> list[RawBlock]:
         inside = [t for t in code if first < t.line < last]
         for item in _items(inside):
             name = item_name(item)
-            if name:
+            if name and item[0].text != "using":  # `using namespace metal;` belongs to one backend alone
                 out.append(_block(backend, name, item))
     return out
 
