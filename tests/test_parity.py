@@ -176,3 +176,19 @@ def test_a_marker_at_the_end_of_a_file_without_a_newline_is_reported():
     [finding] = check_files({"gpu/k.h": marked() + "// @metal tail"}, config()).findings
     assert finding.rule == "bad-marker" and finding.locations[0].line == marked().count("\n") + 1
     assert "marker `@metal tail` is followed by no code" in finding.message
+
+
+def test_brace_style_is_not_shape_but_nesting_is():
+    braced = CUDA_ADD.replace("    if (i < 64) {{\n        out[i] = scale(tile[i]);\n    }}\n",
+                              "    if (i < 64)\n        out[i] = scale(tile[i]);\n")
+    assert braced != CUDA_ADD
+    assert check_files({"gpu/k.h": marked(cuda_body=braced)}, config()).findings == ()
+    chained = ("// @metal pick\nint pick(int a) {\n    if (a > 1) { return f(a); } else if (a > 0) { return g(a); }\n"
+               "    for (int k = 0; k < a; k++) if (k) h(k);\n    do a--; while (a > 0);\n    return 0;\n}\n"
+               "// @cuda pick\nint pick(int a) {\n    if (a > 1)\n        return f(a);\n    else if (a > 0)\n"
+               "        return g(a);\n    for (int k = 0; k < a; k++) {\n        if (k) {\n            h(k);\n"
+               "        }\n    }\n    do {\n        a--;\n    } while (a > 0);\n    return 0;\n}\n")
+    assert check_files({"gpu/k.h": chained}, config()).findings == ()
+    outside = chained.replace("            h(k);\n        }\n", "        }\n        h(k);\n")
+    [finding] = check_files({"gpu/k.h": outside}, config()).findings
+    assert "call `h` is nested 2 deep in Metal and 1 deep in CUDA" in finding.message

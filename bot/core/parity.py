@@ -135,23 +135,78 @@ def _shaped(path: str, raw: RawBlock, mapping: dict, watched: set[str], config: 
             text = mapped.text[len(prefix):] if prefix and mapped.text.startswith(prefix) else mapped.text
             tokens.append((Token(mapped.kind, text, token.line), token.text))
     body = next((i for i, (t, _) in enumerate(tokens) if t.text == "{"), None)
-    events, depth = [], 0
+    events, nesting = [], _Nesting()
     for i, (token, source) in enumerate(tokens):
         in_body = body is not None and i > body
+        if not in_body:
+            if token.kind in ("name", "keyword") and token.text in watched:
+                events.append(Event("uses", token.text, 0, token.line, source))
+            continue
+        depth = nesting.before(token)
         following = tokens[i + 1][0].text if i + 1 < len(tokens) else ""
-        if token.kind == "punct" and in_body:
-            depth += token.text.count("{") - token.text.count("}")
-        elif token.kind == "keyword" and in_body and token.text in BRANCHES | LOOPS | JUMPS:
+        if token.kind == "keyword" and token.text in BRANCHES | LOOPS | JUMPS:
             kind = "branch" if token.text in BRANCHES else "loop" if token.text in LOOPS else "jump"
             events.append(Event(kind, token.text, depth, token.line, source))
-        elif token.kind == "op" and token.text == "?" and in_body:
+        elif token.kind == "op" and token.text == "?":
             events.append(Event("branch", "?:", depth, token.line, "?:"))
-        elif token.kind == "name" and in_body and (following.startswith("(") or following.startswith("<<")):
+        elif token.kind == "name" and (following.startswith("(") or following.startswith("<<")):
             events.append(Event("call", token.text, depth, token.line, source))
         elif token.kind in ("name", "keyword") and token.text in watched:
-            events.append(Event("uses", token.text, depth if in_body else 0, token.line, source))
+            events.append(Event("uses", token.text, depth, token.line, source))
+        nesting.after(token)
     digest = hashlib.sha256("\x00".join(t.text for t in raw.tokens).encode()).hexdigest()
     return Block(raw.backend, raw.name, path, raw.line, raw.end_line, tuple(events), digest)
+
+
+class _Nesting:
+    """How deep a token sits in the block's control structure: `for (...) x();` nests `x` as deep as
+    `for (...) { x(); }` does, so brace style is not shape (an `else if` stays at its `if`'s level)."""
+
+    HEADED = {"if", "for", "while", "switch"}  # a parenthesized header comes before the body
+
+    def __init__(self) -> None:
+        self.braces = self.parens = 0
+        self.pending: list[int] = []  # brace levels of bodies written without braces, still open
+        self.header_at: int | None = None  # the paren level at which a control header's `(...)` closes
+        self.awaiting = False  # the next token starts a control body
+        self.previous = ""
+
+    def before(self, token: Token) -> int:
+        if self.awaiting:
+            self.awaiting = False
+            if token.text != "{" and not (self.previous == "else" and token.text == "if"):
+                self.pending.append(self.braces)
+        return self.braces + len(self.pending)
+
+    def after(self, token: Token) -> None:
+        if token.kind == "keyword" and token.text in self.HEADED and self.header_at is None:
+            self.header_at = self.parens
+        elif token.kind == "keyword" and token.text in ("else", "do"):
+            self.awaiting = True
+        elif token.kind == "punct":
+            for ch in token.text:
+                self._punct(ch)
+        self.previous = token.text
+
+    def _punct(self, ch: str) -> None:
+        if ch == "(":
+            self.parens += 1
+        elif ch == ")":
+            self.parens -= 1
+            if self.header_at is not None and self.parens == self.header_at:
+                self.header_at, self.awaiting = None, True
+        elif ch == "{":
+            self.braces += 1
+        elif ch == "}":
+            self.braces -= 1
+            self._close_statements()
+        elif ch == ";" and self.parens == 0:
+            self._close_statements()
+
+    def _close_statements(self) -> None:
+        """A statement ended at this brace level: every braceless body it completed ends with it."""
+        while self.pending and self.pending[-1] >= self.braces:
+            self.pending.pop()
 
 
 def _unique(blocks: list[Block]) -> list[Block]:
