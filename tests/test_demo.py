@@ -12,6 +12,7 @@ from bot.cli import main
 from bot.core.parse import parse
 from bot.core.repo_config import parse_repo_config
 from bot.demo import create_demo
+from bot.services.parity_flow import check_commit, check_range
 from bot.errors import UserError
 
 
@@ -70,7 +71,8 @@ def test_the_same_commits_every_time(demo, tmp_path):
     again = create_demo(tmp_path / "again")
     repo = git.Repo(demo[0])
     assert again.heads == {"main": repo.commit("main").hexsha,
-                           "fix/perf_boxed_sum-unbox": repo.commit("fix/perf_boxed_sum-unbox").hexsha}
+                           "fix/perf_boxed_sum-unbox": repo.commit("fix/perf_boxed_sum-unbox").hexsha,
+                           "gpu/cuda-early-exit": repo.commit("gpu/cuda-early-exit").hexsha}
 
 
 def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
@@ -88,6 +90,24 @@ def test_the_report_without_a_fix_is_measured_on_main_and_fails(demo):
     code, data = verify(demo, "perf_mod_shift_subtract")
     assert code == 1 and data["verdict"] == "fail", data["message"]
     assert data["plan"]["head"] == git.Repo(demo[0]).commit("main").hexsha and data["sides"][0]["output"] == "1222781"
+
+
+def test_the_gpu_twins_are_in_step_on_main_and_the_parity_branch_breaks_them(demo):
+    path, cli, env, output, _ = demo
+    assert "branch gpu/cuda-early-exit" in output and "gpu/kernels.h" in output
+    clean = cli.invoke(main, ["parity", str(path / "gpu")], env=env)
+    assert clean.exit_code == 0 and "1 file(s) checked: 1 twin pair(s), 0 problem(s)" in clean.output, clean.output
+    repo = GitRepository(path)
+    try:
+        parity = parse_repo_config((path / ".perfbot.toml").read_text()).parity
+        report = check_range(repo, repo.resolve("main"), repo.resolve("gpu/cuda-early-exit"), parity)
+        assert check_commit(repo, repo.resolve("main"), parity).ok
+    finally:
+        repo.close()
+    drifted, one_sided = report.findings
+    assert drifted.rule == "drifted-twin" and "Metal block `sum_squares` (gpu/kernels.h:8-22)" in drifted.message
+    assert "Metal has branch `?:` where CUDA has branch `if`" in drifted.message
+    assert one_sided.rule == "one-sided-change" and [l.line for l in one_sided.locations] == [25, 8]
 
 
 def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):

@@ -1,4 +1,5 @@
-"""Write the demo project as a real git repository: main with the runtime and reports, and one fix branch."""
+"""Write the demo project as a real git repository: main with the runtime and reports, one fix branch, and a
+branch that breaks the parity of the GPU twins."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import git
 
+from bot.demo.parity import KERNELS, KERNELS_BROKEN, KERNELS_PATH, PARITY_BRANCH, PARITY_CONFIG, README_PART
 from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REPORTS
 from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN
 from bot.errors import UserError
@@ -36,8 +38,10 @@ def create_demo(path: Path) -> DemoInfo:
     repo = git.Repo.init(path, initial_branch=BRANCH)
     try:
         writer = _Writer(repo, path)
-        main_files = {"README.md": README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG),
-                      ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG}
+        main_files = {"README.md": README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG)
+                      + README_PART,
+                      ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG + PARITY_CONFIG,
+                      KERNELS_PATH: KERNELS}
         writer.commit(main_files, "runtime: a one-statement interpreter standing in for the language runtime")
         reports = {f"devs/issues/{slug}.md": make() for slug, make in REPORTS.items()}
         for name, text in reports.items():
@@ -47,10 +51,14 @@ def create_demo(path: Path) -> DemoInfo:
         fix = writer.commit({"runtime.c": RUNTIME_FIX},
                             f"runtime: keep the sum's accumulator unboxed\n\nFixes {FIXED_SLUG}.")
         repo.git.checkout("-q", BRANCH)
+        repo.git.checkout("-q", "-b", PARITY_BRANCH)
+        broken = writer.commit({KERNELS_PATH: KERNELS_BROKEN}, "gpu: CUDA threads past the end leave early")
+        repo.git.checkout("-q", BRANCH)
     finally:
         repo.close()
     return DemoInfo(path.resolve(), BRANCH, FIX_BRANCH, FIXED_SLUG, OPEN_SLUG,
-                    tuple(sorted([*main_files, *reports])), {BRANCH: main, FIX_BRANCH: fix})
+                    tuple(sorted([*main_files, *reports])),
+                    {BRANCH: main, FIX_BRANCH: fix, PARITY_BRANCH: broken})
 
 
 class _Writer:

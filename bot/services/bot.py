@@ -19,6 +19,7 @@ from bot.adapters.store.locks import repo_lock
 from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
 from bot.services.bot_fixes import FixWork
+from bot.services.bot_parity import ParityWork
 from bot.services.bot_reporting import Reporting
 from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
@@ -70,7 +71,7 @@ class RepoSource:
             self._push(full_name, installation_id, branch)
 
 
-class BotServices(FixWork, Reporting):
+class BotServices(FixWork, Reporting, ParityWork):
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
                  token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,
@@ -110,6 +111,7 @@ class BotServices(FixWork, Reporting):
                     full_name, installation_id, branch), repo.default_ref())
             if self.fixes is not None:
                 self._follow_fixes(repo, tracker, full_name, summary.touched, installation_id)
+            self._branches_parity(repo, tracker, full_name)
         if outcomes:
             comment_on_issues(self.db, full_name, tracker, outcomes)
         log.info("%s: sync %s, mirror %s, %d overlap(s)", full_name, dict(summary.counts), dict(mirrored.counts),
