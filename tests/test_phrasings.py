@@ -132,3 +132,22 @@ def test_question_and_answer_labels_open_the_section_the_question_names():
 def test_headings_in_the_languages_agents_are_prompted_in(heading, section):
     from bot.core.headings import section_of_heading
     assert section_of_heading(heading) == section
+
+
+def test_a_chain_of_equalities_gives_its_last_number_and_the_ratio_its_thread_count():
+    facts = record("# Queens\n\nPAR · C backend · xeon-12\n\nFrom 3 to 12 threads it flattens. "
+                   "Ratio = 12 / (1480 / 361) = 12 / 4.10 = 2.93.\n")
+    assert (facts.ratio, facts.threads) == (2.93, 12)
+
+
+def test_a_claim_about_t16_is_not_borne_out_by_the_t8_row():
+    table = ("| threads | bend (C backend) time | speedup |\n|---|---|---|\n| 1 | 1.000 s | 1.00x |\n"
+             "| 8 | 0.263 s | 3.80x |\n| 16 | 0.250 s | 4.00x |\n")
+    text = f"---\ntrack: par\nbackend: c\nthreads: 16\nratio: 2.1\n---\n# Tree sum\n\n## Measurements\n\n{table}"
+    facts = record(text)
+    assert facts.table_ratio == 4.0 and 2.1 not in [round(c, 1) for c in facts.table_candidates]
+
+
+def test_next_steps_is_where_a_findings_style_report_puts_its_fix():
+    from bot.core.headings import section_of_heading
+    assert section_of_heading("Next steps") == "fix" and section_of_heading("Findings") is None

@@ -60,6 +60,7 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
 
     if track == "par":
         facts.settle_fact("threads", prose.speedup_threads)
+        facts.settle_fact("threads", prose.ratio_threads)
         facts.settle_fact("threads", prose.threads)
     if track == "par" or (track is None and prose.backend_is_explicit):
         facts.settle_fact("backend", prose.backend)
@@ -69,6 +70,8 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
         facts.settle("threads", table.threads, table_line, "table")
     elif track == "seq":
         facts.settle("threads", 1, 1, "default")
+    if track == "par":
+        facts.settle("backend", _backend_of_table(rows), table_line, "table")
     if track != "par" or not has_front_matter:
         # seq is always C; a par report without front matter or byline backend gets the spec's default backend.
         facts.settle("backend", "c", 1, "default")
@@ -105,6 +108,12 @@ def _ratio_from_prose_speedup(facts: Settled, prose: ProseFacts, track: str | No
                      f"speedup; {n} / {speedup:.3g})")
         if track == "par":
             facts.settle("threads", n, many.line, "prose", f"'{many.quote}'")
+
+
+def _backend_of_table(rows: tuple[Measurement, ...]) -> str | None:
+    """The backend every timed language row of the table names ("bend (C backend, clang -O2)"), if one."""
+    backends = {r.backend for r in rows if r.impl == "language" and (r.seconds is not None or r.speedup)}
+    return backends.pop() if len(backends) == 1 and "" not in backends else None
 
 
 def _track_of_table(rows: tuple[Measurement, ...]) -> str | None:

@@ -34,6 +34,7 @@ class ProseFacts:
     seq_ratio: Fact | None = None  # "3.4x slower than C"
     speedup: Fact | None = None  # achieved speedup "1.9x"
     speedup_threads: Fact | None = None  # the thread count the speedup was measured on
+    ratio_threads: Fact | None = None  # N of a stated "ratio = N / speedup"
     threads: Fact | None = None  # first thread count > 1 anywhere
     track: Fact | None = None  # from an explicit "Track: par" or the kind of ratio stated
     track_hint: Fact | None = None  # from wording alone ("parallel", "8 threads", "than C"): weaker than a table
@@ -81,6 +82,7 @@ def extract_prose_facts(lines: list[tuple[int, str]], block_langs: tuple[str, ..
         speedup=_value_fact(speedup),
         speedup_threads=Fact(speedup.threads, speedup.line, speedup.quote) if speedup and speedup.threads else None,
         threads=_threads_fact(first.get("threads")),
+        ratio_threads=_threads_fact(first.get("stated_ratio")) if first.get("stated_ratio") else None,
         track=_track(first, speedup),
         track_hint=_track_hint(par_hint, seq_hint),
         backend=_backend(backend_hits, gpu_line, c_backend_line),

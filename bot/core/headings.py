@@ -27,7 +27,7 @@ _KEYWORDS = (
                               r"diagnos\w*|analysis|explanation|culprit|where the time goes|hypothes[ie]s|"
                               r"ursache|grund|causa|raz[oó]n|pourquoi)\b")),
     ("fix", re.compile(r"\b(?:fix(?:es|ed)?|patch(?:es)?|remed(?:y|ies)|solutions?|workarounds?|proposals?|"
-                       r"mitigations?|suggestion|l[oö]sung|soluci[oó]n|correctif|arreglo)\b")),
+                       r"mitigations?|suggestion|next steps?|to do|todo|l[oö]sung|soluci[oó]n|correctif|arreglo)\b")),
     ("measurements", re.compile(r"\b(?:measure\w*|timings?|numbers|results?|benchmarks?|bench|data|scaling|"
                                 r"speedups?|profile|profiling|perf|messung\w*|mediciones|medidas|mesures|"
                                 r"zeiten|tiempos)\b")),

@@ -58,13 +58,18 @@ def _c_before(text: str, match: re.Match) -> bool:
 _QUOTIENT = r"(?P<num>\d{1,9}(?:[.,]\d{1,9})?)\s*[/\u00f7]\s*(?P<den>\d{1,9}(?:[.,]\d{1,9})?)"
 
 PHRASINGS: tuple[Phrasing, ...] = (
-    # "ratio 12 / 4.0 = 3.0", "ratio = 8 / 3.8": the quotient's result, never its numerator.
+    # "Ratio = 12 / (1480 / 361) = 12 / 4.10 = 2.93": the number the chain of equalities ends in.
+    Phrasing("ratio-equation", "stated_ratio",
+             _p(rf"(?i:\bratio\b)(?:\s+(?:is|of))?[\s*_:]{{0,4}}=?\s*(?:[\d\s.,/()\u00d7x*\u00f7-]{{1,40}}?=\s*)+"
+                rf"{NUM}(?:{_TIMES})?{_END}"),
+             "Ratio = 12 / (1480 / 361) = 12 / 4.10 = 2.93", {"value": 2.93}),
+    # "ratio 12 / 4.0", "ratio = 8 / 3.8": the quotient's result, never its numerator.
     Phrasing("ratio-quotient", "stated_ratio",
              _p(rf"(?i:\bratio\b)(?:\s+(?:is|of))?[\s*_:=]{{0,6}}(?:(?i:ideal\s*/\s*achieved|N\s*/\s*speedup)\s*=\s*)?"
                 rf"{_QUOTIENT}(?:{_TIMES})?(?:\s*[=\u2248]\s*{NUM})?"),
-             "ratio 12 / 4.0 = 3.0", {"value": 3.0}),
+             "ratio = 8 / 3.8", {"value": 8 / 3.8}),
     Phrasing("ratio-label", "stated_ratio", _p(rf"(?i:\bratio\b)(?!\s+(?:of|between)\s+\D){_LEAD}{_APPROX}{NUM}"
-                                              rf"(?:{_TIMES})?{_END}(?!\s*[/\u00f7]\s*\d)"),
+                                              rf"(?:{_TIMES})?{_END}(?!\s*[/\u00f7])"),
              "**Ratio:** 12.3x", {"value": 12.3}),
     Phrasing("c-faster", "seq_ratio", _p(rf"\bC\b[^.\n]{{0,60}}?{_APPROX}{NUM}{_TIMES}\s*(?i:faster|quicker)"),
              "The C translation (gcc -O2) is ~9.8x faster.", {"value": 9.8}),
@@ -167,8 +172,14 @@ def _hit(phrasing: Phrasing, match: re.Match, line: int) -> Hit | None:
                                                                                           or value <= 0):
         return None
     quote = " ".join(match.group(0).split()).strip(" *_:,.")
+    if phrasing.states == "stated_ratio" and threads is None:  # "ratio = 16 / 4.1": par's N / speedup
+        numerator = _RATIO_NUMERATOR.match(quote)
+        threads = int(numerator.group(1)) if numerator else None
     return Hit(phrasing.id, phrasing.states, line, quote[:80], value, threads, seconds,
                (groups.get("track") or "").lower() or None)
+
+
+_RATIO_NUMERATOR = re.compile(r"(?i)ratio\D{0,8}?(\d{1,6})\s*[/\u00f7]\s*\(?\d")
 
 
 def _float(text: str | None) -> float | None:

@@ -98,21 +98,23 @@ def _scaling(runs: list[Measurement], threads: int | None) -> TableRatio:
         speedup = best[1].seconds / best[n].seconds
         evidence = (f"T1 {_secs(best[1].seconds)} / T{n} {_secs(best[n].seconds)} = {speedup:.3g}x speedup; "
                     f"ratio {n} / {speedup:.3g} (lines {best[1].line} and {best[n].line})")
-        return TableRatio(significant(n / speedup), n, evidence, candidates=_scaling_candidates(runs))
+        return TableRatio(significant(n / speedup), n, evidence, candidates=_scaling_candidates(runs, threads))
     stated = {r.threads: r for r in runs if r.speedup and r.threads and r.threads > 1}
     if stated:
         n = threads if threads in stated else max(stated)
         run = stated[n]
         return TableRatio(significant(n / run.speedup), n,
                           f"speedup {run.speedup:g}x at T{n} (line {run.line}); ratio {n} / {run.speedup:g}",
-                          candidates=tuple(v for m, r in stated.items() if (v := significant(m / r.speedup))))
+                          candidates=tuple(v for m, r in stated.items()
+                                           if threads in (None, m) and (v := significant(m / r.speedup))))
     largest = max(counts, default=None)
     return TableRatio(threads=largest, gap="the table has no 1-thread and N-thread times of the language "
                                            "to compute the speedup")
 
 
-def _scaling_candidates(runs: list[Measurement]) -> tuple[float, ...]:
-    """N / speedup for every thread count of every build (rows grouped by their label without thread words)."""
+def _scaling_candidates(runs: list[Measurement], claimed: int | None) -> tuple[float, ...]:
+    """N / speedup for every build (rows grouped by their label without thread words), at the claimed thread
+    count when one is stated, else at every count: a claim about T16 is not borne out by T8's ratio."""
     groups: dict[str, dict[int, float]] = {}
     for run in runs:
         if run.seconds:
@@ -121,11 +123,11 @@ def _scaling_candidates(runs: list[Measurement]) -> tuple[float, ...]:
     values = []
     for times in groups.values():
         for n, seconds in times.items():
-            if n > 1 and times.get(1):
+            if n > 1 and times.get(1) and claimed in (None, n):
                 values.append(significant(n / (times[1] / seconds)))
         for n, seconds in times.items():  # a row's speedup against the fastest one-thread time of any build
             one = min((t[1] for t in groups.values() if t.get(1)), default=None)
-            if n > 1 and one:
+            if n > 1 and one and claimed in (None, n):
                 values.append(significant(n / (one / seconds)))
     return tuple(v for v in values if v is not None)
 

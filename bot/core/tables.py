@@ -198,7 +198,8 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
                                                                                          for w in words)), None)
         if index == 0 and role != "threads":
             role = "label"  # the first column names the row, whatever its header says
-        impl = impl_of(text) if index and role in (None, "time") else ""
+        names_time = any(w in _COLUMN_WORDS["time"] or w in _SECONDS_PER_UNIT for w in words)
+        impl = impl_of(text) if index and (role in (None, "time") or names_time) else ""
         if impl:
             impl_columns[index] = impl
             continue
