@@ -269,6 +269,10 @@ def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(s
         installed = runner.run(["find", str(runner.root() / "scripts"), "-name", "build.sh", "-perm", "-u+x"],
                                runner.root(), 5).stdout.split()
         assert len(installed) == 1 and installed[0].startswith(str(runner.root() / "scripts") + "/")
+        changed = dataclasses.replace(config.build_script, text=config.build_script.text.replace('"$2 $mask"', '"v2"'))
+        runner.build_script = changed  # another recipe: the commit is copied and built afresh on the host
+        workspace = runner.prepare(heads["old-slow"])
+        assert runner.run(["cat", "build.log"], workspace, 5).stdout == "v2\n"
     finally:
         runner.close()
 

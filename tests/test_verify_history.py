@@ -2,6 +2,7 @@
 default branch (or a ref named, or `--config FILE`), never from the commits measured; real git, real gcc."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -166,6 +167,13 @@ def test_argv_only_a_checkout_path_with_blanks_and_dollars_reaches_the_script_wh
     workspace = runner.prepare(heads["old-slow"])
     assert (workspace / "build.log").read_text() == f"{heads['old-slow']} U24_MASK\n" and (workspace / "runtime").is_file()
     assert not list(tmp_path.rglob("pwned*")) and not list(repo.root.rglob("pwned*"))
+    # A changed script (a configuration being tried) builds the commit afresh; the same one reuses the build.
+    changed = dataclasses.replace(config.build_script, text=BUILD_SCRIPT.replace('"$2 $mask"', '"again $mask"'))
+    again = LocalRunner("local", repo.root, cache, build=config.build, build_script=changed)
+    assert again.prepare(heads["old-slow"]) == workspace and (workspace / "build.log").read_text() == "again U24_MASK\n"
+    (workspace / "stamp").write_text("kept")
+    assert again.prepare(heads["old-slow"]) == workspace and (workspace / "stamp").exists()
+    assert runner.prepare(heads["old-slow"]) == workspace and not (workspace / "stamp").exists()
 
 
 def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_script_builds_old_commits(history,

@@ -12,6 +12,7 @@ from bot.core.build_config import BuildScript, build_argv
 from bot.errors import UserError
 
 BUILT_MARK = ".perfbot-built"
+RECIPE_MARK = ".perfbot-recipe"  # what built it: a changed [build] (or its script) builds the commit afresh
 
 
 class BuildError(UserError):
@@ -65,6 +66,12 @@ def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath,
         why = "timed out" if result.timed_out else f"exited {result.returncode}"
         tail = (result.stderr or result.stdout).strip()[-600:]
         raise BuildError(f"build {' '.join(build)} at {sha[:12]}{where} {why}:\n{tail}")
+
+
+def recipe(build: tuple[str, ...] | None, script: BuildScript | None) -> str:
+    """A digest of how a workspace is built; a workspace built otherwise is not reused."""
+    text = "\0".join(build or ()) + "\0\0" + (script.text or "" if script else "")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def script_folder(script: BuildScript) -> str:

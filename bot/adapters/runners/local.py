@@ -10,6 +10,7 @@ import fcntl
 import logging
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from typing import Iterator
 
 import git
 
-from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult, build_at, script_folder
+from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
 from bot.adapters.runners.sandbox import read_status, sandbox_argv, sandbox_problem, secret_files, timed_argv
 from bot.core.build_config import BuildScript
 from bot.core.records import SLUG_RE
@@ -68,17 +69,22 @@ class LocalRunner:
     def prepare(self, sha: str) -> Path:
         """The project checked out and built at `sha`; reused when it was built before."""
         workspace = self.cache_dir / "worktrees" / sha
+        wanted = recipe(self.build, self.build_script)
         if (workspace / BUILT_MARK).exists():
-            return workspace
+            if (workspace / RECIPE_MARK).is_file() and (workspace / RECIPE_MARK).read_text() == wanted:
+                return workspace
+            shutil.rmtree(workspace)  # built by another recipe: a fresh checkout, not a build over the old one
         if not workspace.exists():
             repo = git.Repo(self.repo_path)
             try:
+                repo.git.worktree("prune")
                 repo.git.worktree("add", "--detach", "--force", str(workspace), sha)
             except git.GitCommandError as exc:
                 raise BuildError(f"cannot check out {sha[:12]}: {exc.stderr.strip()[:300]}") from None
             finally:
                 repo.close()
         build_at(self, self.build, workspace, sha, self.build_timeout, script=self._install_script())
+        (workspace / RECIPE_MARK).write_text(wanted)
         (workspace / BUILT_MARK).write_text(sha)
         return workspace
 

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from bot.adapters.runners import remote_exec
-from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult, build_at, script_folder
+from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
 from bot.core.build_config import BuildScript
 from bot.core.records import SLUG_RE
 from bot.core.repo_config import remote_path_ok
@@ -111,10 +111,16 @@ class SshRunner:
         if not SHA_RE.fullmatch(sha):
             raise UserError(f"not a full commit sha: {sha[:60]!r}")
         workspace = self.root() / "worktrees" / sha
-        if self._exec(_words("test", "-f", workspace / BUILT_MARK), timeout=MARGIN)[0] == 0:
+        wanted = recipe(self.build, self.build_script)
+        code, out, _ = self._exec(_words("test", "-f", workspace / BUILT_MARK) + " && " +
+                                  _words("cat", workspace / RECIPE_MARK), timeout=MARGIN)
+        if code == 0 and out.decode(errors="replace").strip() == wanted:
             return workspace
+        # Never built, half built, or built by another recipe: a fresh copy, not a build over the old one.
+        self._checked(_words("rm", "-rf", workspace), f"cannot clear {workspace}")
         self._transfer(sha, workspace)
         build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}", self._install_script())
+        self.write_file(workspace / RECIPE_MARK, wanted)
         self.write_file(workspace / BUILT_MARK, sha)
         return workspace
 
