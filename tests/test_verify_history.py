@@ -202,3 +202,36 @@ def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_scrip
     assert result["error"] is None, result["error"]
     assert [(s["side"], s["sha"], s["output"], len(s["c_seconds"])) for s in result["sides"]] == [
         ("base", heads["old-slow"], "4463072", 3), ("head", heads["old-fast"], "4463072", 3)]
+
+
+def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, database):
+    """The service's path: a queued bench run, measured by the worker through the runner make_runner builds."""
+    import handlers
+    from bot.adapters.git import local_key
+    from bot.adapters.local_issues import FileIssues
+    from bot.adapters.runners import make_runner
+    from bot.adapters.store import bench_store
+    from bot.adapters.store.queue import DeliveryQueue
+    from bot.services.bench_flow import BenchFlow
+    from bot.services.bot import BotServices, RepoSource
+    from bot.services.fix_flow import FixFlow
+    from bot.services.worker import Worker
+
+    repo, heads = build_history_project(tmp_path / "runtime")
+    key, queue, tracker = local_key(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
+    bench = BenchFlow(database, lambda conf, path, config: make_runner(conf, path, tmp_path / "bench", config, None),
+                      comment_every=0)
+    services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),
+                           bot_login="perfbot", fixes=FixFlow(database, queue.enqueue), bench=bench)
+    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
+                    max_attempts=1)
+    services.sync_and_mirror(key, None, None)
+    run_id = services.fixes.request_run(key, "perf_boxed_sum", base=heads["old-slow"], head=heads["old-fast"],
+                                        purpose=bench_inputs.FIX, installation_id=None, options={"samples": 12})
+    assert [d["id"] for d in queue.listing()] == [f"bench-{run_id}"] and worker.run_once()
+    run = bench_store.get_run(database, run_id)
+    assert run["status"] == "done" and run["verdict"] in ("pass", "inconclusive"), run["message"]
+    base, head = run["result"]["sides"]
+    assert (base["sha"], base["decision"], head["sha"]) == (heads["old-slow"], "fail", heads["old-fast"])
+    for old in ("old-slow", "old-fast"):
+        assert (tmp_path / "bench" / "worktrees" / heads[old] / "build.log").read_text() == f"{heads[old]} U24_MASK\n"
