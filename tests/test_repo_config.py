@@ -203,5 +203,8 @@ def test_a_build_may_name_a_script_and_use_the_checkout_sha_and_script_placehold
     with pytest.raises(ConfigFileError, match="uses {script} but \\[build\\] names no script") as info:
         parse_repo_config('[build]\ncommand = ["sh", "{script}"]\n')
     assert info.value.key == "build.command"
+    with pytest.raises(ConfigFileError, match="never runs the script ci/b.sh: put {script} in it") as info:
+        parse_repo_config('[build]\nscript = "ci/b.sh"\ncommand = ["make"]\n')
+    assert (info.value.key, info.value.line) == ("build.command", 3)
     with pytest.raises(ConfigFileError, match="unknown placeholder {file}; use {checkout}, {sha} or {script}"):
         parse_repo_config('[build]\ncommand = ["make", "{file}"]\n')

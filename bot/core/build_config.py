@@ -40,6 +40,9 @@ def parse_build(values: dict, lines: list[str]) -> tuple[tuple[str, ...] | None,
             raise ConfigFileError("build.command", line_of(lines, "command"), "uses {script} but [build] names no "
                                   'script; add script = "path/in/the/repository"')
         return command, None
+    if command and not any("{script}" in arg for arg in command):
+        raise ConfigFileError("build.command", line_of(lines, "command"), f"never runs the script {script}: put "
+                              "{script} in it (e.g. [\"sh\", \"{script}\", \"{checkout}\"]), or drop [build] script")
     return command or SCRIPT_COMMAND, BuildScript(script)
 
 

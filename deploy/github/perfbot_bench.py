@@ -2,11 +2,12 @@
 
 Copy to `.github/perfbot/perfbot_bench.py`; `.github/workflows/perfbot-bench.yml` runs it with the plan perfbot
 dispatched in the environment (PERFBOT_PLAN, JSON). The plan is the one bot/services/verify.py follows: a
-git worktree per commit, built once; the report's program and C translation written into their own folder;
-the translation compiled; one warm-up run of each must print the same result ("mismatch" otherwise); then
-the two alternate for `samples` pairs (or until `budget_seconds`). Every run is an argument list, never a
-shell, in its own process group killed whole at `timeout_seconds`, timed here. perfbot decides; this script
-only measures. Python 3.8+, standard library only.
+git worktree per commit, built once (the build's {checkout} {sha} {script} filled in; the default branch's
+build script comes in the plan, since the commits measured may predate it); the report's program and C
+translation written into their own folder; the translation compiled; one warm-up run of each must print
+the same result ("mismatch" otherwise); then the two alternate for `samples` pairs (or until
+`budget_seconds`). Every run is an argument list, never a shell, in its own process group killed whole at
+`timeout_seconds`, timed here. perfbot decides; this script only measures. Python 3.8+, standard library only.
 """
 from __future__ import annotations
 
