@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from bot.adapters.git import GitRepository
 from bot.adapters.runners.actions import dispatch_inputs
+from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
 from bot.cli import main
 from bot.errors import UserError
@@ -174,6 +175,10 @@ def test_argv_only_a_checkout_path_with_blanks_and_dollars_reaches_the_script_wh
     (workspace / "stamp").write_text("kept")
     assert again.prepare(heads["old-slow"]) == workspace and (workspace / "stamp").exists()
     assert runner.prepare(heads["old-slow"]) == workspace and not (workspace / "stamp").exists()
+    failing = dataclasses.replace(config.build_script, text="#!/bin/sh\necho \"no WORD_MASK in $1\" >&2\nexit 4\n")
+    with pytest.raises(BuildError, match=rf"build \.perfbot/build\.sh {{checkout}} {{sha}} at {heads['old-fast'][:12]} "
+                                         r"exited 4:\nno WORD_MASK in /"):
+        LocalRunner("local", repo.root, cache, build=config.build, build_script=failing).prepare(heads["old-fast"])
 
 
 def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_script_builds_old_commits(history,

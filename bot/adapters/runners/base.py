@@ -55,9 +55,10 @@ class Runner(Protocol):
 
 
 def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath, sha: str, timeout: float,
-             where: str = "", script: PurePath | None = None) -> None:
+             where: str = "", script: PurePath | None = None, script_name: str = "{script}") -> None:
     """Run the project's build in a fresh workspace; a failure names the command, the commit and its output.
-    `script` is where the runner put `[build] script` (outside the checkout), for the {script} placeholder."""
+    `script` is where the runner put `[build] script` (outside the checkout), for the {script} placeholder;
+    messages show it as `script_name`, its path in the repository."""
     if not build:
         return
     argv = build_argv(build, checkout=str(workspace), sha=sha, script=str(script) if script is not None else None)
@@ -65,7 +66,8 @@ def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath,
     if not result.ok:
         why = "timed out" if result.timed_out else f"exited {result.returncode}"
         tail = (result.stderr or result.stdout).strip()[-600:]
-        raise BuildError(f"build {' '.join(build)} at {sha[:12]}{where} {why}:\n{tail}")
+        shown = " ".join(arg.replace("{script}", script_name) for arg in build)
+        raise BuildError(f"build {shown} at {sha[:12]}{where} {why}:\n{tail}")
 
 
 def recipe(build: tuple[str, ...] | None, script: BuildScript | None) -> str:

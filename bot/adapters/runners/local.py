@@ -83,7 +83,8 @@ class LocalRunner:
                 raise BuildError(f"cannot check out {sha[:12]}: {exc.stderr.strip()[:300]}") from None
             finally:
                 repo.close()
-        build_at(self, self.build, workspace, sha, self.build_timeout, script=self._install_script())
+        build_at(self, self.build, workspace, sha, self.build_timeout, script=self._install_script(),
+                 script_name=self.build_script.path if self.build_script else "{script}")
         (workspace / RECIPE_MARK).write_text(wanted)
         (workspace / BUILT_MARK).write_text(sha)
         return workspace

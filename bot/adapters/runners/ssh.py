@@ -119,7 +119,8 @@ class SshRunner:
         # Never built, half built, or built by another recipe: a fresh copy, not a build over the old one.
         self._checked(_words("rm", "-rf", workspace), f"cannot clear {workspace}")
         self._transfer(sha, workspace)
-        build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}", self._install_script())
+        build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}", self._install_script(),
+                 self.build_script.path if self.build_script else "{script}")
         self.write_file(workspace / RECIPE_MARK, wanted)
         self.write_file(workspace / BUILT_MARK, sha)
         return workspace
