@@ -118,3 +118,38 @@ def build_par_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
     fix = repo.write("runtime.c", PAR_RUNTIME.replace("DIVIDE", "threads")).commit("runtime: split the work")
     repo.repo.git.checkout("-q", "main")
     return repo, {"main": main, "fix/perf_serial_work": fix}
+
+
+# A history older than perfbot: the u24 mask is a define the build passes, renamed U24_MASK -> WORD_MASK
+# after the fix, and `.perfbot.toml`, the report and a build script arrive only on top. The build script,
+# kept on the default branch, builds every revision: it looks at the checkout it is given.
+_MASK_LINE = "#define U24(x) ((x) & 0xFFFFFFu)  /* values are u24: they wrap mod 2^24 */"
+
+
+def _masked(source: str, define: str) -> str:
+    return _variant(source, _MASK_LINE, f'#ifndef {define}\n#error "build with -D{define}=0xFFFFFFu"\n#endif\n'
+                                        f"#define U24(x) ((x) & {define})")
+
+
+BUILD_SCRIPT = """#!/bin/sh
+# Builds any revision of the runtime: $1 is the checkout, $2 the commit. The mask define was renamed
+# from U24_MASK to WORD_MASK; older commits still need the old name.
+set -eu
+cd "$1"
+if grep -q WORD_MASK runtime.c; then mask=WORD_MASK; else mask=U24_MASK; fi
+echo "$2 $mask" > build.log
+exec gcc -O2 "-D$mask=0xFFFFFFu" -o runtime runtime.c
+"""
+SCRIPT_CONFIG = _variant(CONFIG, 'command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]',
+                         'script = ".perfbot/build.sh"            # run as: .perfbot/build.sh CHECKOUT SHA')
+
+
+def build_history_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
+    """`old-slow` and `old-fast`, the real before/after pair, predate the rename, the config and the report."""
+    repo = RepoBuilder(root, branch="main")
+    heads = {"old-slow": repo.write("runtime.c", _masked(SLOW, "U24_MASK")).commit("runtime: box every value"),
+             "old-fast": repo.write("runtime.c", _masked(FAST, "U24_MASK")).commit("runtime: unbox the accumulator"),
+             "renamed": repo.write("runtime.c", _masked(FAST, "WORD_MASK")).commit("runtime: U24_MASK is WORD_MASK")}
+    heads["main"] = repo.write(".perfbot.toml", SCRIPT_CONFIG).write(".perfbot/build.sh", BUILD_SCRIPT) \
+        .write("devs/issues/perf_boxed_sum.md", report()).commit("adopt perfbot: its config, build script, a report")
+    return repo, heads

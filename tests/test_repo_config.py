@@ -187,3 +187,24 @@ def test_milestone_and_digest_mistakes_name_the_key_and_the_line(text, key, line
         parse_repo_config(text)
     assert (info.value.key, info.value.line) == (key, line), str(info.value)
     assert words in str(info.value)
+
+
+def test_a_build_may_name_a_script_and_use_the_checkout_sha_and_script_placeholders():
+    config = parse_repo_config('[build]\nscript = ".perfbot/build.sh"\n')
+    assert config.build == ("{script}", "{checkout}", "{sha}") and config.build_script.path == ".perfbot/build.sh"
+    config = parse_repo_config('[build]\nscript = "ci/build.py"\ncommand = ["python3", "{script}", "--rev={sha}"]\n')
+    assert config.build == ("python3", "{script}", "--rev={sha}") and config.build_script.name == "build.py"
+    assert parse_repo_config('[build]\ncommand = ["make", "-C", "{checkout}"]\n').build_script is None
+    for bad in ("/etc/build.sh", "../build.sh", "a/./b.sh", "a b.sh", "x;rm", "", "dir/", 3):
+        value = f'"{bad}"' if isinstance(bad, str) else bad
+        with pytest.raises(ConfigFileError, match="must be a path inside the repository") as info:
+            parse_repo_config(f"[build]\nscript = {value}\n")
+        assert (info.value.key, info.value.line) == ("build.script", 2)
+    with pytest.raises(ConfigFileError, match="uses {script} but \\[build\\] names no script") as info:
+        parse_repo_config('[build]\ncommand = ["sh", "{script}"]\n')
+    assert info.value.key == "build.command"
+    with pytest.raises(ConfigFileError, match="never runs the script ci/b.sh: put {script} in it") as info:
+        parse_repo_config('[build]\nscript = "ci/b.sh"\ncommand = ["make"]\n')
+    assert (info.value.key, info.value.line) == ("build.command", 3)
+    with pytest.raises(ConfigFileError, match="unknown placeholder {file}; use {checkout}, {sha} or {script}"):
+        parse_repo_config('[build]\ncommand = ["make", "{file}"]\n')

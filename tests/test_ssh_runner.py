@@ -246,6 +246,37 @@ def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_
     assert data["verdict"] == MISMATCH and data["runner"] == "bench-ssh" and (sshd.root / "cli" / "worktrees").is_dir()
 
 
+def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(sshd, tmp_path):  # noqa: F811
+    from bot.adapters.git import GitRepository
+    from bot.services.bench_inputs import bench_config, source_of
+    from tests.bench_project import build_history_project
+
+    repo, heads = build_history_project(tmp_path / "runtime")
+    git_repo = GitRepository(repo.root)
+    try:
+        config = bench_config(git_repo, source_of(git_repo))
+    finally:
+        git_repo.close()
+    runner = _runner(sshd, "history", repo_path=repo.root, build=config.build, build_script=config.build_script,
+                     control="ctl-history")
+    try:
+        for commit, define in ((heads["old-slow"], "U24_MASK"), (heads["main"], "WORD_MASK")):
+            workspace = runner.prepare(commit)  # the old commit has no .perfbot/: the script came from main
+            assert runner.run(["cat", "build.log"], workspace, 5).stdout == f"{commit} {define}\n"
+            folder = runner.run_dir(workspace, "perf_boxed_sum")
+            runner.write_file(folder / "p", "sum 1000\n")
+            assert runner.run([str(workspace / "runtime"), str(folder / "p")], folder, 5).stdout.strip().isdigit()
+        installed = runner.run(["find", str(runner.root() / "scripts"), "-name", "build.sh", "-perm", "-u+x"],
+                               runner.root(), 5).stdout.split()
+        assert len(installed) == 1 and installed[0].startswith(str(runner.root() / "scripts") + "/")
+        changed = dataclasses.replace(config.build_script, text=config.build_script.text.replace('"$2 $mask"', '"v2"'))
+        runner.build_script = changed  # another recipe: the commit is copied and built afresh on the host
+        workspace = runner.prepare(heads["old-slow"])
+        assert runner.run(["cat", "build.log"], workspace, 5).stdout == "v2\n"
+    finally:
+        runner.close()
+
+
 def test_make_runner_builds_each_kind():
     config = parse_repo_config('[[runners]]\nname = "l"\nkind = "local"\nlabels = ["c"]\n[[runners]]\n'
                                'name = "x"\nkind = "ssh"\nhost = "h"\nlabels = ["c"]\n[build]\ncommand = ["make"]\n')
@@ -253,7 +284,7 @@ def test_make_runner_builds_each_kind():
     options = SshOptions(Path("/k"), Path("/kh"), Path("/c"))
     made = make_runner(remote, Path("/r"), Path("/cache"), config, options)
     assert isinstance(made, SshRunner) and made.folder == "~/.cache/perfbot/x" and made.memory_mb == config.memory_mb
-    assert made.build == config.build and made.options is options
+    assert made.build == config.build and made.options is options and made.build_script is None
     assert isinstance(make_runner(local, Path("/r"), Path("/cache"), config, None), LocalRunner)
     with pytest.raises(UserError, match="no ssh settings"):
         make_runner(remote, Path("/r"), Path("/cache"), config, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from pathlib import Path
 
 import click
 
@@ -11,11 +12,10 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.core.parse import parse
 from bot.core.refnames import branch_name_problem
-from bot.core.repo_config import ConfigFileError, parse_repo_config
 from bot.errors import TransientError, UserError
 from bot.services.bench_flow import reproduction
+from bot.services.bench_inputs import bench_config, read_record, source_of
 from bot.services.verify import verify
 
 EXIT = {"pass": 0, "fail": 1, "mismatch": 1, "error": 1, "inconclusive": 3}
@@ -41,22 +41,23 @@ def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None
 @click.option("--base", default=None, help="The commit before the fix (default: the default branch).")
 @click.option("--head", default=None, help="The commit to judge (default: the report's own fix branch).")
 @click.option("--runner", "runner_name", default=None, help="A runner named in .perfbot.toml (default: by backend).")
+@click.option("--ref", default=None, help="Where the report and .perfbot.toml are read (default: the default branch);"
+              " never the commits measured.")
+@click.option("--config", "config_file", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Try this file instead of the committed .perfbot.toml (its [build] script from the working tree).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @db_option
 @reports_errors
-def verify_command(slug, repo_path, base, head, runner_name, fmt, db_url) -> None:
+def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, fmt, db_url) -> None:
     """Exit 0 pass, 1 fail (or mismatch, or error), 3 inconclusive, 2 usage."""
     repo = GitRepository(repo_path)
     try:
-        default = repo.resolve(repo.default_ref())
-        data = repo.read_file(default, f"devs/issues/{slug}.md")
-        if data is None:
-            raise click.ClickException(f"no devs/issues/{slug}.md on the default branch of {repo.path}")
-        record = parse(f"devs/issues/{slug}.md", data).record
+        source = source_of(repo, ref, config_file)
+        record = read_record(repo, slug, source.sha, where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
+        config = bench_config(repo, source)
         base_sha, head_sha = _choose_refs(repo, record, base, head)
-        config = parse_repo_config((repo.read_file(head_sha, ".perfbot.toml") or b"").decode("utf-8", "replace"))
         repo_key = repo.key
-    except ConfigFileError as exc:
+    except UserError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
@@ -64,7 +65,8 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt, db_url) -> Non
                    else config.runner_for(record.backend or "c"))
     if runner_conf is None:
         raise click.UsageError(f"no runner {'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
-                               " in .perfbot.toml")
+                               f" in {source.describe()}")
+    click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
     settings = settings_for(None)
     cache = settings.instance_dir / "bench" / runner_conf.name
     runner = make_runner(runner_conf, repo.path, cache, config, SshOptions.from_settings(settings))
@@ -92,6 +94,7 @@ def verify_command(slug, repo_path, base, head, runner_name, fmt, db_url) -> Non
             set_record_result(db, repo_key, slug, reproduced=reproduction(outcome.verdict, True))
     if fmt == "json":
         click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
+                                                      "config": source.describe(),
                                                       "threshold": config.seq_threshold, "min_samples": config.min_samples,
                                                       "max_samples": config.max_samples}, **outcome.as_dict()}, indent=2))
     else:

@@ -5,11 +5,14 @@ import difflib
 import re
 
 PLACEHOLDERS = frozenset({"file", "threads", "out"})
+BUILD_PLACEHOLDERS = frozenset({"checkout", "sha", "script"})  # [build] command: see build_config.py
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 _WORKFLOW = re.compile(r"[A-Za-z0-9_.-]{1,100}\.ya?ml")
+# A file of the repository named in the config: read from git and written on a bench host, so plain parts.
+_REPO_FILE = re.compile(r"[A-Za-z0-9_.-]{1,100}(?:/[A-Za-z0-9_.-]{1,100}){0,15}")
 # A remote folder reaches the bench host's shell (always quoted): absolute or under the remote home, plain
 # characters only, and never climbing out with `..`.
 REMOTE_PATH_RE = re.compile(r"(?:/|~/)[A-Za-z0-9_.~-][A-Za-z0-9_./~-]{0,200}")
@@ -29,14 +32,22 @@ def check(key: str, value, kind, line: int):
         if value not in kind:
             raise fail(f"{value!r} is not one of {', '.join(kind)}")
         return value
-    if kind == "argv":
+    if kind in ("argv", "build_argv"):
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
             raise fail('must be a list of arguments, e.g. ["gcc", "-O2", "{file}"] (no shell strings)')
+        allowed = PLACEHOLDERS if kind == "argv" else BUILD_PLACEHOLDERS
         for arg in value:
-            unknown = {p for p in _PLACEHOLDER.findall(arg)} - PLACEHOLDERS
+            unknown = {p for p in _PLACEHOLDER.findall(arg)} - allowed
             if unknown:
-                raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {{file}}, {{threads}} or {{out}}")
+                hint = "{file}, {threads} or {out}" if kind == "argv" else "{checkout}, {sha} or {script}"
+                raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {hint}")
         return tuple(value)
+    if kind == "repo_file":
+        if not isinstance(value, str) or not _REPO_FILE.fullmatch(value) or \
+                {".", ".."} & set(value.split("/")):
+            raise fail(f"{str(value)[:60]!r} must be a path inside the repository, e.g. \".perfbot/build.sh\" "
+                       "(letters, digits and _.- between slashes, no leading / and no '..')")
+        return value
     if kind == "flag":
         if not isinstance(value, bool):
             raise fail(f"{value!r} must be true or false")

@@ -1,7 +1,8 @@
 """`.perfbot.toml`, parsed strictly: every key known, every value checked, every error naming its key and line.
 
     [build]                     # how to build the project at a commit (run in its checkout)
-    command = ["make", "-j2"]
+    command = ["make", "-j2"]   # placeholders {checkout} {sha} {script} only; see build_config.py
+    script = ".perfbot/build.sh"  # optional: kept on the default branch, for builds that differ by revision
     [run]                       # argument templates; placeholders {file} {threads} {out} only
     language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]
     c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
@@ -52,6 +53,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 
+from bot.core.build_config import BUILD_KEYS, BuildScript, parse_build
 from bot.core.config_checks import ConfigFileError, check as _check, line_of as _line_of, remote_path_ok, suggest as _suggest
 from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedule, Milestone, parse_digest,
                                        parse_milestones)
@@ -85,6 +87,7 @@ class Suite:
 @dataclass(frozen=True)
 class RepoConfig:
     build: tuple[str, ...] | None = None
+    build_script: BuildScript | None = None
     run_language: tuple[str, ...] | None = None
     c_compile: tuple[str, ...] = ("gcc", "-O2", "-o", "{out}", "{file}")
     c_run: tuple[str, ...] = ("{out}",)
@@ -108,7 +111,7 @@ class RepoConfig:
 
 
 SCHEMA = {
-    "build": {"command": "argv"},
+    "build": BUILD_KEYS,
     "run": {"language": "argv", "c_compile": "argv", "c_run": "argv"},
     "suite": {"command": "argv", "format": ("json", "tsv"), "tolerance": "fraction", "samples": "count",
               "timeout_seconds": "count"},
@@ -141,8 +144,10 @@ def parse_repo_config(text: str) -> RepoConfig:
     runners = data.get("runners")
     if runners is not None and not (isinstance(runners, list) and all(isinstance(r, dict) for r in runners)):
         raise ConfigFileError("runners", _line_of(lines, "runners"), "write each runner as a [[runners]] table")
+    build, build_script = parse_build(values.get("build", {}), lines)
     config = RepoConfig(
-        build=values.get("build", {}).get("command"),
+        build=build,
+        build_script=build_script,
         run_language=values.get("run", {}).get("language"),
         c_compile=values.get("run", {}).get("c_compile", RepoConfig.c_compile),
         c_run=values.get("run", {}).get("c_run", RepoConfig.c_run),

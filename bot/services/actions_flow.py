@@ -16,7 +16,7 @@ from bot.adapters.runners.actions import (MAX_ZIP_BYTES, ArtifactError, artifact
 from bot.adapters.store import bench_store
 from bot.core.stats import SamplingPlan, decide_at_least
 from bot.errors import UserError
-from bot.services.bench_inputs import read_config, read_record, with_options
+from bot.services.bench_inputs import for_run
 from bot.services.verify import ERROR, MISMATCH, Outcome, Side
 
 log = logging.getLogger("perfbot.actions")
@@ -97,10 +97,8 @@ class ActionsFlow:
             run, verdict, message, result or {}, tracker, target, config, record, outcome)
         if bench_store.cancel_requested(self.bench.db, run_id):
             return finish("cancelled", "cancelled on request while GitHub Actions measured")
-        default = repo.resolve(repo.default_ref())
         try:
-            config = with_options(read_config(repo, default), run["options"])
-            record = read_record(repo, run["slug"], default, run["head"])
+            config, record = for_run(repo, run)
         except UserError as exc:
             return finish(ERROR, str(exc))
         if workflow_run.conclusion != "success":

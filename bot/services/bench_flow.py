@@ -22,7 +22,7 @@ from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
 from bot.errors import TransientError, UserError
 from bot.services.actions_flow import ActionsFlow
-from bot.services.bench_inputs import FIX, REPRODUCE, read_config, read_record, with_options
+from bot.services.bench_inputs import FIX, REPRODUCE, for_run
 from bot.services.verify import Outcome, verify
 
 log = logging.getLogger("perfbot.bench")
@@ -61,10 +61,8 @@ class BenchFlow:
         if run is None or run["status"] == bench_store.DONE:
             return run  # redelivered after it finished: nothing to do twice
         target = self._target(run)
-        default = repo.resolve(repo.default_ref())
         try:
-            config = with_options(read_config(repo, default), run["options"])
-            record = read_record(repo, run["slug"], default, run["head"])
+            config, record = for_run(repo, run)
             conf = self._runner_conf(config, record, run["options"].get("runner"))
             if conf.kind == "actions":  # measured by a dispatched workflow; its end arrives later
                 return self.actions.dispatch(run, repo, tracker, target, config, record, conf)

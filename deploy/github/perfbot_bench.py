@@ -2,11 +2,12 @@
 
 Copy to `.github/perfbot/perfbot_bench.py`; `.github/workflows/perfbot-bench.yml` runs it with the plan perfbot
 dispatched in the environment (PERFBOT_PLAN, JSON). The plan is the one bot/services/verify.py follows: a
-git worktree per commit, built once; the report's program and C translation written into their own folder;
-the translation compiled; one warm-up run of each must print the same result ("mismatch" otherwise); then
-the two alternate for `samples` pairs (or until `budget_seconds`). Every run is an argument list, never a
-shell, in its own process group killed whole at `timeout_seconds`, timed here. perfbot decides; this script
-only measures. Python 3.8+, standard library only.
+git worktree per commit, built once (the build's {checkout} {sha} {script} filled in; the default branch's
+build script comes in the plan, since the commits measured may predate it); the report's program and C
+translation written into their own folder; the translation compiled; one warm-up run of each must print
+the same result ("mismatch" otherwise); then the two alternate for `samples` pairs (or until
+`budget_seconds`). Every run is an argument list, never a shell, in its own process group killed whole at
+`timeout_seconds`, timed here. perfbot decides; this script only measures. Python 3.8+, standard library only.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import time
 SHA = re.compile(r"[0-9a-f]{40}")
 SLUG = re.compile(r"perf_[a-z0-9_]{1,80}")
 PLACEHOLDERS = ("file", "threads", "out")
+SCRIPT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 class PlanError(Exception):
@@ -45,6 +47,10 @@ def load_plan(text):
         value = plan.get(key)
         if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
             raise PlanError("plan: %s must be a list of arguments" % key)
+    script = plan.get("build_script")
+    if script is not None and not (isinstance(script, dict) and SCRIPT_NAME.fullmatch(str(script.get("name")))
+                                   and script["name"] not in (".", "..") and isinstance(script.get("text"), str)):
+        raise PlanError("plan: build_script must be {\"name\": a file name, \"text\": its content}")
     for key in ("samples", "timeout_seconds", "budget_seconds", "threads"):
         if not isinstance(plan.get(key), int) or plan[key] < 1:
             raise PlanError("plan: %s must be a positive whole number" % key)
@@ -100,12 +106,26 @@ def prepare(sha, root, plan):
     if git.returncode != 0:
         raise PlanError("cannot check out %s: %s" % (sha[:12], git.stderr.decode("utf-8", "replace")[-300:]))
     if plan.get("build"):
-        code, out, err, _, timed_out = run(plan["build"], workspace, plan.get("build_timeout", 1800), 0)
+        # {checkout} {sha} {script}: the build script came in the plan (from the default branch), and is kept
+        # outside the checkout, which may be older than it.
+        build = fill(plan["build"], checkout=workspace, sha=sha, **({"script": install_script(root, plan)}
+                                                                     if plan.get("build_script") else {}))
+        code, out, err, _, timed_out = run(build, workspace, plan.get("build_timeout", 1800), 0)
         if code != 0 or timed_out:
             why = "timed out" if timed_out else "exited %d" % code
             raise PlanError("build %s at %s %s:\n%s" % (" ".join(plan["build"]), sha[:12], why, (err or out)[-600:]))
     open(os.path.join(workspace, ".perfbot-built"), "w").write(sha)
     return workspace
+
+
+def install_script(root, plan):
+    folder = os.path.join(root, "scripts")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, plan["build_script"]["name"])
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(plan["build_script"]["text"])
+    os.chmod(path, 0o755)
+    return path
 
 
 def measure(label, sha, root, plan):

@@ -45,14 +45,17 @@ def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Ru
     plan = {"run": run["id"], "slug": record.slug, "base": run["base"] if run["purpose"] == "fix" else None,
             "head": run["head"], "track": record.track, "threads": record.threads or 1, "program": language,
             "translation": translation, "build": list(config.build or []) or None,
+            # The default branch's build script travels in the plan: the measured commits may predate it.
+            "build_script": {"name": config.build_script.name, "text": config.build_script.text}
+            if config.build_script else None,
             "language": list(config.run_language), "c_compile": list(config.c_compile), "c_run": list(config.c_run),
             "samples": config.max_samples, "timeout_seconds": config.timeout_seconds,
             "budget_seconds": config.budget_seconds, "memory_mb": config.memory_mb}
     inputs = {"run": str(run["id"]), "plan": json.dumps(plan, separators=(",", ":")),
               "runs_on": json.dumps(list(runner.runs_on))}
     if sum(len(v) for v in inputs.values()) > MAX_INPUT_CHARS:
-        raise UserError(f"cannot verify {record.slug} on {runner.name}: the report's programs are too large for "
-                        f"a workflow_dispatch (GitHub allows {MAX_INPUT_CHARS} characters of inputs)")
+        raise UserError(f"cannot verify {record.slug} on {runner.name}: the report's programs (and the build "
+                        f"script) are too large for a workflow_dispatch (GitHub allows {MAX_INPUT_CHARS} characters of inputs)")
     return inputs
 
 

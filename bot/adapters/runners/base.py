@@ -2,14 +2,17 @@
 it, argument lists run with a timeout and limits, and one benchmark at a time per host."""
 from __future__ import annotations
 
+import hashlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Protocol
 
+from bot.core.build_config import BuildScript, build_argv
 from bot.errors import UserError
 
 BUILT_MARK = ".perfbot-built"
+RECIPE_MARK = ".perfbot-recipe"  # what built it: a changed [build] (or its script) builds the commit afresh
 
 
 class BuildError(UserError):
@@ -52,12 +55,29 @@ class Runner(Protocol):
 
 
 def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath, sha: str, timeout: float,
-             where: str = "") -> None:
-    """Run the project's build in a fresh workspace; a failure names the command, the commit and its output."""
+             where: str = "", script: PurePath | None = None, script_name: str = "{script}") -> None:
+    """Run the project's build in a fresh workspace; a failure names the command, the commit and its output.
+    `script` is where the runner put `[build] script` (outside the checkout), for the {script} placeholder;
+    messages show it as `script_name`, its path in the repository."""
     if not build:
         return
-    result = runner.run(list(build), workspace, timeout)
+    argv = build_argv(build, checkout=str(workspace), sha=sha, script=str(script) if script is not None else None)
+    result = runner.run(argv, workspace, timeout)
     if not result.ok:
         why = "timed out" if result.timed_out else f"exited {result.returncode}"
         tail = (result.stderr or result.stdout).strip()[-600:]
-        raise BuildError(f"build {' '.join(build)} at {sha[:12]}{where} {why}:\n{tail}")
+        shown = " ".join(arg.replace("{script}", script_name) for arg in build)
+        raise BuildError(f"build {shown} at {sha[:12]}{where} {why}:\n{tail}")
+
+
+def recipe(build: tuple[str, ...] | None, script: BuildScript | None) -> str:
+    """A digest of how a workspace is built; a workspace built otherwise is not reused."""
+    text = "\0".join(build or ()) + "\0\0" + (script.text or "" if script else "")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def script_folder(script: BuildScript) -> str:
+    """`scripts/<digest>`: content-addressed, so two configurations tried one after the other never share one."""
+    if script.text is None:
+        raise UserError(f"build.script {script.path} was not loaded from the configuration's source")
+    return f"scripts/{hashlib.sha256(script.text.encode('utf-8')).hexdigest()[:16]}"

@@ -10,6 +10,7 @@ import fcntl
 import logging
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,8 +22,9 @@ from typing import Iterator
 
 import git
 
-from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult, build_at
+from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
 from bot.adapters.runners.sandbox import read_status, sandbox_argv, sandbox_problem, secret_files, timed_argv
+from bot.core.build_config import BuildScript
 from bot.core.records import SLUG_RE
 from bot.errors import UserError
 
@@ -33,13 +35,15 @@ class LocalRunner:
     kind = "local"
 
     def __init__(self, name: str, repo_path: Path, cache_dir: Path, *, build: tuple[str, ...] | None,
-                 memory_mb: int = 4096, build_timeout: int = 900, sandbox: bool | None = None) -> None:
+                 memory_mb: int = 4096, build_timeout: int = 900, sandbox: bool | None = None,
+                 build_script: BuildScript | None = None) -> None:
         """`sandbox`: True demands bwrap (UserError when it cannot work here), False runs uncontained, None
         (the default) contains every run when bwrap works on this host and warns once when it does not."""
         self.name = name
         self.repo_path = Path(repo_path)
         self.cache_dir = Path(cache_dir)
         self.build = build
+        self.build_script = build_script
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
         self.host = socket.gethostname()
@@ -65,19 +69,35 @@ class LocalRunner:
     def prepare(self, sha: str) -> Path:
         """The project checked out and built at `sha`; reused when it was built before."""
         workspace = self.cache_dir / "worktrees" / sha
+        wanted = recipe(self.build, self.build_script)
         if (workspace / BUILT_MARK).exists():
-            return workspace
+            if (workspace / RECIPE_MARK).is_file() and (workspace / RECIPE_MARK).read_text() == wanted:
+                return workspace
+            shutil.rmtree(workspace)  # built by another recipe: a fresh checkout, not a build over the old one
         if not workspace.exists():
             repo = git.Repo(self.repo_path)
             try:
+                repo.git.worktree("prune")
                 repo.git.worktree("add", "--detach", "--force", str(workspace), sha)
             except git.GitCommandError as exc:
                 raise BuildError(f"cannot check out {sha[:12]}: {exc.stderr.strip()[:300]}") from None
             finally:
                 repo.close()
-        build_at(self, self.build, workspace, sha, self.build_timeout)
+        build_at(self, self.build, workspace, sha, self.build_timeout, script=self._install_script(),
+                 script_name=self.build_script.path if self.build_script else "{script}")
+        (workspace / RECIPE_MARK).write_text(wanted)
         (workspace / BUILT_MARK).write_text(sha)
         return workspace
+
+    def _install_script(self) -> Path | None:
+        """`[build] script` from the configuration's source, beside the worktrees: an old checkout lacks it."""
+        if self.build_script is None:
+            return None
+        path = self.cache_dir / script_folder(self.build_script) / self.build_script.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.build_script.text, encoding="utf-8")
+        path.chmod(0o755)
+        return path
 
     def run_dir(self, workspace: Path, slug: str) -> Path:
         if not SLUG_RE.fullmatch(slug):

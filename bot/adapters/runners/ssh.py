@@ -21,7 +21,8 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from bot.adapters.runners import remote_exec
-from bot.adapters.runners.base import BUILT_MARK, BuildError, RunResult, build_at
+from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
+from bot.core.build_config import BuildScript
 from bot.core.records import SLUG_RE
 from bot.core.repo_config import remote_path_ok
 from bot.errors import TransientError, UserError
@@ -60,7 +61,7 @@ class SshRunner:
 
     def __init__(self, name: str, host: str, *, options: SshOptions, repo_path: Path, user: str | None = None,
                  port: int = 22, path: str | None = None, build: tuple[str, ...] | None = None,
-                 memory_mb: int = 4096, build_timeout: int = 900) -> None:
+                 memory_mb: int = 4096, build_timeout: int = 900, build_script: BuildScript | None = None) -> None:
         folder = path or f"~/.cache/perfbot/{name}"
         if not HOST_RE.fullmatch(host) or (user is not None and not USER_RE.fullmatch(user)):
             raise UserError(f"runner {name}: not a valid host or user: {host[:60]!r} {str(user)[:40]!r}")
@@ -70,6 +71,7 @@ class SshRunner:
         self.options = options
         self.repo_path = Path(repo_path)
         self.build = build
+        self.build_script = build_script
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
         self._root: PurePosixPath | None = None
@@ -109,12 +111,30 @@ class SshRunner:
         if not SHA_RE.fullmatch(sha):
             raise UserError(f"not a full commit sha: {sha[:60]!r}")
         workspace = self.root() / "worktrees" / sha
-        if self._exec(_words("test", "-f", workspace / BUILT_MARK), timeout=MARGIN)[0] == 0:
+        wanted = recipe(self.build, self.build_script)
+        code, out, _ = self._exec(_words("test", "-f", workspace / BUILT_MARK) + " && " +
+                                  _words("cat", workspace / RECIPE_MARK), timeout=MARGIN)
+        if code == 0 and out.decode(errors="replace").strip() == wanted:
             return workspace
+        # Never built, half built, or built by another recipe: a fresh copy, not a build over the old one.
+        self._checked(_words("rm", "-rf", workspace), f"cannot clear {workspace}")
         self._transfer(sha, workspace)
-        build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}")
+        build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}", self._install_script(),
+                 self.build_script.path if self.build_script else "{script}")
+        self.write_file(workspace / RECIPE_MARK, wanted)
         self.write_file(workspace / BUILT_MARK, sha)
         return workspace
+
+    def _install_script(self) -> PurePosixPath | None:
+        """`[build] script` sent to `<folder>/scripts/<digest>/` on the host, executable; the checkout lacks it."""
+        if self.build_script is None:
+            return None
+        # Only the checked root, a hex digest and the name repo_config checked (plain characters) form the path.
+        path = self.root() / script_folder(self.build_script) / self.build_script.name
+        self._checked(_words("mkdir", "-p", path.parent) + " && " + _words("cat") + " > " + shlex.quote(str(path))
+                      + " && " + _words("chmod", "755", path), f"cannot write the build script {path}",
+                      data=self.build_script.text.encode("utf-8"))
+        return path
 
     def run_dir(self, workspace: PurePosixPath, slug: str) -> PurePosixPath:
         if not SLUG_RE.fullmatch(slug):
