@@ -121,8 +121,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS),
+                        help="labelled sets to measure (leave held-out out while tuning)")
     args = parser.parse_args()
-    results = {name: evaluate(*load_set(path)) for name, path in SETS.items() if (path / "pairs.json").exists()}
+    results = {name: evaluate(*load_set(SETS[name])) for name in args.sets if (SETS[name] / "pairs.json").exists()}
     print("\n".join(quality_table(results)))
     records, _ = load_set()
     rng = random.Random(20261202)
