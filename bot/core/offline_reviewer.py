@@ -42,8 +42,9 @@ def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str
     if new.places and old.places:
         places, words = overlap(new.places, old.places), jaccard(new.words, old.words)
         shared = ", ".join(sorted(new.places & old.places)) or "none"
-        reasons.append(f"root causes blame places {shared} (overlap {places:.2f}, mechanism words {words:.2f}); "
-                       "places a report rules out are not counted")
+        files = ", ".join(sorted(new.files & old.files)) or "none"
+        reasons.append(f"root causes blame places {shared} in files {files} (place overlap {places:.2f}, "
+                       f"mechanism words {words:.2f}); places a report rules out are not counted")
         if places < SAME_PLACES or (words < CAUSE_WORDS and scores.score < SCORE_WITH_PLACES):
             return "distinct", reasons
         duplicate = all(values[k] >= v for k, v in DUPLICATE.items())

@@ -117,7 +117,7 @@ _TOOLS = frozenset("perf nsys ncu nvprof strace ltrace valgrind gdb gcc clang nv
 # Words every root cause uses whatever it blames.
 _GENERIC = frozenset("""interaction interactions node nodes thread threads cycles cycle shows show per call calls
 each every time times run runs cost costs perf share percent same here case value values number numbers use used
-uses one two three four five time first second new whole so""".split())
+uses one two three four five first second new whole so""".split())
 
 
 @dataclass(frozen=True)
@@ -127,10 +127,6 @@ class CauseProfile:
     places: frozenset[str]
     files: frozenset[str]
     words: frozenset[str]
-
-    @property
-    def known(self) -> bool:
-        return bool(self.places or self.files or self.words)
 
 
 def _stem(word: str) -> str:
