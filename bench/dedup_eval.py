@@ -2,7 +2,9 @@
 and retrieval latency over 10,000 and 100,000 generated records.
 
 Run: .venv/bin/python bench/dedup_eval.py [--sizes 10000 100000] [--queries 200]
-The labelled set is tests/data/dedup (reports in devs/issues/, pairs in pairs.json).
+Quality is printed for each labelled set side by side (reports in devs/issues/, pairs in pairs.json):
+tests/data/dedup (in-sample: the reviewer was tuned on it), tests/data/dedup_tune (extra tuning pairs) and
+tests/data/dedup_heldout (written blind, never tuned on). `--sizes` with no value skips the latency runs.
 """
 from __future__ import annotations
 
@@ -19,15 +21,32 @@ from bot.core.retrieval import RetrievalIndex
 from bot.core.similarity import Features, features
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "dedup"
+SETS = {"in-sample": DATA, "tune": DATA.with_name("dedup_tune"), "held-out": DATA.with_name("dedup_heldout")}
 OVERLAP = {"duplicate", "subsumes", "overlaps"}
 
 
-def load_set() -> tuple[dict, list[dict]]:
+def load_set(data: Path = DATA) -> tuple[dict, list[dict]]:
     records = {}
-    for path in sorted((DATA / "devs" / "issues").glob("perf_*.md")):
+    for path in sorted((data / "devs" / "issues").glob("perf_*.md")):
         record = parse(f"devs/issues/{path.name}", path.read_bytes()).record
         records[record.slug] = record
-    return records, json.loads((DATA / "pairs.json").read_text())
+    return records, json.loads((data / "pairs.json").read_text())
+
+
+def quality_table(results: dict[str, dict]) -> list[str]:
+    """The sets' figures side by side, one column per set, so in-sample and held-out are read together."""
+    rows = [("reports", lambda r: str(r["reports"])),
+            ("overlapping pairs", lambda r: str(r["overlapping_pairs"])),
+            ("hard negatives", lambda r: str(r["hard_negatives"]))]
+    rows += [(f"retrieval recall@{k}", lambda r, k=k: f"{r['recall_at_k'][k]:.2f}") for k in (1, 3, 5)]
+    rows += [("reviewer precision", lambda r: f"{r['precision']:.2f}"),
+             ("reviewer recall", lambda r: f"{r['recall']:.2f}"),
+             ("tp / fp / fn", lambda r: f"{r['tp']} / {r['fp']} / {r['fn']}"),
+             ("hard negatives flagged", lambda r: f"{r['hard_negatives_flagged']} of {r['hard_negatives']}")]
+    names = list(results)
+    lines = [f"{'':<24}" + "".join(f"{name:>12}" for name in names)]
+    lines += [f"{label:<24}" + "".join(f"{cell(results[name]):>12}" for name in names) for label, cell in rows]
+    return lines
 
 
 def evaluate(records: dict, pairs: list[dict], ks=(1, 3, 5)) -> dict:
@@ -102,15 +121,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS),
+                        help="labelled sets to measure (leave held-out out while tuning)")
     args = parser.parse_args()
-    records, pairs = load_set()
-    result = evaluate(records, pairs)
-    print(f"labelled set: {result['reports']} reports, {result['overlapping_pairs']} overlapping pairs, "
-          f"{result['hard_negatives']} hard negatives")
-    print("retrieval recall@k: " + ", ".join(f"@{k} {v:.2f}" for k, v in result["recall_at_k"].items()))
-    print(f"offline reviewer: precision {result['precision']:.2f}, recall {result['recall']:.2f} "
-          f"(tp {result['tp']}, fp {result['fp']}, fn {result['fn']}); hard negatives flagged: "
-          f"{result['hard_negatives_flagged']} of {result['hard_negatives']}")
+    results = {name: evaluate(*load_set(SETS[name])) for name in args.sets if (SETS[name] / "pairs.json").exists()}
+    print("\n".join(quality_table(results)))
+    records, _ = load_set()
     rng = random.Random(20261202)
     base = [features(r) for r in records.values()]
     print(f"{'records':>8} {'index build':>12} {'query p50':>10} {'query p99':>10}")

@@ -97,3 +97,69 @@ def features(record: PerfIssue) -> Features:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
+
+
+# --- What a root cause blames, for the reviewer: places and mechanism words, minus what the report rules out.
+
+# A sentence that rules a place out ("the DUP on `n` is not what costs here", "under 3% of cycles") names it
+# without blaming it; counting it would pair reports whose causes differ exactly there.
+_RULED_OUT = re.compile(r"\bnot\b|n't\b|\bnothing\b|\bno longer\b|\brules? out\b|\bruled out\b|\bis clean\b|"
+                        r"\brare\b|\binvisible\b|\bbarely\b|\bunchanged\b|\bunder \d+(?:\.\d+)?\s?%", re.I)
+# Sentences, and the clauses after ", but" or ";": each is judged blaming or ruling out on its own.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])|\n\s*\n|;\s+|,\s+but\s+")
+_SPAN = re.compile(r"`([^`]+)`")
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
+_PATH = re.compile(r"[\w./-]*?([\w-]+\.(?:c|h|cu|m|metal|rs|py))\b")
+# A span that is a command or a setting (`perf c2c`, `BEND_STATS=1`) names a tool, not a place.
+_COMMAND = re.compile(r"^\s*[\w.-]+\s+-?[\w-]+\s*$|=")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOOLS = frozenset("perf nsys ncu nvprof strace ltrace valgrind gdb gcc clang nvcc bend hvm hvm4 instruments".split())
+# Words every root cause uses whatever it blames.
+_GENERIC = frozenset("""interaction interactions node nodes thread threads cycles cycle shows show per call calls
+each every time times run runs cost costs perf share percent same here case value values number numbers use used
+uses one two three four five first second new whole so""".split())
+
+
+@dataclass(frozen=True)
+class CauseProfile:
+    """The runtime or compiler places a root cause blames, the files it names, and its mechanism words."""
+
+    places: frozenset[str]
+    files: frozenset[str]
+    words: frozenset[str]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def cause_profile(record: PerfIssue) -> CauseProfile:
+    """Places (functions named in the root cause but not defined by the report's program), files and words."""
+    section = record.section("root_cause")
+    if section is None or section.is_unknown:
+        return CauseProfile(frozenset(), frozenset(), frozenset())
+    program = " ".join(b.code for b in record.code_blocks if b.lang == "language")
+    own_names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", program))
+    places: set[str] = set()
+    files: set[str] = set()
+    words: set[str] = set()
+    for sentence in _SENTENCE.split(section.text):
+        if _RULED_OUT.search(sentence):
+            continue
+        files |= {f.lower() for f in _PATH.findall(sentence)}
+        spans = [m for m in _SPAN.findall(sentence) if not _COMMAND.search(m)]
+        prose = _SPAN.sub(" ", sentence)
+        for token in [t for m in spans for t in _TOKEN.findall(_PATH.sub(" ", m))] + _SNAKE.findall(prose):
+            if (len(token) > 2 and token not in own_names and token.lower() not in _TOOLS
+                    and not (token.isupper() and "_" in token)):
+                places.add(token.lower())
+        words |= {_stem(w) for w in words_of(sentence) if w not in _GENERIC and w not in own_names}
+    return CauseProfile(frozenset(places), frozenset(files), frozenset(words))
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Shared share of the smaller set: a broad report naming more places still matches a narrow one."""
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
