@@ -45,3 +45,15 @@ class RepoBuilder:
         actor = git.Actor(author, email)
         commit = self.repo.index.commit(message, author=actor, committer=actor, author_date=when, commit_date=when)
         return commit.hexsha
+
+
+def sync_repo(database, builder: RepoBuilder, **kwargs):
+    """One sync of a builder's repository into the store, the repository closed afterwards."""
+    from bot.adapters.git import GitRepository
+    from bot.services.sync import sync
+
+    repo = GitRepository(builder.root)
+    try:
+        return sync(database, repo, **kwargs)
+    finally:
+        repo.close()

@@ -1,7 +1,7 @@
 """Report texts for tests: a canonical report that lints clean, with every fact overridable."""
 from __future__ import annotations
 
-_LANGUAGE_PROGRAM = """\
+LANGUAGE_PROGRAM = """\
 def sum(d, acc):
   if d == 0:
     return acc
@@ -11,7 +11,7 @@ def sum(d, acc):
 def main():
   return sum(20, 0)"""
 
-_C_PROGRAM = """\
+C_PROGRAM = """\
 #include <stdint.h>
 #include <stdio.h>
 static uint64_t sum(int d, uint64_t acc) {
@@ -73,11 +73,11 @@ supersedes: [{", ".join(supersedes)}]
 ## Reproduction
 
 ```bend
-{_LANGUAGE_PROGRAM}
+{LANGUAGE_PROGRAM}
 ```
 
 ```c
-{_C_PROGRAM}
+{C_PROGRAM}
 ```
 {extra_block}
 ## Measurements

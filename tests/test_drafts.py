@@ -7,10 +7,9 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from bot.adapters.git import GitRepository
 from bot.adapters.store.models import Record
 from bot.cli import main
-from bot.services.sync import sync
+from tests.gitrepo import sync_repo
 from tests.reports import canonical_report
 
 OLD = canonical_report("perf_u24_mul_slow", title="u24 multiply boxes values", root_cause="u24 OPE boxing.")
@@ -68,10 +67,6 @@ def test_sync_reads_nothing_outside_devs_issues_even_committed_drafts(database, 
     git_repo.write("drafts/perf_u24_again.md", OLD).write("devs/drafts/perf_other.md", OLD)
     git_repo.write("devs/issues/drafts/perf_nested.md", OLD)
     git_repo.write("devs/issues/perf_u24_mul_slow.md", OLD).commit("a report and three drafts")
-    repo = GitRepository(git_repo.root)
-    try:
-        sync(database, repo)
-    finally:
-        repo.close()
+    sync_repo(database, git_repo)
     with database.session() as session:
         assert [r.path for r in session.scalars(select(Record))] == ["devs/issues/perf_u24_mul_slow.md"]

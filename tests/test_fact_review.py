@@ -17,13 +17,14 @@ from bot.services.fact_review import FactReview
 from bot.services.sync import sync
 from tests.anthropic_double import facts_answer, report_line
 from tests.anthropic_fixtures import anthropic_api  # noqa: F401  (fixture)
-from tests.reports import canonical_report
+from tests.gitrepo import sync_repo
+from tests.reports import C_PROGRAM, LANGUAGE_PROGRAM, canonical_report
 
 MODEL = "claude-sonnet-4-6"
 CLAIM = "about four times as long as the C build"
 
 # No front matter, no table: the byline gives track and backend, the ratio stands only in words.
-PROSE_ONLY = """\
+PROSE_ONLY = f"""\
 # Nested matches copy the scrutinee in tree sums
 
 SEQ · C backend · this Linux box (2 vCPU)
@@ -36,24 +37,11 @@ translation. Every tree walk in the standard library hits this path.
 ## Reproduction
 
 ```bend
-def sum(d, acc):
-  if d == 0:
-    return acc
-  else:
-    (a, b) = (sum(d - 1, acc * 2), sum(d - 1, acc * 2 + 1))
-    return a + b
-def main():
-  return sum(20, 0)
+{LANGUAGE_PROGRAM}
 ```
 
 ```c
-#include <stdint.h>
-#include <stdio.h>
-static uint64_t sum(int d, uint64_t acc) {
-  if (d == 0) return acc;
-  return sum(d - 1, acc * 2) + sum(d - 1, acc * 2 + 1);
-}
-int main(void) { printf("%llu\\n", (unsigned long long)sum(20, 0)); return 0; }
+{C_PROGRAM}
 ```
 
 ## Measurements
@@ -207,11 +195,7 @@ def test_sync_asks_once_per_content_and_stores_the_agent_fact(anthropic_api, dat
 
 def test_sync_without_an_agent_leaves_the_fact_missing(anthropic_api, database, git_repo):
     git_repo.write("devs/issues/perf_prose_only.md", PROSE_ONLY).commit("prose-only report")
-    repo = GitRepository(git_repo.root)
-    try:
-        sync(database, repo)
-    finally:
-        repo.close()
+    sync_repo(database, git_repo)
     with database.session() as session:
         record = session.query(Record).one()
         assert record.ratio is None and record.errors >= 1

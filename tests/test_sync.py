@@ -8,17 +8,13 @@ import bot.services.sync as sync_module
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.services.sync import sync
+from tests.gitrepo import sync_repo
 from tests.reports import canonical_report
 
 A, B, C = (f"devs/issues/perf_{n}.md" for n in ("a", "b", "c"))
 
 
-def run_sync(database, builder, **kwargs):
-    repo = GitRepository(builder.root)
-    try:
-        return sync(database, repo, **kwargs)
-    finally:
-        repo.close()
+run_sync = sync_repo
 
 
 def records(database) -> dict[str, Record]:
