@@ -151,3 +151,16 @@ def test_a_claim_about_t16_is_not_borne_out_by_the_t8_row():
 def test_next_steps_is_where_a_findings_style_report_puts_its_fix():
     from bot.core.headings import section_of_heading
     assert section_of_heading("Next steps") == "fix" and section_of_heading("Findings") is None
+
+
+@pytest.mark.parametrize("lead, section", [("**Why?** The steal", "root_cause"), ("**Cause.** A lazy dup", "root_cause"),
+                                           ("**Next steps / fix.** Unknown.", "fix"), ("**Fix?** Unknown.", "fix")])
+def test_a_bold_lead_in_ending_in_a_question_or_full_stop_is_a_label(lead, section):
+    assert record(f"# T\n\n{lead}\n").section(section) is not None
+
+
+def test_a_threads_column_holding_run_names_gives_their_flag_not_the_runtime_version():
+    table = ("| threads | time (s) |\n| --- | --- |\n| hvm4 -T1 | 4.18 |\n| hvm4 -T12 | 1.10 |\n"
+             "| C (gcc -O2), 1 thread | 0.094 |\n")
+    facts = record(f"# Squares\n\nPAR | C backend | ws-12\n\n## Numbers\n\n{table}")
+    assert (facts.threads, facts.ratio) == (12, pytest.approx(3.16, abs=0.01))

@@ -48,6 +48,8 @@ _LABEL_LINE = re.compile(
     r"^(?:\*\*|__)?\s*(?P<label>[A-Za-z][A-Za-z \-]{0,28}?)\s*"
     r"(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)(?:\s+(?P<rest>.*))?$"
 )
+# "**Why?** ...", "**Cause.** ...", "**Next steps / fix.** ...": a bold lead-in ending in ? or . labels too.
+_BOLD_LEAD = re.compile(r"^(?:\*\*|__)\s*(?P<label>[A-Za-z][A-Za-z /\-]{0,28}?)\s*[?.](?:\*\*|__)(?:\s+(?P<rest>.*))?$")
 
 
 def section_of_heading(text: str, *, exact: bool = False) -> str | None:
@@ -70,7 +72,7 @@ def keyword_section(words: str) -> str | None:
 
 def label_of_line(line: str) -> tuple[str, str, str] | None:
     """(section, label as written, text after the label) when a prose line starts with a section label."""
-    match = _LABEL_LINE.match(line.strip())
+    match = _LABEL_LINE.match(line.strip()) or _BOLD_LEAD.match(line.strip())
     if match is None:
         return None
     label = match.group("label").strip()

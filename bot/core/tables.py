@@ -128,7 +128,10 @@ def seconds_of(text: str, default_unit: float = 1.0) -> float | None:
 
 
 def _row_run(header: _Header, cells: list[str], raw_cells: tuple[str, ...], label: str, line: int) -> Measurement:
-    threads = _int_of(_cell(cells, header.roles.get("threads")))
+    threads_cell = _cell(cells, header.roles.get("threads"))
+    threads = threads_in(threads_cell) or _int_of(threads_cell)  # `hvm4 -T12` is 12 threads, not 4
+    if not label and re.search(r"[A-Za-z]{2}", threads_cell):
+        label = threads_cell  # `| threads | time |` whose first column is `hvm4 -T1`: it names the run too
     if threads is None:
         threads = threads_in(label) or threads_in(_cell(cells, header.roles.get("command")))
     command_at = header.roles.get("command")
