@@ -41,6 +41,8 @@
     timezone = "Europe/Berlin"  # IANA name
     window_days = 7
     label = "digest"
+    [notify]                    # bot/core/notify_config.py: milestones and blockers posted at once
+    people = ["lead"]           # mentioned in each notice; webhook_url = "https://..." (secret from the env)
 
 A missing section turns its feature off; callers say so when asked for it.
 """
@@ -53,6 +55,7 @@ from dataclasses import dataclass, field, replace
 from bot.core.config_checks import ConfigFileError, check as _check, line_of as _line_of, remote_path_ok, suggest as _suggest
 from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedule, Milestone, parse_digest,
                                        parse_milestones)
+from bot.core.notify_config import NOTIFY_KEYS, NotifySettings, parse_notify
 
 __all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
            "remote_path_ok"]
@@ -98,6 +101,7 @@ class RepoConfig:
     runners: tuple[Runner, ...] = field(default=(Runner("local", "local", ("c",)),))
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule = DigestSchedule()
+    notify: NotifySettings = NotifySettings()
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -115,6 +119,7 @@ SCHEMA = {
                 "labels": "labels", "path": "remote_path", "workflow": "workflow", "runs_on": "runs_on"},
     "milestones": MILESTONE_KEYS,
     "digest": DIGEST_KEYS,
+    "notify": NOTIFY_KEYS,
 }
 
 
@@ -151,7 +156,7 @@ def parse_repo_config(text: str) -> RepoConfig:
     if len(set(names)) != len(names):
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
-                   digest=parse_digest(data.get("digest"), lines))
+                   digest=parse_digest(data.get("digest"), lines), notify=parse_notify(data.get("notify"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:

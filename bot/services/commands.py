@@ -166,17 +166,34 @@ class CommandFlow:
                     installation_id=where.installation_id, pr_number=where.number, requested_by=where.author,
                     options=options))
         else:
-            for slug in list(command.slugs) or [self._issue_slug(where)]:
-                self._records(where, slug)
-                fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
-                            if f.state == fix_store.OPEN and f.head_sha), None)
-                base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else \
-                    (None, self._default_head(where), REPRODUCE)
-                runs.append(self.services.fixes.request_run(
-                    where.full_name, slug, base=base, head=head, purpose=purpose, installation_id=where.installation_id,
-                    requested_by=where.author, options=options))
+            runs = [self._verify_slug(where, slug, options) for slug in list(command.slugs) or [self._issue_slug(where)]]
         self.answers.remember_runs(answer_id, index, runs)
         return self.answers.runs_text(runs)
+
+    def _verify_slug(self, where: Where, slug: str, options: dict):
+        """Outside a PR: the report's open fix measured against its base, else its claim on the default branch."""
+        self._records(where, slug)
+        fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
+                    if f.state == fix_store.OPEN and f.head_sha), None)
+        base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else (None, self._default_head(where), REPRODUCE)
+        return self.services.fixes.request_run(where.full_name, slug, base=base, head=head, purpose=purpose,
+                                               installation_id=where.installation_id, requested_by=where.author,
+                                               options=options)
+
+    def act_on_box(self, where: Where, verb: str, slug: str) -> str:
+        """A dashboard box a writer ticked: `/perf verify SLUG` (verify, rerun) or `/perf close SLUG` (close)."""
+        try:
+            if verb == "close":
+                return self._override(where, slug, True, "not reproduced (from the dashboard)")
+            return self.answers.runs_text([self._verify_slug(where, slug, {})])
+        except UserError as exc:
+            return f"⚠️ {exc}"
+        except TransientError as exc:
+            return f"⏳ could not finish: {exc}. Nothing was changed; tick the box again to retry."
+        except Exception:
+            log.exception("delivery %s: dashboard action %s %s failed", where.delivery_id, verb, slug,
+                          extra={"delivery": where.delivery_id})
+            return f"⚠️ internal error (delivery `{where.delivery_id}`); the maintainers have the log."
 
     def _attach(self, command: attach.Attach, where: Where, tracker) -> str:
         pull = self._pull(where, tracker)
