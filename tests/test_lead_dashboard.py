@@ -44,7 +44,7 @@ def world(github, database, tmp_path):
     heads["main"] = remote.commit("the lead's view, and a report nobody has explained")
     with github_bot(github, database, tmp_path) as (services, worker, queue):
         services.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
-        yield services, worker, queue, tmp_path
+        yield services, worker, queue, remote
 
 
 def dashboards(github) -> list:
