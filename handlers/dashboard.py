@@ -26,7 +26,11 @@ def handle(event, services) -> None:
             raise UserError(f"perfbot.verify delivery {event.delivery_id} names no repository")
         services.refresh_dashboard(event.repo, event.installation_id)
     elif _changes_something(event):
-        services.refresh_dashboard(repo_full_name(event.payload), installation_id(event.payload))
+        try:
+            full_name = repo_full_name(event.payload)
+        except UserError:
+            return  # the event's own handler reports the bad payload; one error for one delivery
+        services.refresh_dashboard(full_name, installation_id(event.payload))
 
 
 def _changes_something(event) -> bool:
@@ -42,7 +46,8 @@ def _changes_something(event) -> bool:
 
 
 def _edited(event, services) -> None:
-    if event.action != "edited":
+    """An edit may tick boxes; a close is undone (as Renovate reopens its dashboard) by the forced re-draw."""
+    if event.action not in ("edited", "closed"):
         return
     issue = event.payload.get("issue") or {}
     body, number = issue.get("body"), issue.get("number")
@@ -52,5 +57,6 @@ def _edited(event, services) -> None:
     if services.is_bot(actor):
         return  # our own re-draw echoes back
     before = ((event.payload.get("changes") or {}).get("body") or {}).get("from")
-    services.dashboard_edited(repo_full_name(event.payload), number, before if isinstance(before, str) else "", body,
+    # A title edit or a close carries no old body: then nothing counts as newly ticked.
+    services.dashboard_edited(repo_full_name(event.payload), number, before if isinstance(before, str) else body, body,
                               actor, installation_id(event.payload), event.delivery_id)

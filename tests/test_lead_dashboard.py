@@ -183,3 +183,62 @@ def test_notices_are_told_once_with_mentions_across_restarts(world, github, data
     services.refresh_dashboard(REPO, now=later)
     assert "Report stuck" not in dashboards(github)[0].body
     assert {n["kind"]: n["resolved"] for n in notice_store.notices_of(database, REPO)}["stuck-no-root-cause"]
+
+
+def test_local_mode_keeps_the_dashboard_as_a_file(tmp_path, database):
+    from bot.adapters.git import local_key
+    from bot.adapters.local_issues import FileIssues
+    from bot.services.bot import BotServices, RepoSource
+    from tests.gitrepo import RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "runtime")
+    repo.write(".perfbot.toml", NOTIFY).write(f"devs/issues/{STUCK}.md", canonical_report(STUCK, root_cause="TBD"))
+    repo.commit("a report")
+    key, tracker = local_key(repo.root), FileIssues(tmp_path / "issues")
+
+    def process() -> BotServices:
+        return BotServices(database, lambda _n, _i: tracker, RepoSource(local={key: repo.root}), bot_login="perfbot")
+
+    process().sync_and_mirror(key, None, None)
+    assert process().refresh_dashboard(key) == "created"
+    text = (tmp_path / "issues" / "dashboard.md").read_text()
+    assert text.startswith("# #2 perfbot campaign dashboard") and f"<!-- perfbot:action verify {STUCK} -->" in text
+    assert f"<!-- perfbot:notice stuck-no-root-cause {STUCK} -->\n@lead @ana: 🚧" in text  # the notice, on the issue
+    before = tracker.state_file.read_bytes()
+    assert process().refresh_dashboard(key) == "unchanged" and tracker.state_file.read_bytes() == before
+
+
+def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, github, database):
+    services, *_ = world
+    services.refresh_dashboard(REPO)
+    with github.state.lock:
+        issue = github.state.repo("team", "runtime").issues[3]
+        issue.state, issue.state_reason = "closed", "completed"
+        box = f"- [ ] <!-- perfbot:action verify {STUCK} -->"
+        issue.body = issue.body.replace(box, box.replace("[ ]", "[x]"))
+        body = issue.body
+    payload = next(p for p in webhook_examples("issues") if p["action"] == "closed")
+    payload["issue"].update(number=3, body=body)
+    payload["sender"]["login"] = "alice"
+    payload["repository"]["full_name"] = REPO
+    payload.pop("installation", None)
+    assert handlers.dispatch(Event("issues", "closed", "close-1", payload, REPO, None), services) == []
+    assert dashboards(github)[0].state == "open" and "[x]" not in dashboards(github)[0].body
+    assert bench_store.runs_for(database, STUCK, repo_key=REPO) == []  # a box seen ticked without an edit: no action
+
+
+def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(world, github, database):
+    services, worker, queue, _ = world
+    services.refresh_dashboard(REPO)
+    assert worker.run_once()  # bench run 1, the fix branch's verification the sync queued, measured for real
+    [run] = bench_store.runs_for(database, SLUG, repo_key=REPO)
+    assert run["status"] == "done" and run["verdict"] == "pass", run
+    [told] = comments(github, f"<!-- perfbot:notice fix-verified {SLUG} run {run['id']} -->")
+    assert told.splitlines()[1] == "@lead @ana: 🎉 **Fix verified**"
+    body = dashboards(github)[0].body  # re-drawn by the dashboard handler on the same delivery
+    assert f"- Fix verified: `{SLUG}`: bench run {run['id']} passed" in body
+    assert "## Verifications in flight (0)" in body and "## Fixes waiting for a verdict (0)" in body
+    assert f"- [ ] <!-- perfbot:action verify {SLUG} --> **" in body and "(verified)" in body
+    github.clear_requests()
+    services.refresh_dashboard(REPO)
+    assert github.writes() == [] and len(comments(github, "<!-- perfbot:notice fix-verified ")) == 1

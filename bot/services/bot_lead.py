@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from bot.adapters import outgoing_webhook
 from bot.adapters.store import notice_store
 from bot.adapters.store import service_queries as queries
+from bot.adapters.store.locks import repo_lock
 from bot.core.dashboard import MARKER, VERBS, newly_ticked
 from bot.services.commands import WRITE_LEVELS, CommandFlow, Where
 from bot.services.dashboard_flow import DashboardFlow
@@ -26,7 +27,8 @@ class LeadView:
                           now: datetime | None = None) -> str:
         installation_id = installation_id or queries.installation_for(self.db, full_name)
         tracker = self.trackers(full_name, installation_id)
-        with self.source.open(full_name, installation_id) as repo:
+        # One writer per repository: two workers re-drawing at once could each tell a new notice.
+        with repo_lock(self.db, full_name), self.source.open(full_name, installation_id) as repo:
             return self._dashboards().refresh(repo, tracker, full_name, now or datetime.now(timezone.utc), force=force)
 
     def refresh_dashboards(self, now: datetime | None = None) -> dict[str, str]:

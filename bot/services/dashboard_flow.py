@@ -24,6 +24,7 @@ from bot.core.issue_view import BOT_LABEL
 from bot.core.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.parse import parse
 from bot.core.repo_config import RepoConfig
+from bot.errors import UserError
 from bot.services.bench_inputs import read_config
 from bot.services.digest import cell, code, ratio
 
@@ -51,8 +52,12 @@ class DashboardFlow:
         return read_config(repo, repo.resolve(repo.default_ref()))
 
     def refresh(self, repo: GitRepository, tracker, full_name: str, now: datetime, *, force: bool = False) -> str:
-        """created | updated | unchanged | off (no `[notify]` in `.perfbot.toml`)."""
-        config = self.config(repo)
+        """created | updated | unchanged | off (no `[notify]` in `.perfbot.toml`, or the file does not parse)."""
+        try:
+            config = self.config(repo)
+        except UserError as exc:  # lint and verification already say what is wrong with the file, with its line
+            log.warning("%s: no dashboard while .perfbot.toml does not parse: %s", full_name, exc)
+            return "off"
         if not config.notify.declared:
             return "off"
         facts, issues, texts = lead_facts(self.db, full_name, now)
