@@ -217,8 +217,9 @@ def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, gi
         box = f"- [ ] <!-- perfbot:action verify {STUCK} -->"
         issue.body = issue.body.replace(box, box.replace("[ ]", "[x]"))
         body = issue.body
-    payload = next(p for p in webhook_examples("issues") if p["action"] == "closed")
-    payload["issue"].update(number=3, body=body)
+    payload = next(p for p in webhook_examples("issues") if p["action"] == "reopened")  # no closed example exists
+    payload.update(action="closed")
+    payload["issue"].update(number=3, body=body, state="closed")
     payload["sender"]["login"] = "alice"
     payload["repository"]["full_name"] = REPO
     payload.pop("installation", None)
