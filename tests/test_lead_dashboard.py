@@ -243,3 +243,24 @@ def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(wor
     github.clear_requests()
     services.refresh_dashboard(REPO)
     assert github.writes() == [] and len(comments(github, "<!-- perfbot:notice fix-verified ")) == 1
+
+
+def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github):
+    services, *_ = world
+    pull = github.add_pull(REPO, head_ref=f"perfbot/merge-{STUCK}", base_ref="main", title=f"Merge {SLUG} into {STUCK}",
+                           user="perfbot[bot]")
+    services.refresh_dashboard(REPO)
+    assert f"- [ ] <!-- perfbot:action accept {STUCK} --> **accept the merge PR**: merge PR #{pull} into `{STUCK}`" \
+        in dashboards(github)[0].body
+    dashboard = dashboards(github)[0].number  # the PR took #3
+    assert tick(github, services, dashboard, STUCK, "accept", "rita") == []  # a reader: refused, nothing merged
+    with github.state.lock:
+        assert not github.state.repo("team", "runtime").issues[pull].pull.merged
+    assert tick(github, services, dashboard, STUCK, "accept", "alice") == []
+    with github.state.lock:
+        assert github.state.repo("team", "runtime").issues[pull].pull.merged
+    [merge] = [w for w in github.writes() if w.method == "PUT"]
+    assert merge.path == f"/repos/{REPO}/pulls/{pull}/merge" and merge.json["sha"] and merge.status == 200
+    [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
+    assert f"**accept the merge PR** `{STUCK}` (ticked by @alice): merged #{pull}" in answer
+    assert "accept the merge PR" not in dashboards(github)[0].body

@@ -113,6 +113,20 @@ class FileIssues:
                                                            encoding="utf-8")
             return number
 
+    def open_pulls_from(self, prefix: str) -> list[dict]:
+        with _LOCK:
+            pulls = self._load().get("pulls", {})
+        return [{"number": int(n), "head_ref": p["head"], "head_sha": "", "title": p["title"]}
+                for n, p in pulls.items() if p["state"] == "open" and p["head"].startswith(prefix)]
+
+    def merge_pull(self, number: int, head_sha: str, message: str) -> str:
+        """Local mode merges nothing itself: the proposal is marked accepted; merge the branch with git."""
+        with _LOCK:
+            data = self._load()
+            data["pulls"][str(number)]["state"] = "accepted"
+            self._save(data)
+        return ""
+
     def set_status(self, sha: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
         """Commit statuses as GitHub keeps them: the latest per (commit, context)."""
         with _LOCK:

@@ -13,7 +13,9 @@ from bot.core.notices import Notice
 MARKER = "<!-- perfbot:dashboard -->"
 LABEL = "perfbot-dashboard"
 # verb -> what the box says; each is carried out by the same services as the /perf command it names
-VERBS = {"verify": "verify now", "rerun": "re-run the failed verification", "close": "close as not reproduced"}
+VERBS = {"verify": "verify now", "rerun": "re-run the failed verification", "close": "close as not reproduced",
+         "accept": "accept the merge PR"}
+MERGE_BRANCH = "perfbot/merge-"  # dedup's merge branches: perfbot/merge-<the report that survives>
 _BOX = re.compile(r"^\s*[-*+] \[([ xX])\] <!-- perfbot:action ([a-z]+) (perf_[a-z0-9_]+) -->", re.MULTILINE)
 FAILED = ("fail", "inconclusive", "error", "mismatch")
 
@@ -46,6 +48,15 @@ class Group:
 
 
 @dataclass(frozen=True)
+class MergePull:
+    """An open merge PR of dedup or `/perf merge`: accepting it merges it, and the merge rule does the rest."""
+
+    number: int
+    keep: str  # the slug its branch is named after
+    title: str
+
+
+@dataclass(frozen=True)
 class Decision:
     action: Action | None  # None: a blocker only a person can resolve (no box to tick)
     text: str
@@ -64,7 +75,7 @@ class Dashboard:
 
 def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[RunFact, ...],
                     fixes: tuple[FixFact, ...], issues: dict[str, int], milestones: tuple[MilestoneProgress, ...],
-                    notices: tuple[Notice, ...]) -> Dashboard:
+                    notices: tuple[Notice, ...], merges: tuple[MergePull, ...] = ()) -> Dashboard:
     """`runs` in id order, any status; `notices` the unresolved ones."""
     done_of = defaultdict(list)
     for run in runs:
@@ -88,6 +99,9 @@ def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[
         elif last.purpose == "fix" and last.verdict in FAILED:
             decisions.append(Decision(Action("rerun", record.slug), f"`{record.slug}`: bench run {last.id} ended "
                                       f"{last.verdict}; run the verification again?"))
+    for pull in merges:
+        decisions.append(Decision(Action("accept", pull.keep), f"merge PR #{pull.number} into `{pull.keep}`: review "
+                                  "the merged text, then accept it here or merge it on GitHub"))
     acted = {d.action.slug for d in decisions if d.action}
     for notice in notices:
         if notice.blocker:
@@ -105,6 +119,15 @@ def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[
               for (t, b), rs in sorted(groups.items())),
         tuple(r for r in runs if r.status in ("queued", "running")),
         waiting, milestones, tuple(decisions), tuple(n for n in notices if not n.blocker))
+
+
+def merge_pulls(pulls: list[dict]) -> tuple[MergePull, ...]:
+    out = []
+    for pull in pulls:
+        keep = pull["head_ref"][len(MERGE_BRANCH):]
+        if pull["head_ref"].startswith(MERGE_BRANCH) and re.fullmatch(r"perf_[a-z0-9_]+", keep):
+            out.append(MergePull(pull["number"], keep, pull["title"]))
+    return tuple(sorted(out, key=lambda p: p.number))
 
 
 def boxes(body: str) -> dict[Action, bool]:

@@ -185,6 +185,8 @@ class CommandFlow:
         try:
             if verb == "close":
                 return self._override(where, slug, True, "not reproduced (from the dashboard)")
+            if verb == "accept":
+                return self._accept_merge(where, slug)
             return self.answers.runs_text([self._verify_slug(where, slug, {})])
         except UserError as exc:
             return f"⚠️ {exc}"
@@ -229,6 +231,16 @@ class CommandFlow:
         with self.services.source.open(where.full_name, where.installation_id) as repo:
             return propose_person_merge(self.db, where.full_name, repo, tracker, lambda branch: self.services.source.publish(
                 where.full_name, where.installation_id, branch), keep, drop, where.author)
+
+    def _accept_merge(self, where: Where, keep: str) -> str:
+        """Merge the open merge PR of `keep` (dedup's or `/perf merge`'s); the push it makes applies the merge."""
+        tracker = self.services.trackers(where.full_name, where.installation_id)
+        branch = f"perfbot/merge-{keep}"
+        pull = next((p for p in tracker.open_pulls_from(branch) if p["head_ref"] == branch), None)
+        if pull is None:
+            raise UserError(f"there is no open merge PR for `{keep}` any more; the dashboard is re-drawn")
+        tracker.merge_pull(pull["number"], pull["head_sha"] or None, f"{pull['title']} (accepted by @{where.author})")
+        return f"merged #{pull['number']}; the push it makes applies the merge to the records"
 
     def _override(self, where: Where, slug: str, closing: bool, reason: str) -> str:
         """The maintainer's explicit override, logged with who and why; the mirror then closes or reopens."""

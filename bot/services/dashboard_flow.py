@@ -19,7 +19,8 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
-from bot.core.dashboard import LABEL, MARKER, VERBS, Dashboard, build_dashboard, milestones_now
+from bot.core.dashboard import (LABEL, MARKER, MERGE_BRANCH, VERBS, Dashboard, build_dashboard, merge_pulls,
+                                milestones_now)
 from bot.core.issue_view import BOT_LABEL
 from bot.core.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.parse import parse
@@ -67,8 +68,9 @@ class DashboardFlow:
             facts.runs, frozenset(f.slug for f in facts.fixes if f.state == "merged"), milestones,
             config.notify.stuck_days, config.notify.host_hours,
             {r.slug: runner.name for r in facts.records if (runner := config.runner_for(r.backend or "c"))}), now, cell)
+        merges = merge_pulls(tracker.open_pulls_from(MERGE_BRANCH))
         body = render_dashboard(build_dashboard(full_name, facts.records, facts.runs, facts.fixes, issues, milestones,
-                                                notices))
+                                                notices, merges))
         wanted = hashlib.sha256(body.encode()).hexdigest()
         row = notice_store.dashboard_row(self.db, full_name)
         outcome = "unchanged"
