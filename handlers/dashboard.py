@@ -5,11 +5,13 @@ Listed after the handlers it follows in HANDLERS, so on the same delivery it see
 """
 from __future__ import annotations
 
+from bot.core.commands import find_commands
 from bot.core.dashboard import MARKER
 from bot.errors import UserError
 from handlers.payload import installation_id, login, repo_full_name
 
-REDRAWN_AFTER = frozenset({"push", "pull_request", "perfbot.verify", "workflow_run"})
+REDRAWN_AFTER = frozenset({"push", "pull_request", "perfbot.verify", "workflow_run", "issue_comment",
+                           "pull_request_review_comment"})
 EVENTS = REDRAWN_AFTER | {"issues", "perfbot.reconcile", "perfbot.notify"}
 PULL_ACTIONS = frozenset({"opened", "reopened", "synchronize", "edited", "closed", "ready_for_review"})
 
@@ -25,7 +27,7 @@ def handle(event, services) -> None:
         if not event.repo:
             raise UserError(f"perfbot.verify delivery {event.delivery_id} names no repository")
         services.refresh_dashboard(event.repo, event.installation_id)
-    elif _changes_something(event):
+    elif _changes_something(event, services):
         try:
             full_name = repo_full_name(event.payload)
         except UserError:
@@ -33,7 +35,7 @@ def handle(event, services) -> None:
         services.refresh_dashboard(full_name, installation_id(event.payload))
 
 
-def _changes_something(event) -> bool:
+def _changes_something(event, services) -> bool:
     """Only the deliveries after which the dashboard can read differently: no clone fetched for the others."""
     payload = event.payload
     if event.name == "push":
@@ -42,6 +44,11 @@ def _changes_something(event) -> bool:
         return bool(default) and payload.get("ref") == f"refs/heads/{default}" and not payload.get("deleted")
     if event.name == "workflow_run":
         return event.action == "completed"
+    if event.name.endswith("comment"):  # only a comment holding /perf commands (a queued run, a close) counts
+        comment = payload.get("comment") or {}
+        body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+        return event.action in ("created", "edited") and not body.startswith("<!-- perfbot:") and \
+            bool(find_commands(body, services.bot_login.removesuffix("[bot]")))
     return event.action in PULL_ACTIONS
 
 

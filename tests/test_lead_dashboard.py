@@ -264,3 +264,19 @@ def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github):
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
     assert f"**accept the merge PR** `{STUCK}` (ticked by @alice): merged #{pull}" in answer
     assert "accept the merge PR" not in dashboards(github)[0].body
+
+
+def test_a_perf_command_in_a_comment_redraws_the_dashboard(world, github, database):
+    services, *_ = world
+    services.refresh_dashboard(REPO)
+    body = f"/perf verify {STUCK}"
+    comment_id = github.add_comment(REPO, 2, body, user="wendy")
+    payload = next(p for p in webhook_examples("issue_comment") if p["action"] == "created")
+    payload["comment"].update(id=comment_id, body=body)
+    payload["comment"]["user"]["login"] = payload["sender"]["login"] = "wendy"
+    payload["repository"]["full_name"] = REPO
+    payload["issue"].update(number=2, pull_request=None)
+    payload.pop("installation", None)
+    assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
+    [run] = bench_store.runs_for(database, STUCK, repo_key=REPO)
+    assert f"- bench run {run['id']}: `{STUCK}` reproduce, queued" in dashboards(github)[0].body
