@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from handlers import bench, comments, digest, installation, issues, pull_request, push, reconcile, workflow_run
+from handlers import (bench, comments, dashboard, digest, installation, issues, pull_request, push, reconcile,
+                      workflow_run)
 
-HANDLERS = (push, pull_request, installation, issues, comments, reconcile, digest, bench, workflow_run)
+# dashboard last: on the same delivery it re-draws after the handlers that changed something
+HANDLERS = (push, pull_request, installation, issues, comments, reconcile, digest, bench, workflow_run, dashboard)
 log = logging.getLogger("perfbot.handlers")
 
 

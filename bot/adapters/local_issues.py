@@ -1,7 +1,8 @@
 """The issue tracker of local mode: issues and comments kept as files in the instance folder, no network.
 
 A newcomer running perfbot without a GitHub account sees what perfbot would post: each issue is a
-markdown file (`<number>.md`, its comments appended) beside the JSON state the mirror reads back.
+markdown file (`<number>.md`, its comments appended) beside the JSON state the mirror reads back; the
+campaign dashboard is also kept as `dashboard.md`.
 """
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import os
 import re
 import threading
 from pathlib import Path
+
+from bot.core.dashboard import MARKER as DASHBOARD_MARKER
 
 _LOCK = threading.Lock()
 
@@ -43,6 +46,8 @@ class FileIssues:
         for comment in issue["comments"]:
             text += ["", "---", f"comment {comment['id']}", "", comment["body"]]
         (self.folder / f"{number}.md").write_text("\n".join(text) + "\n", encoding="utf-8")
+        if issue["body"].startswith(DASHBOARD_MARKER):  # the lead's view, where a newcomer looks for it
+            (self.folder / "dashboard.md").write_text("\n".join(text) + "\n", encoding="utf-8")
 
     def marked_issues(self, prefix: str = "<!-- perfbot:record ", label: str = "perfbot") -> dict[str, int]:
         with _LOCK:
@@ -107,6 +112,20 @@ class FileIssues:
             (self.folder / f"pull-{number}.md").write_text(f"# PR #{number} {title}\n\n{head} -> {base}\n\n{body}\n",
                                                            encoding="utf-8")
             return number
+
+    def open_pulls_from(self, prefix: str) -> list[dict]:
+        with _LOCK:
+            pulls = self._load().get("pulls", {})
+        return [{"number": int(n), "head_ref": p["head"], "head_sha": "", "title": p["title"]}
+                for n, p in pulls.items() if p["state"] == "open" and p["head"].startswith(prefix)]
+
+    def merge_pull(self, number: int, head_sha: str, message: str) -> str:
+        """Local mode merges nothing itself: the proposal is marked accepted; merge the branch with git."""
+        with _LOCK:
+            data = self._load()
+            data["pulls"][str(number)]["state"] = "accepted"
+            self._save(data)
+        return ""
 
     def set_status(self, sha: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
         """Commit statuses as GitHub keeps them: the latest per (commit, context)."""

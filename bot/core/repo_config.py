@@ -44,6 +44,8 @@
     label = "digest"
     [parity]                    # paired Metal/CUDA code kept in step (bot/core/parity_config.py)
     files = ["runtime/gpu/*.h"]
+    [notify]                    # bot/core/notify_config.py: milestones and blockers posted at once
+    people = ["lead"]           # mentioned in each notice; webhook_url = "https://..." (secret from the env)
 
 A missing section turns its feature off; callers say so when asked for it.
 """
@@ -58,6 +60,7 @@ from bot.core.config_checks import ConfigFileError, check as _check, line_of as 
 from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedule, Milestone, parse_digest,
                                        parse_milestones)
 from bot.core.parity_config import PARITY_KEYS, ParityConfig, parse_parity
+from bot.core.notify_config import NOTIFY_KEYS, NotifySettings, parse_notify
 
 __all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
            "remote_path_ok"]
@@ -105,6 +108,7 @@ class RepoConfig:
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule = DigestSchedule()
     parity: ParityConfig = ParityConfig()  # [parity]: see bot/core/parity_config.py
+    notify: NotifySettings = NotifySettings()
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -123,6 +127,7 @@ SCHEMA = {
     "milestones": MILESTONE_KEYS,
     "digest": DIGEST_KEYS,
     "parity": PARITY_KEYS,
+    "notify": NOTIFY_KEYS,
 }
 
 
@@ -161,7 +166,8 @@ def parse_repo_config(text: str) -> RepoConfig:
     if len(set(names)) != len(names):
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
-                   digest=parse_digest(data.get("digest"), lines), parity=parse_parity(data.get("parity"), lines))
+                   digest=parse_digest(data.get("digest"), lines), parity=parse_parity(data.get("parity"), lines),
+                   notify=parse_notify(data.get("notify"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:

@@ -1,5 +1,6 @@
 """The use cases handlers call: sync and mirror a push, remember installations, react to people on issues;
-fixes and bench runs (bot_fixes.py), digests and commands (bot_reporting.py) join them as mixins."""
+fixes and bench runs (bot_fixes.py), digests and commands (bot_reporting.py), the dashboard issue and notices
+(bot_lead.py) join them as mixins."""
 from __future__ import annotations
 
 import logging
@@ -20,6 +21,7 @@ from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
 from bot.services.bot_fixes import FixWork
 from bot.services.bot_parity import ParityWork
+from bot.services.bot_lead import LeadView
 from bot.services.bot_reporting import Reporting
 from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
@@ -71,7 +73,7 @@ class RepoSource:
             self._push(full_name, installation_id, branch)
 
 
-class BotServices(FixWork, Reporting, ParityWork):
+class BotServices(FixWork, Reporting, ParityWork, LeadView):
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
                  token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,

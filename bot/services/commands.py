@@ -166,17 +166,36 @@ class CommandFlow:
                     installation_id=where.installation_id, pr_number=where.number, requested_by=where.author,
                     options=options))
         else:
-            for slug in list(command.slugs) or [self._issue_slug(where)]:
-                self._records(where, slug)
-                fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
-                            if f.state == fix_store.OPEN and f.head_sha), None)
-                base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else \
-                    (None, self._default_head(where), REPRODUCE)
-                runs.append(self.services.fixes.request_run(
-                    where.full_name, slug, base=base, head=head, purpose=purpose, installation_id=where.installation_id,
-                    requested_by=where.author, options=options))
+            runs = [self._verify_slug(where, slug, options) for slug in list(command.slugs) or [self._issue_slug(where)]]
         self.answers.remember_runs(answer_id, index, runs)
         return self.answers.runs_text(runs)
+
+    def _verify_slug(self, where: Where, slug: str, options: dict):
+        """Outside a PR: the report's open fix measured against its base, else its claim on the default branch."""
+        self._records(where, slug)
+        fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
+                    if f.state == fix_store.OPEN and f.head_sha), None)
+        base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else (None, self._default_head(where), REPRODUCE)
+        return self.services.fixes.request_run(where.full_name, slug, base=base, head=head, purpose=purpose,
+                                               installation_id=where.installation_id, requested_by=where.author,
+                                               options=options)
+
+    def act_on_box(self, where: Where, verb: str, slug: str) -> str:
+        """A dashboard box a writer ticked: `/perf verify SLUG` (verify, rerun) or `/perf close SLUG` (close)."""
+        try:
+            if verb == "close":
+                return self._override(where, slug, True, "not reproduced (from the dashboard)")
+            if verb == "accept":
+                return self._accept_merge(where, slug)
+            return self.answers.runs_text([self._verify_slug(where, slug, {})])
+        except UserError as exc:
+            return f"⚠️ {exc}"
+        except TransientError as exc:
+            return f"⏳ could not finish: {exc}. Nothing was changed; tick the box again to retry."
+        except Exception:
+            log.exception("delivery %s: dashboard action %s %s failed", where.delivery_id, verb, slug,
+                          extra={"delivery": where.delivery_id})
+            return f"⚠️ internal error (delivery `{where.delivery_id}`); the maintainers have the log."
 
     def _attach(self, command: attach.Attach, where: Where, tracker) -> str:
         pull = self._pull(where, tracker)
@@ -212,6 +231,16 @@ class CommandFlow:
         with self.services.source.open(where.full_name, where.installation_id) as repo:
             return propose_person_merge(self.db, where.full_name, repo, tracker, lambda branch: self.services.source.publish(
                 where.full_name, where.installation_id, branch), keep, drop, where.author)
+
+    def _accept_merge(self, where: Where, keep: str) -> str:
+        """Merge the open merge PR of `keep` (dedup's or `/perf merge`'s); the push it makes applies the merge."""
+        tracker = self.services.trackers(where.full_name, where.installation_id)
+        branch = f"perfbot/merge-{keep}"
+        pull = next((p for p in tracker.open_pulls_from(branch) if p["head_ref"] == branch), None)
+        if pull is None:
+            raise UserError(f"there is no open merge PR for `{keep}` any more; the dashboard is re-drawn")
+        tracker.merge_pull(pull["number"], pull["head_sha"] or None, f"{pull['title']} (accepted by @{where.author})")
+        return f"merged #{pull['number']}; the push it makes applies the merge to the records"
 
     def _override(self, where: Where, slug: str, closing: bool, reason: str) -> str:
         """The maintainer's explicit override, logged with who and why; the mirror then closes or reopens."""

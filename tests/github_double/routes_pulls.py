@@ -45,3 +45,24 @@ def create_pull(call: Call) -> Reply:
     repo.commits.setdefault(head_sha, issue.title)
     repo.issues[issue.number] = issue
     return Reply(201, pull_json(call, repo, issue), {"Location": f"{call.repo_url(repo)}/pulls/{issue.number}"})
+
+
+@route("PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge")
+def merge_pull(call: Call) -> Reply:
+    """Merge as GitHub does: 405 unless open and not merged, 409 when `sha` is not the head any more. The git
+    remote is not written: the push that follows a real merge is the test's to simulate."""
+    from .routes_checks import _find_pull
+    from .state import blob_sha
+
+    repo = call.repo()
+    issue = _find_pull(call, repo)
+    if issue.state != "open" or issue.pull.merged:
+        raise ApiError(405, "Pull Request is not mergeable")
+    sha = call.field("sha")
+    if sha is not None and sha != issue.pull.head_sha:
+        raise ApiError(409, "Head branch was modified. Review and try the merge again.")
+    now = utc_now()
+    issue.pull.merged, issue.pull.merged_at = True, now
+    issue.pull.merge_commit_sha = blob_sha(f"merge {issue.pull.head_sha}".encode())
+    issue.state, issue.closed_at, issue.updated_at = "closed", now, now
+    return Reply(200, {"sha": issue.pull.merge_commit_sha, "merged": True, "message": "Pull Request successfully merged"})

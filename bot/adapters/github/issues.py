@@ -87,6 +87,19 @@ class GitHubIssues:
                 return pull.number
             return self.repo.create_pull(title=title, body=body, head=head, base=base).number
 
+    def open_pulls_from(self, prefix: str) -> list[dict]:
+        """The open pull requests whose head branch (of this repository) starts with `prefix`."""
+        with classified_errors(f"listing pull requests of {self.full_name}"):
+            return [{"number": p.number, "head_ref": p.head.ref, "head_sha": p.head.sha, "title": p.title}
+                    for p in self.repo.get_pulls(state="open") if p.head.ref.startswith(prefix)
+                    and p.head.repo is not None and p.head.repo.full_name == self.full_name]
+
+    def merge_pull(self, number: int, head_sha: str | None, message: str) -> str:
+        """Merge pull request `number`, only if its head is still `head_sha` when given (GitHub answers 409)."""
+        with classified_errors(f"merging pull request #{number} of {self.full_name}"):
+            guard = {"sha": head_sha} if head_sha else {}
+            return self.repo.get_pull(number).merge(commit_message=message, merge_method="merge", **guard).sha
+
     def set_status(self, sha: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
         """A commit status on a PR head (works with a token and with an App, unlike check runs)."""
         with classified_errors(f"setting status {context} on {sha[:12]} of {self.full_name}"):

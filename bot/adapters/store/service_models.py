@@ -208,3 +208,31 @@ class DigestPost(Base):
     summary: Mapped[dict] = mapped_column(JSON, default=dict)  # the digest's numbers, for the dashboard
     issue_number: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column()
+
+
+class DashboardIssue(Base):
+    """The campaign dashboard issue of a repository and the hash of the body last written to it."""
+
+    __tablename__ = "dashboard_issues"
+
+    repo_key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(64), default="")
+    updated_at: Mapped[datetime] = mapped_column()
+
+
+class Notice(Base):
+    """A milestone, a verified fix or a blocker told once: the row is claimed before the comment is posted."""
+
+    __tablename__ = "notices"
+    __table_args__ = (UniqueConstraint("repo_key", "kind", "subject"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400))
+    kind: Mapped[str] = mapped_column(String(40))
+    subject: Mapped[str] = mapped_column(String(300))
+    text: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column()
+    comment_id: Mapped[int | None] = mapped_column(BigInteger)  # None: claimed, not posted yet
+    webhook_queued: Mapped[bool] = mapped_column(Boolean, default=False)
+    resolved_at: Mapped[datetime | None] = mapped_column()
