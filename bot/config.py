@@ -82,6 +82,7 @@ class Settings:
     ssh_key: Path | None = None  # None: <instance>/ssh/id_ed25519
     ssh_known_hosts: Path | None = None  # None: <instance>/ssh/known_hosts
     dashboard_token: str | None = field(default=None, repr=False)  # outside local mode the dashboard needs it
+    notify_secret: str | None = field(default=None, repr=False)  # signs [notify] webhook_url POSTs
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, database_url: str | None = None,
@@ -117,6 +118,7 @@ class Settings:
             ssh_key=Path(environ.get("PERFBOT_SSH_KEY") or instance / "ssh/id_ed25519").expanduser(),
             ssh_known_hosts=Path(environ.get("PERFBOT_SSH_KNOWN_HOSTS") or instance / "ssh/known_hosts").expanduser(),
             dashboard_token=read_setting(environ, "DASHBOARD_TOKEN") or None,
+            notify_secret=read_setting(environ, "NOTIFY_SECRET") or None,
         )
         settings.check_github()
         return settings

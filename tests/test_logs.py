@@ -25,14 +25,16 @@ DASHBOARD = "dash-token-7f3a9c"
 DB_PASSWORD = "pg-pass-w0rd"
 PRIVATE_KEY = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
                "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----")
+NOTIFY = "notify-hmac-secret-42"
 ALL_SECRETS = (WEBHOOK_SECRET, OLD_SECRET, TOKEN, ANTHROPIC, DASHBOARD, DB_PASSWORD, PRIVATE_KEY,
-               PRIVATE_KEY.splitlines()[1])
+               PRIVATE_KEY.splitlines()[1], NOTIFY)
 
 
 def settings(tmp_path) -> Settings:
     return Settings(instance_dir=tmp_path, database_url=f"postgresql+psycopg://perfbot:{DB_PASSWORD}@db/perfbot",
                     webhook_secrets=(WEBHOOK_SECRET, OLD_SECRET), github_app_id="12",
-                    github_private_key=PRIVATE_KEY, anthropic_api_key=ANTHROPIC, dashboard_token=DASHBOARD)
+                    github_private_key=PRIVATE_KEY, anthropic_api_key=ANTHROPIC, dashboard_token=DASHBOARD,
+                    notify_secret=NOTIFY)
 
 
 @pytest.fixture
@@ -112,7 +114,7 @@ def test_credentials_perfbot_never_configured_are_masked_by_their_shape():
 def test_short_secrets_are_not_masked_everywhere_and_every_settings_secret_is_known(tmp_path):
     assert Redactor(["abc"])("abc abc") == "abc abc"
     found = secrets_of(settings(tmp_path))
-    assert set(found) == {WEBHOOK_SECRET, OLD_SECRET, PRIVATE_KEY, ANTHROPIC, DASHBOARD, DB_PASSWORD}
+    assert set(found) == {WEBHOOK_SECRET, OLD_SECRET, PRIVATE_KEY, ANTHROPIC, DASHBOARD, DB_PASSWORD, NOTIFY}
 
 
 def test_text_format_names_the_delivery_and_bad_settings_are_refused(tmp_path):

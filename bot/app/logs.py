@@ -62,7 +62,7 @@ def secrets_of(settings: Settings | None) -> list[str]:
     if settings is None:
         return []
     found = [*settings.webhook_secrets, settings.github_token, settings.github_private_key,
-             settings.anthropic_api_key, settings.dashboard_token]
+             settings.anthropic_api_key, settings.dashboard_token, settings.notify_secret]
     try:
         from sqlalchemy.engine import make_url
 
