@@ -17,40 +17,55 @@ class NotStored(Exception):
 
 
 class _Waiter(Generic[Item, Result]):
-    __slots__ = ("item", "done", "result", "error")
+    __slots__ = ("item", "done", "result", "error", "wake")
 
     def __init__(self, item: Item) -> None:
         self.item, self.done, self.result, self.error = item, False, None, None
+        self.wake = threading.Event()  # set once its batch is settled, or when it is to write the next batch
 
 
 class GroupCommit(Generic[Item, Result]):
     """Writes items through `write_batch` (one transaction for the whole list, one result per item, in order).
 
-    There is no committer thread to start or stop: a caller queues its item, then takes the turn to write. Whoever
-    holds the turn writes everything queued at that moment, so while one transaction is being flushed, every caller
-    that arrives meanwhile waits in line and goes out in the next batch. A caller returns only after the transaction
-    holding its item committed, so nothing is answered before it is durable.
+    There is no committer thread to start or stop: the first caller to find nobody writing writes everything queued,
+    one transaction. Callers arriving meanwhile queue up and sleep; when the transaction ends, each of its callers is
+    woken with its own answer and the first one queued since is woken to write the next batch, so flushes follow
+    each other back to back and a batch holds whoever arrived during the last one. A caller returns only after the
+    transaction holding its item committed, so nothing is answered before it is durable.
     """
 
     def __init__(self, write_batch: Callable[[Sequence[Item]], Sequence[Result]]) -> None:
         self._write_batch = write_batch
-        self._queue_lock = threading.Lock()
-        self._turn = threading.Lock()
+        self._lock = threading.Lock()
         self._queued: list[_Waiter] = []
+        self._writing = False  # a caller is writing a batch, or has been woken to write the next
 
     def submit(self, item: Item) -> Result:
         waiter = _Waiter(item)
-        with self._queue_lock:
+        with self._lock:
             self._queued.append(waiter)
-        with self._turn:
-            # Batches are taken and settled only under the turn, so if ours is not settled it is still queued.
-            if not waiter.done:
-                with self._queue_lock:
-                    batch, self._queued = self._queued, []
-                self._write(batch)
+            follow, self._writing = self._writing, True
+        if follow:
+            waiter.wake.wait()
+        if not waiter.done:  # nobody was writing, or the last writer handed over: ours is still queued
+            self._lead()
         if waiter.error is not None:
             raise NotStored(f"not stored: {waiter.error.__class__.__name__}: {waiter.error}") from waiter.error
         return waiter.result
+
+    def _lead(self) -> None:
+        with self._lock:
+            batch, self._queued = self._queued, []
+        try:
+            self._write(batch)
+        finally:
+            with self._lock:
+                successor = self._queued[0] if self._queued else None
+                self._writing = successor is not None
+            for waiter in batch:
+                waiter.wake.set()
+            if successor is not None:
+                successor.wake.set()
 
     def _write(self, batch: list[_Waiter]) -> None:
         try:
