@@ -107,7 +107,8 @@ class Database:
                 connection.exec_driver_sql("SET LOCAL synchronous_commit TO on")
             yield connection
 
-    def dispose(self) -> None:
-        self.engine.dispose()
-        if self._durable_engine is not None:
-            self._durable_engine.dispose()
+    def dispose(self, close: bool = True) -> None:
+        """Drop the pooled connections; close=False in a forked child, whose parent still owns their sockets."""
+        for engine in (self.engine, self._durable_engine):
+            if engine is not None:
+                engine.dispose(close=close)
