@@ -62,10 +62,10 @@ class GroupCommit(Generic[Item, Result]):
             with self._lock:
                 successor = self._queued[0] if self._queued else None
                 self._writing = successor is not None
+            if successor is not None:  # first, so the next flush starts as soon as possible
+                successor.wake.set()
             for waiter in batch:
                 waiter.wake.set()
-            if successor is not None:
-                successor.wake.set()
 
     def _write(self, batch: list[_Waiter]) -> None:
         try:
