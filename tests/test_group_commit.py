@@ -7,8 +7,17 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy.exc import OperationalError
 
+import handlers
+from bot.adapters.store.engine import Database
 from bot.adapters.store.group_commit import GroupCommit, NotStored
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.app import create_app
+from bot.config import Settings
+from tests.npm_fixtures import webhook_examples
+from tests.servers import serving
+from tests.webhooks import post_delivery
+
+SECRET = "group-commit-secret"
 
 
 class SlowStore:
@@ -97,8 +106,6 @@ def test_the_queue_commits_with_a_flush_to_disk(database):
 
 @pytest.mark.postgres
 def test_a_delivery_postgresql_refuses_fails_alone(postgres_server):
-    from bot.adapters.store.engine import Database
-
     db = Database(postgres_server.create_database("perfbot_test_group_refused"))
     try:
         queue = DeliveryQueue(db)
@@ -110,3 +117,29 @@ def test_a_delivery_postgresql_refuses_fails_alone(postgres_server):
         assert queue.counts() == {"pending": 15}
     finally:
         db.dispose()
+
+
+def serve_webhook(database, tmp_path):
+    settings = Settings(instance_dir=tmp_path, database_url=database.url, webhook_secrets=(SECRET,), github_token="t")
+    return serving(create_app(settings, DeliveryQueue(database), wanted_events=handlers.github_events()))
+
+
+def test_concurrent_signed_deliveries_are_each_answered_by_their_own_commit(database, tmp_path):
+    payload = webhook_examples("push")[0]
+    ids = [f"hook-{n % 20}" for n in range(40)]  # each id sent twice at once, as GitHub's redelivery may race
+    with serve_webhook(database, tmp_path) as url, ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda d: (d, post_delivery(url, "push", payload, secret=SECRET, delivery=d)), ids))
+    for delivery in set(ids):
+        codes = sorted(a.status_code for d, a in answers if d == delivery)
+        assert codes == [200, 202], (delivery, codes)  # stored once, the copy acknowledged as a duplicate
+    assert DeliveryQueue(database).counts() == {"pending": 20}
+
+
+def test_a_store_that_fails_acknowledges_nothing(database, tmp_path):
+    with database.engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE deliveries")
+    payload = webhook_examples("push")[0]
+    with serve_webhook(database, tmp_path) as url, ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(lambda n: post_delivery(url, "push", payload, secret=SECRET, delivery=f"d{n}").status_code,
+                              range(16)))
+    assert codes == [500] * 16
