@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -124,14 +125,15 @@ def main() -> None:
     server, db = build_server(workdir)
     base = f"http://127.0.0.1:{server.effective_port}"
     body = push_payload()
-    load = os.getloadavg()[0]
+    load, disk = os.getloadavg()[0], filesystem(workdir)
     rows = {clients: summary(measure(base, body, args.requests, clients)) for clients in sweep}
     stored = DeliveryQueue(db).counts().get("pending", 0)
     server.close()
     db.dispose()
+    shutil.rmtree(workdir)  # tens of megabytes of stored deliveries per run
 
     print(f"{args.requests} signed {len(body)}-byte push deliveries per endpoint and client count, waitress "
-          f"(8 threads); database {workdir} on {filesystem(workdir)}; load average {load:.2f} at start")
+          f"(8 threads); database {workdir} on {disk}; load average {load:.2f} at start")
     header = f"{'':<18}" + "".join(f"{f'{n} clients':>22}" for n in sweep)
     print(header)
     for path in ("/bare", "/webhook"):
