@@ -1,9 +1,12 @@
 """The acknowledgement path: signed push deliveries to /webhook against a bare Flask endpoint, one server.
 
-Run: .venv/bin/python bench/webhook_ack.py [--requests 3000] [--clients 4]
-Both endpoints live in the same app under the same waitress server; requests alternate in blocks
-(A B A B ...) so drift on the machine hits both alike. /webhook verifies the signature, parses the
-JSON and stores the delivery (SQLite, WAL) before answering 202; /bare answers 202 and does nothing.
+Run: .venv/bin/python bench/webhook_ack.py [--requests 3000] [--clients 4,16] [--dir PATH]
+Both endpoints live in the same app under the same waitress server (8 threads, as `perfbot serve`); requests
+alternate in blocks (A B A B ...) so drift on the machine hits both alike, and each client count in the sweep
+runs in the same process, one after the other. /webhook verifies the signature, parses the JSON and stores the
+delivery durably (SQLite, WAL, synchronous=FULL for the queue's group commit) before answering 202; /bare
+answers 202 and does nothing. The database lives on disk (--dir, default a new directory under the system's
+temporary directory), never in memory.
 """
 from __future__ import annotations
 
@@ -11,7 +14,10 @@ import argparse
 import hashlib
 import hmac
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
@@ -76,41 +82,72 @@ def run_block(base: str, path: str, body: bytes, start: int, count: int, clients
     return latencies, time.perf_counter() - began
 
 
+def measure(base: str, body: bytes, requests_per_endpoint: int, clients: int) -> dict[str, tuple[list, float]]:
+    sessions = [requests.Session() for _ in range(clients)]
+    results = {"/bare": ([], 0.0), "/webhook": ([], 0.0)}
+    run_block(base, "/bare", body, 10**9, 100, clients, sessions)  # warm-up: connections, imports
+    for start in range(0, requests_per_endpoint, BLOCK):
+        count = min(BLOCK, requests_per_endpoint - start)
+        for path in ("/bare", "/webhook"):
+            # Ids carry the client count, so each sweep step stores new deliveries instead of meeting duplicates.
+            latencies, seconds = run_block(base, path, body, clients * 10**7 + start, count, clients, sessions)
+            results[path] = (results[path][0] + latencies, results[path][1] + seconds)
+    return results
+
+
+def summary(results: dict[str, tuple[list, float]]) -> dict[str, tuple[float, float, float]]:
+    rows = {}
+    for path, (latencies, seconds) in results.items():
+        ordered = sorted(latencies)
+        rows[path] = (statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.99) - 1] * 1000,
+                      len(ordered) / seconds)
+    return rows
+
+
+def filesystem(path: Path) -> str:
+    try:
+        return subprocess.run(["df", "--output=source,fstype", str(path)], capture_output=True, text=True,
+                              check=True).stdout.splitlines()[-1].strip()
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return "unknown filesystem"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=3000, help="per endpoint")
-    parser.add_argument("--clients", type=int, default=4, help="concurrent client threads")
+    parser.add_argument("--requests", type=int, default=3000, help="per endpoint and client count")
+    parser.add_argument("--clients", default="4,16", help="concurrent client threads, a comma-separated sweep")
+    parser.add_argument("--dir", type=Path, default=None, help="where the database goes (default: a temp dir)")
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="perfbot-ack-"))
+    sweep = [int(n) for n in args.clients.split(",") if n.strip()]
+    if not sweep or min(sweep) < 1:
+        parser.error("--clients takes positive counts separated by commas, e.g. 4,16")
+    workdir = Path(tempfile.mkdtemp(prefix="perfbot-ack-", dir=args.dir))
     server, db = build_server(workdir)
     base = f"http://127.0.0.1:{server.effective_port}"
     body = push_payload()
-    sessions = [requests.Session() for _ in range(args.clients)]
-    results = {"/bare": ([], 0.0), "/webhook": ([], 0.0)}
-    run_block(base, "/bare", body, 10**9, 100, args.clients, sessions)  # warm-up: connections, imports
-    for start in range(0, args.requests, BLOCK):
-        count = min(BLOCK, args.requests - start)
-        for path in ("/bare", "/webhook"):
-            latencies, seconds = run_block(base, path, body, start, count, args.clients, sessions)
-            results[path] = (results[path][0] + latencies, results[path][1] + seconds)
+    load, disk = os.getloadavg()[0], filesystem(workdir)
+    rows = {clients: summary(measure(base, body, args.requests, clients)) for clients in sweep}
     stored = DeliveryQueue(db).counts().get("pending", 0)
     server.close()
     db.dispose()
+    shutil.rmtree(workdir)  # tens of megabytes of stored deliveries per run
 
-    def row(path: str) -> tuple[float, float, float]:
-        latencies, seconds = results[path]
-        ordered = sorted(latencies)
-        return (statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.99) - 1] * 1000,
-                len(ordered) / seconds)
-
-    print(f"{args.requests} signed {len(body)}-byte push deliveries per endpoint, {args.clients} clients, waitress")
-    print(f"{'endpoint':<10} {'p50':>8} {'p99':>8} {'throughput':>12}")
+    print(f"{args.requests} signed {len(body)}-byte push deliveries per endpoint and client count, waitress "
+          f"(8 threads); database {workdir} on {disk}; load average {load:.2f} at start")
+    header = f"{'':<18}" + "".join(f"{f'{n} clients':>22}" for n in sweep)
+    print(header)
     for path in ("/bare", "/webhook"):
-        p50, p99, rate = row(path)
-        print(f"{path:<10} {p50:>6.2f}ms {p99:>6.2f}ms {rate:>9.0f}/s")
-    (b50, b99, brate), (w50, w99, wrate) = row("/bare"), row("/webhook")
-    print(f"webhook/bare: p50 {w50 / b50:.2f}x, p99 {w99 / b99:.2f}x, throughput {wrate / brate:.2f}x "
-          f"({stored} deliveries stored)")
+        for i, (label, unit) in enumerate((("p50", "ms"), ("p99", "ms"), ("throughput", "/s"))):
+            cells = "".join(f"{rows[n][path][i]:>20.2f}{unit}" if unit == "ms" else f"{rows[n][path][i]:>20.0f}{unit}"
+                            for n in sweep)
+            print(f"{path + ' ' + label:<18}{cells}")
+    for i, label in enumerate(("p50", "p99", "throughput")):
+        print(f"{'webhook/bare ' + label:<18}" + "".join(
+            f"{rows[n]['/webhook'][i] / rows[n]['/bare'][i]:>21.2f}x" for n in sweep))
+    expected = args.requests * len(sweep)
+    print(f"{stored} of {expected} deliveries stored")
+    if stored != expected:
+        raise SystemExit(f"{expected - stored} acknowledged deliveries are missing from the store")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import copy
+import itertools
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,7 +21,7 @@ from bot.adapters.store.queue import DeliveryQueue
 from tests.gitrepo import RepoBuilder
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report
-from tests.webhooks import post_delivery
+from tests.webhooks import post_delivery, sign
 from tests.servers import free_port
 
 REPO = "team/runtime"
@@ -134,3 +137,67 @@ def test_a_killed_service_resumes_and_handles_every_delivery_once(github, tmp_pa
     assert set(comments.values()) == {1}, comments  # every marked comment exists once: edited, never reposted
     assert sum(marker.startswith("<!-- perfbot:lint") for _, marker in comments) == 4  # one per bad report
     assert github.problems() == []
+
+
+def test_every_acknowledged_delivery_survives_a_kill_under_a_burst(github, tmp_path):
+    """16 clients post signed deliveries at once; SIGKILL lands mid-burst; every id answered 202 is in the store."""
+    port = free_port()
+    database_url = f"sqlite:///{tmp_path / 'perfbot.sqlite3'}"
+    env = dict(os.environ, PERFBOT_WEBHOOK_SECRET=SECRET, PERFBOT_BIND=f"127.0.0.1:{port}",
+               PERFBOT_DATABASE_URL=database_url, PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"),
+               PERFBOT_GITHUB_TOKEN=github.token, PERFBOT_GITHUB_API_URL=github.url)
+    service = Service(env, f"http://127.0.0.1:{port}", tmp_path / "serve.log")
+    # A comment deletion is stored and acknowledged like any delivery, and its handler has nothing to do after.
+    payload = copy.deepcopy(next(iter(webhook_examples("issue_comment"))))
+    payload.update(action="deleted")
+    body = json.dumps(payload).encode()
+    acknowledged: list[str] = []
+    refused: list[str] = []
+    wrong: list[str] = []
+    enough = threading.Event()
+    stop = threading.Event()
+
+    def client(n: int) -> None:
+        with requests.Session() as session:
+            for k in itertools.count():
+                delivery = f"burst-{n}-{k}"
+                try:
+                    answer = session.post(f"{service.base}/webhook", data=body, timeout=10, headers={
+                        "X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": delivery,
+                        "Content-Type": "application/json", "X-Hub-Signature-256": sign(SECRET, body)})
+                except requests.RequestException:  # reset or cut short when the process died: never acknowledged
+                    refused.append(delivery)
+                    return
+                if answer.status_code != 202:
+                    wrong.append(f"{delivery}: {answer.status_code} {answer.text[:200]}")
+                    return
+                acknowledged.append(delivery)
+                if len(acknowledged) >= 300:
+                    enough.set()
+                if stop.is_set():
+                    return
+
+    service.start()
+    try:
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(16)]
+        for thread in clients:
+            thread.start()
+        assert enough.wait(60), f"only {len(acknowledged)} deliveries acknowledged in 60 s"
+        service.kill()
+        stop.set()
+        for thread in clients:
+            thread.join(15)
+    finally:
+        stop.set()
+        service.stop()
+
+    assert not wrong, wrong
+    assert refused, "the kill landed after the burst, not in it: no request was in flight"
+    db = Database(database_url)
+    try:
+        with db.engine.connect() as connection:
+            stored = {row[0] for row in connection.exec_driver_sql("SELECT id FROM deliveries")}
+    finally:
+        db.dispose()
+    missing = sorted(set(acknowledged) - stored)
+    assert not missing, f"{len(missing)} of {len(acknowledged)} acknowledged deliveries lost: {missing[:10]}"

@@ -40,7 +40,7 @@ def after_fork() -> None:
     database connections without closing them, since the parent still owns those sockets."""
     app = _built.get("app")
     if app is not None:
-        app.extensions["perfbot"]["runtime"].db.engine.dispose(close=False)
+        app.extensions["perfbot"]["runtime"].db.dispose(close=False)
 
 
 def __getattr__(name: str):

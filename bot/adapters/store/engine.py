@@ -8,7 +8,7 @@ from typing import Iterator
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,16 +23,20 @@ def default_url(instance_dir: Path) -> str:
     return f"sqlite:///{instance_dir / 'perfbot.sqlite3'}"
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    # WAL lets the CLI read while a sync writes; foreign keys are off by default in SQLite.
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+def _sqlite_pragmas(synchronous: str):
+    def on_connect(dbapi_connection, _record) -> None:
+        # WAL lets the CLI read while a sync writes; foreign keys are off by default in SQLite. Under WAL, NORMAL
+        # survives a killed process but may lose the last commits to a power cut; FULL syncs the log on every commit.
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.close()
+    return on_connect
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, synchronous: str = "NORMAL") -> Engine:
+    """An engine for the URL; `synchronous` is SQLite's setting for its connections (PostgreSQL ignores it)."""
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with the bad URL inside
@@ -43,7 +47,7 @@ def make_engine(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(parsed, connect_args={"timeout": 30})
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_pragmas(synchronous))
         return engine
     try:
         return create_engine(parsed, pool_pre_ping=True)
@@ -75,6 +79,9 @@ class Database:
             except Exception as exc:
                 raise StoreError(f"cannot open the store at {self.safe_url}: {exc.__class__.__name__}: {exc}") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # A second engine on the same file, not possible for a private in-memory database (nothing to sync there).
+        on_file = self.engine.dialect.name == "sqlite" and self.engine.url.database not in (None, "", ":memory:")
+        self._durable_engine = make_engine(url, synchronous="FULL") if on_file else None
 
     @property
     def safe_url(self) -> str:
@@ -87,5 +94,21 @@ class Database:
         with self._sessions() as session, session.begin():
             yield session
 
-    def dispose(self) -> None:
-        self.engine.dispose()
+    @contextmanager
+    def durable(self) -> Iterator[Connection]:
+        """A Core transaction whose commit returns only once it is on disk, even against a power cut.
+
+        On SQLite these transactions run on engine connections of their own that say synchronous=FULL, so the rest
+        of the store keeps NORMAL's cheaper commits. On PostgreSQL the transaction asks for synchronous_commit, the
+        default, in case the server was configured to answer commits before their flush.
+        """
+        with (self._durable_engine or self.engine).begin() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.exec_driver_sql("SET LOCAL synchronous_commit TO on")
+            yield connection
+
+    def dispose(self, close: bool = True) -> None:
+        """Drop the pooled connections; close=False in a forked child, whose parent still owns their sockets."""
+        for engine in (self.engine, self._durable_engine):
+            if engine is not None:
+                engine.dispose(close=close)

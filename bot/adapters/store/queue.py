@@ -5,9 +5,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 
 from bot.adapters.store.engine import Database
+from bot.adapters.store.group_commit import GroupCommit
 from bot.adapters.store.service_models import Delivery
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
@@ -47,20 +48,26 @@ class Claimed:
 class DeliveryQueue:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._group = GroupCommit(self._store_batch)
 
     def enqueue(self, new: NewDelivery, now: datetime | None = None) -> bool:
-        """Store a delivery; False when this id was stored before (a redelivery), which is not an error."""
-        now = now or utcnow()
-        try:
-            with self.db.session() as session:
-                session.add(Delivery(
-                    id=new.id, event=new.event, action=new.action, repo=new.repo,
-                    installation_id=new.installation_id, payload=new.payload, received_at=now,
-                    status=PENDING, attempts=0, next_attempt_at=now,
-                ))
-        except IntegrityError:
-            return False
-        return True
+        """Store a delivery durably; False when this id was stored before (a redelivery), which is not an error.
+
+        Concurrent calls share one transaction and one flush (group commit); each returns once that commit did, and
+        raises group_commit.NotStored when it did not.
+        """
+        return self._group.submit((new, now or utcnow()))
+
+    def _store_batch(self, batch: list[tuple[NewDelivery, datetime]]) -> list[bool]:
+        dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
+        # DO NOTHING instead of catching IntegrityError: a redelivery must not abort the transaction its
+        # neighbours share; no row returned is the duplicate, also when the same id comes twice in one batch.
+        insert = dialect.insert(Delivery).on_conflict_do_nothing(index_elements=[Delivery.id]).returning(Delivery.id)
+        with self.db.durable() as connection:
+            return [connection.execute(insert, dict(
+                id=new.id, event=new.event, action=new.action, repo=new.repo, installation_id=new.installation_id,
+                payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=now,
+            )).first() is not None for new, now in batch]
 
     def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
         """Take one due delivery: pending and due, or running with an expired lease (its worker died)."""
