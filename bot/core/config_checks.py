@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 import re
 
-PLACEHOLDERS = frozenset({"file", "threads", "out"})
+PLACEHOLDERS = frozenset({"file", "threads", "out", "input"})
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
@@ -35,7 +35,7 @@ def check(key: str, value, kind, line: int):
         for arg in value:
             unknown = {p for p in _PLACEHOLDER.findall(arg)} - PLACEHOLDERS
             if unknown:
-                raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {{file}}, {{threads}} or {{out}}")
+                raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {{file}}, {{threads}}, {{input}} or {{out}}")
         return tuple(value)
     if kind == "flag":
         if not isinstance(value, bool):

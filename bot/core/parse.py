@@ -180,6 +180,8 @@ def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, ti
         lines=tuple(lines.items()),
         sources=tuple(facts.sources.items()),
         unknown_keys=front_matter.unknown_keys,
+        reference=stated.get("reference"),
+        inputs=stated.get("inputs", ()),
     )
 
 

@@ -148,6 +148,8 @@ class PerfIssue:
     lines: tuple[tuple[str, int], ...] = ()
     sources: tuple[tuple[str, str], ...] = ()
     unknown_keys: tuple[str, ...] = field(default=())
+    reference: str | None = None  # front matter `reference:`: what the program is measured against (default C)
+    inputs: tuple[str, ...] = ()  # front matter `inputs:`: the program's argument(s), one verification each
 
     def line_of(self, name: str, default: int = 1) -> int:
         """The line where a fact or section was stated (1-based), or `default`."""
