@@ -1,4 +1,4 @@
-"""Write the demo project as a real git repository: main with the runtime and reports, and one fix branch."""
+"""Write the demo project as a real git repository: main with the runtime and reports, a fix branch, and v1."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import git
 
-from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REPORTS
-from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN
+from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REFERENCE_BRANCH, REFERENCE_SLUG, REPORTS
+from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN, RUNTIME_V1
 from bot.errors import UserError
 
 BRANCH = "main"
@@ -26,6 +26,8 @@ class DemoInfo:
     open_slug: str
     files: tuple[str, ...]
     heads: dict[str, str] = field(default_factory=dict)  # branch -> commit sha
+    reference_slug: str = REFERENCE_SLUG  # the report that compares with runtime v1 (branch reference_branch)
+    reference_branch: str = REFERENCE_BRANCH
 
 
 def create_demo(path: Path) -> DemoInfo:
@@ -36,9 +38,14 @@ def create_demo(path: Path) -> DemoInfo:
     repo = git.Repo.init(path, initial_branch=BRANCH)
     try:
         writer = _Writer(repo, path)
-        main_files = {"README.md": README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG),
-                      ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG}
-        writer.commit(main_files, "runtime: a one-statement interpreter standing in for the language runtime")
+        readme = README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG,
+                               reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG)
+        main_files = {"README.md": readme, ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG}
+        writer.commit({**main_files, "runtime.c": RUNTIME_V1},
+                      "runtime v1: a one-statement interpreter standing in for the language runtime")
+        v1 = repo.head.commit.hexsha
+        repo.git.branch(REFERENCE_BRANCH)
+        writer.commit({"runtime.c": RUNTIME_MAIN}, "runtime: one u24 remainder routine, shared with the GPU backends")
         reports = {f"devs/issues/{slug}.md": make() for slug, make in REPORTS.items()}
         for name, text in reports.items():
             writer.commit({name: text}, f"report {Path(name).stem}")
@@ -50,7 +57,8 @@ def create_demo(path: Path) -> DemoInfo:
     finally:
         repo.close()
     return DemoInfo(path.resolve(), BRANCH, FIX_BRANCH, FIXED_SLUG, OPEN_SLUG,
-                    tuple(sorted([*main_files, *reports])), {BRANCH: main, FIX_BRANCH: fix})
+                    tuple(sorted([*main_files, *reports])),
+                    {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1})
 
 
 class _Writer:

@@ -14,7 +14,7 @@ from bot.core.verify_plan import fill, from_root, program_name, with_input
 
 @dataclass(frozen=True)
 class ReferenceTarget:
-    label: str  # NAME@sha12, shown next to the numbers
+    label: str  # NAME@ref (sha12), shown next to the numbers
     sha: str
     factor: float
     template: tuple[str, ...]
@@ -40,6 +40,6 @@ def prepare_reference(reference: Reference, runner, record: PerfIssue, language:
     folder = builder.run_dir(workspace, record.slug)
     program = folder / (reference.program or program_name(record, config))
     builder.write_file(program, language)
-    return ReferenceTarget(f"{reference.name}@{sha[:12]}", sha, reference.factor or config.run.reference_factor,
+    return ReferenceTarget(f"{reference.name}@{reference.branch or 'HEAD'} ({sha[:12]})", sha, reference.factor or config.run.reference_factor,
                            reference.run, program, workspace, folder)
 

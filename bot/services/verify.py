@@ -131,7 +131,8 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
                                                     config.suite.samples)
             suite = compare_suites(base_times, head_times, config.suite.tolerance)
     heads = [s for s in sides if s.label == "head"]
-    message = "; ".join(_claim_text(record, config, runner, s, target) for s in heads) + _honesty_note(heads[-1])
+    message = "; ".join(_claim_text(record, config, runner, s, target, n == 0) for n, s in enumerate(heads)) + \
+        _honesty_note(heads[-1])
     decisions = {s.decision for s in heads}
     verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
     if suite is not None and suite.verdict == FAIL:
@@ -141,28 +142,34 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     return Outcome(verdict, message, sides, runner.name, suite)
 
 
-def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None) -> str:
-    ratio, at = side.interval, f" at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
+def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
+                first: bool = True) -> str:
+    ratio = side.interval
+    at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
     measure = "" if config.run.measure == "wall" else f" ({config.run.measure})"
+    prefix = f"{record.slug} on {runner.name}: " if first else ""
     bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
     if record.track == "par":
         target_speedup = record.threads * config.par_efficiency
-        text = (f"{record.slug} on {runner.name}: speedup on {record.threads} threads{measure} {bounds}{at} against "
+        text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
                 f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
     elif target is not None:
-        text = (f"{record.slug} on {runner.name}: head/{target.label}{measure} {bounds}{at}, passing within "
-                f"{target.factor:g}x of the reference")
+        text = f"head/{target.label}{measure} {bounds} {at}, to pass within {target.factor:g}x of the reference"
     else:
-        text = (f"{record.slug} on {runner.name}: language/C{measure} {bounds}{at} against the "
-                f"{config.seq_threshold:g}x threshold")
-    return text + _metrics_text(side)
+        text = f"language/C{measure} {bounds} {at} against the {config.seq_threshold:g}x threshold"
+    return prefix + text + _metrics_text(side)
 
 
 def _metrics_text(side: Side) -> str:
     first, second = side.metric_medians("language"), side.metric_medians("c")
-    shown = [f"{name} {first.get(name, float('nan')):.6g} vs {second.get(name, float('nan')):.6g}"
-             for name in sorted({*first, *second})]
+    shown = [f"{name} {_number(first.get(name))} vs {_number(second.get(name))}" for name in sorted({*first, *second})]
     return f" ({', '.join(shown)})" if shown else ""
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
 
 
 def _honesty_note(side: Side) -> str:
