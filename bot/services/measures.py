@@ -40,7 +40,8 @@ def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -
         if result.user is None:
             return 0.0, f"runner {runner.name} cannot report CPU time (no rusage); use measure = \"wall\""
         if result.user <= 0:
-            return 0.0, "a run took no measurable user CPU time; give the program a larger input"
+            return 0.0, ("a run took no measurable user CPU time (the kernel counts it in scheduler ticks): give "
+                         'the program a larger input, or use measure = "wall" or "instructions"')
         return result.user, None
     count = instructions(counter["name"], result.stderr)
     if not count:
