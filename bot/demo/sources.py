@@ -152,7 +152,7 @@ RUNTIME_V1 = _HEAD + _BOXED_SUM + _MOD_HARDWARE + _TAIL
 # the fixed program runs for milliseconds, and on a busy host more pairs, not luck, settle its interval.
 SETTINGS = """# How perfbot builds this project and runs a report's two programs (bot/core/repo_config.py).
 [build]
-command = ["gcc", "-O2", "-pthread", "-o", "runtime", "runtime.c"]
+command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]
 
 [run]
 language = ["./runtime", "{file}"]
