@@ -103,3 +103,14 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
     record = parse("devs/issues/perf_fold.md", report().encode()).record
     with pytest.raises(UserError, match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
         dispatch_inputs({"id": 1, "purpose": "fix", "base": "a" * 40, "head": "b" * 40}, record, conf, conf.runners[0])
+
+
+def test_bench_tables_name_the_reference_and_the_measure():
+    from bot.core.bench_view import column_names
+
+    reference = {"sides": [{"side": "head", "against": "runtime@v1 (4cb1783c9ba1)", "measure": "instructions",
+                            "language_seconds": [2.0], "c_seconds": [1.0]}]}
+    assert column_names(reference, 1) == ("language (median instructions)", "runtime@v1 (median instructions)",
+                                          "language/runtime@v1 [95% interval]")
+    old = {"sides": [{"side": "head", "language_seconds": [2.0], "c_seconds": [1.0]}]}  # stored before both keys
+    assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
