@@ -114,3 +114,12 @@ def test_bench_tables_name_the_reference_and_the_measure():
                                           "language/runtime@v1 [95% interval]")
     old = {"sides": [{"side": "head", "language_seconds": [2.0], "c_seconds": [1.0]}]}  # stored before both keys
     assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
+
+
+def test_a_par_report_keeps_wall_time():
+    from tests.bench_project import par_report
+
+    record = parse("devs/issues/perf_serial_work.md", par_report().encode()).record
+    conf = parse_repo_config('[run]\nlanguage = ["./runtime", "{file}"]\n[verify]\nmeasure = "user"\n')
+    with pytest.raises(UserError, match="a speedup is a ratio of wall times"):
+        programs(record, conf)

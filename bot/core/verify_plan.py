@@ -45,6 +45,10 @@ def programs(record: PerfIssue, config: RepoConfig) -> tuple[str, str]:
     if record.track == "par" and record.reference:
         raise UserError(f"{record.slug}: a par report compares thread counts, a `reference:` compares "
                         "implementations; make it `track: seq` or drop the reference")
+    if record.track == "par" and config.run.measure != "wall":
+        raise UserError(f"cannot verify {record.slug}: a speedup is a ratio of wall times, and user time or "
+                        f"instructions add up over threads; [verify] measure = \"{config.run.measure}\" fits seq "
+                        "reports only (set it to \"wall\" for this repository's par reports)")
     language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
     translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
     if record.reference and translation is None:

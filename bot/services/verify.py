@@ -176,7 +176,8 @@ def _honesty_note(side: Side) -> str:
     """Wall time carries the kernel's work (page faults, I/O); say so when it is a large part of a sample."""
     if side.measure != "wall":
         return ""
-    for which, name in (("language", "the program"), ("c", side.against)):
+    other = "the C translation" if side.against == "C" else side.against
+    for which, name in (("language", "the program"), ("c", other)):
         runs = [r for r in side.runs[which] if r.get("system") is not None and r["wall"] > 0]
         if runs and statistics.median(r["system"] / r["wall"] for r in runs) > 0.3:
             faults = statistics.median(r.get("faults") or 0 for r in runs)
