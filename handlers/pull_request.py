@@ -1,5 +1,5 @@
 """pull_request: a PR that names reports it fixes is attached to them, verified on its head, and closes them
-when it merges with a passing verdict on that head."""
+when it merges with a passing verdict on that head; every new head gets the parity guard's check run."""
 from __future__ import annotations
 
 from bot.core.refnames import branch_name_problem
@@ -9,6 +9,7 @@ from handlers.payload import commit_sha, installation_id, login, repo_full_name
 
 EVENTS = frozenset({"pull_request"})
 WATCHED = frozenset({"opened", "reopened", "synchronize", "edited", "ready_for_review", "closed"})
+PARITY_ACTIONS = frozenset({"opened", "reopened", "synchronize"})  # a new head (or a PR seen anew) is checked
 
 
 def handle(event, services) -> None:
@@ -21,6 +22,8 @@ def handle(event, services) -> None:
         services.pull_closed_unmerged(full_name, pull.number)
         return
     services.pull_request_changed(full_name, pull, installation_id(payload), event.delivery_id)
+    if event.action in PARITY_ACTIONS:
+        services.pull_request_parity(full_name, pull, installation_id(payload))
 
 
 def pull_info(payload: dict, full_name: str) -> PullInfo:

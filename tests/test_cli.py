@@ -109,6 +109,42 @@ def test_sync_list_show_round_trip(cli, git_repo, db_url):
     assert cli("show", "perf_nope", "--db", db_url).exit_code == 1
 
 
+BYLINE_REPORT = """# Tree sum stops at 3.8x on 8 threads
+
+PAR · C backend · bench host mini-02
+
+The runtime reaches only 3.8× at T8 on the fork-join tree sum.
+
+```bend
+def sum(d):
+  if d == 0:
+    return 1
+  else:
+    a b = sum(d - 1) sum(d - 1)
+    return a + b
+```
+
+```c
+static unsigned sum(unsigned d) { return d == 0 ? 1 : sum(d - 1) + sum(d - 1); }
+```
+
+Why: one global bump pointer.
+
+Fix: unknown.
+"""
+
+
+def test_show_says_where_each_fact_not_in_front_matter_came_from(cli, git_repo, db_url):
+    git_repo.write("devs/issues/perf_tree.md", BYLINE_REPORT).commit("a report as agents write it")
+    assert cli("sync", "--repo", str(git_repo.root), "--db", db_url).exit_code == 0
+    shown = cli("show", "perf_tree", "--db", db_url).output
+    assert "host mini-02" in shown and "track par read from the byline on line 3: 'PAR'" in shown
+    assert "ratio 2.11 derived from line 1: '3.8x on 8 threads' (8 / 3.8)" in shown  # the title states the claim
+    detail = json.loads(cli("show", "perf_tree", "--format", "json", "--db", db_url).output)
+    assert detail["derived"]["threads"].startswith("threads 8 read from line 1")
+    assert [f["rule"] for f in detail["findings"]] == ["measurements-missing"]  # facts in prose: a warning only
+
+
 def test_sync_errors_are_one_clear_line(cli, tmp_path):
     result = cli("sync", "--repo", str(tmp_path))
     assert result.exit_code == 1 and "not a git repository" in result.output

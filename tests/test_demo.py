@@ -12,6 +12,7 @@ from bot.cli import main
 from bot.core.parse import parse
 from bot.core.repo_config import parse_repo_config
 from bot.demo import create_demo
+from bot.services.parity_flow import check_commit, check_range
 from bot.errors import UserError
 
 
@@ -72,7 +73,8 @@ def test_the_same_commits_every_time(demo, tmp_path):
     repo = git.Repo(demo[0])
     assert again.heads == {"main": repo.commit("main").hexsha,
                            "fix/perf_boxed_sum-unbox": repo.commit("fix/perf_boxed_sum-unbox").hexsha,
-                           "v1": repo.commit("v1").hexsha}
+                           "v1": repo.commit("v1").hexsha,
+                           "gpu/cuda-early-exit": repo.commit("gpu/cuda-early-exit").hexsha}
     assert repo.is_ancestor(repo.commit("v1"), repo.commit("main"))  # v1 is the older implementation
 
 
@@ -110,6 +112,24 @@ def test_the_reference_report_measures_main_against_runtime_v1_at_both_sizes(dem
     assert data["sides"][1]["output"] == "1222781" and "within 1.1x of the reference" in data["message"]
     # runtime v1 was built from its own commit, beside main's build
     assert (path.parent / "instance" / "bench" / "local" / "worktrees" / v1 / "runtime").exists()
+
+
+def test_the_gpu_twins_are_in_step_on_main_and_the_parity_branch_breaks_them(demo):
+    path, cli, env, output, _ = demo
+    assert "branch gpu/cuda-early-exit" in output and "gpu/kernels.h" in output
+    clean = cli.invoke(main, ["parity", str(path / "gpu")], env=env)
+    assert clean.exit_code == 0 and "1 file(s) checked: 1 twin pair(s), 0 problem(s)" in clean.output, clean.output
+    repo = GitRepository(path)
+    try:
+        parity = parse_repo_config((path / ".perfbot.toml").read_text()).parity
+        report = check_range(repo, repo.resolve("main"), repo.resolve("gpu/cuda-early-exit"), parity)
+        assert check_commit(repo, repo.resolve("main"), parity).ok
+    finally:
+        repo.close()
+    drifted, one_sided = report.findings
+    assert drifted.rule == "drifted-twin" and "Metal block `sum_squares` (gpu/kernels.h:8-22)" in drifted.message
+    assert "Metal has branch `?:` where CUDA has branch `if`" in drifted.message
+    assert one_sided.rule == "one-sided-change" and [l.line for l in one_sided.locations] == [25, 8]
 
 
 def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):

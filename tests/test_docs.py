@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from bot.core.lint import RULES
+from bot.core.phrasings import PHRASINGS
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -13,6 +14,17 @@ def rules_table() -> str:
     rows = ["| rule | severity | found by | what it means |", "| --- | --- | --- | --- |"]
     rows += [f"| `{r.id}` | {r.severity.value} | {r.emitted_by} | {r.summary.replace('|', '/')} |" for r in RULES]
     return "\n".join(rows)
+
+
+def phrasings_table() -> str:
+    rows = ["| phrasing | states | an example it reads |", "| --- | --- | --- |"]
+    rows += [f"| `{p.id}` | {p.states.replace('_', ' ')} | {p.example.replace('|', '/')} |" for p in PHRASINGS]
+    return "\n".join(rows)
+
+
+def test_the_format_spec_lists_every_phrasing_the_parser_reads():
+    spec = (PROJECT / "devs" / "ISSUE_FORMAT.md").read_text(encoding="utf-8")
+    assert phrasings_table() in spec, "ISSUE_FORMAT.md's phrasings table is stale; replace it with:\n" + phrasings_table()
 
 
 def test_readme_lists_every_rule_exactly_as_the_code_defines_it():

@@ -20,7 +20,7 @@ SPEC_RULES = {
     "seq-within-tolerance": "error", "ratio-mismatch": "error", "context-missing": "warning",
     "repro-missing": "error", "c-translation-missing": "error", "measurements-missing": "warning",
     "root-cause-missing": "error", "fix-missing": "error", "too-long": "error", "supersedes-unknown": "error",
-    "supersedes-self": "error", "fix-ref-invalid": "error",
+    "supersedes-self": "error", "fix-ref-invalid": "error", "draft-location": "note", "ratio-meaning": "note",
 }
 
 
@@ -39,6 +39,12 @@ def drop_table(text: str) -> str:
 PAR = canonical_report(track="par", backend="c", threads=8, ratio=4.0)
 NO_FACTS = "# Title\n\n## Context\n\nSomething is slow.\n\n## Root cause\n\nunknown\n\n## Fix\n\nunknown\n"
 LONG_PROSE = " ".join(["word"] * 600)
+METAL_BEHIND_ONE_CPU_THREAD = edit(
+    drop_table(canonical_report(track="par", backend="metal")), ("track: par\nbackend: metal\nthreads: 1\nratio: 3.4\n", ""),
+    ("## Measurements\n", "## Measurements\n\n| run | time (s) |\n| --- | --- |\n| bend CPU -T1 | 0.40 |\n"
+                          "| bend Metal | 0.76 |\n| C (gcc -O2) | 0.30 |\n"),
+    ("# Nested", "# Metal behind one thread: nested"),
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ TRIGGERS = {
                                options={"known_slugs": frozenset({"perf_example", "perf_ghosts"})}),
     "supersedes-self": Case(canonical_report(supersedes=("perf_example",))),
     "fix-ref-invalid": Case(canonical_report(fix="main")),
+    "draft-location": Case(canonical_report(), path="drafts/perf_example.md"),
+    "ratio-meaning": Case(METAL_BEHIND_ONE_CPU_THREAD),
 }
 
 QUIET = {
@@ -108,6 +116,8 @@ QUIET = {
     "supersedes-unknown": Case(canonical_report(supersedes=("perf_ghost",))),  # no history given: not checked
     "supersedes-self": Case(canonical_report(supersedes=("perf_other",))),
     "fix-ref-invalid": Case(canonical_report(fix="fix/deep-match")),
+    "draft-location": Case(canonical_report(), path="/home/me/checkout/devs/issues/perf_example.md"),
+    "ratio-meaning": Case(PAR),
 }
 
 
@@ -165,8 +175,21 @@ def test_seq_within_tolerance_quotes_the_ratio():
 
 def test_file_name_remedy_suggests_a_valid_name():
     assert "devs/issues/perf_example.md" in only(TRIGGERS["file-name"], "file-name").remedy
-    moved = only(Case(canonical_report(), path="docs/perf_example.md"), "file-name")
-    assert "'docs/perf_example.md'" in moved.message and moved.remedy.endswith("devs/issues/perf_example.md")
+
+
+def test_a_draft_anywhere_lints_with_a_note_on_where_it_must_go():
+    findings = Case(canonical_report(), path="docs/perf_example.md").findings()
+    assert [(f.rule, f.severity) for f in findings] == [("draft-location", Severity.NOTE)]
+    note = findings[0]
+    assert "'docs/perf_example.md'" in note.message
+    assert note.remedy.endswith("devs/issues/perf_example.md and commit it there")
+
+
+def test_a_gpu_slower_than_one_cpu_thread_gets_a_ratio_that_says_what_it_means():
+    record = parse(PATH, METAL_BEHIND_ONE_CPU_THREAD.encode()).record
+    assert (record.track, record.backend, record.ratio) == ("par", "metal", 1.9)
+    note = only(TRIGGERS["ratio-meaning"], "ratio-meaning")
+    assert "slower than one CPU thread" in note.message and "ratio 1.9 derived from the table at line" in note.message
 
 
 def test_supersedes_unknown_suggests_close_slugs():

@@ -114,6 +114,11 @@ ADVERSARIAL = {
     "huge ratio": "C is " + "9" * 100_000 + "x faster",
     "digit run before x": "1," * 50_000 + "x slower than C",
     "long speedup gap": "speedup" + " " * 100_000 + "1.9x",
+    "many thread flags": " ".join(["T8"] * 20_000),
+    "many thread times": " ".join(["T1 0.5 s,"] * 10_000),
+    "long ratio quotient": "ratio " + "1" * 5_000 + " / " + "2" * 5_000,
+    "long byline": "# t\n\n" + "PAR \u00b7 " * 5_000,
+    "wide thread table": "| x |" + " T1 |" * 3_000 + "\n|" + "---|" * 3_001 + "\n| bend |" + " 1 |" * 3_000,
     "huge table cells": ("| impl | time | threads |\n|---|---|---|\n"
                          "| bend | " + "9" * 100_000 + " s | " + "9" * 9_999 + " |"),
     "tiny and huge times": "| impl | time |\n|---|---|\n| bend | 1e300 |\n| C | 0.0000000001 |",

@@ -27,13 +27,13 @@ PERFBOT = Path(sys.executable).with_name("perfbot")
 
 
 class Service:
-    def __init__(self, env: dict, base: str, log: Path) -> None:
-        self.env, self.base, self.log = env, base, log
+    def __init__(self, env: dict, base: str, log: Path, args: tuple[str, ...] = ()) -> None:
+        self.env, self.base, self.log, self.args = env, base, log, args
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([str(PERFBOT), "serve"], env=self.env, stdout=log, stderr=log)
+            self.process = subprocess.Popen([str(PERFBOT), "serve", *self.args], env=self.env, stdout=log, stderr=log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -115,6 +115,19 @@ class FileIssues:
             data.setdefault("statuses", {}).setdefault(sha, {})[context] = {"state": state, "description": description}
             self._save(data)
 
+    def publish_check(self, sha: str, result, status_description: str) -> str:
+        """Local mode has no check runs: the commit status, with the run's findings kept beside it."""
+        state = "success" if result.conclusion == "success" else "failure"
+        with _LOCK:
+            data = self._load()
+            data.setdefault("statuses", {}).setdefault(sha, {})[result.name] = {"state": state,
+                                                                                 "description": status_description}
+            data.setdefault("checks", {}).setdefault(sha, {})[result.name] = {
+                "conclusion": result.conclusion, "title": result.title, "summary": result.summary,
+                "annotations": list(result.annotations)}
+            self._save(data)
+        return "status"
+
 
 def _next_number(state: dict) -> int:
     """Issues and pull requests share one sequence of numbers, as on GitHub."""

@@ -10,6 +10,7 @@ import time
 
 import anthropic
 
+from bot.adapters.fact_reader import FactReading, read_facts
 from bot.core.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
 from bot.core.lint import lint
 from bot.core.parse import parse
@@ -180,9 +181,16 @@ class AgentReviewer:
         return AuditResult(offline.findings, (f"the agent's audit did not fit the schema ({problem or 'no tool call'})",
                                               *offline.not_checked), self.name, dict(usage))
 
+    def read_facts(self, record: PerfIssue, text: str) -> FactReading:
+        """The facts the offline reading left open, as the agent reads them from the report's own lines."""
+        return read_facts(self._send, self.model, system_prompt(), record, text)
+
     def _ask(self, messages: list, usage: dict[str, int], tool: str = TOOL):
+        return self._send(self._params(messages, tool), usage)
+
+    def _send(self, params: dict, usage: dict[str, int]):
         try:
-            response = self.client.messages.create(**self._params(messages, tool))
+            response = self.client.messages.create(**params)
         except (anthropic.APIConnectionError, anthropic.RateLimitError, anthropic.InternalServerError) as exc:
             raise TransientError(f"reviewer unavailable after retries ({exc.__class__.__name__})") from None
         except anthropic.APIStatusError as exc:

@@ -11,8 +11,21 @@ from flask import Blueprint, current_app, jsonify, request
 from bot.adapters.store.queue import NewDelivery
 
 webhook = Blueprint("webhook", __name__)
+# GitHub sends a GUID (github.com and GHES alike); the id is stored (a 100-character column), logged and quoted
+# in comments, so any length or character beyond a GUID's alphabet is refused rather than trusted.
 _DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
-_EVENT = re.compile(r"[a-z_]{1,60}")
+# GitHub's event names are snake_case with digits (`projects_v2_item`); its docs spell a few with hyphens
+# (`sub-issues`), accepted so that no spelling GitHub documents is refused.
+_EVENT = re.compile(r"[a-z][a-z0-9_-]{0,59}")
+_ACTION_MAX, _REPO_MAX = 60, 400  # the deliveries.action and .repo columns: longer would fail the insert
+
+
+def _label(event: str, ctx) -> str:
+    """The metrics label for a delivery not yet authenticated: anyone can send any header, and each new label
+    value is a series kept forever, so only events perfbot knows keep their name."""
+    if not event:
+        return "-"
+    return event if event == "ping" or event in ctx["wanted_events"] else "other"
 
 
 def _error(status: int, message: str):
@@ -30,6 +43,13 @@ def signature_ok(secrets: tuple[str, ...], body: bytes, header: str) -> bool:
     )
 
 
+def _nested(payload: dict, key: str, field: str):
+    """payload[key][field], or None when either is absent or not an object: a hint for the store only, so an
+    odd shape must never turn an acknowledged delivery into a 500 (the handler checks the payload itself)."""
+    outer = payload.get(key)
+    return outer.get(field) if isinstance(outer, dict) else None
+
+
 @webhook.post("/webhook")
 def receive():
     ctx = current_app.extensions["perfbot"]
@@ -38,19 +58,24 @@ def receive():
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
     signature = request.headers.get("X-Hub-Signature-256", "")
     if not settings.webhook_secrets:
-        metrics.received(event or "-", "disabled")
+        metrics.received(_label(event, ctx), "disabled")
         return _error(403, "webhooks are disabled: no PERFBOT_WEBHOOK_SECRET is configured (local mode)")
     if not event or not delivery_id or not signature:
         missing = [h for h, v in (("X-GitHub-Event", event), ("X-GitHub-Delivery", delivery_id),
                                   ("X-Hub-Signature-256", signature)) if not v]
-        metrics.received(event or "-", "rejected")
+        metrics.received(_label(event, ctx), "rejected")
         return _error(400, f"missing header(s): {', '.join(missing)}")
-    if not _EVENT.fullmatch(event) or not _DELIVERY_ID.fullmatch(delivery_id):
+    if not _EVENT.fullmatch(event):
         metrics.received("-", "rejected")
-        return _error(400, "malformed X-GitHub-Event or X-GitHub-Delivery header")
+        return _error(400, "malformed X-GitHub-Event header: GitHub's event names are lowercase letters, digits "
+                           "and _ (up to 60 characters); send the header GitHub sent")
+    if not _DELIVERY_ID.fullmatch(delivery_id):
+        metrics.received(_label(event, ctx), "rejected")
+        return _error(400, "malformed X-GitHub-Delivery header: expected GitHub's delivery GUID (1 to 100 "
+                           "letters, digits, - or _); send the header GitHub sent")
     body = request.get_data(cache=False)  # raw bytes: the signature covers exactly these
     if not signature_ok(settings.webhook_secrets, body, signature):
-        metrics.received(event, "forged")
+        metrics.received(_label(event, ctx), "forged")
         return _error(401, "signature does not match: check the webhook secret")
     if request.mimetype != "application/json":
         metrics.received(event, "rejected")
@@ -69,12 +94,13 @@ def receive():
     if event not in ctx["wanted_events"]:
         metrics.received(event, "ignored")
         return jsonify({"status": "ignored", "event": event}), 200
-    repo = (payload.get("repository") or {}).get("full_name")
-    installation = (payload.get("installation") or {}).get("id")
+    action = payload.get("action")
+    repo = _nested(payload, "repository", "full_name")
+    installation = _nested(payload, "installation", "id")
     stored = ctx["queue"].enqueue(NewDelivery(
-        id=delivery_id, event=event, action=payload.get("action") if isinstance(payload.get("action"), str) else None,
-        repo=repo if isinstance(repo, str) else None,
-        installation_id=installation if isinstance(installation, int) else None,
+        id=delivery_id, event=event, action=action if isinstance(action, str) and len(action) <= _ACTION_MAX else None,
+        repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
+        installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
         payload=body.decode("utf-8", "replace"),
     ))
     metrics.received(event, "queued" if stored else "duplicate")

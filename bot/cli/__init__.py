@@ -9,6 +9,7 @@ from bot.cli.digest_cmd import digest_command
 from bot.cli.lint_cmd import lint_command
 from bot.cli.manifest_cmd import manifest_command
 from bot.cli.new_cmd import new_command
+from bot.cli.parity_cmd import parity_command
 from bot.cli.records_cmd import list_command, show_command
 from bot.cli.service_cmd import deliveries_command, redeliver_command, serve_command, worker_command
 from bot.cli.sync_cmd import sync_command
@@ -27,6 +28,6 @@ def main() -> None:
 
 COMMANDS = (lint_command, sync_command, list_command, show_command, new_command,
             serve_command, worker_command, deliveries_command, redeliver_command, dedup_command,
-            verify_command, demo_command, digest_command, manifest_command)
+            verify_command, demo_command, digest_command, manifest_command, parity_command)
 for command in COMMANDS:
     main.add_command(command)

@@ -33,6 +33,20 @@ def _print(review) -> None:
         click.echo(f"    ! merged report needs a person: {problem}")
 
 
+def _repository(repo_path: str | None, files: tuple[str, ...]) -> GitRepository:
+    """--repo, else the repository a draft sits in, else the one the command runs in: a draft may be anywhere."""
+    if repo_path:
+        return GitRepository(repo_path)
+    anchors = [Path(files[0]).resolve().parent] if files else []
+    for anchor in [*anchors, Path(".").resolve()]:
+        repo = GitRepository.containing(anchor)
+        if repo is not None:
+            return repo
+    where = f"{anchors[0]} nor the current folder is" if anchors else "the current folder is not"
+    raise click.UsageError(f"{'neither ' if anchors else ''}{where} in a git repository: run it inside the "
+                           "checkout whose reports the draft is compared with, or pass --repo PATH")
+
+
 @click.command("dedup")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @click.option("--all", "backlog", is_flag=True, help="Review every report in the repository against the others.")
@@ -47,10 +61,7 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
     """Print candidates and verdicts; exit 3 when a report duplicates or overlaps another, 0 when it is new."""
     if bool(files) == backlog:
         raise click.UsageError("give draft report FILE(s), or --all for the whole backlog (not both)")
-    anchor = Path(repo_path) if repo_path else (Path(files[0]).parent if files else Path("."))
-    repo = GitRepository.containing(anchor) if not repo_path else GitRepository(repo_path)
-    if repo is None:
-        raise click.UsageError(f"{anchor} is not in a git repository; pass --repo PATH")
+    repo = _repository(repo_path, files)
     try:
         existing = existing_reports(repo, ref)
         key = repo.key

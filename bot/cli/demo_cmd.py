@@ -8,12 +8,14 @@ from pathlib import Path
 import click
 
 from bot.demo import create_demo
+from bot.demo.parity import KERNELS_PATH, PARITY_BRANCH
 from bot.errors import UserError
 
 WHAT = {
     "runtime.c": "a tiny interpreter standing in for the language runtime",
     ".perfbot.toml": "how perfbot builds it and runs a report's two programs",
     "README.md": "what is where, and the commands below",
+    KERNELS_PATH: "GPU kernels as Metal/CUDA twins (the parity guard)",
 }
 
 
@@ -39,6 +41,7 @@ def demo_command(path: Path) -> None:
             click.echo(f"  {name:<40} {note}")
     click.echo(f"  {'branch ' + info.fix_branch:<40} unboxes the sum: the fix {info.fixed_slug} names")
     click.echo(f"  {'branch ' + info.reference_branch:<40} runtime v1, the older implementation (hardware %)")
+    click.echo(f"  {'branch ' + PARITY_BRANCH:<40} changes one GPU twin only: `perfbot parity` flags it")
     repo = shlex.quote(str(path))
     steps = ((f"perfbot verify {info.fixed_slug} --repo {repo}", "its fix branch against main: pass"),
              (f"perfbot verify {info.fixed_slug} --repo {repo} --head main", "main alone: the claim holds, fail"),

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import click
 
+from bot.adapters.reviewer_agent import reviewer_for
 from bot.adapters.store.engine import Database
 from bot.cli.common import db_option, reports_errors, settings_for
+from bot.core.records import Severity
+from bot.services.fact_review import FactReview, fact_review_for
 from bot.services.lint_reports import UnreadableReport, history_slugs, lint_files
 
 
@@ -33,13 +36,25 @@ def store_if_any(db_url: str | None) -> Database | None:
     return None
 
 
-def render_text(findings: list, n_files: int) -> str:
-    lines = []
+def agent_facts(db: Database | None, db_url: str | None) -> tuple[FactReview | None, Database | None]:
+    """With an API key, the agent reviewer for facts the offline reading leaves open, and the store that
+    caches its answers (the default one, created if need be); offline, neither."""
+    settings = settings_for(db_url)
+    if not settings.anthropic_api_key:
+        return None, None
+    cache_db = db or Database(settings.database_url)
+    return fact_review_for(reviewer_for(settings), cache_db), cache_db
+
+
+def render_text(findings: list, n_files: int, agent_notes: list[tuple[str, str]] = ()) -> str:
+    lines = [f"{file}: note [agent-facts] {note}" for file, note in agent_notes]
     for f in findings:
         lines.append(f"{f.file}:{f.line}: {f.severity.value} [{f.rule}] {f.message}")
         lines.append(f"    fix: {f.remedy}")
     errors = sum(1 for f in findings if f.is_error)
-    lines.append(f"{n_files} file(s) checked: {errors} error(s), {len(findings) - errors} warning(s)")
+    notes = sum(1 for f in findings if f.severity is Severity.NOTE)
+    lines.append(f"{n_files} file(s) checked: {errors} error(s), {len(findings) - errors - notes} warning(s)"
+                 + (f", {notes} note(s)" if notes else ""))
     return "\n".join(lines)
 
 
@@ -54,15 +69,21 @@ def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, db_url: str
     """Check report files (or folders of them). Exit 0: no errors; 1: errors; 2: usage."""
     files = collect_files(paths)
     db = store_if_any(db_url)
+    facts, cache_db = agent_facts(db, db_url)
+    notes: list[tuple[str, str]] = []
     try:
-        findings = lint_files(files, history_slugs(files, db), word_budget)
+        findings = lint_files(files, history_slugs(files, db), word_budget, facts, notes)
     except UnreadableReport as exc:
         raise click.UsageError(str(exc)) from None
     finally:
         if db is not None:
             db.dispose()
+        if cache_db is not None and cache_db is not db:
+            cache_db.dispose()
     if fmt == "json":
+        for file, note in notes:  # the array on stdout stays findings only
+            click.echo(f"{file}: note [agent-facts] {note}", err=True)
         click.echo(json.dumps([f.as_dict() for f in findings], indent=2))
     else:
-        click.echo(render_text(findings, len(files)))
+        click.echo(render_text(findings, len(files), notes))
     raise SystemExit(1 if any(f.is_error for f in findings) else 0)

@@ -84,7 +84,10 @@ def _print_detail(d: dict) -> None:
     table = f" (table says {d['table_ratio']:.2f}x)" if d["table_ratio"] is not None else ""
     click.echo(f"  track     {d['track'] or '-'}    backend {d['backend'] or '-'}    threads {d['threads'] or '-'}"
                f"    ratio {ratio}{table}")
-    click.echo(f"  fix       {d['fix'] or '-'}    supersedes {', '.join(d['supersedes']) or '-'}")
+    click.echo(f"  fix       {d['fix'] or '-'}    supersedes {', '.join(d['supersedes']) or '-'}"
+               + (f"    host {d['host']}" if d.get("host") else ""))
+    for explanation in d.get("derived", {}).values():  # facts not stated in front matter: where each came from
+        click.echo(f"  {explanation}")
     click.echo(f"  verified  {d['verdict'] or '-'}    claim {d['reproduced'] or 'not measured'}")
     if len(d["aliases"]) > 1:
         click.echo(f"  also known as {', '.join(a for a in d['aliases'] if a != d['slug'])}")

@@ -8,14 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pygments.lexers import CLexer, PythonLexer
-from pygments.token import Name
-
+from bot.core.program_shape import c_shape, canonical_name, language_shape
 from bot.core.records import Finding, PerfIssue, Severity
 
 MAX_PROGRAM_LINES = 60  # a reproduction longer than this is rarely the smallest one
-C_LIBRARY = frozenset({"main", "printf", "puts", "malloc", "free", "calloc", "realloc", "memcpy", "memset",
-                       "strlen", "abort", "exit", "fprintf", "putchar", "assert"})
 RULES = (
     ("audit-c-functions", "a function of the program has no counterpart in the C translation"),
     ("audit-c-recursion", "a function recurses in one program and not in the other"),
@@ -24,45 +20,6 @@ RULES = (
 )
 NOT_CHECKED = ("whether both programs run the same algorithm and the same pattern matches "
                "(the offline audit compares structure only)")
-
-
-@dataclass(frozen=True)
-class Shape:
-    """Functions a program defines and which of them call themselves."""
-
-    functions: frozenset[str]
-    recursive: frozenset[str]
-    constants: frozenset[str] = frozenset()  # zero-argument definitions, which C writes as constants
-
-
-def language_shape(code: str) -> Shape:
-    tokens = [(k, v) for k, v in PythonLexer().get_tokens(code) if v.strip()]
-    return _shape(tokens, lambda i: tokens[i - 1][1] == "def" if i else False)
-
-
-def c_shape(code: str) -> Shape:
-    tokens = [(k, v) for k, v in CLexer().get_tokens(code) if v.strip() and not v.startswith(("//", "/*", "#"))]
-    return _shape(tokens, lambda i: tokens[i][0] in Name.Function)
-
-
-def _shape(tokens: list, is_definition) -> Shape:
-    functions: list[str] = []
-    constants: set[str] = set()
-    calls: dict[str, set[str]] = {}
-    current = None
-    for i, (kind, value) in enumerate(tokens):
-        following = tokens[i + 1][1] if i + 1 < len(tokens) else ""
-        if kind in Name and following == "(":
-            if is_definition(i):
-                current = value
-                functions.append(value)
-                calls.setdefault(value, set())
-                if i + 2 < len(tokens) and tokens[i + 2][1] == ")":
-                    constants.add(value)
-            elif current is not None:
-                calls[current].add(value)
-    names = frozenset(f for f in functions if f not in C_LIBRARY)
-    return Shape(names, frozenset(f for f in names if f in calls.get(f, set())), frozenset(constants) & names)
 
 
 def audit(record: PerfIssue, path: str) -> tuple[Finding, ...]:
@@ -74,15 +31,17 @@ def audit(record: PerfIssue, path: str) -> tuple[Finding, ...]:
         line = c_blocks[0].line
         # C adds constructor helpers (cons, node) that the language gets from its data types, and writes
         # zero-argument definitions as constants: only functions of the program missing from C count.
-        missing = sorted(program.functions - program.constants - translation.functions)
-        if missing and len(translation.functions) < len(program.functions - program.constants):
+        translated = {canonical_name(f) for f in translation.functions}
+        wanted = program.functions - program.constants
+        missing = sorted(f for f in wanted if canonical_name(f) not in translated)
+        if missing and len(translation.functions) < len(wanted):
             findings.append(_finding(path, line, "audit-c-functions",
                                      f"the C translation has no counterpart of {', '.join(missing)} "
                                      f"(it defines {', '.join(sorted(translation.functions)) or 'nothing'})",
                                      "translate function for function, keeping the names, so the comparison "
                                      "measures the runtime and not a different program"))
-        if bool(program.recursive) != bool(translation.recursive):
-            which = "the program recurses but the C translation loops" if program.recursive else \
+        if program.recurses != translation.recurses:
+            which = "the program recurses but the C translation loops" if program.recurses else \
                 "the C translation recurses but the program does not"
             findings.append(_finding(path, line, "audit-c-recursion", f"{which}: not a 1-to-1 translation",
                                      "keep the same recursion in C (a C compiler turns tail calls into loops itself)"))

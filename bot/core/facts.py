@@ -1,39 +1,11 @@
-"""Facts stated in prose: ratios ("C is 9.8x faster"), speedups ("1.9x speedup on 8 threads"), track, backend."""
+"""Facts stated in prose, read through the PHRASINGS table: ratios, speedups, thread counts, track, backend."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-# Decimal comma tolerated ("9,8x"). Bounded and anchored to whole digit runs: a 100,000-digit run is no ratio,
-# and matching it must stay linear.
-_NUM = r"(?<![\d.,])(\d{1,9}(?:[.,]\d{1,12})?)(?!\d)"
-_COUNT = r"(?<![\d.,])(\d{1,6})(?!\d)"  # a thread count
-_TIMES = r"\s*[x\u00d7X](?![A-Za-z])"  # 9.8x, 12.3×, 3X
-_APPROX = r"(?:~\s*|\u2248\s*|(?i:about|roughly|around|only|just|nearly|almost)\s+)?"
-_WORKERS = r"(?i:threads?|tomes?|cores?|workers?)\b"
-_END = r"(?!\w|[.,]\d)"  # the number ends here, though a sentence may ("ratio: 3.4.")
-_LEAD = r"[\s*_:=]{0,8}(?:(?i:of|is|was|at)\s+)?"  # "Ratio: ", "**Ratio:** ", "speedup of ", "ratio is "
+from bot.core.phrasings import Hit, hits_in
 
-_RATIO_LABEL = re.compile(rf"(?i:\bratio\b){_LEAD}{_APPROX}{_NUM}(?:{_TIMES})?{_END}")
-_SEQ_RATIO = (
-    # "C is 9.8x faster", "the C translation (gcc -O2) is ~9.8x faster"
-    re.compile(rf"\bC\b[^.\n]{{0,60}}?{_APPROX}{_NUM}{_TIMES}\s*(?i:faster|quicker)"),
-    # "3.4x slower than C", "3.4x slower than the 1-to-1 C translation", "3.4x slowdown vs C"
-    re.compile(rf"{_NUM}{_TIMES}\s*(?i:slower|slowdown)\s+(?i:than|vs\.?|versus|compared to|against)\s+"
-               rf"(?:(?i:the|its|our)\s+)?(?:(?i:equivalent|1-to-1|hand-written|handwritten)\s+)?(?:C|gcc|clang)\b"),
-)
-_SPEEDUP = (
-    # "speedup 1.9x on 8 threads", "speedup of only 1.9x with 16 tomes", "speed-up: 1.9"
-    re.compile(rf"(?i:speed-?up){_LEAD}{_APPROX}{_NUM}(?:{_TIMES})?{_END}"
-               rf"(?:[^.\n\d]{{0,30}}?(?i:on|with|at|using|for|across)\s+{_COUNT}\s*{_WORKERS})?"),
-    # "1.9x speedup with 8 threads", "1.9x faster on 8 threads" (the latter only in a sentence without C)
-    re.compile(rf"{_NUM}{_TIMES}\s*(?i:speed-?up|scaling)"
-               rf"(?:[^.\n\d]{{0,30}}?(?i:on|with|at|using|for|across)\s+{_COUNT}\s*{_WORKERS})?"),
-)
-_FASTER_ON_THREADS = re.compile(rf"{_NUM}{_TIMES}\s*(?i:faster)\s+(?i:on|with|at|using)\s+{_COUNT}\s*{_WORKERS}")
-_THREADS = re.compile(rf"(?<![\w.]){_COUNT}[\s-]*{_WORKERS}|(?i:\b(?:threads|tomes)\b)[\s*_]*[:=][\s*_]*{_COUNT}\b")
-_C_WORD = re.compile(r"\bC\b")
-_TRACK_LABEL = re.compile(r"(?i:\btrack\b)[\s*_]*[:=][\s*_`]*(?i:(seq|par))\b")
 _PAR_WORDS = re.compile(r"(?i:\bparallel\w*|\bspeed-?ups?\b|\bscal(?:ing|ability)\b|\bmulti-?thread\w*)")
 _SEQ_WORDS = re.compile(r"(?i:than|vs\.?|versus|against|compared to)\s+(?:(?i:the|its)\s+)?C\b|\bC\s+(?i:version|"
                         r"translation|baseline|code|implementation)\b|(?i:\b1-to-1\b)")
@@ -42,15 +14,16 @@ _BACKEND_WORDS = (
     ("cuda", re.compile(r"(?i:\bcuda\b|\bnvidia\b|\bgeforce\b|\brtx\s*\d)")),
 )
 _GPU = re.compile(r"(?i:\bgpus?\b)")
-_C_BACKEND = re.compile(r"(?i:\bbackend\b)[\s*_:=`]*C\b|\bC\s+(?i:backend)\b|(?i:\bcpu\b)")
+_C_BACKEND = re.compile(r"(?i:\bbackend\b)[\s*_:=`]*C\b|\bC\s+(?i:backend|runtime|threads)\b|(?i:\bcpu\b)")
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One value found in prose, with the 1-based line it was found on."""
+    """One value found in prose, with the 1-based line it was found on and the words it was read from."""
 
     value: object
     line: int
+    quote: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,25 +39,27 @@ class ProseFacts:
     track_hint: Fact | None = None  # from wording alone ("parallel", "8 threads", "than C"): weaker than a table
     backend: Fact | None = None
     backend_is_explicit: bool = False
+    thread_times: tuple[Hit, ...] = ()  # "T1 0.214 s, T10 0.031 s": times at thread counts, for a speedup
 
 
 def extract_prose_facts(lines: list[tuple[int, str]], block_langs: tuple[str, ...] = ()) -> ProseFacts:
-    """Facts from prose lines `(line number, text)`: the first match of each kind wins."""
-    found: dict[str, Fact] = {}
+    """Facts from prose lines `(line number, text)`: the first hit of each kind wins (see PHRASINGS)."""
+    first: dict[str, Hit] = {}
+    speedups: list[Hit] = []
+    thread_times: list[Hit] = []
     par_hint = seq_hint = None
     backend_hits: dict[str, list[int]] = {"metal": [], "cuda": []}
     gpu_line = c_backend_line = None
     for number, text in lines:
-        _first(found, "stated_ratio", _RATIO_LABEL, text, number)
-        _first(found, "track_label", _TRACK_LABEL, text, number)
-        for pattern in _SEQ_RATIO:
-            _first(found, "seq_ratio", pattern, text, number)
-        _speedups(found, text, number)
-        for match in _THREADS.finditer(text):
-            count = int(match.group(1) or match.group(2))
-            if count > 1 and "threads" not in found:
-                found["threads"] = Fact(count, number)
-            if count > 1 and par_hint is None:
+        for hit in hits_in(text, number):
+            if hit.states == "speedup":
+                speedups.append(hit)
+            elif hit.states == "thread_time":
+                thread_times.append(hit)
+            elif hit.states == "threads" and (hit.threads or 0) <= 1:
+                continue
+            first.setdefault(hit.states, hit)
+            if hit.states in ("threads", "thread_time", "speedup") and par_hint is None and (hit.threads or 0) > 1:
                 par_hint = number
         if par_hint is None and _PAR_WORDS.search(text):
             par_hint = number
@@ -99,52 +74,40 @@ def extract_prose_facts(lines: list[tuple[int, str]], block_langs: tuple[str, ..
     for lang in block_langs:
         if lang in backend_hits:
             backend_hits[lang].append(0)
+    speedup = _best_speedup(speedups)
     return ProseFacts(
-        stated_ratio=_as_float_fact(found.get("stated_ratio")),
-        seq_ratio=_as_float_fact(found.get("seq_ratio")),
-        speedup=_as_float_fact(found.get("speedup")),
-        speedup_threads=found.get("speedup_threads"),
-        threads=found.get("threads"),
-        track=_track(found),
+        stated_ratio=_value_fact(first.get("stated_ratio")),
+        seq_ratio=_value_fact(first.get("seq_ratio")),
+        speedup=_value_fact(speedup),
+        speedup_threads=Fact(speedup.threads, speedup.line, speedup.quote) if speedup and speedup.threads else None,
+        threads=_threads_fact(first.get("threads")),
+        track=_track(first, speedup),
         track_hint=_track_hint(par_hint, seq_hint),
         backend=_backend(backend_hits, gpu_line, c_backend_line),
         backend_is_explicit=bool(backend_hits["metal"] or backend_hits["cuda"] or gpu_line or c_backend_line),
+        thread_times=tuple(thread_times),
     )
 
 
-def _first(found: dict, kind: str, pattern: re.Pattern, text: str, number: int) -> None:
-    if kind not in found:
-        match = pattern.search(text)
-        if match:
-            found[kind] = Fact(match.group(1), number)
+def _best_speedup(speedups: list[Hit]) -> Hit | None:
+    """The first speedup that names its thread count, else the first one."""
+    named = [hit for hit in speedups if hit.threads]
+    return (named or speedups or [None])[0]
 
 
-def _speedups(found: dict, text: str, number: int) -> None:
-    if "speedup" in found:
-        return
-    candidates = [match for pattern in _SPEEDUP for match in [pattern.search(text)] if match]
-    if not _C_WORD.search(text):
-        candidates += [match for match in [_FASTER_ON_THREADS.search(text)] if match and int(match.group(2)) > 1]
-    if not candidates:
-        return
-    match = min(candidates, key=lambda m: (m.group(2) is None, m.start()))  # prefer one that names its threads
-    found["speedup"] = Fact(match.group(1), number)
-    if match.group(2) is not None and int(match.group(2)) >= 1:
-        found["speedup_threads"] = Fact(int(match.group(2)), number)
+def _value_fact(hit: Hit | None) -> Fact | None:
+    return Fact(hit.value, hit.line, hit.quote) if hit is not None and hit.value else None
 
 
-def _as_float_fact(fact: Fact | None) -> Fact | None:
-    if fact is None:
-        return None
-    value = float(str(fact.value).replace(",", "."))
-    return Fact(value, fact.line) if value > 0 else None
+def _threads_fact(hit: Hit | None) -> Fact | None:
+    return Fact(hit.threads, hit.line, hit.quote) if hit is not None and hit.threads else None
 
 
-def _track(found: dict) -> Fact | None:
+def _track(first: dict[str, Hit], speedup: Hit | None) -> Fact | None:
     """An explicit "Track: par" label, else the kind of ratio stated first (a speedup is par, vs C is seq)."""
-    if "track_label" in found:
-        return Fact(found["track_label"].value.lower(), found["track_label"].line)
-    kinds = [(found[kind].line, track) for kind, track in (("speedup", "par"), ("seq_ratio", "seq")) if kind in found]
+    if "track" in first:
+        return Fact(first["track"].track, first["track"].line, first["track"].quote)
+    kinds = [(hit.line, track) for hit, track in ((speedup, "par"), (first.get("seq_ratio"), "seq")) if hit]
     return _earliest(kinds)
 
 

@@ -19,6 +19,24 @@ _SYNONYMS = {
     ),
 }
 SECTION_BY_HEADING = {words: name for name, synonyms in _SYNONYMS.items() for words in synonyms}
+# A heading that is no synonym still names its section by a word in it ("Why it allocates", "What goes wrong",
+# "Where the time goes", "Timing"). The word that comes first in the heading decides; ties go by this order.
+# German, Spanish and French words too ("Ursache", "Solución", "Mesures"): agents follow their prompt's language.
+_KEYWORDS = (
+    ("root_cause", re.compile(r"\b(?:root[- ]?causes?|causes?d?|why|what goes wrong|what(?:'s| is) wrong|"
+                              r"diagnos\w*|analysis|explanation|culprit|where the time goes|hypothes[ie]s|"
+                              r"ursache|grund|causa|raz[oó]n|pourquoi)\b")),
+    ("fix", re.compile(r"\b(?:fix(?:es|ed)?|patch(?:es)?|remed(?:y|ies)|solutions?|workarounds?|proposals?|"
+                       r"mitigations?|suggestion|l[oö]sung|soluci[oó]n|correctif|arreglo)\b")),
+    ("measurements", re.compile(r"\b(?:measure\w*|timings?|numbers|results?|benchmarks?|bench|data|scaling|"
+                                r"speedups?|profile|profiling|perf|messung\w*|mediciones|medidas|mesures|"
+                                r"zeiten|tiempos)\b")),
+    ("reproduction", re.compile(r"\b(?:repro\w*|programs?|code|test ?cases?|sources?|setup|how to run|"
+                                r"translation|minimal example|programa|programm|c[oó]digo)\b")),
+    ("context", re.compile(r"\b(?:context|background|summary|overview|problem|description|tl;?dr|motivation|"
+                           r"kontext|contexto|contexte|hintergrund|resumen)\b")),
+)
+_QUESTION = frozenset({"q", "question", "frage", "pregunta"})  # "**Q:** Root cause?" then "**A:** ..."
 
 _MARKUP = re.compile(r"[*_`]+")
 # "2. Root cause", "2) Fix", "III. Analysis", "Step 3: Fix" all carry numbering that is not part of the name.
@@ -39,8 +57,15 @@ def section_of_heading(text: str, *, exact: bool = False) -> str | None:
     words = " ".join(words.split())
     name = SECTION_BY_HEADING.get(words)
     if name is None and not exact:
-        name = SECTION_BY_HEADING.get(_QUALIFIER.sub("", words).rstrip(" :."))
+        name = SECTION_BY_HEADING.get(_QUALIFIER.sub("", words).rstrip(" :.")) or keyword_section(words)
     return name
+
+
+def keyword_section(words: str) -> str | None:
+    """The section a heading names by its earliest keyword, e.g. "why it allocates" -> root_cause."""
+    hits = [(match.start(), order, name) for order, (name, pattern) in enumerate(_KEYWORDS)
+            if (match := pattern.search(words))]
+    return min(hits)[2] if hits else None
 
 
 def label_of_line(line: str) -> tuple[str, str, str] | None:
@@ -49,7 +74,14 @@ def label_of_line(line: str) -> tuple[str, str, str] | None:
     if match is None:
         return None
     label = match.group("label").strip()
-    name = SECTION_BY_HEADING.get(" ".join(label.lower().split()))
+    words = " ".join(label.lower().split())
+    if words in _QUESTION:  # the question names the section its answer belongs to
+        question = " ".join((match.group("rest") or "").lower().strip(" ?*_").split())
+        name = SECTION_BY_HEADING.get(question) or keyword_section(question)
+        return (name, label, "") if name else None
+    name = SECTION_BY_HEADING.get(words)
+    if name is None and keyword_section(words) in ("root_cause", "fix"):  # "Likely cause:", "Suggested patch:"
+        name = keyword_section(words)
     if name is None:
         return None
     return name, label, (match.group("rest") or "").strip()

@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.core.lintrules import (
-    LintContext, Problem, backend_missing, c_translation_missing, context_missing, file_name, fix_missing,
-    fix_ref_invalid, measurements_missing, ratio_mismatch, ratio_missing, repro_missing, root_cause_missing,
+    LintContext, Problem, backend_missing, c_translation_missing, context_missing, draft_location, file_name,
+    fix_missing, fix_ref_invalid, measurements_missing, ratio_meaning, ratio_mismatch, ratio_missing, repro_missing,
+    root_cause_missing,
     seq_within_tolerance, supersedes_self, supersedes_unknown, threads_missing, title_missing, too_long,
     track_missing,
 )
@@ -32,7 +33,7 @@ class Rule:
         return "parser" if self.check is None else "linter"
 
 
-E, W = Severity.ERROR, Severity.WARNING
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 # Every rule id, in the order the docs list them. Ids are stable: tools and people filter on them.
 RULES: tuple[Rule, ...] = (
     Rule("empty", E, "file has no content"),
@@ -41,7 +42,9 @@ RULES: tuple[Rule, ...] = (
     Rule("front-matter-key", W, "front matter has an unknown (or repeated) key; the closest known key is suggested"),
     Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
     Rule("fence-unclosed", E, "a code fence is opened and never closed"),
-    Rule("file-name", E, "path is not devs/issues/perf_[a-z0-9_]+.md", file_name, needs_record=False),
+    Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
+    Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
+         draft_location, needs_record=False),
     Rule("title-missing", W, "no `# Title` heading", title_missing),
     Rule("track-missing", E, "track is neither stated nor inferable", track_missing),
     Rule("backend-missing", E, "par report without a backend", backend_missing),
@@ -49,7 +52,10 @@ RULES: tuple[Rule, ...] = (
     Rule("ratio-missing", E, "no ratio stated nor computable from the measurements table", ratio_missing),
     Rule("seq-within-tolerance", E, "seq ratio <= 2.0: up to 2x slower than C is near C, not an issue",
          seq_within_tolerance),
-    Rule("ratio-mismatch", E, "stated ratio differs from the table's ratio by more than 10%", ratio_mismatch),
+    Rule("ratio-mismatch", E, "stated ratio differs by more than 10% from the table's ratio and from every "
+         "comparable pair of its rows", ratio_mismatch),
+    Rule("ratio-meaning", N, "the ratio is not plain ideal / achieved (a GPU compared with a CPU): what it means",
+         ratio_meaning),
     Rule("context-missing", W, "no context section", context_missing),
     Rule("repro-missing", E, "no reproduction section, or no code block in the language", repro_missing),
     Rule("c-translation-missing", E, "no fenced `c` block (the 1-to-1 C translation)", c_translation_missing),

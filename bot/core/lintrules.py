@@ -33,14 +33,19 @@ class Problem:
 
 
 def file_name(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:
-    path = context.path.replace("\\", "/")
-    folder, _, name = path.rpartition("/")
+    name = context.path.replace("\\", "/").rpartition("/")[2]
     if not _REPORT_NAME.fullmatch(name):
         yield Problem(1, f"file name '{shown(name)}' is not perf_[a-z0-9_]+.md",
-                      f"rename the file to {REPORT_DIR}/{_slugify(name)}.md")
-    elif folder != REPORT_DIR and not folder.endswith(f"/{REPORT_DIR}"):
-        yield Problem(1, f"report '{shown(path, 120)}' is not in {REPORT_DIR}/ (only files there are read as reports)",
-                      f"move it to {REPORT_DIR}/{name}")
+                      f"name the file {_slugify(name)}.md (and place it at {REPORT_DIR}/{_slugify(name)}.md)")
+
+
+def draft_location(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:
+    """A draft may be linted anywhere; only the file's place in the repository makes it a report."""
+    path = context.path.replace("\\", "/")
+    folder, _, name = path.rpartition("/")
+    if _REPORT_NAME.fullmatch(name) and folder != REPORT_DIR and not folder.endswith(f"/{REPORT_DIR}"):
+        yield Problem(1, f"'{shown(path, 120)}' is a draft: only files in {REPORT_DIR}/ are read as reports",
+                      f"when it lints clean, move it to {REPORT_DIR}/{name} and commit it there")
 
 
 def title_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
@@ -52,38 +57,41 @@ def title_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
 def track_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     if record.track is None:
         yield Problem(_fact_line(record, "track"),
-                      "track is neither stated nor inferable: no `track:` key and no speedup or vs-C wording",
-                      "add `track: seq` (language vs its 1-to-1 C translation on one thread) or `track: par` "
-                      "(parallel speedup far from ideal) to the front matter")
+                      "track is neither stated nor inferable: no `track:` key, no byline (`SEQ · host`), "
+                      "and no speedup or vs-C wording",
+                      f"add the line {_fact_line_to_add(record, 'track: seq')} (language vs its 1-to-1 C translation "
+                      "on one thread) or `par` for a parallel speedup far from ideal")
 
 
 def backend_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     if record.track == "par" and record.backend is None:
         yield Problem(_fact_line(record, "backend"),
                       "par report without a backend: no `backend:` key and no mention of Metal, CUDA or the C backend",
-                      "add `backend: c`, `backend: metal` or `backend: cuda` to the front matter")
+                      f"add the line {_fact_line_to_add(record, 'backend: c')} (or `metal`, `cuda`)")
 
 
 def threads_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     if record.track == "par" and record.threads is None:
         yield Problem(_fact_line(record, "threads"),
-                      "par report without a thread count: no `threads:` key, no 'N threads' in the prose, "
-                      "no threads column in the table",
-                      "add `threads: N` to the front matter: the thread (or tome) count the claim is about")
+                      "par report without a thread count: no `threads:` key, no 'N threads' or 'T8' in the prose, "
+                      "no thread counts in the table",
+                      f"add the line {_fact_line_to_add(record, 'threads: N')}: the thread (or tome) count the "
+                      "claim is about")
 
 
 def ratio_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     if record.ratio is not None:
         return
-    meaning = ("ideal speedup / achieved speedup, e.g. `ratio: 4.2` for 1.9x on 8 threads" if record.track == "par"
-               else "language time / C time, e.g. `ratio: 3.4`")
-    yield Problem(_fact_line(record, "ratio"), f"no ratio: no `ratio:` key, and {_table_gap(record)}",
-                  f"add `ratio:` to the front matter: {meaning}")
+    meaning = ("ideal speedup / achieved speedup, e.g. 4.2 for 1.9x on 8 threads" if record.track == "par"
+               else "language time / C time, e.g. 3.4")
+    yield Problem(_fact_line(record, "ratio"), f"no ratio: no `ratio:` key, no ratio or speedup in the prose, "
+                                               f"and {_table_gap(record)}",
+                  f"add the line {_fact_line_to_add(record, 'ratio: R')} with R = {meaning}")
 
 
 def seq_within_tolerance(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     if record.track == "seq" and record.ratio is not None and record.ratio <= SEQ_TOLERANCE:
-        origin = " (computed from the table)" if record.source_of("ratio") == "table" else ""
+        origin = f" ({record.explain('ratio')})" if record.source_of("ratio") != "front-matter" else ""
         yield Problem(record.line_of("ratio"),
                       f"seq ratio {record.ratio:g}{origin} is within the {SEQ_TOLERANCE:g}x tolerance: "
                       f"up to {SEQ_TOLERANCE:g}x slower than C counts as near C, not an issue",
@@ -92,16 +100,29 @@ def seq_within_tolerance(record: PerfIssue, context: LintContext) -> Iterator[Pr
 
 
 def ratio_mismatch(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    """The stated ratio must match the table's, or the ratio of some pair of rows it compares (several builds,
+    several thread counts): a report may quote the gcc row while the table also has clang."""
     stated, table = record.ratio, record.table_ratio
     if stated is None or not table or record.source_of("ratio") == "table":
         return
+    comparable = (table, *record.table_candidates)
+    if any(abs(stated - value) / value <= RATIO_TOLERANCE for value in comparable if value):
+        return
     gap = abs(stated - table) / table
-    if gap > RATIO_TOLERANCE:
-        yield Problem(record.line_of("ratio"),
-                      f"stated ratio {stated:g} differs from the table's ratio {table:g} by {gap:.0%} "
-                      f"(more than {RATIO_TOLERANCE:.0%})",
-                      f"make them agree: write `ratio: {table:g}`, or correct the times in the table "
-                      f"at line {record.line_of('measurements')}")
+    stated_as = record.explain("ratio") if record.source_of("ratio") != "front-matter" else f"stated ratio {stated:g}"
+    table_as = f"{table:g} ({record.table_evidence})" if record.table_evidence else f"{table:g}"
+    others = f"; no other pair of its rows gives {stated:g} either" if len(set(comparable)) > 1 else ""
+    yield Problem(record.line_of("ratio"),
+                  f"{stated_as}, but the table at line {record.line_of('measurements')} gives {table_as}: "
+                  f"{gap:.0%} apart (more than {RATIO_TOLERANCE:.0%}){others}",
+                  f"make them agree: write {_restated(record, table)}, or correct the times in the table "
+                  f"at line {record.line_of('measurements')}")
+
+
+def ratio_meaning(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    if record.ratio_meaning and record.ratio is not None:
+        yield Problem(record.line_of("ratio"), f"{record.explain('ratio')}. {record.ratio_meaning}",
+                      "nothing to change; to claim plain scaling instead, time the same backend at -t 1 and -t N")
 
 
 def context_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
@@ -110,11 +131,13 @@ def context_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem
 
 
 def repro_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    """The program is what counts: a report whose code sits under no heading still has its reproduction."""
     section = record.section("reproduction")
-    if section is None:
-        yield Problem(_body_line(record), "no reproduction section",
+    if section is None and not record.blocks("language"):
+        yield Problem(_body_line(record), f"no reproduction: no section and no code block in the language"
+                                          f"{_tags_seen(record)}",
                       f"add `## Reproduction` with one {_LANGUAGE_FENCE} block and its 1-to-1 ```c translation")
-    elif not record.blocks("language"):
+    elif section is not None and not record.blocks("language"):
         yield Problem(section.line, f"no code block in the language{_tags_seen(record)}",
                       f"put the program in a fence tagged `{LANGUAGE_TAGS[0]}` ({_LANGUAGE_FENCE} ... ```) "
                       f"under '{shown(section.heading)}'")
@@ -218,17 +241,21 @@ def _tags_seen(record: PerfIssue) -> str:
 
 def _table_gap(record: PerfIssue) -> str:
     """Why the table gave no ratio, in the reader's terms."""
-    rows = record.measurements
-    if not rows:
+    if not record.measurements:
         return "there is no measurements table to compute it from"
-    timed = [r for r in rows if r.seconds is not None]
-    if not timed:
-        return f"the table at line {record.line_of('measurements')} has no readable times"
-    if record.track == "par":
-        return "the table has no 1-thread and N-thread times of the language to compute the speedup"
-    if not any(r.impl == "language" for r in timed):
-        return "no table row names the language (bend/hvm) with a time"
-    return "no table row is C (label `C`, `gcc` or `clang`) with a time"
+    return f"in the table at line {record.line_of('measurements')} {record.table_gap or 'no ratio can be computed'}"
+
+
+def _restated(record: PerfIssue, table: float) -> str:
+    if record.source_of("ratio") == "front-matter":
+        return f"`ratio: {table:g}`"
+    return f"{table:g}x on line {record.line_of('ratio')} (ratio {table:g})"
+
+
+def _fact_line_to_add(record: PerfIssue, line: str) -> str:
+    """Where a missing fact goes: the front matter when there is one, else a `key: value` line of its own."""
+    where = "to the front matter" if record.has_front_matter else "(front matter, or a line of its own under the title)"
+    return f"`{line}` {where}"
 
 
 def _slugify(name: str) -> str:

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
-from bot.core.facts import Fact, ProseFacts, extract_prose_facts
+from bot.core.byline import read_byline
+from bot.core.fact_resolution import resolve_facts
+from bot.core.facts import ProseFacts, extract_prose_facts
 from bot.core.frontmatter import FrontMatter, read_front_matter
 from bot.core.headings import SectionSpan, locate_sections, section_of_heading
 from bot.core.records import CodeBlock, Finding, ParseResult, PerfIssue, Section, Severity, slug_from_filename, slug_of
 from bot.core.scan import Scan, scan
-from bot.core.tables import RawTable, has_time_column, measurements_of, significant, table_ratio
+from bot.core.tables import RawTable, has_time_column, measurements_of
 
 _BOM = "\ufeff"
 _OPENING_DASHES = re.compile(r"-{3,}[ \t]*")
@@ -35,10 +38,10 @@ def parse(path: str, data: bytes) -> ParseResult:
                                 f"front matter opened with '{lines[0].strip()}' at line 1 is never closed",
                                 "add a line `---` after the last `key: value` line, before the `# Title`"))
 
-    # The first `#` heading is the title unless it is exactly a section name ("# Fix: ..." is still a title).
-    title = next((h for h in document.headings if h.level == 1 and not section_of_heading(h.text, exact=True)), None)
-    spans = locate_sections([h for h in document.headings if h is not title], list(document.labels), len(lines))
-    sections = tuple(_section(span, lines) for span in spans)
+    title = _title_of(document, lines)
+    spans = locate_sections([h for h in document.headings if h.index + 1 != (title.line if title else 0)],
+                            list(document.labels), len(lines))
+    sections = tuple(_section(span, lines) for span in spans) + _implicit_context(spans, document, title)
     blocks = tuple(
         CodeBlock(b.lang, b.tag, b.code, b.index + 1, b.closed, _span_at(spans, b.index)) for b in document.blocks
     )
@@ -93,67 +96,22 @@ def _measurements_table(tables: tuple[RawTable, ...], spans: list[SectionSpan]) 
     return next(iter(in_section), None) or next((t for t in tables if has_time_column(t)), None)
 
 
-class _Facts:
-    """Facts as they settle: the first source to state a fact wins, so callers go strongest source first."""
-
-    def __init__(self) -> None:
-        self.values: dict = {}
-        self.lines: dict[str, int] = {}
-        self.sources: dict[str, str] = {}
-
-    def settle(self, name: str, value, line: int, source: str) -> None:
-        if name not in self.values and value is not None:
-            self.values[name], self.lines[name], self.sources[name] = value, line, source
-
-    def settle_fact(self, name: str, fact: Fact | None, source: str = "prose") -> None:
-        if fact is not None:
-            self.settle(name, fact.value, fact.line, source)
-
-
 def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, title, sections, blocks,
              table: RawTable | None) -> PerfIssue:
-    """Each fact from the strongest source that states it: front matter, prose, table, then a default."""
     stated = front_matter.facts
     prose = ProseFacts()
+    byline = None
     if not _states_every_fact(stated):  # reading prose is the slowest step; canonical reports do not need it
         prose = extract_prose_facts(list(document.prose), tuple(b.lang for b in blocks))
+        byline = read_byline(_paragraphs_under_title(document, title))
     rows = measurements_of(table) if table else ()
     table_line = table.line if table else 1
-    facts = _Facts()
-    for name in ("track", "backend", "threads", "ratio", "fix"):
-        facts.settle(name, stated.get(name), front_matter.lines.get(name, 1), "front-matter")
-
-    facts.settle_fact("track", prose.track)
-    facts.settle("track", _track_of_table(rows), table_line, "table")
-    facts.settle_fact("track", prose.track_hint)
-    track = facts.values.get("track")
-
-    if track == "par":
-        facts.settle_fact("threads", prose.speedup_threads)
-        facts.settle_fact("threads", prose.threads)
-    ratio_from_table, table_threads = table_ratio(rows, track, facts.values.get("threads"))
-    if track == "par":
-        facts.settle("threads", table_threads, table_line, "table")
-    elif track == "seq":
-        facts.settle("threads", 1, 1, "default")
-
-    if track == "par" or (track is None and prose.backend_is_explicit):
-        facts.settle_fact("backend", prose.backend)
-    if track != "par" or document.front_matter is None:
-        # seq is always C; a par report without front matter gets the spec's default backend.
-        facts.settle("backend", "c", 1, "default")
-
-    facts.settle_fact("ratio", prose.stated_ratio)
-    if track != "par":
-        facts.settle_fact("ratio", prose.seq_ratio)
-    threads_of_speedup = prose.speedup_threads.value if prose.speedup_threads else facts.values.get("threads")
-    if prose.speedup and track != "seq" and (threads_of_speedup or 0) > 1:
-        facts.settle("ratio", significant(threads_of_speedup / prose.speedup.value), prose.speedup.line, "prose")
-    facts.settle("ratio", ratio_from_table, table_line, "table")
-
-    lines = dict(facts.lines)
+    resolved = resolve_facts(stated, front_matter.lines, document.front_matter is not None, prose, byline, rows,
+                             table_line)
+    values = resolved.values
+    lines = dict(resolved.lines)
     if title is not None:
-        lines["title"] = title.index + 1
+        lines["title"] = title.line
     if table is not None:
         lines["measurements"] = table.line
     if document.front_matter is not None:
@@ -164,24 +122,30 @@ def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, ti
         slug=slug_of(path.replace("\\", "/")) or slug_from_filename(path),
         path=path,
         title=title.text if title else "",
-        track=track,
-        backend=facts.values.get("backend"),
-        threads=facts.values.get("threads"),
-        ratio=facts.values.get("ratio"),
-        fix=facts.values.get("fix"),
+        track=values.get("track"),
+        backend=values.get("backend"),
+        threads=values.get("threads"),
+        ratio=values.get("ratio"),
+        fix=values.get("fix"),
         supersedes=stated.get("supersedes", ()),
         sections=sections,
         code_blocks=blocks,
         measurements=rows,
-        table_ratio=ratio_from_table,
+        table_ratio=resolved.table.ratio,
         prose_words=document.prose_words,
         content_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
         has_front_matter=document.front_matter is not None,
         lines=tuple(lines.items()),
-        sources=tuple(facts.sources.items()),
+        sources=tuple(resolved.sources.items()),
         unknown_keys=front_matter.unknown_keys,
         reference=stated.get("reference"),
         inputs=stated.get("inputs", ()),
+        host=values.get("host"),
+        evidence=tuple(resolved.evidence.items()),
+        table_evidence=resolved.table.evidence,
+        table_candidates=resolved.table.candidates,
+        ratio_meaning=resolved.table.meaning if resolved.sources.get("ratio") == "table" else "",
+        table_gap=resolved.table.gap,
     )
 
 
@@ -191,9 +155,45 @@ def _states_every_fact(stated: dict) -> bool:
     return stated["track"] == "seq" or ("backend" in stated and "threads" in stated)
 
 
-def _track_of_table(rows) -> str | None:
-    """A table comparing the language with C is seq; one language timed at several thread counts is par."""
-    timed = [r for r in rows if r.seconds is not None]
-    if any(r.impl == "language" for r in timed) and any(r.impl == "c" for r in timed):
-        return "seq" if len({r.threads for r in timed if r.threads} - {1}) == 0 else "par"
-    return "par" if len({r.threads for r in timed if r.impl != "c" and r.threads}) >= 2 else None
+@dataclass(frozen=True)
+class _Title:
+    text: str
+    line: int
+
+
+def _title_of(document: Scan, lines: list[str]) -> _Title | None:
+    """The first `#` heading that is not a section name ("# Fix: ..." is still a title); else, as in a commit
+    message, a one-line first paragraph followed by a blank line."""
+    heading = next((h for h in document.headings if h.level == 1 and not section_of_heading(h.text, exact=True)),
+                   None)
+    if heading is not None:
+        return _Title(heading.text, heading.index + 1)
+    first = document.prose[0] if document.prose else None
+    if first is None or any(h.index + 1 == first[0] for h in document.headings):
+        return None
+    line_text = lines[first[0] - 1].strip()
+    if line_text == first[1] and len(line_text) <= 100 and (first[0] >= len(lines) or not lines[first[0]].strip()):
+        return _Title(line_text, first[0])
+    return None
+
+
+def _implicit_context(spans: list[SectionSpan], document: Scan, title: _Title | None) -> tuple[Section, ...]:
+    """With no context heading, the prose between the title and the first section is the context, as in a
+    commit message's body (a byline alone is not)."""
+    if any(span.name == "context" for span in spans):
+        return ()
+    first_section = min((span.start + 1 for span in spans), default=10 ** 9)
+    paragraphs = [(n, t) for n, t in _paragraphs_under_title(document, title) if n < first_section]
+    byline = read_byline(paragraphs)
+    text = "\n\n".join(t for n, t in paragraphs if byline is None or n != byline.track.line).strip()
+    if not text:
+        return ()
+    return (Section("context", "", paragraphs[0][0], text),)
+
+
+def _paragraphs_under_title(document: Scan, title: _Title | None) -> list[tuple[int, str]]:
+    """Prose between the title and the first heading after it: where a byline sits."""
+    start = title.line if title else 0
+    next_heading = min((h.index + 1 for h in document.headings if h.index + 1 > start), default=10 ** 9)
+    heading_lines = {h.index + 1 for h in document.headings}
+    return [(n, t) for n, t in document.prose if start < n < next_heading and n not in heading_lines]

@@ -24,6 +24,7 @@ SECTIONS = ("context", "reproduction", "measurements", "root_cause", "fix")
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # advice that is no fault of the file (a draft not yet where reports live)
 
 
 def slug_of(path: str) -> str | None:
@@ -98,7 +99,7 @@ class CodeBlock:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One row of the measurements table; `impl` is language|c|'' when the row names neither."""
+    """One run in the measurements table; `impl` is language|c|'' when the row names neither."""
 
     label: str
     impl: str
@@ -107,6 +108,8 @@ class Measurement:
     machine: str
     command: str
     line: int
+    backend: str = ""  # where the run ran, when its label says: c (a CPU), metal or cuda
+    speedup: float | None = None  # an achieved speedup the table states instead of (or beside) a time
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,12 @@ class PerfIssue:
     lines: tuple[tuple[str, int], ...] = ()
     sources: tuple[tuple[str, str], ...] = ()
     unknown_keys: tuple[str, ...] = field(default=())
+    host: str | None = None  # the machine the numbers were measured on, when a byline names it
+    evidence: tuple[tuple[str, str], ...] = ()  # fact -> the words it was read or derived from
+    table_evidence: str = ""  # how the table's ratio was computed
+    table_candidates: tuple[float, ...] = ()  # every ratio a pair of comparable table rows gives
+    ratio_meaning: str = ""  # set when the ratio is not ideal / achieved in the plain sense (a GPU vs a CPU)
+    table_gap: str = ""  # why the table gives no ratio, in the reader's terms
     reference: str | None = None  # front matter `reference:`: what the program is measured against (default C)
     inputs: tuple[str, ...] = ()  # front matter `inputs:`: the program's argument(s), one verification each
 
@@ -158,6 +167,24 @@ class PerfIssue:
     def source_of(self, name: str) -> str | None:
         """Where a fact came from: front-matter, prose, table or default."""
         return dict(self.sources).get(name)
+
+    def explain(self, name: str) -> str:
+        """ "ratio 2.1 derived from line 6: '3.8× at T8' (8 / 3.8)", for lint messages and `perfbot show`."""
+        value = getattr(self, name, None)
+        source = self.source_of(name)
+        if value is None or source is None:
+            return f"{name} unknown"
+        how = dict(self.evidence).get(name, "")
+        text = f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+        if source == "default":
+            return f"{text} (the default)"
+        verb = "derived" if "/" in how and name in ("ratio", "threads") else "read"
+        line = self.line_of(name)
+        origin = {"front-matter": f"stated in the front matter on line {line}",
+                  "byline": f"read from the byline on line {line}",
+                  "agent": f"read by the agent reviewer from line {line}",
+                  "table": f"{verb} from the table at line {line}"}.get(source, f"{verb} from line {line}")
+        return f"{text} {origin}" + (f": {how}" if how else "")
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
@@ -177,6 +204,9 @@ class PerfIssue:
             "table_ratio": self.table_ratio,
             "fix": self.fix,
             "supersedes": list(self.supersedes),
+            "host": self.host,
+            "derived": {name: self.explain(name) for name, source in self.sources
+                        if source not in ("front-matter", "default")},
         }
 
     def as_dict(self) -> dict:

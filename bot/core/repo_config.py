@@ -43,6 +43,8 @@
     timezone = "Europe/Berlin"  # IANA name
     window_days = 7
     label = "digest"
+    [parity]                    # paired Metal/CUDA code kept in step (bot/core/parity_config.py)
+    files = ["runtime/gpu/*.h"]
 
 A missing section turns its feature off; callers say so when asked for it.
 """
@@ -56,6 +58,7 @@ from bot.core.config_checks import ConfigFileError, check as _check, line_of as 
 from bot.core.run_settings import RUN_KEYS, VERIFY_KEYS, RunSettings, parse_run_settings
 from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedule, Milestone, parse_digest,
                                        parse_milestones)
+from bot.core.parity_config import PARITY_KEYS, ParityConfig, parse_parity
 
 __all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
            "remote_path_ok"]
@@ -102,6 +105,7 @@ class RepoConfig:
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule = DigestSchedule()
     run: RunSettings = RunSettings()  # program file, output rule, metrics, measure, references (run_settings.py)
+    parity: ParityConfig = ParityConfig()  # [parity]: see bot/core/parity_config.py
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -120,6 +124,7 @@ SCHEMA = {
     "milestones": MILESTONE_KEYS,
     "digest": DIGEST_KEYS,
     "references": {},  # run_settings.py parses it
+    "parity": PARITY_KEYS,
 }
 
 
@@ -161,7 +166,7 @@ def parse_repo_config(text: str) -> RepoConfig:
     if len(set(names)) != len(names):
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
-                   digest=parse_digest(data.get("digest"), lines))
+                   digest=parse_digest(data.get("digest"), lines), parity=parse_parity(data.get("parity"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:

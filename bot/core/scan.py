@@ -1,6 +1,7 @@
 """One pass over markdown-it tokens: headings, prose lines, label lines, code blocks, tables, front matter."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -65,6 +66,11 @@ def scan(text: str, lines: list[str]) -> Scan:
         elif kind == "table_open":
             table, index = _read_table(tokens, index)
             tables.append(table)
+            for line, text in _fact_rows(table):  # `| track | SEQ |`, `| root cause | ... |`: facts, not runs
+                prose.append((line, text))
+                label = label_of_line(text)
+                if label is not None:
+                    labels.append(Label(line - 1, *label))
             continue
         elif kind == "inline":
             words += len(token.content.split())
@@ -82,6 +88,24 @@ def scan(text: str, lines: list[str]) -> Scan:
             blocks.append(RawBlock(start, tag, lang_of(tag, token.content), token.content, closed, token.markup))
         index += 1
     return Scan(front_matter, tuple(headings), tuple(prose), words, tuple(labels), tuple(blocks), tuple(tables))
+
+
+_FACT_KEYS = re.compile(r"(?i)^(?:track|backend|threads?|ratio|host|machine|claim|root[- ]?cause|cause|why|fix|"
+                        r"status|runtime|context|summary)$")
+
+
+def _fact_rows(table: RawTable) -> list[tuple[int, str]]:
+    """A two-column table whose first column names facts is a front matter written as a table."""
+    rows = [(table.line, table.header)] + [(line, cells) for line, cells in table.rows]
+    pairs = [(line, _plain(cells[0]), _plain(cells[1])) for line, cells in rows if len(cells) == 2]
+    keyed = [(line, key, value) for line, key, value in pairs if _FACT_KEYS.match(key) and value]
+    if len(keyed) < 2 or len(keyed) * 2 < len(pairs):
+        return []
+    return [(line, f"{key}: {value}") for line, key, value in keyed]
+
+
+def _plain(cell: str) -> str:
+    return " ".join(cell.replace("**", "").replace("__", "").split())
 
 
 def _read_table(tokens: list, index: int) -> tuple[RawTable, int]:

@@ -1,4 +1,5 @@
-"""Write the demo project as a real git repository: main with the runtime and reports, a fix branch, and v1."""
+"""Write the demo project as a real git repository: main with the runtime and reports, a fix branch, runtime
+v1 on branch v1, and a branch that breaks the parity of the GPU twins."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import git
 
+from bot.demo.parity import KERNELS, KERNELS_BROKEN, KERNELS_PATH, PARITY_BRANCH, PARITY_CONFIG, README_PART
 from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REFERENCE_BRANCH, REFERENCE_SLUG, REPORTS
 from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN, RUNTIME_V1
 from bot.errors import UserError
@@ -39,8 +41,9 @@ def create_demo(path: Path) -> DemoInfo:
     try:
         writer = _Writer(repo, path)
         readme = README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG,
-                               reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG)
-        main_files = {"README.md": readme, ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG}
+                               reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG) + README_PART
+        main_files = {"README.md": readme, ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN,
+                      ".perfbot.toml": CONFIG + PARITY_CONFIG, KERNELS_PATH: KERNELS}
         writer.commit({**main_files, "runtime.c": RUNTIME_V1},
                       "runtime v1: a one-statement interpreter standing in for the language runtime")
         v1 = repo.head.commit.hexsha
@@ -54,11 +57,14 @@ def create_demo(path: Path) -> DemoInfo:
         fix = writer.commit({"runtime.c": RUNTIME_FIX},
                             f"runtime: keep the sum's accumulator unboxed\n\nFixes {FIXED_SLUG}.")
         repo.git.checkout("-q", BRANCH)
+        repo.git.checkout("-q", "-b", PARITY_BRANCH)
+        broken = writer.commit({KERNELS_PATH: KERNELS_BROKEN}, "gpu: CUDA threads past the end leave early")
+        repo.git.checkout("-q", BRANCH)
     finally:
         repo.close()
     return DemoInfo(path.resolve(), BRANCH, FIX_BRANCH, FIXED_SLUG, OPEN_SLUG,
                     tuple(sorted([*main_files, *reports])),
-                    {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1})
+                    {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1, PARITY_BRANCH: broken})
 
 
 class _Writer:

@@ -19,10 +19,12 @@ from bot.adapters.store.locks import repo_lock
 from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
 from bot.services.bot_fixes import FixWork
+from bot.services.bot_parity import ParityWork
 from bot.services.bot_reporting import Reporting
 from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
 from bot.services.fix_flow import FixFlow
+from bot.services.fact_review import fact_review_for
 from bot.services.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
@@ -69,7 +71,7 @@ class RepoSource:
             self._push(full_name, installation_id, branch)
 
 
-class BotServices(FixWork, Reporting):
+class BotServices(FixWork, Reporting, ParityWork):
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
                  token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,
@@ -97,7 +99,8 @@ class BotServices(FixWork, Reporting):
         outcomes = []
         with repo_lock(self.db, full_name), self.source.open(full_name, installation_id) as repo:
             # A local repository is small and new to its user: its first sync tells its whole story.
-            summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name))
+            summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name),
+                           facts=fact_review_for(self.reviewer, self.db))
             reviews = review_changed(self.db, full_name, summary.touched, self.reviewer)
             audit_changed(self.db, full_name, summary.touched, self.reviewer)
             partners = {r.old for r in reviews}
@@ -108,6 +111,7 @@ class BotServices(FixWork, Reporting):
                     full_name, installation_id, branch), repo.default_ref())
             if self.fixes is not None:
                 self._follow_fixes(repo, tracker, full_name, summary.touched, installation_id)
+            self._branches_parity(repo, tracker, full_name)
         if outcomes:
             comment_on_issues(self.db, full_name, tracker, outcomes)
         log.info("%s: sync %s, mirror %s, %d overlap(s)", full_name, dict(summary.counts), dict(mirrored.counts),

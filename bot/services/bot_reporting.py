@@ -10,6 +10,7 @@ from bot.adapters.store import service_queries as queries
 from bot.core import overrides
 from bot.services.commands import CommandFlow, Where
 from bot.services.digest_flow import DigestFlow
+from bot.services.parity_flow import ParityFlow
 
 log = logging.getLogger("perfbot.services")
 
@@ -38,7 +39,8 @@ class Reporting:
         with self.source.open(full_name, installation_id) as repo:
             if only_if_due:
                 return digests.post_if_due(repo, tracker, full_name, now)
-            return digests.post(tracker, full_name, digests.config(repo), now, since)
+            return digests.post(tracker, full_name, digests.config(repo), now, since,
+                                parity=lambda: ParityFlow().default_branch(repo, full_name))
 
     def preview_digest(self, full_name: str, installation_id: int | None, now: datetime,
                        since: datetime | None = None) -> str:

@@ -10,6 +10,8 @@ from bot.adapters.store.engine import Database
 from bot.adapters.templates import render
 from bot.core.bench_view import code_span
 from bot.core.digest import STALE_AFTER, Digest, build_digest
+from bot.core.parity import ParityReport
+from bot.core.parity_view import digest_rows
 from bot.core.repo_config import RepoConfig
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
@@ -18,7 +20,7 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]<>|#!~&$])")
 
 
 def make_digest(db: Database, repo_key: str, config: RepoConfig, *, since: datetime | None,
-                now: datetime) -> tuple[Digest, str]:
+                now: datetime, parity: ParityReport | None = None) -> tuple[Digest, str]:
     """The digest of since..now (default: the [digest] window_days before now), dated in the digest's time zone."""
     if now.tzinfo is None or (since is not None and since.tzinfo is None):
         raise ValueError("make_digest needs aware datetimes")
@@ -26,7 +28,7 @@ def make_digest(db: Database, repo_key: str, config: RepoConfig, *, since: datet
     end = now.astimezone(zone)
     start = (since or now - timedelta(days=config.digest.window_days)).astimezone(zone)
     digest = build_digest(digest_facts(db, repo_key, start, end), start, end, config.milestones, config.seq_threshold)
-    return digest, render_digest(digest)
+    return digest, render_digest(digest, parity)
 
 
 def marker(repo_key: str, week: str) -> str:
@@ -34,19 +36,29 @@ def marker(repo_key: str, week: str) -> str:
     return f"<!-- perfbot:digest {repo_key.replace('>', '&gt;')} {week} -->"
 
 
-def render_digest(digest: Digest) -> str:
+def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
+    """`parity`: the guard's report on the default branch as it stands; None when `[parity]` is not declared."""
     zone = digest.window_end.tzinfo
     charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
     top_ratio = max([v for f in digest.verified for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
     return render("digest.md.j2", d=digest, marker=marker(digest.repo_key, digest.week), zone=str(zone),
                   cell=cell, code=code, label=mermaid_label, ratio=ratio,
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
-                  top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio)
+                  top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,
+                  parity=parity, parity_rows=digest_rows(parity) if parity else [], prose=prose)
 
 
 def cell(text: str) -> str:
     """Untrusted text in a table cell: one line, markdown made literal, and no @mention that would ping anyone."""
     return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split())).replace("@", "@\u200b")
+
+
+def prose(text: str) -> str:
+    """A message of perfbot's own holding `code spans` of names from the repository, in a table cell."""
+    parts = re.split(r"(`[^`]+`)", " ".join(str(text).split()))
+    return "".join(code(p[1:-1]) if p.startswith("`") and p.endswith("`") and len(p) > 1 else
+                   (" " if p[:1] == " " else "") + cell(p) + (" " if p[-1:] == " " and p.strip() else "")
+                   for p in parts)
 
 
 def code(text: str) -> str:

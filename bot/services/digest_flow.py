@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Callable
 from zoneinfo import ZoneInfo
 
 from bot.adapters.digest_schedule import last_due, week_of
@@ -16,9 +17,11 @@ from bot.adapters.git import GitRepository
 from bot.adapters.store import digest_store
 from bot.adapters.store.engine import Database
 from bot.core.issue_view import BOT_LABEL
+from bot.core.parity import ParityReport
 from bot.core.repo_config import RepoConfig
 from bot.services.bench_inputs import read_config
 from bot.services.digest import make_digest, marker
+from bot.services.parity_flow import ParityFlow
 
 log = logging.getLogger("perfbot.digest")
 
@@ -40,7 +43,8 @@ class DigestFlow:
         return read_config(repo, repo.resolve(repo.default_ref()))
 
     def preview(self, repo: GitRepository, full_name: str, now: datetime, since: datetime | None = None) -> str:
-        _, body = make_digest(self.db, full_name, self.config(repo), since=since, now=now)
+        _, body = make_digest(self.db, full_name, self.config(repo), since=since, now=now,
+                              parity=ParityFlow().default_branch(repo, full_name))
         return body
 
     def post_if_due(self, repo: GitRepository, tracker, full_name: str, now: datetime) -> dict | None:
@@ -49,17 +53,20 @@ class DigestFlow:
         if not config.digest.declared:
             return None  # no [digest] section: the feature is off for this repository
         due = last_due(config.digest.schedule, config.digest.timezone, now)
-        return self.post(tracker, full_name, config, due)
+        return self.post(tracker, full_name, config, due, parity=lambda: ParityFlow().default_branch(repo, full_name))
 
     def post(self, tracker, full_name: str, config: RepoConfig, end: datetime,
-             since: datetime | None = None) -> dict | None:
-        """Post the digest of the window ending at `end`; None when that week's was posted already."""
+             since: datetime | None = None,
+             parity: Callable[[], ParityReport | None] = lambda: None) -> dict | None:
+        """Post the digest of the window ending at `end`; None when that week's was posted already.
+
+        `parity` is asked only when the week's digest is written (the due check runs every quarter hour)."""
         week = week_of(end.astimezone(ZoneInfo(config.digest.timezone)))  # named as make_digest names it
         stored = digest_store.week_digest(self.db, full_name, week)
         if stored is not None and stored["issue"] is not None:
             return None
         if stored is None:
-            digest, body = make_digest(self.db, full_name, config, since=since, now=end)
+            digest, body = make_digest(self.db, full_name, config, since=since, now=end, parity=parity())
             stored = digest_store.claim_week(self.db, full_name, digest.week, digest.window_start, digest.window_end,
                                              body, summary_of(digest)) or digest_store.week_digest(self.db, full_name, week)
         label = config.digest.label

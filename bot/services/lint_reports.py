@@ -10,6 +10,7 @@ from bot.core.audit import audit
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import Finding
+from bot.services.fact_review import FactReview
 
 
 class UnreadableReport(Exception):
@@ -39,7 +40,10 @@ def history_slugs(files: list[Path], db: Database | None) -> frozenset[str] | No
     return frozenset(known) if reachable else None
 
 
-def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budget: int) -> list[Finding]:
+def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budget: int,
+               facts: FactReview | None = None, notes: list[tuple[str, str]] | None = None) -> list[Finding]:
+    """Every finding of every file; with `facts`, the agent reviewer fills the facts the offline reading
+    left open first, and `notes` gets (file, what the agent said) for each fact it filled or lost."""
     findings: list[Finding] = []
     for file in files:
         try:
@@ -47,6 +51,11 @@ def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budge
         except OSError as exc:
             raise UnreadableReport(f"{file}: cannot read ({exc.strerror})") from None
         result = parse(str(file), data)
+        if facts is not None:
+            reviewed = facts.review(result, data.decode("utf-8", errors="replace"))
+            result = reviewed.result
+            if notes is not None:
+                notes.extend((str(file), note) for note in reviewed.notes())
         findings.extend(lint(result, path=str(file), known_slugs=known_slugs, word_budget=word_budget))
         if result.record is not None:
             findings.extend(audit(result.record, str(file)))

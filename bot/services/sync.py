@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -15,10 +16,13 @@ from bot.core.audit import audit
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import ParseResult
+from bot.services.fact_review import FactReview
 from bot.services.identities import FIXED, LIVE, LIVE_STATES, Identities
 
 # Long histories are written in chunks, each with its own sync mark, so an interrupted backfill resumes.
 COMMITS_PER_TRANSACTION = 200
+
+log = logging.getLogger("perfbot.services")
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,12 @@ def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str |
 
 def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
          history_on_first_sync: bool = False, on_plan: Callable[[int], None] | None = None,
-         on_progress: ProgressFn | None = None) -> SyncSummary:
-    """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing."""
+         on_progress: ProgressFn | None = None, facts: FactReview | None = None) -> SyncSummary:
+    """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing.
+
+    With `facts` (an agent reviewer), a report whose facts the offline reading left open is asked about once
+    per content, before the transaction that writes it.
+    """
     head = git_repo.resolve(ref or git_repo.default_ref())
     key = git_repo.key
     with db.session() as session:
@@ -106,10 +114,12 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
         chunk = steps[start:start + COMMITS_PER_TRANSACTION]
         is_last_chunk = start + COMMITS_PER_TRANSACTION >= len(steps)
+        # The agent is asked before the transaction opens, so the store is never held over a request.
+        parsed = [_parse_with_agent_facts(step, facts) if facts is not None else None for step in chunk]
         with db.session() as session:
             records = RecordRepository.open(session, key)
-            for step in chunk:
-                apply_step(records, step, summary, ids, seen)
+            for step, step_parsed in zip(chunk, parsed):
+                apply_step(records, step, summary, ids, seen, step_parsed)
                 if on_progress:
                     on_progress(len(step.changes))
             # The sync mark moves in the same transaction as the revisions it covers.
@@ -122,9 +132,10 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
 
 
 def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
-               seen: frozenset[str] = frozenset()) -> None:
+               seen: frozenset[str] = frozenset(), parsed: dict[str, ParseResult] | None = None) -> None:
     """Apply one commit's report changes, then the team's merge rule for the reports it touched."""
-    parsed = {c.path: parse(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
+    if parsed is None:
+        parsed = {c.path: parse(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
     named = [s for r in parsed.values() if r.record for s in r.record.supersedes]
     records.preload([c.slug for c in step.changes] + [c.old_slug for c in step.changes if c.old_slug] + named)
     touched: list[Record] = []
@@ -147,6 +158,20 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             records.mark_merged(old, record, step.commit)
             summary.counts[MERGED] += 1
             summary.touched.add(old.slug)
+
+
+def _parse_with_agent_facts(step: Step, facts: FactReview) -> dict[str, ParseResult]:
+    """Each changed report parsed, with the facts the agent read where the offline reading left some open."""
+    parsed = {}
+    for change in step.changes:
+        if change.kind == DELETED:
+            continue
+        data = change.data or b""
+        reviewed = facts.review(parse(change.path, data), data.decode("utf-8", errors="replace"))
+        for note in reviewed.notes():
+            log.info("%s: %s", change.path, note)
+        parsed[change.path] = reviewed.result
+    return parsed
 
 
 def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[ReportChange]:

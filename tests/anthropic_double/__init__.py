@@ -15,9 +15,9 @@ recording), `answers` (answer forms and the Message JSON), `validate` and `valid
 request rules), `prompt_cache` (token estimates and the simulated prompt cache), `batches` (Message
 Batches), `errors` (error shapes and ids).
 """
-from .answers import Answer, error_answer, expired_answer, text_answer, tool_answer
+from .answers import Answer, error_answer, expired_answer, facts_answer, report_line, text_answer, tool_answer
 from .controls import RecordedRequest
 from .server import API_VERSIONS, DEFAULT_MODELS, AnthropicDouble
 
 __all__ = ["API_VERSIONS", "DEFAULT_MODELS", "AnthropicDouble", "Answer", "RecordedRequest", "error_answer",
-           "expired_answer", "text_answer", "tool_answer"]
+           "expired_answer", "facts_answer", "report_line", "text_answer", "tool_answer"]

@@ -1,7 +1,8 @@
 """Scripted answers: what the double says in place of a model, and how it becomes a Messages API response.
 
-The double never thinks. A test queues answers (`answer_with_tool`, `answer_with_text`, `answer_with_error`)
-or sets `double.responder`, a callable that gets the request body and returns one of:
+The double never thinks. A test queues answers (`answer_with_tool`, `answer_with_text`, `answer_with_error`,
+`answer_with(facts_answer(...))` for perfbot's `report_facts`, citing lines found with `report_line`) or
+sets `double.responder`, a callable that gets the request body and returns one of:
 - an `Answer` (built with `tool_answer`, `text_answer`, `error_answer`, `expired_answer`);
 - a `str`: a text answer;
 - a dict with "content" (and optionally "stop_reason", "usage"): a message with those content blocks;
@@ -16,11 +17,14 @@ a tool that was not offered, call any tool under `tool_choice: none`) is reporte
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ApiError, error_type_for, new_id
 from .prompt_cache import estimate_tokens
+
+NUMBERED_LINE = re.compile(r"^ *(\d+)\| ?(.*)$", re.MULTILINE)
 
 
 @dataclass
@@ -39,6 +43,25 @@ def tool_answer(name: str, input: Any, *, usage: dict | None = None, text: str |
     """A `tool_use` answer; `text` adds the short preamble models sometimes write before the call."""
     content = ([{"type": "text", "text": text}] if text else []) + [{"type": "tool_use", "name": name, "input": input}]
     return Answer(content, stop_reason, dict(usage or {}))
+
+
+def facts_answer(*facts: dict, undecidable: tuple[str, ...] = (), usage: dict | None = None) -> Answer:
+    """perfbot's `report_facts` call: each fact a dict with fact, value, line, quote (and optionally how)."""
+    data: dict[str, Any] = {"facts": [dict(fact) for fact in facts]}
+    if undecidable:
+        data["undecidable"] = list(undecidable)
+    return tool_answer("report_facts", data, usage=usage)
+
+
+def report_line(request: dict, words: str) -> int:
+    """The number of the first report line a fact question shows (`NNNN| text`) that holds `words`.
+
+    Lets a responder cite lines as a model reading the numbered report would, without counting by hand."""
+    question = next((m.get("content") for m in request.get("messages") or [] if m.get("role") == "user"), "")
+    for number, text in NUMBERED_LINE.findall(question if isinstance(question, str) else ""):
+        if words in text:
+            return int(number)
+    raise ValueError(f"no numbered report line holds {words!r}")
 
 
 def text_answer(text: str, *, usage: dict | None = None, stop_reason: str | None = None) -> Answer:

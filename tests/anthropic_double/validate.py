@@ -9,15 +9,17 @@ such as `stream: true`).
 Top-level rules: required fields, no unknown fields ("x: Extra inputs are not permitted"), the model in the
 double's allowed set (404 not_found_error otherwise, like the API), `max_tokens` an integer from 0 (0 only
 pre-warms the cache, and not in a batch) up to the model's limit, tools with a valid name, unique names and
-an object `input_schema`, `tool_choice` naming a defined tool and not forcing a tool while thinking, thinking
-budgets, at most 4 `cache_control` markers, 1-hour ones before 5-minute ones, and for API version
-2026-10-21 no `temperature`, `top_p` or `top_k`.
+an object `input_schema` that is valid JSON Schema (draft 2020-12), `tool_choice` naming a defined tool and
+not forcing a tool while thinking, thinking budgets, at most 4 `cache_control` markers, 1-hour ones before
+5-minute ones, and for API version 2026-10-21 no `temperature`, `top_p` or `top_k`.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+import jsonschema
 
 from .errors import ApiError, invalid
 from .validate_blocks import VERSION_2026, PromptChecker
@@ -142,6 +144,9 @@ def _check_tools(tools: Any, prompt: PromptChecker, house_rules: list[str]) -> s
             prompt.fail(f"{where}.input_schema: Input should be a valid dictionary")
         elif schema.get("type") != "object":
             prompt.fail(f"{where}.input_schema.type: Input should be 'object'")
+        elif not _is_json_schema(schema):
+            prompt.fail(f"{where}.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 "
+                        "(https://json-schema.org/draft/2020-12).")
         description = tool.get("description")
         if description is not None and not isinstance(description, str):
             prompt.fail(f"{where}.description: Input should be a valid string")
@@ -150,6 +155,14 @@ def _check_tools(tools: Any, prompt: PromptChecker, house_rules: list[str]) -> s
             # perfbot's clients must always describe their tools.
             house_rules.append(f"{where}: tool {name!r} has no description (house rule; the API would accept it)")
     return names
+
+
+def _is_json_schema(schema: dict) -> bool:
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return True
 
 
 def _check_tool_choice(choice: Any, tool_names: set[str], thinking: Any, fail) -> None:

@@ -145,7 +145,7 @@ def combined_status(call: Call) -> Reply:
 def check_run_json(call: Call, repo: Repo, run: CheckRun) -> dict[str, Any]:
     url = f"{call.repo_url(repo)}/check-runs/{run.id}"
     output = {"title": None, "summary": None, "text": None, **run.output}
-    output.update(annotations_count=0, annotations_url=f"{url}/annotations")
+    output.update(annotations_count=len(run.annotations), annotations_url=f"{url}/annotations")
     output.pop("annotations", None), output.pop("images", None)
     installation = next(i for i in call.state.installations.values() if i.app_id == run.app_id)
     pulls = [{"id": i.pull.id, "number": i.number, "url": f"{call.repo_url(repo)}/pulls/{i.number}",
@@ -180,6 +180,7 @@ def _apply_check_fields(call: Call, run: CheckRun) -> None:
             setattr(run, name, parse_iso(body[name]))
     if "output" in body:
         run.output = dict(body["output"])
+        run.annotations += run.output.pop("annotations", None) or []
     if run.conclusion is not None:  # GitHub completes a run that is given a conclusion
         run.status = "completed"
     if run.status == "completed" and run.completed_at is None:
@@ -218,6 +219,18 @@ def update_check_run(call: Call) -> Reply:
 def get_check_run(call: Call) -> Reply:
     repo = call.repo()
     return Reply(200, check_run_json(call, repo, _find_check_run(call, repo)))
+
+
+@route("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations")
+def list_annotations(call: Call) -> Reply:
+    repo = call.repo()
+    run = _find_check_run(call, repo)
+    blob = f"{call.html_repo_url(repo)}/blob/{run.head_sha}"
+    return paginate(call, run.annotations, lambda a: {
+        "path": a["path"], "blob_href": f"{blob}/{a['path']}", "start_line": a["start_line"],
+        "end_line": a["end_line"], "start_column": a.get("start_column"), "end_column": a.get("end_column"),
+        "annotation_level": a["annotation_level"], "title": a.get("title"), "message": a["message"],
+        "raw_details": a.get("raw_details")})
 
 
 @route("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs")

@@ -154,6 +154,7 @@ class CheckRun:
     details_url: str | None = None
     external_id: str | None = None
     output: dict = field(default_factory=dict)
+    annotations: list = field(default_factory=list)  # every update's output.annotations, appended as GitHub does
 
 
 @dataclass

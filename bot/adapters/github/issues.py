@@ -6,6 +6,7 @@ import time
 
 from github import Github, GithubException
 
+from bot.adapters.github.checks import CheckResult, publish_check_run
 from bot.adapters.github.client import classified_errors
 from bot.core.issue_view import BOT_LABEL, LABEL_COLORS
 
@@ -93,6 +94,14 @@ class GitHubIssues:
             if target_url:
                 fields["target_url"] = target_url
             self.repo.get_commit(sha).create_status(**fields)
+
+    def publish_check(self, sha: str, result: CheckResult, status_description: str) -> str:
+        """A check run with annotations; with a personal token (no check runs) the commit status instead."""
+        if publish_check_run(self.repo, self.full_name, sha, result):
+            return "check-run"
+        self.set_status(sha, result.name, "success" if result.conclusion == "success" else "failure",
+                        status_description)
+        return "status"
 
     def permission(self, login: str) -> str:
         """admin | write | read | none, through the collaborator permission API, remembered for a minute."""

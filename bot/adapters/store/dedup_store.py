@@ -97,4 +97,4 @@ def save_audit(db: Database, repo_key: str, slug: str, content_hash: str, prompt
         kept = [f for f in revision.findings if not f["rule"].startswith("audit-")]
         revision.findings = kept + [f.as_dict() for f in result.findings]
         record.errors = sum(1 for f in revision.findings if f["severity"] == "error")
-        record.warnings = sum(1 for f in revision.findings if f["severity"] != "error")
+        record.warnings = sum(1 for f in revision.findings if f["severity"] == "warning")

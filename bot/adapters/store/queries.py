@@ -94,6 +94,8 @@ def record_detail(session: Session, record: Record, repo_key: str) -> dict:
     merged_into = session.get(Record, record.merged_into_id).slug if record.merged_into_id else None
     detail = record_summary(record, repo_key, merged_into)
     detail["findings"] = latest.findings if latest else []
+    detail["derived"] = dict((latest.facts or {}).get("derived", {})) if latest else {}
+    detail["host"] = (latest.facts or {}).get("host") if latest else None
     detail["aliases"] = sorted(session.scalars(select(SlugAlias.slug).where(SlugAlias.record_id == record.id)))
     detail["history"] = [
         {

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.core.history import CommitInfo
-from bot.core.records import Finding, PerfIssue
+from bot.core.records import Finding, PerfIssue, Severity
 
 _FACT_COLUMNS = ("title", "track", "backend", "threads", "ratio", "table_ratio", "fix")
 
@@ -181,7 +181,7 @@ class RecordRepository:
             supersedes=list(facts.get("supersedes", [])),
             content_hash=rev.content_hash,
             errors=sum(1 for f in rev.findings if f.is_error),
-            warnings=sum(1 for f in rev.findings if not f.is_error),
+            warnings=sum(1 for f in rev.findings if f.severity is Severity.WARNING),
             updated_at=rev.commit.committed_at,
         )
         for name, value in values.items():

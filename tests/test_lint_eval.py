@@ -1,0 +1,33 @@
+"""The lint evaluation sets: the tuning set stays perfect, and every held-out set meets the issue's bar.
+
+The figures themselves are printed by bench/lint_eval.py and reported in the README.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("lint_eval", PROJECT / "bench" / "lint_eval.py")
+lint_eval = sys.modules.setdefault("lint_eval", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(lint_eval)
+SETS = sorted(p.name for p in lint_eval.DATA.iterdir() if (p / "manifest.json").exists())
+
+
+def test_there_is_a_tuning_set_and_at_least_one_held_out_set_of_40():
+    assert "tune" in SETS and any(name.startswith("heldout") for name in SETS)
+    for name in SETS:
+        entries = json.loads((lint_eval.DATA / name / "manifest.json").read_text())
+        assert len(entries) >= 40 and sum(e["valid"] for e in entries) * 2 == len(entries)
+        assert {e["file"] for e in entries} == {p.name for p in (lint_eval.DATA / name).glob("perf_*.md")}
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_valid_reports_lint_clean_and_every_defect_is_named(name):
+    result = lint_eval.evaluate(lint_eval.DATA / name)
+    assert result.valid_clean >= 0.95 * result.valid, result.misses
+    assert result.flagged_right == result.defective, result.misses
