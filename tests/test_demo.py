@@ -40,9 +40,9 @@ def test_the_demo_is_a_git_repository_with_reports_that_lint_clean(demo):
     assert repo.active_branch.name == "main" and not repo.is_dirty(untracked_files=True)
     assert {c.author.name for c in repo.iter_commits("--all")} == {"perfbot demo"}
     reports = sorted(p.name for p in (path / "devs/issues").iterdir())
-    assert reports == ["perf_boxed_sum.md", "perf_mod_shift_subtract.md"]
+    assert reports == ["perf_boxed_sum.md", "perf_mod_shift_subtract.md", "perf_mod_slower_than_v1.md"]
     linted = cli.invoke(main, ["lint", str(path / "devs/issues")], env=env)
-    assert linted.exit_code == 0 and "2 file(s) checked: 0 error(s), 0 warning(s)" in linted.output, linted.output
+    assert linted.exit_code == 0 and "3 file(s) checked: 0 error(s), 0 warning(s)" in linted.output, linted.output
     assert "perfbot verify perf_boxed_sum --repo" in output and "perfbot serve --repo" in output
 
 
@@ -63,7 +63,8 @@ def test_the_fix_branch_exists_and_is_the_one_the_report_names(demo):
 
 def test_the_settings_parse_and_name_a_local_runner_for_c(demo):
     config = parse_repo_config((demo[0] / ".perfbot.toml").read_text())
-    assert config.build and config.run_language == ("./runtime", "{file}")
+    assert config.build and config.run_language == ("./runtime", "-T{threads}", "-s", "{file}", "{input}")
+    assert config.run.program == "main.dl" and config.run.output == "normalize" and config.run.metrics
     assert config.runner_for("c").kind == "local" and config.max_samples <= 30 and config.timeout_seconds <= 5
 
 
@@ -72,7 +73,9 @@ def test_the_same_commits_every_time(demo, tmp_path):
     repo = git.Repo(demo[0])
     assert again.heads == {"main": repo.commit("main").hexsha,
                            "fix/perf_boxed_sum-unbox": repo.commit("fix/perf_boxed_sum-unbox").hexsha,
+                           "v1": repo.commit("v1").hexsha,
                            "gpu/cuda-early-exit": repo.commit("gpu/cuda-early-exit").hexsha}
+    assert repo.is_ancestor(repo.commit("v1"), repo.commit("main"))  # v1 is the older implementation
 
 
 def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
@@ -90,6 +93,25 @@ def test_the_report_without_a_fix_is_measured_on_main_and_fails(demo):
     code, data = verify(demo, "perf_mod_shift_subtract")
     assert code == 1 and data["verdict"] == "fail", data["message"]
     assert data["plan"]["head"] == git.Repo(demo[0]).commit("main").hexsha and data["sides"][0]["output"] == "1222781"
+    head = data["sides"][0]  # the runtime's -s statistics were dropped before comparing, and captured
+    assert head["metrics"] == {"language": {"steps": 6000000}, "c": {}} and "steps 6,000,000 vs -" in data["message"]
+
+
+def test_the_reference_report_measures_main_against_runtime_v1_at_both_sizes(demo):
+    path = demo[0]
+    code, data = verify(demo, "perf_mod_slower_than_v1")
+    v1 = git.Repo(path).commit("v1").hexsha
+    assert code == 1 and data["verdict"] == "fail", data["message"]
+    assert [(s["side"], s["input"]) for s in data["sides"]] == [("head", "2000000"), ("head", "6000000")]
+    for side in data["sides"]:
+        assert side["against"] == f"runtime@v1 ({v1[:12]})" and side["decision"] == "fail"
+        assert side["interval"]["low"] > 1.1 and len(side["language_seconds"]) == len(side["c_seconds"]) >= 5
+        steps = int(side["input"])  # both implementations really ran at that size, and said so
+        assert side["metrics"] == {"language": {"steps": steps}, "c": {"steps": steps}}
+        assert all(run["user"] is not None and run["system"] is not None for run in side["language_runs"])
+    assert data["sides"][1]["output"] == "1222781" and "within 1.1x of the reference" in data["message"]
+    # runtime v1 was built from its own commit, beside main's build
+    assert (path.parent / "instance" / "bench" / "local" / "worktrees" / v1 / "runtime").exists()
 
 
 def test_the_gpu_twins_are_in_step_on_main_and_the_parity_branch_breaks_them(demo):

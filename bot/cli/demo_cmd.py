@@ -35,14 +35,18 @@ def demo_command(path: Path) -> None:
             note = f"a report whose fix is on branch {info.fix_branch}"
         elif name == f"devs/issues/{info.open_slug}.md":
             note = "a report with no fix yet"
+        elif name == f"devs/issues/{info.reference_slug}.md":
+            note = f"a report comparing main with runtime v1 (branch {info.reference_branch}), two sizes"
         if note:
             click.echo(f"  {name:<40} {note}")
     click.echo(f"  {'branch ' + info.fix_branch:<40} unboxes the sum: the fix {info.fixed_slug} names")
+    click.echo(f"  {'branch ' + info.reference_branch:<40} runtime v1, the older implementation (hardware %)")
     click.echo(f"  {'branch ' + PARITY_BRANCH:<40} changes one GPU twin only: `perfbot parity` flags it")
     repo = shlex.quote(str(path))
     steps = ((f"perfbot verify {info.fixed_slug} --repo {repo}", "its fix branch against main: pass"),
              (f"perfbot verify {info.fixed_slug} --repo {repo} --head main", "main alone: the claim holds, fail"),
              (f"perfbot verify {info.open_slug} --repo {repo}", "no fix yet: main alone, fail"),
+             (f"perfbot verify {info.reference_slug} --repo {repo}", "main against runtime v1: fail"),
              (f"perfbot serve --repo {repo}", "records and local issues for these reports"))
     width = max(len(command) for command, _ in steps)
     click.echo("\nnext:")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -100,8 +99,6 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     else:
         for side in outcome.sides:
             if side.interval:
-                click.echo(f"{side.label:<5} {side.sha[:12]}  language {statistics.median(side.language):.4f}s  "
-                           f"C {statistics.median(side.c):.4f}s  ratio {side.interval.point:.2f}x "
-                           f"[{side.interval.low:.2f}, {side.interval.high:.2f}]  {len(side.c)} pairs  {side.decision}")
+                click.echo(side.summary())
         click.echo(f"{outcome.verdict}: {outcome.message} (bench run {run_id})")
     raise SystemExit(EXIT.get(outcome.verdict, 1))

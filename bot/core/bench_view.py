@@ -42,9 +42,15 @@ def is_par(result: dict) -> bool:
 
 
 def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
+    sides = result.get("sides") or [{}]
+    unit = {"user": "median user s", "instructions": "median instructions"}.get(sides[0].get("measure"), "median s")
     if is_par(result):
-        return "1 thread (median s)", f"{threads or 'N'} threads (median s)", "speedup [95% interval]"
-    return "language (median s)", "C (median s)", "language/C [95% interval]"
+        return f"1 thread ({unit})", f"{threads or 'N'} threads ({unit})", "speedup [95% interval]"
+    against = sides[0].get("against", "C")
+    if against != "C":  # a `reference:` report: the other program is another implementation, not C
+        name = against.split(" (")[0]
+        return f"language ({unit})", f"{name} ({unit})", f"language/{name} [95% interval]"
+    return f"language ({unit})", f"C ({unit})", "language/C [95% interval]"
 
 
 def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:

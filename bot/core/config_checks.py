@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 import re
 
-PLACEHOLDERS = frozenset({"file", "threads", "out"})
+PLACEHOLDERS = frozenset({"file", "threads", "out", "input"})
 BUILD_PLACEHOLDERS = frozenset({"checkout", "sha", "script"})  # [build] command: see build_config.py
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
@@ -39,7 +39,7 @@ def check(key: str, value, kind, line: int):
         for arg in value:
             unknown = {p for p in _PLACEHOLDER.findall(arg)} - allowed
             if unknown:
-                hint = "{file}, {threads} or {out}" if kind == "argv" else "{checkout}, {sha} or {script}"
+                hint = "{file}, {threads}, {input} or {out}" if kind == "argv" else "{checkout}, {sha} or {script}"
                 raise fail(f"unknown placeholder {{{sorted(unknown)[0]}}}; use {hint}")
         return tuple(value)
     if kind == "repo_file":

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 
 import yaml
 
 from bot.core.records import BACKENDS, SLUG_RE, TRACKS, Finding, Severity, slug_from_filename
 
-KNOWN_KEYS = ("track", "backend", "threads", "ratio", "fix", "supersedes")
+KNOWN_KEYS = ("track", "backend", "threads", "ratio", "fix", "supersedes", "reference", "inputs")
+# `reference: runtime@<ref>` (this project at another ref) or `reference: NAME[@<ref>]` ([references.NAME])
+_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(@[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199})?")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same semantics as yaml.safe_load, 10x faster
 _TRACK_HINTS = {"sequential": "seq", "serial": "seq", "single": "seq", "parallel": "par", "multi": "par"}
 _BACKEND_HINTS = {"cpu": "c", "gpu": "cuda", "nvidia": "cuda", "apple": "metal", "mps": "metal", "cu": "cuda"}
@@ -151,8 +154,30 @@ def _validate(data: dict, lines: dict, raw: dict, problems: _Problems) -> dict:
                          "write one of `fix: fix/<branch>`, `fix: <commit sha>`, `fix: inline`, `fix: unknown`")
 
     facts["supersedes"] = _supersedes(data.get("supersedes"), lines, problems)
+    _verify_inputs(data, raw, lines, problems, facts)
     _check_seq_consistency(facts, lines, problems)
     return facts
+
+
+def _verify_inputs(data: dict, raw: dict, lines: dict, problems: _Problems, facts: dict) -> None:
+    """`reference:` and `inputs:`, what verification needs beyond the claim: checked here, used by verify_plan."""
+    if data.get("reference") not in (None, ""):
+        value = raw.get("reference", "").strip()
+        if _REFERENCE.fullmatch(value) and ".." not in value:
+            facts["reference"] = value
+        else:
+            _value_error(problems, lines, "reference", f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
+                         "write `reference: runtime@<branch or commit>` or the name of a [references.NAME] table")
+    value = data.get("inputs")
+    if value is None:
+        return
+    items = value if isinstance(value, list) else [value]
+    if items and all(isinstance(i, (str, int, float)) and not isinstance(i, bool) and str(i).strip()
+                     and len(str(i)) <= 200 and "\n" not in str(i) for i in items) and len(items) <= 8:
+        facts["inputs"] = tuple(str(i).strip() for i in items)
+    else:
+        _value_error(problems, lines, "inputs", f"inputs '{shown(value)}' is not a list of up to 8 arguments",
+                     "write the sizes the program is run with, e.g. `inputs: [1000, 100000]` (each one line)")
 
 
 def _supersedes(value, lines: dict, problems: _Problems) -> tuple[str, ...]:

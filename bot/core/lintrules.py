@@ -144,7 +144,8 @@ def repro_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
 
 
 def c_translation_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
-    if not record.blocks("c"):
+    # A report with `reference:` runs the same program on another implementation: it needs no translation.
+    if not record.blocks("c") and not record.reference:
         section = record.section("reproduction")
         yield Problem(section.line if section else _body_line(record),
                       f"no fenced `c` block: the 1-to-1 C translation is missing{_tags_seen(record)}",

@@ -138,6 +138,8 @@ def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, ti
         lines=tuple(lines.items()),
         sources=tuple(resolved.sources.items()),
         unknown_keys=front_matter.unknown_keys,
+        reference=stated.get("reference"),
+        inputs=stated.get("inputs", ()),
         host=values.get("host"),
         evidence=tuple(resolved.evidence.items()),
         table_evidence=resolved.table.evidence,

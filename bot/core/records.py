@@ -157,6 +157,8 @@ class PerfIssue:
     table_candidates: tuple[float, ...] = ()  # every ratio a pair of comparable table rows gives
     ratio_meaning: str = ""  # set when the ratio is not ideal / achieved in the plain sense (a GPU vs a CPU)
     table_gap: str = ""  # why the table gives no ratio, in the reader's terms
+    reference: str | None = None  # front matter `reference:`: what the program is measured against (default C)
+    inputs: tuple[str, ...] = ()  # front matter `inputs:`: the program's argument(s), one verification each
 
     def line_of(self, name: str, default: int = 1) -> int:
         """The line where a fact or section was stated (1-based), or `default`."""

@@ -3,7 +3,9 @@
     [build]                     # how to build the project at a commit (run in its checkout)
     command = ["make", "-j2"]   # placeholders {checkout} {sha} {script} only; see build_config.py
     script = ".perfbot/build.sh"  # optional: kept on the default branch, for builds that differ by revision
-    [run]                       # argument templates; placeholders {file} {threads} {out} only
+    [run]                       # argument templates; placeholders {file} {threads} {input} {out} only
+                                # (program, output, normalize, metrics, [verify] measure and
+                                # [references.NAME]: see run_settings.py)
     language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]
     c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
     c_run = ["{out}"]
@@ -57,6 +59,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.core.build_config import BUILD_KEYS, BuildScript, parse_build
 from bot.core.config_checks import ConfigFileError, check as _check, line_of as _line_of, remote_path_ok, suggest as _suggest
+from bot.core.run_settings import RUN_KEYS, VERIFY_KEYS, RunSettings, parse_run_settings
 from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedule, Milestone, parse_digest,
                                        parse_milestones)
 from bot.core.parity_config import PARITY_KEYS, ParityConfig, parse_parity
@@ -107,6 +110,7 @@ class RepoConfig:
     runners: tuple[Runner, ...] = field(default=(Runner("local", "local", ("c",)),))
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule = DigestSchedule()
+    run: RunSettings = RunSettings()  # program file, output rule, metrics, measure, references (run_settings.py)
     parity: ParityConfig = ParityConfig()  # [parity]: see bot/core/parity_config.py
     notify: NotifySettings = NotifySettings()
 
@@ -126,6 +130,7 @@ SCHEMA = {
                 "labels": "labels", "path": "remote_path", "workflow": "workflow", "runs_on": "runs_on"},
     "milestones": MILESTONE_KEYS,
     "digest": DIGEST_KEYS,
+    "references": {},  # run_settings.py parses it
     "parity": PARITY_KEYS,
     "notify": NOTIFY_KEYS,
 }
@@ -143,6 +148,10 @@ def parse_repo_config(text: str) -> RepoConfig:
         if section not in SCHEMA:
             raise ConfigFileError(section, _line_of(lines, section), f"unknown section{_suggest(section, SCHEMA)}")
     values: dict = {}
+    # run_settings.py owns some keys of [run] and [verify]: they leave those tables before the strict check.
+    owned = {section: {key: data[section].pop(key) for key in keys if key in data[section]}
+             for section, keys in (("run", RUN_KEYS), ("verify", VERIFY_KEYS)) if isinstance(data.get(section), dict)}
+    run_settings = parse_run_settings(owned.get("run", {}), owned.get("verify", {}), data.get("references"), lines)
     for section in ("build", "run", "suite", "verify"):
         if section in data:
             values[section] = _table(data[section], section, lines)
@@ -159,6 +168,7 @@ def parse_repo_config(text: str) -> RepoConfig:
         suite=_suite(values.get("suite"), lines),
         **_renamed(values.get("verify", {}), fixes="verify_fixes", on_open="verify_on_open"),
         **({"runners": tuple(_runner(r, lines) for r in runners)} if runners is not None else {}),
+        run=run_settings,
     )
     if config.min_samples > config.max_samples:
         raise ConfigFileError("verify.min_samples", _line_of(lines, "min_samples"), "is larger than max_samples")

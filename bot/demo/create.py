@@ -1,5 +1,5 @@
-"""Write the demo project as a real git repository: main with the runtime and reports, one fix branch, and a
-branch that breaks the parity of the GPU twins."""
+"""Write the demo project as a real git repository: main with the runtime and reports, a fix branch, runtime
+v1 on branch v1, and a branch that breaks the parity of the GPU twins."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,8 +9,8 @@ from pathlib import Path
 import git
 
 from bot.demo.parity import KERNELS, KERNELS_BROKEN, KERNELS_PATH, PARITY_BRANCH, PARITY_CONFIG, README_PART
-from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REPORTS
-from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN
+from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REFERENCE_BRANCH, REFERENCE_SLUG, REPORTS
+from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN, RUNTIME_V1
 from bot.errors import UserError
 
 BRANCH = "main"
@@ -28,6 +28,8 @@ class DemoInfo:
     open_slug: str
     files: tuple[str, ...]
     heads: dict[str, str] = field(default_factory=dict)  # branch -> commit sha
+    reference_slug: str = REFERENCE_SLUG  # the report that compares with runtime v1 (branch reference_branch)
+    reference_branch: str = REFERENCE_BRANCH
 
 
 def create_demo(path: Path) -> DemoInfo:
@@ -38,11 +40,15 @@ def create_demo(path: Path) -> DemoInfo:
     repo = git.Repo.init(path, initial_branch=BRANCH)
     try:
         writer = _Writer(repo, path)
-        main_files = {"README.md": README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG)
-                      + README_PART,
-                      ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN, ".perfbot.toml": CONFIG + PARITY_CONFIG,
-                      KERNELS_PATH: KERNELS}
-        writer.commit(main_files, "runtime: a one-statement interpreter standing in for the language runtime")
+        readme = README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG,
+                               reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG) + README_PART
+        main_files = {"README.md": readme, ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN,
+                      ".perfbot.toml": CONFIG + PARITY_CONFIG, KERNELS_PATH: KERNELS}
+        writer.commit({**main_files, "runtime.c": RUNTIME_V1},
+                      "runtime v1: a one-statement interpreter standing in for the language runtime")
+        v1 = repo.head.commit.hexsha
+        repo.git.branch(REFERENCE_BRANCH)
+        writer.commit({"runtime.c": RUNTIME_MAIN}, "runtime: one u24 remainder routine, shared with the GPU backends")
         reports = {f"devs/issues/{slug}.md": make() for slug, make in REPORTS.items()}
         for name, text in reports.items():
             writer.commit({name: text}, f"report {Path(name).stem}")
@@ -58,7 +64,7 @@ def create_demo(path: Path) -> DemoInfo:
         repo.close()
     return DemoInfo(path.resolve(), BRANCH, FIX_BRANCH, FIXED_SLUG, OPEN_SLUG,
                     tuple(sorted([*main_files, *reports])),
-                    {BRANCH: main, FIX_BRANCH: fix, PARITY_BRANCH: broken})
+                    {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1, PARITY_BRANCH: broken})
 
 
 class _Writer:

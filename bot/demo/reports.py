@@ -10,6 +10,9 @@ from bot.demo.sources import MOD_K, MOD_N, MOD_OUTPUT, SUM_N, SUM_OUTPUT
 FIXED_SLUG = "perf_boxed_sum"
 FIX_BRANCH = "fix/perf_boxed_sum-unbox"
 OPEN_SLUG = "perf_mod_shift_subtract"
+REFERENCE_SLUG = "perf_mod_slower_than_v1"
+REFERENCE_BRANCH = "v1"
+REFERENCE_INPUTS = (2_000_000, MOD_N)
 
 SUM_TRANSLATION = f"""#include <stdio.h>
 #include <stdint.h>
@@ -137,4 +140,54 @@ since the backends share one evaluator.
 """
 
 
-REPORTS = {FIXED_SLUG: boxed_sum_report, OPEN_SLUG: mod_report}
+def reference_report() -> str:
+    """The report that compares with an older implementation of the runtime, not with C, at two sizes."""
+    return f"""---
+track: seq
+backend: c
+threads: 1
+ratio: 12.4
+fix: unknown
+reference: runtime@{REFERENCE_BRANCH}
+inputs: [{REFERENCE_INPUTS[0]}, {REFERENCE_INPUTS[1]}]
+---
+# `sum_mod` is 12.4x slower than in runtime v1
+
+## Context
+
+Runtime v1 (branch `{REFERENCE_BRANCH}`) ran remainders at hardware speed; since the C backend shares the
+GPU backends' remainder routine, the same program takes 12.4x as long on main, at every size we tried.
+The comparison is with the earlier implementation of the same language, not with C: it runs the very same
+program file, so no translation is needed.
+
+## Reproduction
+
+```bend
+# the sum of i % {MOD_K} for i < N, u24 (wraps mod 2^24); N comes from the command line
+sum_mod {MOD_N} {MOD_K}
+```
+
+Run with `./runtime -T1 -s main.dl N` for N = {REFERENCE_INPUTS[0]} and {REFERENCE_INPUTS[1]}: both
+runtimes print the same sums (`{MOD_OUTPUT}` for {MOD_N}) and the same `- STEPS:` count.
+
+## Measurements
+
+| implementation | time (s) | machine | command |
+| --- | --- | --- | --- |
+| bend (demo runtime, main) | 0.119 | dev-box | `./runtime -T1 -s main.dl {MOD_N}` |
+| bend (runtime v1) | 0.0096 | dev-box | `git checkout {REFERENCE_BRANCH} && ./runtime -T1 -s main.dl {MOD_N}` |
+
+dev-box: 2-core x86-64 Linux, best of 5.
+
+## Root cause
+
+`runtime.c: u24_mod` became a 24-step shift-and-subtract loop when the backends started sharing it;
+v1 used the C backend's `%`.
+
+## Fix
+
+Unknown: the same design question as `perf_mod_shift_subtract`.
+"""
+
+
+REPORTS = {FIXED_SLUG: boxed_sum_report, OPEN_SLUG: mod_report, REFERENCE_SLUG: reference_report}

@@ -13,6 +13,7 @@ MOD_N, MOD_K = 6_000_000, 7
 MOD_OUTPUT = "1222781"
 
 _HEAD = r"""/* The demo runtime: evaluates a one-statement program the way a naive interpreter does. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ static unsigned sum(unsigned long n) {
 }
 """
 
-_TAIL = r"""
+_MOD_SHIFT = r"""
 /* u24 remainder by shift and subtract: the GPU backends have no integer divide, and share this code. */
 static unsigned u24_mod(unsigned a, unsigned b) {
   unsigned r = 0;
@@ -67,16 +68,65 @@ static unsigned u24_mod(unsigned a, unsigned b) {
   }
   return r;
 }
+"""
 
-/* sum_mod N K: the sum of i % K for i < N. */
-static unsigned sum_mod(unsigned long n, unsigned k) {
+# runtime v1, the older implementation on branch v1: the C backend's own hardware remainder.
+_MOD_HARDWARE = r"""
+/* u24 remainder: the C backend's own `%`. */
+static unsigned u24_mod(unsigned a, unsigned b) { return a % b; }
+"""
+
+_TAIL = r"""
+/* sum_mod N K over [lo, hi): the sum of i % K, one thread's share of the range. */
+typedef struct { unsigned long lo, hi, k; unsigned acc; } Share;
+
+static void *sum_mod_share(void *arg) {
+  Share *s = arg;
   unsigned acc = 0;
-  for (unsigned long i = 0; i < n; i++) acc = U24(acc + u24_mod(U24((unsigned)i), k));
+  for (unsigned long i = s->lo; i < s->hi; i++) acc = U24(acc + u24_mod(U24((unsigned)i), (unsigned)s->k));
+  s->acc = acc;
+  return NULL;
+}
+
+/* sum_mod N K: the sum of i % K for i < N, split over `threads` (u24 sums add up in any order). */
+static unsigned sum_mod(unsigned long n, unsigned k, int threads) {
+  Share shares[64];
+  pthread_t ids[64];
+  unsigned acc = 0;
+  for (int t = 0; t < threads; t++) {
+    shares[t] = (Share){n * t / threads, n * (t + 1) / threads, k, 0};
+    if (threads > 1 && pthread_create(&ids[t], NULL, sum_mod_share, &shares[t]) != 0) abort();
+  }
+  for (int t = 0; t < threads; t++) {
+    if (threads > 1) pthread_join(ids[t], NULL); else sum_mod_share(&shares[t]);
+    acc = U24(acc + shares[t].acc);
+  }
   return acc;
 }
 
+static int usage(void) {
+  fprintf(stderr, "usage: runtime [-T THREADS] [-s] PROGRAM.dl [N]  (a program is `sum N` or `sum_mod N K`; "
+                  "N on the command line overrides the program's; -s prints statistics)\n");
+  return 2;
+}
+
 int main(int argc, char **argv) {
-  FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
+  int threads = 1, stats = 0, a = 1;
+  for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
+    if (strcmp(argv[a], "-s") == 0) stats = 1;
+    else if (strncmp(argv[a], "-T", 2) == 0) {
+      const char *count = argv[a][2] ? argv[a] + 2 : (a + 1 < argc ? argv[++a] : "");
+      threads = atoi(count);
+      if (threads < 1 || threads > 64) return usage();
+    } else return usage();
+  }
+  if (a >= argc) return usage();
+  const char *dot = strrchr(argv[a], '.');
+  if (!dot || (strcmp(dot, ".dl") != 0 && strcmp(dot, ".bend") != 0)) {  /* .bend: programs from before .dl */
+    fprintf(stderr, "runtime: %s is not a program: programs end in .dl\n", argv[a]);
+    return 2;
+  }
+  FILE *f = fopen(argv[a], "r");
   char line[256], op[32];
   unsigned long n = 0, k = 0;
   int fields = 0;
@@ -85,15 +135,18 @@ int main(int argc, char **argv) {
     fields = sscanf(line, "%31s %lu %lu", op, &n, &k);
     break;
   }
+  if (a + 1 < argc) n = strtoul(argv[a + 1], NULL, 10);
   if (fields >= 2 && strcmp(op, "sum") == 0) printf("%u\n", sum(n));
-  else if (fields == 3 && strcmp(op, "sum_mod") == 0 && k > 0) printf("%u\n", sum_mod(n, (unsigned)k));
-  else { fprintf(stderr, "usage: runtime PROGRAM  (a program is `sum N` or `sum_mod N K`)\n"); return 2; }
+  else if (fields == 3 && strcmp(op, "sum_mod") == 0 && k > 0) printf("%u\n", sum_mod(n, (unsigned)k, threads));
+  else return usage();
+  /* Statistics as a runtime prints them: a deterministic step count, then the threads used. */
+  if (stats) printf("- STEPS: %lu\n- THREADS: %d\n", n, threads);
   return 0;
 }
 """
-
-RUNTIME_MAIN = _HEAD + _BOXED_SUM + _TAIL
-RUNTIME_FIX = _HEAD + _UNBOXED_SUM + _TAIL
+RUNTIME_MAIN = _HEAD + _BOXED_SUM + _MOD_SHIFT + _TAIL
+RUNTIME_FIX = _HEAD + _UNBOXED_SUM + _MOD_SHIFT + _TAIL
+RUNTIME_V1 = _HEAD + _BOXED_SUM + _MOD_HARDWARE + _TAIL
 
 # Modest limits: a verification of the fix takes seconds on two cores, a hang at most 5 s. Up to 30 pairs:
 # the fixed program runs for milliseconds, and on a busy host more pairs, not luck, settle its interval.
@@ -112,9 +165,32 @@ budget_seconds = 60
 timeout_seconds = 5
 memory_mb = 512
 """
+# The demo's own settings use what a real runtime needs: its file extension, its thread flag, statistics
+# lines (-s) that the C translation does not print and that are dropped before outputs are compared, the
+# step count captured beside the times, and the factor a report comparing with runtime v1 is held to.
 # The runner is written out, though it is the default, so a newcomer sees where a bench host would go.
 # The demo also measures each new report's claim on main (verify on open), so serving it shows both flows.
-CONFIG = SETTINGS.replace("[verify]\n", "[verify]\non_open = true                # measure each new report's claim on main\n") + """
+CONFIG = """# How perfbot builds this project and runs a report's programs (perfbot: README, "Verify").
+[build]
+command = ["gcc", "-O2", "-pthread", "-o", "runtime", "runtime.c"]
+
+[run]
+program = "main.dl"           # the runtime reads .dl programs
+language = ["./runtime", "-T{threads}", "-s", "{file}", "{input}"]
+c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
+output = "normalize"          # -s adds statistics lines; drop them before the outputs are compared
+normalize = [["(?m)^- [A-Z]+: .*$", ""]]
+metrics = {steps = "- STEPS: ([0-9]+)"}
+
+[verify]
+on_open = true                # measure each new report's claim on main
+min_samples = 5
+max_samples = 30
+budget_seconds = 60
+timeout_seconds = 5
+memory_mb = 512
+reference_factor = 1.1        # `reference: runtime@v1` reports pass within 1.1x of runtime v1
+
 [[runners]]
 name = "local"
 kind = "local"
@@ -129,15 +205,19 @@ A self-contained stand-in for a language runtime's repository, made by `perfbot 
 
 - `runtime.c`: the "runtime". It runs a one-statement program: `sum N` (the sum of i*i for i < N) or
   `sum_mod N K` (the sum of i % K for i < N), u24 arithmetic. Build it with
-  `gcc -O2 -o runtime runtime.c`, run it with `./runtime program.bend`.
+  `gcc -O2 -pthread -o runtime runtime.c`, run it with `./runtime [-T THREADS] [-s] main.dl [N]`
+  (`-s` adds `- STEPS:` statistics lines, N overrides the program's size).
 - `.perfbot.toml`: how perfbot builds the runtime and runs a report's program and C translation.
 - `devs/issues/`: performance reports, one file each (`perf_<slug>.md`).
 - branch `{fix_branch}`: the fix `{fixed_slug}` names in its `fix:` field.
+- branch `{reference_branch}`: runtime v1, the older implementation (hardware `%`) that `{reference_slug}`
+  compares against with `reference: runtime@{reference_branch}`.
 
 Try:
 
     perfbot verify {fixed_slug} --repo .                 # the fix against main: pass
     perfbot verify {fixed_slug} --repo . --head main     # main alone: the claim reproduces, fail
     perfbot verify {open_slug} --repo .        # no fix yet: fail
+    perfbot verify {reference_slug} --repo .    # main against runtime v1, two input sizes: fail
     perfbot serve --repo .                                 # records and local issues for these reports
 """

@@ -1,21 +1,29 @@
-"""Verify: measure a report's reproduction against its C translation at a commit, and decide with intervals.
+"""Verify: measure a report's reproduction against what it compares with at a commit, and decide with intervals.
 
-For each side (base, then head) the runner prepares the project, the report's two programs are written to
-files, the C translation is compiled, one warm-up run of each checks that both print the same result (a
-1-to-1 translation computes the same thing; a mismatch is reported, not timed), and then runs alternate
-language, C, language, C ... until the interval decides or the time budget is spent.
+What the program is compared with: its C translation (default), a reference implementation (`reference:`,
+services/references.py), or for a par report itself on one thread. For each input the report gives and each
+side (base, then head) the runner prepares the project, the program is written under the file name
+`.perfbot.toml` gives, the other side is made ready (the translation compiled, the reference built), one
+warm-up run of each checks that both print the same result under `[run] output` (a mismatch is reported,
+not timed), and then runs alternate program, other, program, other ... until the interval decides or the time
+budget is spent. Each sample keeps wall, user and system time, page faults and the runtime's own metrics;
+the ratio is made of `[verify] measure`.
 """
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from bot.core.outputs import metrics_of, mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
-from bot.core.verify_plan import fill, from_root, programs
 from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, decide_at_least, ratio_interval
 from bot.core.suite import SuiteResult, compare_suites
+from bot.core.verify_plan import fill, from_root, inputs_of, program_name, programs, reference_of, with_input
+from bot.services.measures import sample_value, wrap_for_measure
+from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
 
 MISMATCH, ERROR = "mismatch", "error"
@@ -24,8 +32,9 @@ Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
 
 @dataclass
 class Side:
-    """What one commit measured: every sample kept. For a par report `language` holds the program's times on
-    one thread and `c` its times on the claimed thread count: the ratio of the two is the speedup."""
+    """What one commit measured for one input: every sample kept. For a par report `language` holds the
+    program's measure on one thread and `c` on the claimed thread count: the ratio of the two is the speedup.
+    With a reference, `c` holds the reference's measure."""
 
     label: str
     sha: str
@@ -35,12 +44,34 @@ class Side:
     interval: Interval | None = None
     decision: str = ""  # pass | fail | inconclusive once the side is decided; empty while sampling
     output: str = ""
+    input: str | None = None
+    against: str = "C"  # C | reference NAME@sha | N threads
+    measure: str = "wall"
+    runs: dict = field(default_factory=lambda: {"language": [], "c": []})  # per sample: times, faults, metrics
+
+    def metric_medians(self, which: str) -> dict[str, float]:
+        names = {name for run in self.runs[which] for name in run.get("metrics", {})}
+        return {name: statistics.median(r["metrics"][name] for r in self.runs[which] if name in r.get("metrics", {}))
+                for name in sorted(names)}
+
+    def summary(self) -> str:
+        """One line for a terminal: medians, ratio, pairs, decision, and the runtime's metrics beside them."""
+        unit = "s" if self.measure != "instructions" else " instr"
+        fmt = (lambda v: f"{v:.4f}{unit}") if self.measure != "instructions" else (lambda v: f"{v:.4g}{unit}")
+        first, second = ("1 thread", f"{self.against}") if self.par else ("language", self.against)
+        line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
+                f"{first} {fmt(statistics.median(self.language))}  {second} {fmt(statistics.median(self.c))}  "
+                f"ratio {self.interval.point:.2f}x [{self.interval.low:.2f}, {self.interval.high:.2f}]  "
+                f"{len(self.c)} pairs  {self.decision}")
+        return line + _metrics_text(self)
 
     def as_dict(self) -> dict:
         names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
         return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
-                "output": self.output}
+                "output": self.output, "input": self.input, "against": self.against, "measure": self.measure,
+                "language_runs": self.runs["language"], "c_runs": self.runs["c"],
+                "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")}}
 
 
 @dataclass
@@ -56,14 +87,28 @@ class Outcome:
                 "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None}
 
 
+@dataclass(frozen=True)
+class _Pair:
+    """The two argument lists timed against each other, where they run, and what to call them."""
+
+    first: list[str]
+    second: list[str]
+    first_cwd: object
+    second_cwd: object
+    names: tuple[str, str]
+
+
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
            progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
     language, translation = programs(record, config)
+    reference = reference_of(record, config)
     par = record.track == "par"
-    sides = [Side("base", base, par=par)] if base else []
-    sides.append(Side("head", head, par=par))
+    sides = []
+    for given in inputs_of(record):
+        sides += [Side("base", base, par=par, input=given)] if base else []
+        sides.append(Side("head", head, par=par, input=given))
     plan = SamplingPlan(config.min_samples, config.max_samples)
     suite = None
 
@@ -74,80 +119,147 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
             observe(sides)
 
     with runner.exclusive():
+        target = prepare_reference(reference, runner, record, language, config) if reference else None
+        counter: dict = {}
         for side in sides:
-            problem = _measure(side, record, language, translation, config, runner, plan, tick)
+            problem = _measure(side, record, language, translation, config, runner, plan, tick, target, counter)
             if problem is not None:
                 return Outcome(problem[0], problem[1], sides, runner.name)
-        if config.suite is not None and base and sides[-1].decision == PASS:
+        if config.suite is not None and base and all(s.decision == PASS for s in sides if s.label == "head"):
             # Only a fix worth merging pays for the suite: it must not slow anything else down.
             base_times, head_times = measure_suites(config, runner, runner.prepare(base), runner.prepare(head),
                                                     config.suite.samples)
             suite = compare_suites(base_times, head_times, config.suite.tolerance)
-    head_side = sides[-1]
-    ratio = head_side.interval
-    if record.track == "par":
-        target = record.threads * config.par_efficiency
-        message = (f"{record.slug} on {runner.name}: speedup on {record.threads} threads {ratio.point:.2f}x "
-                   f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against {target:g}x "
-                   f"({config.par_efficiency:g} of ideal)")
-    else:
-        message = (f"{record.slug} on {runner.name}: language/C {ratio.point:.2f}x "
-                   f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head[:12]} against the {config.seq_threshold:g}x threshold")
+    heads = [s for s in sides if s.label == "head"]
+    message = "; ".join(_claim_text(record, config, runner, s, target, n == 0) for n, s in enumerate(heads)) + \
+        _honesty_note(heads[-1])
+    decisions = {s.decision for s in heads}
+    verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
     if suite is not None and suite.verdict == FAIL:
         return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite)
     if suite is not None:
         message += f"; suite: {suite.summary()}"
-    return Outcome(head_side.decision, message, sides, runner.name, suite)
+    return Outcome(verdict, message, sides, runner.name, suite)
 
 
-def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
-             plan: SamplingPlan, progress: Progress) -> tuple[str, str] | None:
+def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
+                first: bool = True) -> str:
+    ratio = side.interval
+    at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
+    measure = "" if config.run.measure == "wall" else f" ({config.run.measure})"
+    prefix = f"{record.slug} on {runner.name}: " if first else ""
+    bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
+    if record.track == "par":
+        target_speedup = record.threads * config.par_efficiency
+        text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
+                f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
+    elif target is not None:
+        text = f"head/{target.label}{measure} {bounds} {at}, to pass within {target.factor:g}x of the reference"
+    else:
+        text = f"language/C{measure} {bounds} {at} against the {config.seq_threshold:g}x threshold"
+    return prefix + text + _metrics_text(side)
+
+
+def _metrics_text(side: Side) -> str:
+    first, second = side.metric_medians("language"), side.metric_medians("c")
+    shown = [f"{name} {_number(first.get(name))} vs {_number(second.get(name))}" for name in sorted({*first, *second})]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
+
+
+def _honesty_note(side: Side) -> str:
+    """Wall time carries the kernel's work (page faults, I/O); say so when it is a large part of a sample."""
+    if side.measure != "wall":
+        return ""
+    other = "the C translation" if side.against == "C" else side.against
+    for which, name in (("language", "the program"), ("c", other)):
+        runs = [r for r in side.runs[which] if r.get("system") is not None and r["wall"] > 0]
+        if runs and statistics.median(r["system"] / r["wall"] for r in runs) > 0.3:
+            faults = statistics.median(r.get("faults") or 0 for r in runs)
+            return (f"; note: {name} spends over 30% of its wall time in the kernel ({faults:.0f} page faults a run): "
+                    'measure = "user" or "instructions" keeps that out of the ratio')
+    return ""
+
+
+def _pair(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
+          target: ReferenceTarget | None) -> tuple[_Pair | None, tuple[str, str] | None]:
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)
-    runner.write_file(folder / "program.bend", language)
+    program = folder / program_name(record, config)
+    runner.write_file(program, language)
+    threads = str(record.threads or 1)
+    # Every program runs in the report's own folder, the only place a sandboxed run may write: the built
+    # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
+    template = with_input(config.run_language, side.input)
+    argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
+    if record.track == "par":
+        # A speedup is one thread's time over N threads': the pair timed is the program at 1 and at N.
+        side.against = f"{threads} threads"
+        one = from_root(fill(template, file=str(program), threads="1"), workspace)
+        return _Pair(one, argv_language, folder, folder,
+                     ("the program on 1 thread", f"the program on {threads} threads")), None
+    if target is not None:
+        side.against = target.label
+        return _Pair(argv_language, target.argv(side.input, threads), folder, target.folder,
+                     ("the program", f"the reference {target.label}")), None
     runner.write_file(folder / "translation.c", translation)
     binary = folder / "translation"
     compiled = runner.run(fill(config.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
                           config.timeout_seconds)
     if not compiled.ok:
-        return ERROR, f"the C translation does not compile at {side.sha[:12]}: {compiled.stderr.strip()[-400:]}"
-    # Every program runs in the report's own folder, the only place a sandboxed run may write: the built
-    # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
-    argv_language = from_root(fill(config.run_language, file=str(folder / "program.bend"),
-                                   threads=str(record.threads or 1)), workspace)
-    argv_c = fill(config.c_run, out=str(binary), file=str(folder / "translation.c"))
-    par = record.track == "par"
-    if par:
-        # A speedup is one thread's time over N threads': the pair timed is the program at 1 and at N.
-        argv_c, argv_language = argv_language, from_root(
-            fill(config.run_language, file=str(folder / "program.bend"), threads="1"), workspace)
-    first_language = runner.run(argv_language, folder, config.timeout_seconds)
-    first_c = runner.run(argv_c, folder, config.timeout_seconds)
-    names = ("the program on 1 thread", f"the program on {record.threads} threads") if par else \
-        ("the program", "the C translation")
-    for name, result in zip(names, (first_language, first_c)):
+        return None, (ERROR, f"the C translation does not compile at {side.sha[:12]}: {compiled.stderr.strip()[-400:]}")
+    argv_c = fill(with_input(config.c_run, side.input), out=str(binary), file=str(folder / "translation.c"))
+    return _Pair(argv_language, argv_c, folder, folder, ("the program", "the C translation")), None
+
+
+def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
+             plan: SamplingPlan, progress: Progress, target: ReferenceTarget | None,
+             counter: dict) -> tuple[str, str] | None:
+    side.measure = config.run.measure
+    pair, problem = _pair(side, record, language, translation, config, runner, target)
+    if problem is not None:
+        return problem
+    first_argv, second_argv = (wrap_for_measure(argv, config, runner, pair.first_cwd, counter)
+                               for argv in (pair.first, pair.second))
+    first = runner.run(first_argv, pair.first_cwd, config.timeout_seconds)
+    second = runner.run(second_argv, pair.second_cwd, config.timeout_seconds)
+    at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
+    for name, result in zip(pair.names, (first, second)):
         if result.timed_out:
-            return ERROR, f"{name} ran past the {config.timeout_seconds}s limit at {side.sha[:12]}"
+            return ERROR, f"{name} ran past the {config.timeout_seconds}s limit {at}"
         if result.returncode != 0:
-            return ERROR, f"{name} exited {result.returncode} at {side.sha[:12]}: {result.stderr.strip()[-300:]}"
-    if first_language.stdout.strip() != first_c.stdout.strip():
-        return MISMATCH, (f"at {side.sha[:12]} {names[0]} prints {first_language.stdout.strip()[:80]!r} but "
-                          f"{names[1]} prints {first_c.stdout.strip()[:80]!r}: not the same computation")
-    side.output = first_c.stdout.strip()
+            return ERROR, f"{name} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}"
+    different = mismatch(first.stdout, second.stdout, config.run, pair.names, at)
+    if different is not None:
+        return MISMATCH, different
+    side.output = normalised(second.stdout, config.run)
     deadline = time.monotonic() + config.budget_seconds
     while True:
-        for argv, cwd, samples in ((argv_language, folder, side.language), (argv_c, folder, side.c)):
+        for argv, cwd, samples, which in ((first_argv, pair.first_cwd, side.language, "language"),
+                                          (second_argv, pair.second_cwd, side.c, "c")):
             result = runner.run(argv, cwd, config.timeout_seconds)
             if not result.ok:
-                return ERROR, f"a timed run failed at {side.sha[:12]} (exit {result.returncode}, timed out: {result.timed_out})"
-            samples.append(result.seconds)
-        if par:
+                return ERROR, f"a timed run failed {at} (exit {result.returncode}, timed out: {result.timed_out})"
+            value, problem = sample_value(result, config, counter, runner)
+            if problem is not None:
+                return ERROR, f"{problem} {at}"
+            samples.append(value)
+            side.runs[which].append({"wall": result.seconds, "user": result.user, "system": result.system,
+                                     "faults": result.faults, "metrics": metrics_of(result.stdout, result.stderr,
+                                                                                     config.run)})
+        if record.track == "par":
             step, interval = plan.next_step(side.language, side.c, record.threads * config.par_efficiency,
                                             decide_at_least)
         else:
-            step, interval = plan.next_step(side.language, side.c, config.seq_threshold)
+            limit = target.factor if target is not None else config.seq_threshold
+            step, interval = plan.next_step(side.language, side.c, limit)
         side.interval = interval or side.interval
-        progress(side.label, len(side.c), plan.maximum)
+        progress(side.label + (f" {side.input}" if side.input else ""), len(side.c), plan.maximum)
         if step != "sample":
             side.decision = step
             return None
@@ -155,4 +267,3 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
             side.interval = ratio_interval(side.language, side.c)
             side.decision = INCONCLUSIVE
             return None
-

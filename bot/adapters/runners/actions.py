@@ -42,6 +42,7 @@ def run_title(run_id: int) -> str:
 def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Runner) -> dict[str, str]:
     """The workflow_dispatch inputs: strings, as GitHub requires; the plan is what verify.py would follow."""
     language, translation = programs(record, config)
+    _refuse_what_the_workflow_cannot_do(record, config, runner)
     plan = {"run": run["id"], "slug": record.slug, "base": run["base"] if run["purpose"] == "fix" else None,
             "head": run["head"], "track": record.track, "threads": record.threads or 1, "program": language,
             "translation": translation, "build": list(config.build or []) or None,
@@ -57,6 +58,19 @@ def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Ru
         raise UserError(f"cannot verify {record.slug} on {runner.name}: the report's programs (and the build "
                         f"script) are too large for a workflow_dispatch (GitHub allows {MAX_INPUT_CHARS} characters of inputs)")
     return inputs
+
+
+def _refuse_what_the_workflow_cannot_do(record: PerfIssue, config: RepoConfig, runner: Runner) -> None:
+    """deploy/github/perfbot_bench.py times exact outputs of program.bend against C on wall time, nothing more."""
+    settings = config.run
+    asked = [what for what, used in (
+        ("`reference:`", bool(record.reference)), ("`inputs:`", bool(record.inputs)),
+        ("[run] program", settings.program is not None), (f'[run] output = "{settings.output}"', settings.output != "exact"),
+        ("[run] metrics", bool(settings.metrics)), (f'[verify] measure = "{settings.measure}"', settings.measure != "wall"),
+    ) if used]
+    if asked:
+        raise UserError(f"cannot verify {record.slug} on {runner.name}: the GitHub Actions bench script does not "
+                        f"support {', '.join(asked)} yet; run it on a local or ssh runner (`/perf verify runner=NAME`)")
 
 
 def read_samples(data: bytes) -> dict:

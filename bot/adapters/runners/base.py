@@ -26,6 +26,10 @@ class RunResult:
     stderr: str
     seconds: float
     timed_out: bool = False
+    # CPU time and page faults of the program and its children (wait4 rusage); None where a runner cannot tell.
+    user: float | None = None
+    system: float | None = None
+    faults: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -52,6 +56,10 @@ class Runner(Protocol):
 
     def run(self, argv: list[str], cwd: PurePath, timeout: float) -> RunResult:
         """Run an argument list (never a shell) with the runner's limits; the time is the program's own."""
+
+    def for_project(self, repo_path, build: tuple[str, ...] | None) -> "Runner":
+        """The same host, limits and workspaces for another repository and build (a reference implementation);
+        it shares this runner's lock, so only this runner's exclusive() is ever taken."""
 
 
 def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath, sha: str, timeout: float,

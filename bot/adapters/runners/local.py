@@ -7,6 +7,7 @@ Where bubblewrap works every run is also contained (sandbox.py): it may write on
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 import os
 import resource
@@ -151,10 +152,17 @@ class LocalRunner:
         except BlockingIOError:  # the timer wrote nothing and something still holds the pipe: no wait
             report = None
         self._close(status_read)
+        user = system = faults = None
         if report is not None and not timed_out:
-            seconds, returncode = report
+            seconds, returncode, user, system, faults = report
         return RunResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds,
-                         timed_out)
+                         timed_out, user, system, faults)
+
+    def for_project(self, repo_path: Path, build: tuple[str, ...] | None) -> LocalRunner:
+        """Worktrees of another repository or build in a folder of their own in the cache, contained alike."""
+        key = hashlib.sha256(f"{Path(repo_path).resolve()}\0{build}".encode()).hexdigest()[:16]
+        return LocalRunner(self.name, repo_path, self.cache_dir / "projects" / key, build=build, memory_mb=self.memory_mb,
+                           build_timeout=self.build_timeout, sandbox=self.sandboxed)
 
     @staticmethod
     def _close(*fds: int | None) -> None:

@@ -4,7 +4,8 @@
 # the same contract LocalRunner.run keeps, so both runners can share it.
 #
 #   run  JSON   {"argv": [...], "cwd": "/abs", "timeout": 5, "memory_mb": 512} -> one JSON line on stdout:
-#               {"returncode", "seconds", "timed_out", "stdout", "stderr"} (the program never writes there)
+#               {"returncode", "seconds", "timed_out", "stdout", "stderr", "user", "system", "faults"} (the
+#               program never writes there); user/system/faults are the child's rusage, as wait4 reports it
 #   root PATH   the folder expanded on this host (~ is the remote user's home), created 0700, printed
 #   lock PATH   flock PATH, print "locked", hold it until stdin ends (the ssh session closes or dies)
 from __future__ import annotations
@@ -35,6 +36,9 @@ def _limits(memory_mb: int):
 
 def run_limited(argv: list, cwd: str, timeout: float, memory_mb: int) -> dict:
     """Run an argument list (never a shell) in its own session; on timeout the whole group is killed."""
+    # This wrapper runs one child per invocation, so RUSAGE_CHILDREN after the wait is exactly that child's
+    # wait4 rusage (its own children included), on Linux and macOS alike.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     try:
         process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -53,7 +57,12 @@ def run_limited(argv: list, cwd: str, timeout: float, memory_mb: int) -> dict:
             pass
         out, err = process.communicate()
         timed_out = True
-    return _result(process.returncode, out, err, time.perf_counter() - started, timed_out)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = _result(process.returncode, out, err, seconds, timed_out)
+    result.update(user=after.ru_utime - before.ru_utime, system=after.ru_stime - before.ru_stime,
+                  faults=(after.ru_minflt + after.ru_majflt) - (before.ru_minflt + before.ru_majflt))
+    return result
 
 
 def _result(returncode: int, out: bytes, err: bytes, seconds: float, timed_out: bool) -> dict:

@@ -2,7 +2,7 @@
 
     sandbox_argv(writable, path=...)          the `bwrap ... --` prefix (pure)
     timed_argv(status_fd, memory_bytes, argv) the timing shim that runs inside it (pure)
-    read_status(data)                         what the shim reported: (seconds, returncode) or None
+    read_status(data)                         what the shim reported: seconds, returncode, user, system, faults
     sandbox_problem() / sandbox_available()   whether bwrap really works on this host, checked once
 
 Inside: the whole filesystem read-only, `writable` (and only it) writable and the working folder, a private
@@ -43,9 +43,10 @@ if pid == 0:
     except OSError as exc:
         os.write(2, f"cannot run {argv[0]}: {exc.strerror}\n".encode())
     os._exit(127)
-_, code = os.waitpid(pid, 0)
+_, code, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - started
-os.write(status, f"{seconds!r} {os.waitstatus_to_exitcode(code)}\n".encode())
+os.write(status, f"{seconds!r} {os.waitstatus_to_exitcode(code)} {usage.ru_utime!r} {usage.ru_stime!r} "
+                 f"{usage.ru_minflt + usage.ru_majflt}\n".encode())
 """
 
 
@@ -77,11 +78,15 @@ def timed_argv(status_fd: int, memory_bytes: int, argv: Sequence[str], python: s
     return [python, "-I", "-S", "-c", SHIM, str(status_fd), str(memory_bytes), *argv]
 
 
-def read_status(data: bytes) -> tuple[float, int] | None:
-    """The shim's report, or None when it never finished (killed at a timeout, or by the program)."""
+def read_status(data: bytes) -> tuple[float, int, float | None, float | None, int | None] | None:
+    """The shim's report: (seconds, returncode, user, system, page faults) of the program (wait4's rusage, so
+    its children count too), or None when it never finished (killed at a timeout, or by the program)."""
     try:
-        seconds, code = data.decode().split()
-        return float(seconds), int(code)
+        words = data.decode().split()
+        if len(words) == 2:
+            return float(words[0]), int(words[1]), None, None, None
+        seconds, code, user, system, faults = words
+        return float(seconds), int(code), float(user), float(system), int(faults)
     except ValueError:
         return None
 

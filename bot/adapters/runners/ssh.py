@@ -157,10 +157,18 @@ class SshRunner:
         code, out, err = self._exec(self._python("run", json.dumps(request)), timeout=timeout + MARGIN)
         try:
             data = json.loads(out.rstrip().rsplit(b"\n", 1)[-1])
+            usage = {key: data[key] for key in ("user", "system", "faults") if data.get(key) is not None}
             return RunResult(int(data["returncode"]), data["stdout"], data["stderr"], float(data["seconds"]),
-                             bool(data["timed_out"]))
+                             bool(data["timed_out"]), **usage)
         except (ValueError, KeyError, TypeError, IndexError):
             self._fail(code, err, f"the run wrapper failed (exit {code})")
+
+    def for_project(self, repo_path: Path, build: tuple[str, ...] | None) -> SshRunner:
+        """Another repository's or build's commits in a folder of their own inside this runner's remote folder."""
+        key = hashlib.sha256(f"{Path(repo_path).resolve()}\0{build}".encode()).hexdigest()[:16]
+        return SshRunner(self.name, self.host, options=self.options, repo_path=repo_path, user=self.user,
+                         port=self.port, path=f"{self.folder.rstrip('/')}/projects/{key}", build=build,
+                         memory_mb=self.memory_mb, build_timeout=self.build_timeout)
 
     def root(self) -> PurePosixPath:
         """The remote folder, expanded by the host itself (~ is the remote user's home), asked once."""

@@ -1,0 +1,49 @@
+"""What a sample is made of (`[verify] measure`): wall time, user CPU time, or instructions counted on the host."""
+from __future__ import annotations
+
+from bot.adapters.runners.base import RunResult
+from bot.core.counters import counted, instructions
+from bot.core.repo_config import RepoConfig
+from bot.errors import UserError
+
+
+def find_counter(runner, cwd) -> str:
+    """The instruction counter that really counts on this runner's host: perf stat where hardware counters
+    exist, else cachegrind; a UserError that says what each answered when neither does."""
+    answers = []
+    for name in ("perf", "cachegrind"):
+        result = runner.run(counted(name, ["true"]), cwd, 60)
+        if result.returncode == 0 and instructions(name, result.stderr):
+            return name
+        why = result.stderr.strip().splitlines()[-1][:160] if result.stderr.strip() else f"exit {result.returncode}"
+        answers.append(f"{'perf stat' if name == 'perf' else 'valgrind --tool=cachegrind'}: {why}")
+    raise UserError(f'[verify] measure = "instructions" needs `perf stat` with hardware counters or '
+                    f"`valgrind --tool=cachegrind` on {runner.host}, and neither counts there ({'; '.join(answers)}). "
+                    'Install valgrind on that host, or use measure = "user" (CPU time) or "wall"')
+
+
+def wrap_for_measure(argv: list[str], config: RepoConfig, runner, cwd, counter: dict) -> list[str]:
+    """`argv` under the counter when the measure is instructions (found once per verification)."""
+    if config.run.measure != "instructions":
+        return argv
+    if "name" not in counter:
+        counter["name"] = find_counter(runner, cwd)
+    return counted(counter["name"], argv)
+
+
+def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -> tuple[float, str | None]:
+    """The sample's value in the configured measure, or the reason there is none."""
+    measure = config.run.measure
+    if measure == "wall":
+        return result.seconds, None
+    if measure == "user":
+        if result.user is None:
+            return 0.0, f"runner {runner.name} cannot report CPU time (no rusage); use measure = \"wall\""
+        if result.user <= 0:
+            return 0.0, ("a run took no measurable user CPU time (the kernel counts it in scheduler ticks): give "
+                         'the program a larger input, or use measure = "wall" or "instructions"')
+        return result.user, None
+    count = instructions(counter["name"], result.stderr)
+    if not count:
+        return 0.0, f"{counter['name']} printed no instruction count for a run"
+    return float(count), None

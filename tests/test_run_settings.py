@@ -1,0 +1,125 @@
+"""`.perfbot.toml` keys that fit verification to a runtime, the report's `reference:`/`inputs:`, and the pure plan."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.core.outputs import metrics_of, mismatch, normalised
+from bot.core.parse import parse
+from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.core.verify_plan import program_name, programs, reference_of, with_input
+from bot.errors import UserError
+from tests.runtime_project import config, report
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_example() -> str:
+    text = README.read_text()
+    start = text.index("**Fitting a real runtime**")
+    block = text[text.index("    [build]", start):text.index("\n\n", text.index("    [build]", start))]
+    return "\n".join(line[4:] for line in block.splitlines())
+
+
+def test_the_readme_example_parses_and_its_rule_makes_an_hvm_output_equal_to_c():
+    conf = parse_repo_config(_readme_example())
+    run = conf.run
+    assert run.program == "main.hvm4" and run.measure == "instructions" and run.reference_factor == 1.1
+    assert conf.run_language == ("./clang/hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}")
+    bend2 = run.reference("bend2")
+    assert (bend2.repository, bend2.branch, bend2.program, bend2.factor) == ("../bend2", "main", "main.bend", 1.2)
+    hvm = "#Tup{1n,1n}\n- ITRS: 1,234\n- TIME: 0.01s\n- MIPS: 12.5\n"
+    assert normalised(hvm, run) == "#Tup{1,1}" and mismatch(hvm, "#Tup{1,1}\n", run, ("a", "b"), "at x") is None
+    assert metrics_of(hvm, "", run) == {"itrs": 1234.0, "mips": 12.5}
+
+
+def test_output_rules_and_their_mismatch_message():
+    last = parse_repo_config('[run]\noutput = "last-line"\n').run
+    assert normalised("loading\n42\n\n", last) == "42"
+    exact = parse_repo_config("").run
+    message = mismatch("1\n", "2", exact, ("the program", "the C translation"), "at abc")
+    assert message == "at abc the program prints '1' but the C translation prints '2' (after output = \"exact\"): " \
+                      "not the same computation"
+
+
+@pytest.mark.parametrize("text, key", [
+    ('[run]\noutput = "fuzzy"\n', "run.output"),
+    ('[run]\noutput = "normalize"\n', "run.normalize"),
+    ('[run]\nnormalize = [["a", "b"]]\n', "run.normalize"),
+    ('[run]\noutput = "normalize"\nnormalize = [["(", ""]]\n', "run.normalize"),
+    ('[run]\noutput = "normalize"\nnormalize = [["a", "\\\\2"]]\n', "run.normalize"),
+    ('[run]\noutput = "normalize"\nnormalize = ["a"]\n', "run.normalize"),
+    ('[run]\nmetrics = {itrs = "(a)(b)"}\n', "run.metrics.itrs"),
+    ('[run]\nmetrics = {"1x" = "a"}\n', "run.metrics.1x"),
+    ('[run]\nprogram = "../main.hvm4"\n', "run.program"),
+    ('[run]\nprogram = ".hidden"\n', "run.program"),
+    ('[verify]\nmeasure = "cycles"\n', "verify.measure"),
+    ('[verify]\nreference_factor = 0\n', "verify.reference_factor"),
+    ('[references.old]\nbranch = "v1"\n', "references.old.run"),
+    ('[references.old]\nrun = ["x"]\nbranch = "--upload-pack=x"\n', "references.old.branch"),
+    ('[references.old]\nrun = ["x"]\nrepo = "x"\n', "references.old.repo"),
+    ('[references.runtime]\nrun = ["x"]\n', "references.runtime"),
+    ('[run]\nlanguage = ["./x", "{size}"]\n', "run.language"),
+])
+def test_bad_settings_name_their_key(text, key):
+    with pytest.raises(ConfigFileError) as caught:
+        parse_repo_config(text)
+    assert caught.value.key == key, str(caught.value)
+    assert re.match(r"\.perfbot\.toml:\d+: ", str(caught.value))
+
+
+def test_a_report_says_what_it_compares_with_and_at_which_sizes():
+    record = parse("devs/issues/perf_fold.md", report(reference="runtime@old", inputs="[100, 2000]").encode()).record
+    assert record.reference == "runtime@old" and record.inputs == ("100", "2000")
+    conf = parse_repo_config(config())
+    ref = reference_of(record, conf)
+    assert (ref.name, ref.branch, ref.run, ref.build) == ("runtime", "old", conf.run_language, conf.build)
+    assert programs(record, conf)[1] == ""  # no C translation needed
+    bad = parse("devs/issues/perf_fold.md", report(reference="x; rm -rf /", inputs="{a: 1}").encode())
+    assert bad.record.reference is None and bad.record.inputs == ()
+    assert {f.rule for f in bad.findings} >= {"front-matter-value"}
+    with pytest.raises(UserError, match="needs the ref"):
+        reference_of(parse("d/perf_fold.md", report(reference="runtime").encode()).record, conf)
+
+
+def test_inputs_become_arguments_and_the_program_file_gets_its_name():
+    assert with_input(("./hvm", "run", "{file}", "{input}"), "10 20") == ("./hvm", "run", "{file}", "10", "20")
+    assert with_input(("./hvm", "{file}", "{input}"), None) == ("./hvm", "{file}")
+    assert with_input(("{out}",), "7") == ("{out}", "7")
+    assert with_input(("./x", "--size={input}"), "7") == ("./x", "--size=7")
+    conf = parse_repo_config("")
+    hvm = parse("devs/issues/perf_fold.md", report(fence="hvm4").encode()).record
+    assert program_name(hvm, conf) == "program.hvm4"
+    assert program_name(hvm, parse_repo_config('[run]\nprogram = "main.hvm4"\n')) == "main.hvm4"
+    assert program_name(parse("d/perf_fold.md", report(fence="bend").encode()).record, conf) == "program.bend"
+
+
+def test_the_actions_runner_refuses_what_its_script_cannot_do():
+    from bot.adapters.runners.actions import dispatch_inputs
+
+    conf = parse_repo_config(config() + '\n[[runners]]\nname = "gh"\nkind = "actions"\nlabels = ["c"]\n')
+    record = parse("devs/issues/perf_fold.md", report().encode()).record
+    with pytest.raises(UserError, match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
+        dispatch_inputs({"id": 1, "purpose": "fix", "base": "a" * 40, "head": "b" * 40}, record, conf, conf.runners[0])
+
+
+def test_bench_tables_name_the_reference_and_the_measure():
+    from bot.core.bench_view import column_names
+
+    reference = {"sides": [{"side": "head", "against": "runtime@v1 (4cb1783c9ba1)", "measure": "instructions",
+                            "language_seconds": [2.0], "c_seconds": [1.0]}]}
+    assert column_names(reference, 1) == ("language (median instructions)", "runtime@v1 (median instructions)",
+                                          "language/runtime@v1 [95% interval]")
+    old = {"sides": [{"side": "head", "language_seconds": [2.0], "c_seconds": [1.0]}]}  # stored before both keys
+    assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
+
+
+def test_a_par_report_keeps_wall_time():
+    from tests.bench_project import par_report
+
+    record = parse("devs/issues/perf_serial_work.md", par_report().encode()).record
+    conf = parse_repo_config('[run]\nlanguage = ["./runtime", "{file}"]\n[verify]\nmeasure = "user"\n')
+    with pytest.raises(UserError, match="a speedup is a ratio of wall times"):
+        programs(record, conf)
