@@ -178,3 +178,20 @@ def test_instructions_without_a_counter_say_what_each_tool_answered(project, tmp
     assert "perf stat: cannot run perf" in message and "valgrind --tool=cachegrind: cannot run valgrind" in message
     assert 'use measure = "user"' in message and bare.host in message
     assert os.environ["PATH"] == str(tmp_path)
+
+
+def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
+    from bot.adapters.templates import render
+    from bot.core import bench_view
+
+    outcome = _verify(project, report(), config(), "fix", base="main")
+    result = {"sides": [side.as_dict() for side in outcome.sides]}
+    rows = bench_view.side_rows(result)
+    assert rows[-1].metrics == f"`itrs {3 * N:,} vs -; mips {bench_view._count(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
+    comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1, "runner": "local", "host": "", "requested_by": ""},
+                     slug="perf_fold", icon="", headline="pass", progress="", rows=rows,
+                     columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
+                     criterion="")
+    header, separator, *lines = [line for line in comment.splitlines() if line.startswith("|")]
+    assert header.endswith("| metrics (median, language vs C) |") and separator.count("|") == header.count("|")
+    assert all(line.count("|") == header.count("|") and f"itrs {3 * N:,} vs -" in line for line in lines)
