@@ -264,8 +264,8 @@ def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(s
             workspace = runner.prepare(commit)  # the old commit has no .perfbot/: the script came from main
             assert runner.run(["cat", "build.log"], workspace, 5).stdout == f"{commit} {define}\n"
             folder = runner.run_dir(workspace, "perf_boxed_sum")
-            runner.write_file(folder / "p", "sum 1000\n")
-            assert runner.run([str(workspace / "runtime"), str(folder / "p")], folder, 5).stdout.strip().isdigit()
+            runner.write_file(folder / "p.dl", "sum 1000\n")  # the demo runtime reads .dl programs
+            assert runner.run([str(workspace / "runtime"), str(folder / "p.dl")], folder, 5).stdout.strip().isdigit()
         installed = runner.run(["find", str(runner.root() / "scripts"), "-name", "build.sh", "-perm", "-u+x"],
                                runner.root(), 5).stdout.split()
         assert len(installed) == 1 and installed[0].startswith(str(runner.root() / "scripts") + "/")
