@@ -24,6 +24,7 @@ from bot.services.closing import close_if_verified
 from bot.services.dedup import Reviewer
 from bot.services.fix_flow import FixFlow
 from bot.services.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
+from bot.services.live_index import LiveIndexes
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
 
@@ -83,6 +84,7 @@ class BotServices(FixWork, Reporting):
         self.reviewer = reviewer or OfflineReviewer()
         self.fixes = fixes  # None: this process attaches no fixes and runs no benchmarks (tests of other flows)
         self.bench = bench
+        self.indexes = LiveIndexes()  # retrieval, kept in step with the store push by push
         if bench is not None:
             bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
 
@@ -98,7 +100,7 @@ class BotServices(FixWork, Reporting):
         with repo_lock(self.db, full_name), self.source.open(full_name, installation_id) as repo:
             # A local repository is small and new to its user: its first sync tells its whole story.
             summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name))
-            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer)
+            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer, self.indexes)
             audit_changed(self.db, full_name, summary.touched, self.reviewer)
             partners = {r.old for r in reviews}
             # Issues first (their labels already show the verdicts), so the PR and comments can point at them.
