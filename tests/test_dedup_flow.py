@@ -112,6 +112,7 @@ def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world
     from bot.adapters.store.mirror_queries import live_reports
     from bot.core.retrieval import RetrievalIndex
     from bot.core.similarity import features
+    from bot.services.live_index import LiveIndexes
 
     remote, services = world
     other = "devs/issues/perf_tail_call_frames.md"
@@ -124,9 +125,11 @@ def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world
                              .commit("reworded"), None)
     services.sync_and_mirror(REPO, remote.delete(other).commit("tail calls were a measuring error"), None)
 
-    steps = [(s.built, s.added, s.replaced, s.removed) for s in services.indexes.steps(REPO)]
-    assert steps == [(2, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)]
-    index, records, _ = services.indexes.current(database, REPO)
+    steps = [(s.built, s.added, s.replaced, s.removed, s.parsed) for s in services.indexes.steps(REPO)]
+    assert steps == [(2, 0, 0, 0, 2), (0, 1, 0, 0, 1), (0, 0, 1, 0, 1), (0, 0, 0, 1, 0)]
+    # A new process builds its index from the stored features: nothing parsed or lexed again.
+    index, records, step = LiveIndexes().current(database, REPO)
+    assert (step.built, step.parsed) == (2, 0)
     live = live_reports(database, REPO)
     assert sorted(records) == sorted(r.slug for r in live) == ["perf_u24_hash_slow", "perf_u24_mul_slow"]
     fresh = RetrievalIndex([features(r) for r in live])

@@ -2,9 +2,10 @@
 
 A push changes a few records; rebuilding the index from every live record (parse, lex, hash) on each push
 cost seconds at 10,000 records and a minute at 100,000. Here each use asks the store for the live slugs and
-their content hashes (one narrow query), and only records that appeared, changed or went away are parsed,
-added, replaced or removed. Asking the store, not trusting what this process synced, keeps the index right
-when another worker synced the repository or a person merged or deleted records.
+their content hashes (one narrow query), and only records that appeared, changed or went away are added,
+replaced or removed. Asking the store, not trusting what this process synced, keeps the index right when
+another worker synced the repository or a person merged or deleted records. Features are stored by content
+(retrieval_features), so a new process builds its index without parsing or lexing a report again.
 """
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.retrieval_store import live_hashes, live_reports_named
+from bot.adapters.store.retrieval_store import live_hashes, live_reports_named, store_features, stored_features
 from bot.core.records import PerfIssue
 from bot.core.retrieval import RetrievalIndex
-from bot.core.similarity import features
+from bot.core.similarity import Features, features
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Step:
     added: int = 0
     replaced: int = 0
     removed: int = 0
+    parsed: int = 0  # records whose features were computed (the rest came from the store)
 
 
 @dataclass
@@ -87,20 +89,33 @@ class LiveIndexes:
         changed = {slug for slug, content in live.items() if state.hashes.get(slug) != content}
         if not changed:
             return step
-        records = live_reports_named(db, repo_key, changed)
+        found = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step)
+        docs = [doc for doc, _ in found]
         if not state.hashes:  # the first use in this process: one batch build
-            state.index = RetrievalIndex([features(r) for r in records])
-            step.built = len(records)
+            state.index = RetrievalIndex(docs)
+            step.built = len(docs)
         else:
-            for record in records:
-                step.replaced += record.slug in state.index
-                step.added += record.slug not in state.index
-                state.index.add(features(record))
-        for record in records:
-            state.hashes[record.slug] = live[record.slug]
-        for slug in changed - {r.slug for r in records}:  # live but unreadable now: not a candidate
+            for doc in docs:
+                step.replaced += doc.slug in state.index
+                step.added += doc.slug not in state.index
+                state.index.add(doc)
+        for doc, content in found:
+            state.hashes[doc.slug] = content
+        for slug in changed - {d.slug for d in docs}:  # live but unreadable now: not a candidate
             if slug in state.index:
                 state.index.remove(slug)
                 step.removed += 1
             state.hashes.pop(slug, None)
         return step
+
+    @staticmethod
+    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step) -> list[tuple[Features, str]]:
+        """(features, content hash) for each slug: stored ones as they are, the rest parsed, computed and stored."""
+        stored = stored_features(db, set(wanted.values()))
+        found = [(Features(slug, *stored[content]), content) for slug, content in wanted.items() if content in stored]
+        missing = {slug for slug, content in wanted.items() if content not in stored}
+        # Each under the hash of the content actually read: a record synced again meanwhile is simply newer.
+        computed = [(features(r), r.content_hash) for r in live_reports_named(db, repo_key, missing)] if missing else []
+        store_features(db, {content: doc for doc, content in computed})
+        step.parsed = len(computed)
+        return found + computed

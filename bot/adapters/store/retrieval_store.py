@@ -1,11 +1,15 @@
-"""What the long-lived retrieval index asks the store: which records are live with which content, and their text."""
+"""What the long-lived retrieval index asks the store: which records are live with which content, their text,
+and the features already computed for a content."""
 from __future__ import annotations
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
+from bot.adapters.store.service_models import RetrievalFeatures
 from bot.core.parse import parse
+from bot.core.similarity import FEATURES_VERSION, Features
 
 _LIVE = ("open", "closed")  # closed by a person still counts; merged and deleted records do not
 _CHUNK = 500  # slugs per IN list: well under SQLite's bound on parameters
@@ -34,3 +38,37 @@ def live_reports_named(db: Database, repo_key: str, slugs: set[str]) -> list:
                 .order_by(Record.slug)).all()
     parsed = (parse(path, content.encode("utf-8")).record for path, content in rows)
     return [record for record in parsed if record is not None]
+
+
+def stored_features(db: Database, hashes: set[str]) -> dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]]:
+    """content hash -> (words, shingles, locations) for the hashes whose features are stored at this version."""
+    found = {}
+    wanted = sorted(hashes)
+    with db.session() as session:
+        for start in range(0, len(wanted), _CHUNK):
+            rows = session.execute(select(RetrievalFeatures).where(
+                RetrievalFeatures.version == FEATURES_VERSION,
+                RetrievalFeatures.content_hash.in_(wanted[start:start + _CHUNK]))).scalars()
+            for row in rows:
+                found[row.content_hash] = (tuple(row.words.split()), _split(row.shingles), _split(row.locations))
+    return found
+
+
+def store_features(db: Database, by_hash: dict[str, Features]) -> None:
+    rows = [RetrievalFeatures(content_hash=content, version=FEATURES_VERSION, words=" ".join(f.words),
+                              shingles="\x1f".join(sorted(f.shingles)), locations="\x1f".join(sorted(f.locations)))
+            for content, f in by_hash.items() if content and not any("\x1f" in s for s in f.shingles | f.locations)]
+    try:
+        with db.session() as session:
+            session.add_all(rows)
+    except IntegrityError:  # another worker stored some of them first: store the rest one by one
+        for row in rows:
+            try:
+                with db.session() as session:
+                    session.merge(row)
+            except IntegrityError:
+                pass
+
+
+def _split(joined: str) -> frozenset[str]:
+    return frozenset(joined.split("\x1f")) if joined else frozenset()
