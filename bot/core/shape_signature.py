@@ -8,7 +8,6 @@ bytes of each band, so a record is added or removed by touching only its own ban
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from itertools import chain
 
 import numpy as np
@@ -67,12 +66,15 @@ def agreement(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 class BandTables:
-    """LSH: records whose signatures agree on every row of at least one band are candidates of each other."""
+    """LSH: records whose signatures agree on every row of at least one band are candidates of each other.
+
+    Most buckets hold one record; such a bucket is the slot itself rather than a set (a third of the memory).
+    """
 
     def __init__(self, threshold: float) -> None:
         params = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
         self.bands, self.rows = params.b, params.r
-        self.tables: list[defaultdict[bytes, set[int]]] = [defaultdict(set) for _ in range(self.bands)]
+        self.tables: list[dict[bytes, int | set[int]]] = [{} for _ in range(self.bands)]
 
     def _keys(self, sigs: np.ndarray) -> list[list[bytes]]:
         width = np.dtype((np.void, self.rows * sigs.itemsize))
@@ -82,18 +84,30 @@ class BandTables:
     def add(self, slots: list[int], sigs: np.ndarray) -> None:
         for table, keys in zip(self.tables, self._keys(sigs)):
             for slot, key in zip(slots, keys):
-                table[key].add(slot)
+                bucket = table.setdefault(key, slot)
+                if bucket is slot:
+                    continue
+                if isinstance(bucket, int):
+                    table[key] = {bucket, slot}
+                else:
+                    bucket.add(slot)
 
     def remove(self, slot: int, sig: np.ndarray) -> None:
         for table, (key,) in zip(self.tables, self._keys(sig[None, :])):
             bucket = table.get(key)
-            if bucket is not None:
+            if bucket == slot:
+                del table[key]
+            elif isinstance(bucket, set):
                 bucket.discard(slot)
-                if not bucket:
-                    del table[key]
+                if len(bucket) == 1:
+                    table[key] = bucket.pop()
 
     def query(self, sig: np.ndarray) -> set[int]:
         found: set[int] = set()
         for table, (key,) in zip(self.tables, self._keys(sig[None, :])):
-            found |= table.get(key, set())
+            bucket = table.get(key)
+            if isinstance(bucket, int):
+                found.add(bucket)
+            elif bucket is not None:
+                found |= bucket
         return found
