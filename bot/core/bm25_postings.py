@@ -28,15 +28,12 @@ class Bm25Postings:
         self.vocab: dict[str, int] = {}
         self._slots: list[np.ndarray] = []  # per term: a buffer of slots, the first _used[term] of them live
         self._tfs: list[np.ndarray] = []
+        self._lens: list[np.ndarray] = []  # the document's length beside each posting: no gather at query time
         self._used: list[int] = []
         self.doc_terms: dict[int, np.ndarray] = {}  # slot -> its distinct term ids, sorted
         self.lengths = np.zeros(0, dtype=np.float64)
         self.total_length = 0
         self.count = 0
-        # Per term, the length-normalised term frequencies of its postings as of `generation` (bumped by
-        # every change): recomputed only for the terms a query uses after a change.
-        self.generation = 0
-        self._weights: dict[int, tuple[int, np.ndarray]] = {}
 
     def _term_ids(self, words: tuple[str, ...]) -> Counter:
         vocab = self.vocab
@@ -48,6 +45,7 @@ class Bm25Postings:
                 term = vocab[word] = len(vocab)
                 self._slots.append(_NO_SLOTS)
                 self._tfs.append(_NO_TFS)
+                self._lens.append(_NO_TFS)
                 self._used.append(0)
             ids[term] = tf
         return ids
@@ -63,7 +61,6 @@ class Bm25Postings:
         self.lengths[slot] = len(words) or 1  # as bm25s, which indexes an empty document as one token
         self.total_length += len(words) or 1
         self.count += 1
-        self.generation += 1
 
     def build(self, slots: list[int], docs: list[tuple[str, ...]]) -> None:
         """Many documents at once into an empty index: term ids by one dict pass, postings by two numpy sorts."""
@@ -76,6 +73,7 @@ class Bm25Postings:
         grown = len(self.vocab) - len(self._used)
         self._slots += [_NO_SLOTS] * grown
         self._tfs += [_NO_TFS] * grown
+        self._lens += [_NO_TFS] * grown
         self._used += [0] * grown
         width = max(len(self.vocab), 1)
         lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
@@ -89,37 +87,41 @@ class Bm25Postings:
             self._note(slot, words, pair_terms[lo:hi])
         order = np.argsort(pair_terms, kind="stable")
         by_term, by_slot, by_tf = pair_terms[order], pair_slots[order], tfs[order].astype(np.float32)
+        by_len = self.lengths[by_slot].astype(np.float32)
         edges = np.searchsorted(by_term, np.arange(len(self.vocab) + 1)).tolist()
         for term in np.unique(by_term).tolist():
             lo, hi = edges[term], edges[term + 1]
-            self._slots[term], self._tfs[term], self._used[term] = by_slot[lo:hi].copy(), by_tf[lo:hi].copy(), hi - lo
+            self._slots[term], self._tfs[term] = by_slot[lo:hi].copy(), by_tf[lo:hi].copy()
+            self._lens[term], self._used[term] = by_len[lo:hi].copy(), hi - lo
 
     def add(self, slot: int, words: tuple[str, ...]) -> None:
         self._room(slot + 1)
         ids = self._term_ids(words)
+        length = len(words) or 1
         for term, tf in ids.items():
             used = self._used[term]
             if used == len(self._slots[term]):
                 size = int(used * _GROW) + 4
                 self._slots[term] = np.resize(self._slots[term], size)
                 self._tfs[term] = np.resize(self._tfs[term], size)
+                self._lens[term] = np.resize(self._lens[term], size)
             self._slots[term][used] = slot
             self._tfs[term][used] = tf
+            self._lens[term][used] = length
             self._used[term] = used + 1
         self._note(slot, words, np.sort(np.fromiter(ids.keys(), dtype=np.int32, count=len(ids))))
 
     def remove(self, slot: int) -> None:
         for term in self.doc_terms.pop(slot).tolist():
             used = self._used[term]
-            slots, tfs = self._slots[term], self._tfs[term]
+            slots, tfs, lens = self._slots[term], self._tfs[term], self._lens[term]
             at = int(np.flatnonzero(slots[:used] == slot)[0])
             # Order within a term's postings never matters: each document is there once.
-            slots[at], tfs[at] = slots[used - 1], tfs[used - 1]
+            slots[at], tfs[at], lens[at] = slots[used - 1], tfs[used - 1], lens[used - 1]
             self._used[term] = used - 1
         self.total_length -= int(self.lengths[slot])
         self.lengths[slot] = 0
         self.count -= 1
-        self.generation += 1
 
     def query_terms(self, words: tuple[str, ...]) -> dict[int, int]:
         """The query's known term ids with their multiplicity (bm25s scores a repeated query word again)."""
@@ -135,25 +137,21 @@ class Bm25Postings:
         if not self.count:
             return np.zeros(len(self.lengths))
         n = self.count
-        parts_slots, parts_weights = [], []
+        slots, tfs, lens, idfs, sizes = [], [], [], [], []
         for term, times in self.query_terms(words).items():
             used = self._used[term]
             if used:
-                parts_slots.append(self._slots[term][:used])
-                idf = times * math.log(1 + (n - used + 0.5) / (used + 0.5))
-                parts_weights.append(self._term_weights(term, used) * idf)
-        if not parts_slots:
+                slots.append(self._slots[term][:used])
+                tfs.append(self._tfs[term][:used])
+                lens.append(self._lens[term][:used])
+                idfs.append(times * math.log(1 + (n - used + 0.5) / (used + 0.5)))
+                sizes.append(used)
+        if not slots:
             return np.zeros(len(self.lengths))
+        tf, length = np.concatenate(tfs), np.concatenate(lens)
+        # tf / (tf + k1 * (1 - b + b * dl / avgdl)), with the two constants of this query folded first
+        weights = tf / (tf + np.float32(K1 * (1 - B)) + np.float32(K1 * B / (self.total_length / n)) * length)
+        weights = weights * np.repeat(np.asarray(idfs, dtype=np.float32), sizes)
         # One pass in term order: a document's sum runs over the query's terms in the same order however the
         # postings were laid out, so an index built incrementally gives bit-for-bit the same scores.
-        return np.bincount(np.concatenate(parts_slots), weights=np.concatenate(parts_weights),
-                           minlength=len(self.lengths))
-
-    def _term_weights(self, term: int, used: int) -> np.ndarray:
-        cached = self._weights.get(term)
-        if cached is not None and cached[0] == self.generation:
-            return cached[1]
-        slots, tfs = self._slots[term][:used], self._tfs[term][:used].astype(np.float64)
-        weights = tfs / (tfs + K1 * (1 - B + B * self.lengths[slots] / (self.total_length / self.count)))
-        self._weights[term] = (self.generation, weights)
-        return weights
+        return np.bincount(np.concatenate(slots), weights=weights, minlength=len(self.lengths))

@@ -119,11 +119,16 @@ class RetrievalIndex:
         rare = {loc for loc in query.locations if len(self.by_location.get(loc, ())) <= limit}
         wanted = frozenset(loc for loc in rare if loc in self.by_location)
         location_hits = {slot for loc in wanted for slot in self.by_location[loc]}
-        pool = (set(text) | shape_hits | location_hits) - {self.slot_of.get(query.slug)}
-        if not pool:
+        itself = self.slot_of.get(query.slug)
+        text.pop(itself, None)
+        # The few BM25 hits first, so their text scores go in by position; the shape and place hits after.
+        rest = (shape_hits | location_hits).difference(text, {itself})
+        if not text and not rest:
             return []
-        slots = np.fromiter(pool, dtype=np.int64, count=len(pool))
-        text_part = np.fromiter((text.get(slot, 0.0) for slot in slots.tolist()), dtype=np.float64, count=len(slots))
+        slots = np.concatenate([np.fromiter(text, dtype=np.int64, count=len(text)),
+                                np.fromiter(rest, dtype=np.int64, count=len(rest))])
+        text_part = np.zeros(len(slots))
+        text_part[:len(text)] = list(text.values())
         shape_part = np.zeros(len(slots))
         if query_sig is not None:
             shape_part = agreement(query_sig, self.sigs[slots]) * self.has_shape[slots]

@@ -40,7 +40,10 @@ def live_reports_named(db: Database, repo_key: str, slugs: set[str]) -> list:
     return [record for record in parsed if record is not None]
 
 
-def stored_features(db: Database, hashes: set[str]) -> dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]]:
+Stored = tuple[tuple[str, ...], frozenset[str], frozenset[str]]  # words, shingles, places
+
+
+def stored_features(db: Database, hashes: set[str]) -> dict[str, Stored]:
     """content hash -> (words, shingles, locations) for the hashes whose features are stored at this version."""
     found = {}
     wanted = sorted(hashes)
