@@ -89,8 +89,7 @@ class LiveIndexes:
         changed = {slug for slug, content in live.items() if state.hashes.get(slug) != content}
         if not changed:
             return step
-        found = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step)
-        docs = [doc for doc, _ in found]
+        docs = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step)
         if not state.hashes:  # the first use in this process: one batch build
             state.index = RetrievalIndex(docs)
             step.built = len(docs)
@@ -99,8 +98,9 @@ class LiveIndexes:
                 step.replaced += doc.slug in state.index
                 step.added += doc.slug not in state.index
                 state.index.add(doc)
-        for doc, content in found:
-            state.hashes[doc.slug] = content
+        for doc in docs:
+            # The hash the store named: if the record was synced again meanwhile, the next use reads it again.
+            state.hashes[doc.slug] = live[doc.slug]
         for slug in changed - {d.slug for d in docs}:  # live but unreadable now: not a candidate
             if slug in state.index:
                 state.index.remove(slug)
@@ -109,13 +109,14 @@ class LiveIndexes:
         return step
 
     @staticmethod
-    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step) -> list[tuple[Features, str]]:
-        """(features, content hash) for each slug: stored ones as they are, the rest parsed, computed and stored."""
+    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step) -> list[Features]:
+        """Features of each slug's content: stored ones as they are, the rest parsed, computed and stored."""
         stored = stored_features(db, set(wanted.values()))
-        found = [(Features(slug, *stored[content]), content) for slug, content in wanted.items() if content in stored]
+        docs = [Features(slug, *stored[content]) for slug, content in wanted.items() if content in stored]
         missing = {slug for slug, content in wanted.items() if content not in stored}
-        # Each under the hash of the content actually read: a record synced again meanwhile is simply newer.
-        computed = [(features(r), r.content_hash) for r in live_reports_named(db, repo_key, missing)] if missing else []
-        store_features(db, {content: doc for doc, content in computed})
+        reports = live_reports_named(db, repo_key, missing) if missing else []
+        computed = [features(r) for r in reports]
+        # Each under the hash of the content actually read, which is newer if the record was synced meanwhile.
+        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed)})
         step.parsed = len(computed)
-        return found + computed
+        return docs + computed
