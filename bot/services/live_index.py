@@ -14,7 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.retrieval_store import live_hashes, live_reports_named, store_features, stored_features
+from bot.adapters.store.retrieval_store import (live_features, live_hashes, live_reports_named, store_features,
+                                                stored_features)
 from bot.core.records import PerfIssue
 from bot.core.retrieval import RetrievalIndex
 from bot.core.similarity import Features, features
@@ -89,7 +90,8 @@ class LiveIndexes:
         changed = {slug for slug, content in live.items() if state.hashes.get(slug) != content}
         if not changed:
             return step
-        docs = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step)
+        docs = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step,
+                                     whole_repo=not state.hashes)
         if not state.hashes:  # the first use in this process: one batch build
             state.index = RetrievalIndex(docs)
             step.built = len(docs)
@@ -109,11 +111,15 @@ class LiveIndexes:
         return step
 
     @staticmethod
-    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step) -> list[Features]:
+    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step, whole_repo: bool) -> list[Features]:
         """Features of each slug's content: stored ones as they are, the rest parsed, computed and stored."""
-        stored = stored_features(db, set(wanted.values()))
-        docs = [Features(slug, *stored[content]) for slug, content in wanted.items() if content in stored]
-        missing = {slug for slug, content in wanted.items() if content not in stored}
+        if whole_repo:  # one join instead of looking up every content hash
+            by_slug = {slug: found for slug, found in live_features(db, repo_key).items() if slug in wanted}
+        else:
+            stored = stored_features(db, set(wanted.values()))
+            by_slug = {slug: stored[content] for slug, content in wanted.items() if content in stored}
+        docs = [Features(slug, *found) for slug, found in by_slug.items()]
+        missing = wanted.keys() - by_slug.keys()
         reports = live_reports_named(db, repo_key, missing) if missing else []
         computed = [features(r) for r in reports]
         # Each under the hash of the content actually read, which is newer if the record was synced meanwhile.

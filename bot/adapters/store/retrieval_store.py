@@ -57,6 +57,17 @@ def stored_features(db: Database, hashes: set[str]) -> dict[str, Stored]:
     return found
 
 
+def live_features(db: Database, repo_key: str) -> dict[str, Stored]:
+    """slug -> stored features of every live record whose content has them: one query, for a first build."""
+    query = (select(Record.slug, RetrievalFeatures.words, RetrievalFeatures.shingles, RetrievalFeatures.locations)
+             .join(Repo, Repo.id == Record.repo_id)
+             .join(RetrievalFeatures, RetrievalFeatures.content_hash == Record.content_hash)
+             .where(Repo.key == repo_key, Record.state.in_(_LIVE), RetrievalFeatures.version == FEATURES_VERSION))
+    with db.session() as session:
+        return {slug: (tuple(words.split()), _split(shingles), _split(places))
+                for slug, words, shingles, places in session.execute(query)}
+
+
 def store_features(db: Database, by_hash: dict[str, Features]) -> None:
     rows = [RetrievalFeatures(content_hash=content, version=FEATURES_VERSION, words=" ".join(f.words),
                               shingles="\x1f".join(sorted(f.shingles)), locations="\x1f".join(sorted(f.locations)))
