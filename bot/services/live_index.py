@@ -10,6 +10,7 @@ another worker synced the repository or a person merged or deleted records. Feat
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -37,7 +38,7 @@ class _RepoIndex:
     index: RetrievalIndex = field(default_factory=RetrievalIndex)
     hashes: dict[str, str] = field(default_factory=dict)  # slug -> content hash the index holds
     lock: threading.Lock = field(default_factory=threading.Lock)
-    steps: list[Step] = field(default_factory=list)
+    steps: deque[Step] = field(default_factory=lambda: deque(maxlen=50))  # the latest, for logs and tests
 
 
 class StoredReports(Mapping):
