@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.core.bm25_postings import Bm25Postings
-from bot.core.shape_signature import BandTables, agreement, signatures
+from bot.core.shape_signature import NUM_PERM, BandTables, agreement, signatures
 from bot.core.similarity import Features, jaccard
 
 LSH_THRESHOLD = 0.3
@@ -36,7 +36,8 @@ class Candidate:
 
 
 class RetrievalIndex:
-    """An index over existing records' features; `candidates()` answers for a new report."""
+    """An index over existing records' features; `candidates()` answers for a new report, `add()` and
+    `remove()` change it one record at a time (each record has a slot; freed slots are reused)."""
 
     def __init__(self, docs: list[Features] = ()) -> None:
         self.slot_of: dict[str, int] = {}
@@ -44,7 +45,7 @@ class RetrievalIndex:
         self.free: list[int] = []
         self.words = Bm25Postings()
         self.bands = BandTables(LSH_THRESHOLD)
-        self.sigs = np.zeros((0, 64), dtype=np.uint32)
+        self.sigs = np.zeros((0, NUM_PERM), dtype=np.uint32)
         self.has_shape = np.zeros(0, dtype=bool)
         self.places: list[frozenset[str]] = []
         self.by_location: dict[str, set[int]] = defaultdict(set)
