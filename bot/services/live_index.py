@@ -88,7 +88,7 @@ class LiveIndexes:
             state.index.remove(slug)
             del state.hashes[slug]
             step.removed += 1
-        changed = {slug for slug, content in live.items() if state.hashes.get(slug) != content}
+        changed = {slug for slug, _ in live.items() - state.hashes.items()}  # new or other content
         if not changed:
             return step
         docs = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step,
