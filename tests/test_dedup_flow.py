@@ -106,3 +106,33 @@ def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
     edited = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value!")).commit("reworded")
     services.sync_and_mirror(REPO, edited, None)  # the pair is reviewed again but stays overruled
     assert not any(l.startswith("dedup: ") for l in issue(github, 2)[2])
+
+
+def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world, github, database):
+    from bot.adapters.store.mirror_queries import live_reports
+    from bot.core.retrieval import RetrievalIndex
+    from bot.core.similarity import features
+    from bot.services.live_index import LiveIndexes
+
+    remote, services = world
+    other = "devs/issues/perf_tail_call_frames.md"
+    remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value"))
+    remote.write(other, canonical_report("perf_tail_call_frames", title="tail calls keep their frames"))
+    services.sync_and_mirror(REPO, remote.commit("two findings"), None)
+    services.sync_and_mirror(REPO, remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value"))
+                             .commit("new finding"), None)
+    services.sync_and_mirror(REPO, remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes all values"))
+                             .commit("reworded"), None)
+    services.sync_and_mirror(REPO, remote.delete(other).commit("tail calls were a measuring error"), None)
+
+    steps = [(s.built, s.added, s.replaced, s.removed, s.parsed) for s in services.indexes.steps(REPO)]
+    assert steps == [(2, 0, 0, 0, 2), (0, 1, 0, 0, 1), (0, 0, 1, 0, 1), (0, 0, 0, 1, 0)]
+    # A new process builds its index from the stored features: nothing parsed or lexed again.
+    index, records, step = LiveIndexes().current(database, REPO)
+    assert (step.built, step.parsed) == (2, 0)
+    live = live_reports(database, REPO)
+    assert sorted(records) == sorted(r.slug for r in live) == ["perf_u24_hash_slow", "perf_u24_mul_slow"]
+    fresh = RetrievalIndex([features(r) for r in live])
+    for report in live:
+        assert index.candidates(features(report)) == fresh.candidates(features(report))
+    assert index.candidates(features(records["perf_u24_hash_slow"]))[0].slug == "perf_u24_mul_slow"

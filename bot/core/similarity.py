@@ -10,6 +10,9 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from bot.core.records import PerfIssue
 
+# Stored features (the retrieval_features table) of another version are computed again: bump it whenever
+# what `features()` returns for the same report changes.
+FEATURES_VERSION = "1"
 SHINGLE = 5  # tokens per shingle: long enough to mean a construct, short enough to survive renames
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _STOP = frozenset("""the and for that this with from are was were but not all any can has have had its into

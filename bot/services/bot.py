@@ -28,6 +28,7 @@ from bot.services.dedup import Reviewer
 from bot.services.fix_flow import FixFlow
 from bot.services.fact_review import fact_review_for
 from bot.services.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
+from bot.services.live_index import LiveIndexes
 from bot.services.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.sync import SyncSummary, sync
 
@@ -87,6 +88,7 @@ class BotServices(FixWork, Reporting, ParityWork, LeadView):
         self.reviewer = reviewer or OfflineReviewer()
         self.fixes = fixes  # None: this process attaches no fixes and runs no benchmarks (tests of other flows)
         self.bench = bench
+        self.indexes = LiveIndexes()  # retrieval, kept in step with the store push by push
         if bench is not None:
             bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
 
@@ -103,7 +105,7 @@ class BotServices(FixWork, Reporting, ParityWork, LeadView):
             # A local repository is small and new to its user: its first sync tells its whole story.
             summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name),
                            facts=fact_review_for(self.reviewer, self.db))
-            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer)
+            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer, self.indexes)
             audit_changed(self.db, full_name, summary.touched, self.reviewer)
             partners = {r.old for r in reviews}
             # Issues first (their labels already show the verdicts), so the PR and comments can point at them.

@@ -1,6 +1,7 @@
 """Dedup: retrieval picks candidates for a report, a reviewer judges each pair, verdicts are cached."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -48,9 +49,11 @@ class PairReview:
 
 class Dedup:
     def __init__(self, existing: list[PerfIssue], reviewer: Reviewer, cache: Cache | None = None,
-                 not_duplicates: set[frozenset[str]] | None = None, k: int = 5) -> None:
-        self.records = {r.slug: r for r in existing}
-        self.index = RetrievalIndex([features(r) for r in existing])
+                 not_duplicates: set[frozenset[str]] | None = None, k: int = 5, *,
+                 index: RetrievalIndex | None = None, records: Mapping[str, PerfIssue] | None = None) -> None:
+        """Over `existing`, or over an index kept elsewhere (`index`) and the records it holds (`records`)."""
+        self.records = records if records is not None else {r.slug: r for r in existing}
+        self.index = index if index is not None else RetrievalIndex([features(r) for r in existing])
         self.reviewer = reviewer
         self.cache = cache
         self.not_duplicates = not_duplicates or set()

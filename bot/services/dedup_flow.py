@@ -14,6 +14,7 @@ from bot.adapters.git import GitRepository
 from bot.adapters.store.dedup_store import VerdictCache, audited, not_duplicates, save_audit
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers, live_reports
+from bot.adapters.store.retrieval_store import live_reports_named
 from bot.adapters.templates import render
 from bot.core.issue_view import comment_marker
 from bot.core.offline_reviewer import merge_reports
@@ -21,6 +22,7 @@ from bot.core.records import REPORT_DIR
 from bot.core.verdicts import PROMPT_VERSION
 from bot.errors import UserError
 from bot.services.dedup import Dedup, PairReview, Reviewer
+from bot.services.live_index import LiveIndexes
 
 log = logging.getLogger("perfbot.dedup")
 BOT_AUTHOR = ("perfbot", "perfbot@users.noreply.github.com")
@@ -33,13 +35,18 @@ class DedupOutcome:
     pull: int | None
 
 
-def review_changed(db: Database, repo_key: str, changed: set[str], reviewer: Reviewer) -> list[PairReview]:
-    """Verdicts for every live report `changed` names, against every other live report of the repository."""
-    reports = live_reports(db, repo_key)
-    wanted = [r for r in reports if r.slug in changed]
-    if not wanted or len(reports) < 2:
+def review_changed(db: Database, repo_key: str, changed: set[str], reviewer: Reviewer,
+                   indexes: LiveIndexes | None = None) -> list[PairReview]:
+    """Verdicts for every live report `changed` names, against every other live report of the repository.
+
+    With `indexes` (a process's long-lived ones) the index is updated by what changed, not rebuilt.
+    """
+    index, records, step = (indexes or LiveIndexes()).current(db, repo_key)
+    log.debug("%s: retrieval index %s", repo_key, step)
+    wanted = [records[slug] for slug in sorted(changed) if slug in index]
+    if not wanted or len(index) < 2:
         return []
-    dedup = Dedup(reports, reviewer, VerdictCache(db), not_duplicates(db, repo_key))
+    dedup = Dedup([], reviewer, VerdictCache(db), not_duplicates(db, repo_key), index=index, records=records)
     return [review for report in wanted for review in dedup.review(report) if review.overlapping]
 
 
@@ -109,8 +116,8 @@ def audit_changed(db: Database, repo_key: str, changed: set[str], reviewer) -> i
     if getattr(reviewer, "name", "offline") == "offline" or not changed:
         return 0
     done = 0
-    for report in live_reports(db, repo_key):
-        if report.slug not in changed or audited(db, report.content_hash, reviewer.name, PROMPT_VERSION):
+    for report in live_reports_named(db, repo_key, changed):
+        if audited(db, report.content_hash, reviewer.name, PROMPT_VERSION):
             continue
         save_audit(db, repo_key, report.slug, report.content_hash, PROMPT_VERSION, reviewer.audit(report, report.path))
         done += 1

@@ -236,3 +236,16 @@ class Notice(Base):
     comment_id: Mapped[int | None] = mapped_column(BigInteger)  # None: claimed, not posted yet
     webhook_queued: Mapped[bool] = mapped_column(Boolean, default=False)
     resolved_at: Mapped[datetime | None] = mapped_column()
+
+
+class RetrievalFeatures(Base):
+    """What retrieval compares of one report content (core/similarity.py), so a new process does not parse
+    and lex every live report again to build its index. Keyed by content and by the features' version."""
+
+    __tablename__ = "retrieval_features"
+
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[str] = mapped_column(String(20), primary_key=True)
+    words: Mapped[str] = mapped_column(Text)  # joined by spaces
+    shingles: Mapped[str] = mapped_column(Text)  # joined by \x1f: a shingle holds spaces
+    locations: Mapped[str] = mapped_column(Text)  # joined by \x1f
