@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.config_checks import ConfigFileError, line_of
+from bot.core.config_checks import ConfigFileError, fill, line_of
 
 BUILD_KEYS = {"command": "build_argv", "script": "repo_file"}
 SCRIPT_COMMAND = ("{script}", "{checkout}", "{sha}")
@@ -48,13 +48,7 @@ def parse_build(values: dict, lines: list[str]) -> tuple[tuple[str, ...] | None,
 
 def build_argv(command: tuple[str, ...], *, checkout: str, sha: str, script: str | None) -> list[str]:
     """The command for one checkout: {checkout} its absolute path, {sha} the commit, {script} the script's path."""
-    values = {"checkout": checkout, "sha": sha, **({"script": script} if script is not None else {})}
-    out = []
-    for arg in command:
-        for key, value in values.items():
-            arg = arg.replace("{" + key + "}", value)
-        out.append(arg)
-    return out
+    return fill(command, checkout=checkout, sha=sha, **({"script": script} if script is not None else {}))
 
 
 def script_problem(script: BuildScript, command: tuple[str, ...]) -> str | None:

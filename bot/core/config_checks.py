@@ -7,6 +7,16 @@ import re
 PLACEHOLDERS = frozenset({"file", "threads", "out", "input"})
 BUILD_PLACEHOLDERS = frozenset({"checkout", "sha", "script"})  # [build] command: see build_config.py
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def fill(template: tuple[str, ...], **values: str) -> list[str]:
+    """Placeholders filled by plain substitution: each stays one argument whatever its text (never a shell)."""
+    out = []
+    for arg in template:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")

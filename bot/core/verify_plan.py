@@ -6,22 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from bot.core.config_checks import fill
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
 from bot.core.run_settings import PROGRAM_NAME, Reference
 from bot.errors import UserError
 
 _SAFE_TAG = re.compile(r"[a-z0-9_+-]{1,16}")
-
-
-def fill(template: tuple[str, ...], **values: str) -> list[str]:
-    """Placeholders filled by plain substitution: each stays one argument whatever its text."""
-    out = []
-    for arg in template:
-        for key, value in values.items():
-            arg = arg.replace("{" + key + "}", value)
-        out.append(arg)
-    return out
 
 
 def with_input(template: tuple[str, ...], given: str | None) -> tuple[str, ...]:
