@@ -136,3 +136,13 @@ def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world
     for report in live:
         assert index.candidates(features(report)) == fresh.candidates(features(report))
     assert index.candidates(features(records["perf_u24_hash_slow"]))[0].slug == "perf_u24_mul_slow"
+
+
+def test_two_new_reports_that_overlap_each_other_get_one_merge_pull_request(world, github):
+    remote, services = world
+    remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value"))
+    remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("two findings at once")
+    services.sync_and_mirror(REPO, None, None)
+    with github.state.lock:
+        pulls = [i for i in github.state.repo("team", "runtime").issues.values() if i.pull]
+    assert len(pulls) == 1 and pulls[0].pull.head_ref.startswith("perfbot/merge-perf_u24_")

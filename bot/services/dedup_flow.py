@@ -59,10 +59,10 @@ def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publ
     """
     outcomes = []
     base = repo.resolve(base_ref)
-    proposed: set[str] = set()
-    for review in sorted(reviews, key=lambda r: -r.candidate.score):
+    involved: set[str] = set()  # reports a merge PR of this run keeps or drops: two new reports that overlap
+    for review in sorted(reviews, key=lambda r: -r.candidate.score):  # each other get one PR, not one each
         verdict = review.verdict
-        if not verdict.merged_report or verdict.merge_problems or review.new in proposed:
+        if not verdict.merged_report or verdict.merge_problems or {review.new, review.old} & involved:
             outcomes.append(DedupOutcome(review, None, None))
             continue
         branch = f"perfbot/merge-{review.new}"
@@ -73,7 +73,7 @@ def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publ
         publish(branch)
         body = render("merge_pull.md.j2", marker=comment_marker("merge", review.new), review=review)
         pull = tracker.open_pull(branch, base_ref, f"Merge {review.old} into {review.new}", body)
-        proposed.add(review.new)
+        involved.update((review.new, review.old))
         outcomes.append(DedupOutcome(review, branch, pull))
     return outcomes
 
