@@ -9,7 +9,7 @@ import pytest
 import handlers
 from bot.adapters.local_issues import FileIssues
 from bot.adapters.store import service_queries
-from bot.errors import UserError
+from bot.errors import TransientError, UserError
 from bot.services.bot import BotServices, RepoSource
 from bot.services.worker import Event
 from tests.gitrepo import RepoBuilder
@@ -122,3 +122,14 @@ def test_edits_of_a_generated_body_are_undone_and_the_bots_own_events_ignored(wo
     edited["sender"]["login"] = "someone"
     run(services, "issues", edited)
     assert issues(tracker)["1"]["body"] == original
+
+
+def test_a_push_for_a_repository_local_mode_does_not_watch_fails_once_and_says_which_it_watches(world):
+    _, _, services = world
+    payload = push_example("0" * 40)
+    payload["repository"]["full_name"] = "someone/else"
+    failures = handlers.dispatch(Event("push", None, "d1", payload, "someone/else", None), services)
+    assert failures and {name for name, _ in failures} >= {"push"}
+    for _, error in failures:
+        assert not isinstance(error, TransientError)  # retrying cannot make the repository appear
+        assert "someone/else" in str(error) and FULL_NAME in str(error) and "--repo" in str(error)

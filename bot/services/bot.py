@@ -38,6 +38,10 @@ log = logging.getLogger("perfbot.services")
 TrackerFactory = Callable[[str, int | None], IssueTracker]
 
 
+class NotWatched(Exception):
+    """An event for a repository a local-mode server has no source for: failed at once, never retried."""
+
+
 class RepoSource:
     """Where a repository's commits come from: a bare clone fetched from GitHub, or a local path."""
 
@@ -55,7 +59,10 @@ class RepoSource:
         elif self._fetch is not None:
             path = self._fetch(full_name, installation_id)
         else:
-            raise TransientError(f"no source for {full_name}: not a watched local repository")
+            # Not transient: retrying cannot make an unwatched repository appear, it only repeats the failure.
+            watched = ", ".join(self.known()) or "none"
+            raise NotWatched(f"no source for {full_name}: this local-mode server watches {watched}; "
+                             f"serve with `perfbot serve --repo PATH` on a checkout of {full_name} to follow it")
         repo = GitRepository(path, key=full_name)
         try:
             yield repo
