@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 
-from handlers import (bench, comments, dashboard, digest, installation, issues, pull_request, push, reconcile,
-                      workflow_run)
+from handlers import (bench, bisect, comments, dashboard, digest, guards, installation, issues, pull_request, push,
+                      reconcile, workflow_run)
 
-# dashboard last: on the same delivery it re-draws after the handlers that changed something
-HANDLERS = (push, pull_request, installation, issues, comments, reconcile, digest, bench, workflow_run, dashboard)
+# guards after push: a check is queued for the head the push synced. dashboard last: on the same delivery it
+# re-draws after the handlers that changed something
+HANDLERS = (push, guards, pull_request, installation, issues, comments, reconcile, digest, bench, bisect, workflow_run,
+            dashboard)
 log = logging.getLogger("perfbot.handlers")
 
 

@@ -12,6 +12,7 @@ import pytest
 from bot.core.commands import (ALIASES, MAX_COMMANDS, VERBS, CommandSyntaxError, Invocation, find_commands,
                                help_text, new_commands)
 from bot.core.commands.attach import Attach
+from bot.core.commands.bisect import Bisect
 from bot.core.commands.cancel import Cancel
 from bot.core.commands.close import Close
 from bot.core.commands.detach import Detach
@@ -62,6 +63,10 @@ GOOD = [
     ("/perf digest", Digest()),
     ("/perf cancel", Cancel(None)),
     ("/perf cancel 12", Cancel(12)),
+    ("/perf bisect perf_a", Bisect("perf_a")),
+    ("/perf bisect perf_a A1B2C3D..main", Bisect("perf_a", "a1b2c3d", "main")),
+    ("/perf bisect perf_a v1.2..", Bisect("perf_a", "v1.2", None)),
+    ("/perf bisect perf_a ..release/2026-12", Bisect("perf_a", None, "release/2026-12")),
     ("/PERF VERIFY perf_a", Verify(("perf_a",), None, None)),
     ("/perf   verify\tperf_a  ", Verify(("perf_a",), None, None)),
     ("/perf verify perf\\_a", Verify(("perf_a",), None, None)),  # markdown's escaped underscore
@@ -123,6 +128,14 @@ BAD = [
     ("/perf cancel 1234567890", "cancel", "bench run number such as 12"),
     ("/perf cancel #7", "cancel", "without '#'"),
     ("/perf cancel 1 2", "cancel", "at most 1 RUN"),
+    ("/perf bisect", "bisect", "at least 1 SLUG"),
+    ("/perf bisect perf_a main", "bisect", "GOOD..BAD (two dots)"),
+    ("/perf bisect perf_a a...b", "bisect", "GOOD..BAD (two dots)"),
+    ("/perf bisect perf_a ..", "bisect", "names neither end"),
+    ("/perf bisect perf_a -c=x..main", "bisect", "starts with '-'"),
+    ("/perf bisect perf_a main..a~1", "bisect", "contains '~'"),
+    ("/perf bisect perf_a a..b extra", "bisect", "at most 2"),
+    ("/perf bisect perf_a a..b samples=3", "bisect", "takes no key=value options"),
 ]
 
 
@@ -317,7 +330,7 @@ def test_help_lists_every_verb_once_in_a_stable_order_with_the_bot_name():
 
 def test_every_verb_module_follows_the_contract():
     assert list(VERBS) == ["help", "status", "verify", "attach", "detach", "dup", "not-dup", "merge", "close",
-                           "reopen", "digest", "cancel"]
+                           "reopen", "digest", "cancel", "bisect"]
     assert all(target in VERBS for target in ALIASES.values())
     for verb, module in VERBS.items():
         assert module.USAGE.startswith(f"/perf {verb}") and module.SUMMARY and isinstance(module.WRITE, bool)
@@ -333,7 +346,7 @@ def _example_arguments(verb: str) -> tuple[tuple[str, ...], dict[str, str]]:
     return {
         "attach": (("perf_a",), {}), "detach": (("perf_a",), {}), "reopen": (("perf_a",), {}),
         "dup": (("perf_a", "of", "perf_b"), {}), "not-dup": (("perf_a", "perf_b"), {}),
-        "merge": (("perf_a", "perf_b"), {}), "close": (("perf_a",), {"reason": "r"}),
+        "merge": (("perf_a", "perf_b"), {}), "close": (("perf_a",), {"reason": "r"}), "bisect": (("perf_a",), {}),
     }.get(verb, ((), {}))
 
 

@@ -1,5 +1,5 @@
-"""When the weekly digest is due, from `[digest] schedule` ("mon 09:00") and its time zone, with APScheduler's
-cron arithmetic (so daylight saving time is handled as APScheduler handles it)."""
+"""When the weekly digest (or a scheduled guard check) is due, from its schedule ("mon 09:00", "daily 03:00")
+and time zone, with APScheduler's cron arithmetic (so daylight saving time is handled as APScheduler does)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -11,10 +11,11 @@ DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def trigger(schedule: str, timezone: str) -> CronTrigger:
-    """`schedule` is already validated by repo_config: a weekday and HH:MM."""
+    """`schedule` is already validated by repo_config: a weekday (or `daily`, for guards) and HH:MM."""
     day, clock = schedule.split()
     hour, minute = (int(part) for part in clock.split(":"))
-    return CronTrigger(day_of_week=day[:3].lower(), hour=hour, minute=minute, timezone=ZoneInfo(timezone))
+    days = "*" if day == "daily" else day[:3].lower()
+    return CronTrigger(day_of_week=days, hour=hour, minute=minute, timezone=ZoneInfo(timezone))
 
 
 def last_due(schedule: str, timezone: str, now: datetime) -> datetime:

@@ -160,6 +160,27 @@ class GitRepository:
         spec = f"{since}..{until}" if since else until
         return [_commit_info(c) for c in reversed(list(self.repo.iter_commits(spec, first_parent=True)))]
 
+    def bisect_range(self, good: str, bad: str) -> list[CommitInfo]:
+        """The first-parent line from the passing end to `bad`, oldest first. When `good` sits off that line (a
+        fix merged by a merge commit), the passing end is the line's first commit that contains it: the commits
+        before the merge never had the fix and would be blamed for its absence."""
+        if not self.is_ancestor(good, bad):
+            raise GitError(f"{good[:12]} is not an ancestor of {bad[:12]}: a bisection needs an older passing "
+                           "commit and a newer failing one")
+        line = [c for c in reversed(list(self.repo.iter_commits(f"{good}..{bad}", first_parent=True)))]
+        if not line:
+            return [self.commit(good)]
+        if line[0].parents and line[0].parents[0].hexsha == good:
+            return [self.commit(good), *(_commit_info(c) for c in line)]
+        low, high = 0, len(line) - 1  # descendants of `good` form the line's newer part: find where it starts
+        while low < high:
+            middle = (low + high) // 2
+            if self.is_ancestor(good, line[middle].hexsha):
+                high = middle
+            else:
+                low = middle + 1
+        return [_commit_info(c) for c in line[low:]]
+
     def changes(self, sha: str, parent: str | None) -> tuple[list[ReportChange], list[str]]:
         """Report changes between `parent` (None: the empty tree) and `sha`, and other paths it ignored."""
         if parent is None:

@@ -85,7 +85,7 @@ def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[
     groups: dict[tuple[str, str], list[OpenReport]] = defaultdict(list)
     decisions: list[Decision] = []
     for record in records:
-        if record.state != "open":
+        if record.state not in ("open", "regressed"):  # a regressed report waits for a fix again
             continue
         stand = standing(record, done_of[record.slug])
         groups[(record.track or "?", record.backend or "?")].append(OpenReport(

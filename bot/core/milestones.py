@@ -6,7 +6,8 @@ from datetime import date, datetime
 
 from bot.core.milestone_config import Milestone
 
-LIVE = ("open", "fixed")  # a fixed report still counts: it is a report the milestone was about, now done
+# A fixed report still counts: it is a report the milestone was about, now done; a regressed one is not done.
+LIVE = ("open", "fixed", "regressed")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class RunFact:
     id: int
     slug: str
     runner: str
-    purpose: str  # fix | reproduce
+    purpose: str  # fix | reproduce | guard
     status: str
     verdict: str
     pr_number: int | None

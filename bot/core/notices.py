@@ -2,8 +2,8 @@
 
 A notice is keyed by (kind, subject): the store posts each key once and marks it resolved when its condition
 stops holding. News (a milestone met, a fix verified) is told once and needs nothing; a blocker is listed in
-the dashboard's "Needs your decision" until it is resolved. A new kind (parts 3-4: "a guard regressed") is one
-entry in KINDS and one detector in `current_notices`.
+the dashboard's "Needs your decision" until it is resolved. A new kind is one entry in KINDS and one detector
+in `current_notices`.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ KINDS = {
     "merged-report-lint": (True, "A merged report does not lint"),
     "suite-regression": (True, "Suite regression on the default branch"),
     "stuck-no-root-cause": (True, "Report stuck without a root cause"),
-    "guard-regressed": (True, "A fixed report regressed"),  # reserved for regression guards (issue 15, part 3)
+    "guard-regressed": (True, "A fixed report regressed"),
 }
 
 
@@ -111,6 +111,13 @@ def current_notices(facts: NoticeFacts, now: datetime, cell=str) -> tuple[Notice
         if run.suite_verdict == "fail" and run.slug in facts.merged_fix_slugs:
             found.append(Notice("suite-regression", runner, f"runner `{cell(runner)}`: the suite regressed in bench "
                                 f"run {run.id} of `{run.slug}`, whose fix is merged", run.slug))
+    for r in facts.reports:
+        if r.state == "regressed":
+            guard = next((run for run in reversed(done) if run.slug == r.slug and run.purpose == "guard"
+                          and run.verdict == "fail"), None)
+            where = f" in bench run {guard.id}" if guard else ""
+            found.append(Notice("guard-regressed", r.slug, f"`{r.slug}` was fixed, but its guard finds the claim "
+                                f"again{where}: it is open again as regressed", r.slug))
     for r in facts.reports:
         age = now - r.created_at if r.created_at else timedelta(0)
         if r.state == "open" and not r.root_cause_known and age >= timedelta(days=facts.stuck_days):

@@ -48,6 +48,8 @@
     files = ["runtime/gpu/*.h"]
     [notify]                    # bot/core/notify_config.py: milestones and blockers posted at once
     people = ["lead"]           # mentioned in each notice; webhook_url = "https://..." (secret from the env)
+    [guards]                    # bot/core/guard_config.py: fixed reports measured again (on by default)
+    debounce_minutes = 15       # after pushes to the default branch pause; schedule = "daily 03:00" also
 
 A missing section turns its feature off; callers say so when asked for it.
 """
@@ -64,6 +66,7 @@ from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedu
                                        parse_milestones)
 from bot.core.parity_config import PARITY_KEYS, ParityConfig, parse_parity
 from bot.core.notify_config import NOTIFY_KEYS, NotifySettings, parse_notify
+from bot.core.guard_config import GUARD_KEYS, GuardSettings, parse_guards
 
 __all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
            "remote_path_ok"]
@@ -113,6 +116,7 @@ class RepoConfig:
     run: RunSettings = RunSettings()  # program file, output rule, metrics, measure, references (run_settings.py)
     parity: ParityConfig = ParityConfig()  # [parity]: see bot/core/parity_config.py
     notify: NotifySettings = NotifySettings()
+    guards: GuardSettings = GuardSettings()  # [guards]: see bot/core/guard_config.py
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -133,6 +137,7 @@ SCHEMA = {
     "references": {},  # run_settings.py parses it
     "parity": PARITY_KEYS,
     "notify": NOTIFY_KEYS,
+    "guards": GUARD_KEYS,
 }
 
 
@@ -177,7 +182,7 @@ def parse_repo_config(text: str) -> RepoConfig:
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
                    digest=parse_digest(data.get("digest"), lines), parity=parse_parity(data.get("parity"), lines),
-                   notify=parse_notify(data.get("notify"), lines))
+                   notify=parse_notify(data.get("notify"), lines), guards=parse_guards(data.get("guards"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:

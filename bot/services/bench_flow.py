@@ -22,7 +22,7 @@ from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
 from bot.errors import TransientError, UserError
 from bot.services.actions_flow import ActionsFlow
-from bot.services.bench_inputs import FIX, REPRODUCE, for_run
+from bot.services.bench_inputs import FIX, GUARD, REPRODUCE, for_run
 from bot.services.verify import Outcome, verify
 
 log = logging.getLogger("perfbot.bench")
@@ -63,7 +63,7 @@ class BenchFlow:
         target = self._target(run)
         try:
             config, record = for_run(repo, run)
-            conf = self._runner_conf(config, record, run["options"].get("runner"))
+            conf = self.runner_conf(config, record, run["options"].get("runner"))
             if conf.kind == "actions":  # measured by a dispatched workflow; its end arrives later
                 return self.actions.dispatch(run, repo, tracker, target, config, record, conf)
             runner = self.make_runner(conf, repo.path, config)
@@ -107,7 +107,7 @@ class BenchFlow:
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
-    def _runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
+    def runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
         if name is not None:
             conf = next((r for r in config.runners if r.name == name), None)
             if conf is None:
@@ -128,8 +128,8 @@ class BenchFlow:
     def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
                 config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None) -> dict:
         bench_store.finish_run(self.db, run["id"], verdict, message, result)
-        if verdict == "cancelled":
-            pass  # a stopped run says nothing about the record
+        if verdict == "cancelled" or run["purpose"] == GUARD:
+            pass  # a stopped run says nothing about the record; a guard's result is the guard flow's to act on
         elif run["purpose"] == FIX:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
         else:
@@ -142,8 +142,8 @@ class BenchFlow:
     def _show(self, run: dict, tracker, target: RunTarget, config: RepoConfig | None, record: PerfIssue | None) -> None:
         """The run's comment and status, written again as it progresses; a tracker outage never stops a run."""
         try:
-            if target.number is not None:
-                marker = comment_marker("bench" if run["purpose"] == FIX else "reproduce", run["slug"])
+            if target.number is not None and _worth_a_comment(run):
+                marker = comment_marker(MARKERS[run["purpose"]], run["slug"])
                 tracker.upsert_comment(target.number, marker, comment_body(marker, run, config, record), None)
             if target.on_pull:
                 tracker.set_status(run["head"], status_context(run["slug"]), bench_view.status_state(run),
@@ -152,6 +152,22 @@ class BenchFlow:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
         for listener in self.listeners:
             listener(run, tracker)
+
+
+MARKERS = {FIX: "bench", REPRODUCE: "reproduce", GUARD: "guard"}
+
+
+def _worth_a_comment(run: dict) -> bool:
+    """A guard that holds (or cannot tell yet) writes nothing on its closed issue: it runs after every push."""
+    if run["purpose"] != GUARD:
+        return True
+    return run["status"] == bench_store.DONE and guard_news(run) is not None
+
+
+def guard_news(run: dict) -> str | None:
+    """What a finished guard run tells people: the claim is back, or the guard can no longer measure it."""
+    found = reproduction(run["verdict"], bool((run.get("result") or {}).get("sides")))
+    return found if found in ("reproduced", "mismatch", "error") else None
 
 
 def reproduction(verdict: str, measured: bool) -> str:
@@ -168,6 +184,11 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
     threads = record.threads if record else None
     if run["status"] != bench_store.DONE:
         headline, icon = "running", "⏳"
+    elif run["purpose"] == GUARD:
+        found = reproduction(run["verdict"], bool(result.get("sides")))
+        headline = {"reproduced": "guard failed: the fixed claim reproduces again (regressed)",
+                    "not reproduced": "guard held"}.get(found, f"guard could not measure ({found})")
+        icon = {"reproduced": "❌", "not reproduced": "✅"}.get(found, "⚠️")
     elif run["purpose"] == REPRODUCE:
         found = reproduction(run["verdict"], bool(result.get("sides")))
         headline, icon = f"claim {found}", REPRODUCTION_ICONS.get(found, "")

@@ -10,11 +10,11 @@ from pathlib import Path
 from bot.adapters.git import GitRepository
 from bot.core.build_config import BuildScript, script_problem
 from bot.core.parse import parse
-from bot.core.records import REPORT_DIR, PerfIssue
+from bot.core.records import FIXED_DIR, REPORT_DIR, PerfIssue
 from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
 from bot.errors import UserError
 
-FIX, REPRODUCE = "fix", "reproduce"
+FIX, REPRODUCE, GUARD = "fix", "reproduce", "guard"  # guard: a fixed claim measured again
 CONFIG_FILE = ".perfbot.toml"
 
 
@@ -64,12 +64,13 @@ def read_config(repo: GitRepository, sha: str) -> RepoConfig:
 
 def read_record(repo: GitRepository, slug: str, *shas: str, where: str = "the default branch or the head") -> PerfIssue:
     """The report from the first of `shas` that has it: the configuration's commit first, so the commits
-    measured (older than the report, often) need not carry it."""
+    measured (older than the report, often) need not carry it. A fixed report moved to devs/fixed is still the
+    reproduction its guard measures."""
     path = f"{REPORT_DIR}/{slug}.md"
     for sha in shas:
-        data = repo.read_file(sha, path)
-        if data is not None:
-            record = parse(path, data).record
+        for candidate in (path, f"{FIXED_DIR}/{slug}.md"):
+            data = repo.read_file(sha, candidate)
+            record = parse(candidate, data).record if data is not None else None
             if record is not None:
                 return record
     raise UserError(f"cannot verify {slug}: {path} is not on {where}")

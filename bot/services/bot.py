@@ -1,6 +1,6 @@
 """The use cases handlers call: sync and mirror a push, remember installations, react to people on issues;
-fixes and bench runs (bot_fixes.py), digests and commands (bot_reporting.py), the dashboard issue and notices
-(bot_lead.py) join them as mixins."""
+fixes and bench runs (bot_fixes.py), regression guards and bisections (bot_guards.py), digests and commands
+(bot_reporting.py), the dashboard issue and notices (bot_lead.py) join them as mixins."""
 from __future__ import annotations
 
 import logging
@@ -20,6 +20,7 @@ from bot.adapters.store.locks import repo_lock
 from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
 from bot.services.bot_fixes import FixWork
+from bot.services.bot_guards import GuardWork
 from bot.services.bot_parity import ParityWork
 from bot.services.bot_lead import LeadView
 from bot.services.bot_reporting import Reporting
@@ -81,7 +82,7 @@ class RepoSource:
             self._push(full_name, installation_id, branch)
 
 
-class BotServices(FixWork, Reporting, ParityWork, LeadView):
+class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
                  token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,

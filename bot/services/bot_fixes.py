@@ -62,6 +62,7 @@ class FixWork:
                         full_name, installation_id, branch), full_name, fix, run["head"],
                         pr_number=fix.pr_number, delivery_id=delivery_id)
         if run is not None and run["status"] == "done":
+            self._guard_finished(run, repo, tracker, full_name, installation_id, delivery_id)
             self._mirror(tracker, full_name, {run["slug"]})
 
     def workflow_run_completed(self, full_name: str, installation_id: int | None, run_id: int, workflow_run: dict,

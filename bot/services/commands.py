@@ -14,7 +14,7 @@ from bot.adapters.store import answer_store, bench_store, fix_store
 from bot.adapters.store.dedup_store import remember_not_duplicate
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.core import commands as grammar
-from bot.core.commands import attach, cancel, close, detach, dup, merge, not_dup, reopen, status, verify
+from bot.core.commands import attach, bisect, cancel, close, detach, dup, merge, not_dup, reopen, status, verify
 from bot.core.bench_view import code_span
 from bot.core.fixes import slugs_fixed
 from bot.errors import TransientError, UserError
@@ -107,6 +107,11 @@ class CommandFlow:
             return self._override(where, command.slug, isinstance(command, close.Close), getattr(command, "reason", ""))
         if isinstance(command, cancel.Cancel):
             return self._cancel(command, where, tracker)
+        if isinstance(command, bisect.Bisect):
+            bisect_id = self.services.request_bisection(where.full_name, command.slug, command.good, command.bad,
+                                                        where.author, where.installation_id)
+            return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
+                    "issue as they are decided")
         preview = self.services.preview_digest(where.full_name, where.installation_id, datetime.now(timezone.utc))
         return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
             f"{preview}\n</details>"

@@ -8,6 +8,9 @@ LIVE = "open"
 # A record a person closed by override still has its file in git: sync treats it as live but leaves it closed.
 LIVE_STATES = frozenset({"open", "closed"})
 FIXED = "fixed"  # its fix merged with a passing verdict; not live, yet its file may still be edited or moved
+REGRESSED = "regressed"  # fixed, then its guard found the claim again: waiting for a new fix, wherever its file is
+# Kept through edits and moves: the file leaves devs/issues through perfbot's move PR, the record stays.
+KEPT_STATES = frozenset({FIXED, REGRESSED})
 
 
 class Identities:

@@ -17,7 +17,7 @@ from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import ParseResult
 from bot.services.fact_review import FactReview
-from bot.services.identities import FIXED, LIVE, LIVE_STATES, Identities
+from bot.services.identities import KEPT_STATES, LIVE, LIVE_STATES, Identities
 
 # Long histories are written in chunks, each with its own sync mark, so an interrupted backfill resumes.
 COMMITS_PER_TRANSACTION = 200
@@ -193,9 +193,9 @@ def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[R
 
 def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange) -> bool:
     record = ids.lookup(records, change.slug)
-    if record is None or not (ids.is_live(record) or record.state == FIXED):
+    if record is None or not (ids.is_live(record) or record.state in KEPT_STATES):
         return False
-    if record.state != FIXED:  # a fixed report leaves devs/issues through perfbot's move PR: it stays fixed
+    if record.state not in KEPT_STATES:  # a fixed report leaves devs/issues through perfbot's move PR: it stays
         records.set_state(record, DELETED)
     records.add_revision(record, RevisionInput(commit, change.path, DELETED, None, None, None, ()))
     ids.remember(records, record, change.slug, ids.content_hash(record), live=False)
@@ -228,7 +228,7 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     rev = RevisionInput(commit, change.path, kind, text, content_hash, result.record, findings)
     records.add_revision(record, rev)
     records.apply_facts(record, rev)
-    if record.state not in LIVE_STATES and record.state != FIXED:
+    if record.state not in LIVE_STATES | KEPT_STATES:
         records.set_state(record, LIVE)
     ids.remember(records, record, change.slug, content_hash, live=True, old_slug=change.old_slug)
     return kind, record

@@ -10,7 +10,7 @@ from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, PairOverride, RecordEvent
 
-STATES = ("open", "closed", "fixed", "merged", "deleted")
+STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
 SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
 # Without `order`, each column sorts its useful way round: worst ratio and latest change on top.
 NATURAL_ORDER = {"slug": "asc", "ratio": "desc", "state": "asc", "updated": "desc"}

@@ -108,11 +108,12 @@ class OpenRecord:
 
 
 def open_records(db: Database, repo_key: str) -> dict[str, OpenRecord]:
-    """The records still waiting for a fix: open, or closed by a person (they can be verified all the same)."""
+    """The records waiting for a fix: open, closed by a person (they can be verified all the same), or regressed."""
     with db.session() as session:
         rows = session.execute(select(Record.slug, Record.fix, Record.reproduced, Record.verdict, Record.created_at,
                                               Record.id, Record.state)
-                               .join(Repo).where(Repo.key == repo_key, Record.state.in_(("open", "closed")))).all()
+                               .join(Repo).where(Repo.key == repo_key,
+                                                 Record.state.in_(("open", "closed", "regressed")))).all()
     return {row[0]: OpenRecord(*row) for row in rows}
 
 
@@ -140,7 +141,7 @@ def mark_fixed(db: Database, repo_key: str, slug: str, detail: str, actor: str, 
     """The record's fix merged with a passing verdict: state `fixed`, logged like every change outside git."""
     with db.session() as session:
         record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
-        if record is None or record.state not in ("open", "closed"):
+        if record is None or record.state not in ("open", "closed", "regressed"):
             return False
         record.state = "fixed"
         session.add(RecordEvent(record_id=record.id, kind="fixed", actor=actor, detail=detail, delivery_id=delivery_id,

@@ -50,15 +50,17 @@ class DeliveryQueue:
         self.db = db
         self._group = GroupCommit(self._store_batch)
 
-    def enqueue(self, new: NewDelivery, now: datetime | None = None) -> bool:
+    def enqueue(self, new: NewDelivery, now: datetime | None = None, due: datetime | None = None) -> bool:
         """Store a delivery durably; False when this id was stored before (a redelivery), which is not an error.
+        `due`: not claimed before then (a debounced check), else at once.
 
         Concurrent calls share one transaction and one flush (group commit); each returns once that commit did, and
         raises group_commit.NotStored when it did not.
         """
-        return self._group.submit((new, now or utcnow()))
+        now = now or utcnow()
+        return self._group.submit((new, now, due or now))
 
-    def _store_batch(self, batch: list[tuple[NewDelivery, datetime]]) -> list[bool]:
+    def _store_batch(self, batch: list[tuple[NewDelivery, datetime, datetime]]) -> list[bool]:
         dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
         # DO NOTHING instead of catching IntegrityError: a redelivery must not abort the transaction its
         # neighbours share; no row returned is the duplicate, also when the same id comes twice in one batch.
@@ -66,8 +68,8 @@ class DeliveryQueue:
         with self.db.durable() as connection:
             return [connection.execute(insert, dict(
                 id=new.id, event=new.event, action=new.action, repo=new.repo, installation_id=new.installation_id,
-                payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=now,
-            )).first() is not None for new, now in batch]
+                payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=due,
+            )).first() is not None for new, now, due in batch]
 
     def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
         """Take one due delivery: pending and due, or running with an expired lease (its worker died)."""

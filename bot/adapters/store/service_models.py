@@ -249,3 +249,25 @@ class RetrievalFeatures(Base):
     words: Mapped[str] = mapped_column(Text)  # joined by spaces
     shingles: Mapped[str] = mapped_column(Text)  # joined by \x1f: a shingle holds spaces
     locations: Mapped[str] = mapped_column(Text)  # joined by \x1f
+
+
+class Bisection(Base):
+    """A search for the commit that brought a fixed report's claim back: each measured step kept as it is decided,
+    so a bisection that a crash interrupted goes on from its last step."""
+
+    __tablename__ = "bisections"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    slug: Mapped[str] = mapped_column(String(200))
+    good_sha: Mapped[str] = mapped_column(String(40))
+    bad_sha: Mapped[str] = mapped_column(String(40))
+    status: Mapped[str] = mapped_column(String(12), default="queued")  # queued | running | done
+    outcome: Mapped[str] = mapped_column(String(20), default="")  # found | unresolved | error
+    culprit_sha: Mapped[str | None] = mapped_column(String(40))
+    message: Mapped[str] = mapped_column(Text, default="")
+    steps: Mapped[list] = mapped_column(JSON, default=list)  # {sha, mark, attempt, verdict, interval, ...}
+    requested_by: Mapped[str] = mapped_column(String(200), default="")
+    options: Mapped[dict] = mapped_column(JSON, default=dict)  # the answer line a command keeps current
+    created_at: Mapped[datetime] = mapped_column()
+    finished_at: Mapped[datetime | None] = mapped_column()

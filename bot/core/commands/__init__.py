@@ -7,7 +7,8 @@ from collections import Counter
 from dataclasses import dataclass
 from types import ModuleType
 
-from bot.core.commands import attach, cancel, close, detach, digest, dup, merge, not_dup, reopen, status, verify
+from bot.core.commands import (attach, bisect, cancel, close, detach, digest, dup, merge, not_dup, reopen, status,
+                               verify)
 from bot.core.commands import help as help_verb
 from bot.core.commands.args import CommandSyntaxError, shown, split_arguments
 from bot.core.commands.lines import normalise, prose_lines
@@ -22,6 +23,7 @@ MAX_LINE = 1000
 VERBS: dict[str, ModuleType] = {
     "help": help_verb, "status": status, "verify": verify, "attach": attach, "detach": detach, "dup": dup,
     "not-dup": not_dup, "merge": merge, "close": close, "reopen": reopen, "digest": digest, "cancel": cancel,
+    "bisect": bisect,
 }
 # Other spellings people reach for; an Invocation always carries the canonical verb, so VERBS[verb] works.
 ALIASES = {"notdup": "not-dup", "not_dup": "not-dup"}

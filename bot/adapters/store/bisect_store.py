@@ -1,0 +1,55 @@
+"""Bisections in the store: queued, running with each decided step saved at once, done with the culprit."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import select
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.service_models import Bisection
+
+QUEUED, RUNNING, DONE = "queued", "running", "done"
+
+
+def create(db: Database, repo_key: str, slug: str, good: str, bad: str, *, requested_by: str,
+           options: dict | None = None) -> int:
+    with db.session() as session:
+        row = Bisection(repo_key=repo_key, slug=slug, good_sha=good, bad_sha=bad, status=QUEUED, outcome="",
+                        message="queued", steps=[], requested_by=requested_by, options=options or {},
+                        created_at=datetime.now(timezone.utc))
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def get(db: Database, bisect_id: int) -> dict | None:
+    with db.session() as session:
+        row = session.get(Bisection, bisect_id)
+        return _as_dict(row) if row else None
+
+
+def unfinished(db: Database, repo_key: str, slug: str) -> dict | None:
+    with db.session() as session:
+        row = session.scalars(select(Bisection).where(Bisection.repo_key == repo_key, Bisection.slug == slug,
+                                                      Bisection.status != DONE).order_by(Bisection.id)).first()
+        return _as_dict(row) if row else None
+
+
+def add_step(db: Database, bisect_id: int, step: dict) -> None:
+    with db.session() as session:
+        row = session.get(Bisection, bisect_id)
+        row.status, row.message = RUNNING, "bisecting"
+        row.steps = [*(row.steps or []), step]  # a new list: JSON columns track assignment, not mutation
+
+
+def finish(db: Database, bisect_id: int, outcome: str, message: str, culprit: str | None = None) -> None:
+    with db.session() as session:
+        row = session.get(Bisection, bisect_id)
+        row.status, row.outcome, row.message, row.culprit_sha = DONE, outcome, message, culprit
+        row.finished_at = datetime.now(timezone.utc)
+
+
+def _as_dict(row: Bisection) -> dict:
+    return {"id": row.id, "repo": row.repo_key, "slug": row.slug, "good": row.good_sha, "bad": row.bad_sha,
+            "status": row.status, "outcome": row.outcome, "culprit": row.culprit_sha, "message": row.message,
+            "steps": list(row.steps or []), "requested_by": row.requested_by, "options": dict(row.options or {})}

@@ -1,0 +1,106 @@
+"""BotServices' regression guards: fixed records measured again after pushes or on a schedule, a regression
+reopening its record, and bisections (started by a regressed guard or by `/perf bisect`)."""
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Callable
+
+from bot.adapters.git import GitError
+from bot.adapters.store import fix_store, service_queries as queries
+from bot.errors import UserError
+from bot.services.bisect_flow import BisectFlow
+from bot.services.guard_flow import GuardFlow
+
+log = logging.getLogger("perfbot.services")
+
+
+class GuardWork:
+    """Mixed into BotServices: uses its db, trackers, source, fixes, bench and _mirror."""
+
+    @property
+    def guards(self) -> GuardFlow | None:
+        if self.fixes is None:
+            return None  # this process queues no bench runs
+        return GuardFlow(self.db, self.fixes, self.fixes.enqueue)
+
+    @property
+    def bisections(self) -> BisectFlow | None:
+        if self.fixes is None or self.bench is None:
+            return None
+        return BisectFlow(self.db, self.bench, self.fixes.enqueue)
+
+    def guards_after_push(self, full_name: str, head: str, installation_id: int | None) -> str | None:
+        if self.guards is None:
+            return None
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        with self.source.open(full_name, installation_id) as repo:
+            return self.guards.after_push(repo, full_name, head, installation_id)
+
+    def schedule_guards(self, now: datetime) -> dict[str, str]:
+        """The quarter-hour tick: each repository whose `[guards] schedule` is due gets its check queued."""
+        queued: dict[str, str] = {}
+        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())) if self.guards else ():
+            try:
+                with self.source.open(full_name, queries.installation_for(self.db, full_name)) as repo:
+                    found = self.guards.scheduled(repo, full_name, queries.installation_for(self.db, full_name), now)
+                if found:
+                    queued[full_name] = found
+            except Exception as exc:  # one repository's outage must not stop the others' guards
+                log.warning("scheduling the guards of %s failed: %s", full_name, exc)
+        return queued
+
+    def check_guards(self, full_name: str, queued_for: str | None, installation_id: int | None) -> list[int]:
+        if self.guards is None:
+            return []
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        with self.source.open(full_name, installation_id) as repo:
+            return self.guards.check(repo, full_name, queued_for, installation_id)
+
+    def _guard_finished(self, run: dict, repo, tracker, full_name: str, installation_id: int | None,
+                        delivery_id: str | None) -> int | None:
+        """A guard run ended: a claim back means `regressed` (the issue reopens) and, by default, a bisection."""
+        if self.guards is None or not self.guards.regressed(run, delivery_id):
+            return None
+        self._mirror(tracker, full_name, {run["slug"]})
+        settings = self.guards.settings(repo)
+        good = self.guards.last_good(repo, full_name, run["slug"], run["head"])
+        if not settings.bisect or good is None or self.bisections is None:
+            log.info("%s: %s regressed at %s; no bisection (%s)", full_name, run["slug"], run["head"][:12],
+                     "off in [guards]" if not settings.bisect else "no passing commit known")
+            return None
+        try:
+            return self.bisections.start(repo, full_name, run["slug"], good, run["head"], requested_by="",
+                                         installation_id=installation_id)
+        except UserError as exc:
+            log.warning("%s: %s regressed; bisection not started: %s", full_name, run["slug"], exc)
+            return None
+
+    def request_bisection(self, full_name: str, slug: str, good: str | None, bad: str | None, requested_by: str,
+                          installation_id: int | None, options: dict | None = None) -> int:
+        """`/perf bisect SLUG [good..bad]`: without a side, the last passing commit and the default head."""
+        if self.bisections is None:
+            raise UserError("this perfbot runs no benchmarks, so it cannot bisect")
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        if fix_store.record_standing(self.db, full_name, slug) is None:
+            raise UserError(f"`{slug}` is not a report here; `/perf status` lists what this thread knows")
+        with self.source.open(full_name, installation_id) as repo:
+            try:
+                bad = repo.resolve(bad or repo.default_ref())
+            except GitError as exc:
+                raise UserError(f"cannot bisect {slug}: {exc}") from None
+            good = good or self.guards.last_good(repo, full_name, slug, bad)
+            if good is None:
+                raise UserError(f"no passing commit of `{slug}` is known (no guard held, no fix merged): name one, "
+                                f"e.g. `/perf bisect {slug} v1.2..main`")
+            return self.bisections.start(repo, full_name, slug, good, bad, requested_by=requested_by,
+                                         installation_id=installation_id, options=options)
+
+    def run_bisection(self, bisect_id: int, full_name: str, installation_id: int | None,
+                      keep_alive: Callable[[float], object]) -> dict | None:
+        if self.bisections is None:
+            return None
+        installation_id = installation_id or queries.installation_for(self.db, full_name)
+        tracker = self.trackers(full_name, installation_id)
+        with self.source.open(full_name, installation_id) as repo:
+            return self.bisections.run(bisect_id, repo, tracker, keep_alive)
