@@ -140,6 +140,33 @@ def test_dup_not_dup_and_merge_go_through_the_dedup_path(world, github, database
     assert "merged into" in text  # the newer report survives; the same branch's PR is reused or updated
 
 
+def test_bisect_queues_a_bisection_of_a_range_and_says_what_is_wrong_with_a_bad_one(world, github, database, tmp_path):
+    import git
+
+    from bot.adapters.store import bisect_store
+
+    services, worker, queue, heads = world
+    _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main'][:10]}..main", "rita")
+    assert "🚫 `bisect` spends bench time" in text and "@rita has read" in text
+    _, text = say(github, services, ISSUE, f"/perf bisect {SLUG}", "wendy")
+    assert "no passing commit of `perf_boxed_sum` is known" in text and "GOOD..BAD" not in text.split("⚠️")[0]
+    _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main']}..{heads['fix/perf_boxed_sum']}",
+                  "wendy")
+    assert "not an ancestor" in text  # the fix branch is not on the default branch's line
+    _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main'][:10]}..", "alice")
+    assert "same commit" in text  # main is that commit: there is nothing between
+    _, text = say(github, services, ISSUE, f"/perf bisect perf_nothing {heads['main'][:10]}..main", "alice")
+    assert "`perf_nothing` is not a report here" in text
+    assert bisect_store.unfinished(database, REPO, SLUG) is None
+
+    root = git.Repo(tmp_path / "remotes" / "team" / "runtime.git").commit(heads["main"]).parents[0].hexsha
+    _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {root[:10]}..main", "alice")
+    assert "queued bisection 1 of `perf_boxed_sum`" in text
+    row = bisect_store.get(database, 1)
+    assert (row["good"], row["bad"], row["requested_by"], row["status"]) == (root, heads["main"], "alice", "queued")
+    assert [d["id"] for d in queue.listing() if d["event"] == "perfbot.bisect"] == ["bisect-1"]
+
+
 def test_close_and_reopen_are_logged_overrides(world, github, database):
     services, *_ = world
     _, text = say(github, services, OTHER_ISSUE, f'/perf close {OTHER} reason="measured on a laptop"', "alice")

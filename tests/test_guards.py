@@ -166,3 +166,28 @@ def test_bisect_refuses_a_range_that_is_not_older_to_newer(world, database):
     assert (row["good"], row["bad"], row["requested_by"]) == (merged, newer, "lead")
     with pytest.raises(UserError, match="still going"):
         services.request_bisection(key, SLUG, None, None, "lead", None)
+
+
+def test_perfbot_bisect_measures_the_ends_and_the_middle_and_names_the_commit(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from bot.cli import main
+    from tests.bench_project import FAST
+
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    repo, _ = build_project(tmp_path / "runtime")
+    good = repo.write("runtime.c", FAST).commit("runtime: unboxed values")
+    repo.write("NOTES.md", "a note\n").commit("docs")
+    culprit = repo.write("runtime.c", SLOW).commit("runtime: box again")
+    repo.write("CHANGES.md", "- boxes\n").commit("changelog")
+    cli = CliRunner()
+    result = cli.invoke(main, ["bisect", SLUG, good[:10], "--repo", str(repo.root)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == f"culprit {culprit}" and lines[-2].startswith("found: the claim came back with")
+    measured = [line.split()[:2] for line in lines[:-2]]
+    assert measured[:2] == [[repo.repo.head.commit.hexsha[:12], "bad"], [good[:12], "good"]]  # the ends first
+    assert [culprit[:12], "bad"] in measured and len(measured) == 4
+    assert cli.invoke(main, ["bisect", SLUG, "--upload-pack=touch x", "--repo", str(repo.root)]).exit_code == 2
+    hostile = cli.invoke(main, ["bisect", SLUG, "--repo", str(repo.root), "--", "--upload-pack=touch x"])
+    assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()

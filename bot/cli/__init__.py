@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from bot.cli.bisect_cmd import bisect_command
 from bot.cli.dedup_cmd import dedup_command
 from bot.cli.demo_cmd import demo_command
 from bot.cli.digest_cmd import digest_command
@@ -28,6 +29,6 @@ def main() -> None:
 
 COMMANDS = (lint_command, sync_command, list_command, show_command, new_command,
             serve_command, worker_command, deliveries_command, redeliver_command, dedup_command,
-            verify_command, demo_command, digest_command, manifest_command, parity_command)
+            verify_command, bisect_command, demo_command, digest_command, manifest_command, parity_command)
 for command in COMMANDS:
     main.add_command(command)

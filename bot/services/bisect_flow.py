@@ -63,7 +63,8 @@ class BisectFlow:
                                  json.dumps({"bisection": bisect_id})))
         return bisect_id
 
-    def run(self, bisect_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
+    def run(self, bisect_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object],
+            on_step: Callable[[dict], None] | None = None) -> dict | None:
         row = bisect_store.get(self.db, bisect_id)
         if row is None or row["status"] == bisect_store.DONE:
             return row  # redelivered after it finished
@@ -106,6 +107,8 @@ class BisectFlow:
             log.info("bisection %s of %s: %s at %s (%s left)", bisect_id, row["slug"], saved["mark"], step.sha[:12],
                      step.left)
             self._show(row, summaries, tracker, running=True)
+            if on_step is not None:
+                on_step(saved)
 
     def _known_marks(self, row: dict, commits: tuple[str, ...]) -> dict[str, str]:
         """Guard runs already measured some of these commits (the failing end at least); saved steps come next."""
