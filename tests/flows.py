@@ -52,3 +52,31 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
         yield services, worker, queue
     finally:
         clients.close()
+
+
+def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
+    """perfbot in local mode over one repository: issues as files, fixes verified on a local runner, and a
+    worker for the queue: returns (key, queue, tracker, services, worker)."""
+    import handlers
+    from bot.adapters.git import local_key
+    from bot.adapters.local_issues import FileIssues
+    from bot.adapters.runners.local import LocalRunner
+    from bot.adapters.store.queue import DeliveryQueue
+    from bot.services.bench_flow import BenchFlow
+    from bot.services.bot import BotServices, RepoSource
+    from bot.services.fix_flow import FixFlow
+    from bot.services.worker import Worker
+
+    key = local_key(repo_root)
+    queue = DeliveryQueue(database)
+    tracker = FileIssues(tmp_path / "issues")
+
+    def runner(conf, repo_path, config):
+        return LocalRunner(conf.name, repo_path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb)
+
+    services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo_root}),
+                           bot_login="perfbot", fixes=FixFlow(database, queue.enqueue),
+                           bench=BenchFlow(database, runner, comment_every=0))
+    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test",
+                    lease_seconds=lease_seconds, max_attempts=2)
+    return key, queue, tracker, services, worker

@@ -6,17 +6,10 @@ import json
 
 import pytest
 
-import handlers
-from bot.adapters.git import GitRepository, local_key
 from bot.adapters.local_issues import FileIssues
-from bot.adapters.runners.local import LocalRunner
 from bot.adapters.store import bench_store, fix_store
-from bot.adapters.store.queue import DeliveryQueue
-from bot.services.bench_flow import BenchFlow
-from bot.services.bot import BotServices, RepoSource
-from bot.services.fix_flow import FixFlow
-from bot.services.worker import Worker
 from tests.bench_project import NOT_A_FIX, build_project
+from tests.flows import local_bot
 
 SLUG = "perf_boxed_sum"
 
@@ -24,18 +17,7 @@ SLUG = "perf_boxed_sum"
 @pytest.fixture
 def world(tmp_path, database):
     repo, heads = build_project(tmp_path / "runtime")
-    key = local_key(repo.root)
-    queue = DeliveryQueue(database)
-    tracker = FileIssues(tmp_path / "issues")
-
-    def runner(conf, repo_path, config):
-        return LocalRunner(conf.name, repo_path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb)
-
-    services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),
-                           bot_login="perfbot", fixes=FixFlow(database, queue.enqueue),
-                           bench=BenchFlow(database, runner, comment_every=0))
-    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
-                    max_attempts=2)
+    key, queue, tracker, services, worker = local_bot(database, repo.root, tmp_path)
     return repo, heads, key, queue, tracker, services, worker
 
 

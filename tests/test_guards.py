@@ -8,17 +8,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-import handlers
-from bot.adapters.git import local_key
 from bot.adapters.local_issues import FileIssues
-from bot.adapters.runners.local import LocalRunner
 from bot.adapters.store import bench_store, bisect_store, fix_store
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
-from bot.services.bench_flow import BenchFlow
-from bot.services.bot import BotServices, RepoSource
-from bot.services.fix_flow import FixFlow
 from bot.services.worker import Worker
 from tests.bench_project import SLOW, build_project
+from tests.flows import local_bot
 
 SLUG = "perf_boxed_sum"
 
@@ -28,18 +23,7 @@ def world(tmp_path, database):
     repo, heads = build_project(tmp_path / "runtime")
     config = (repo.root / ".perfbot.toml").read_text() + "\n[guards]\ndebounce_minutes = 0\n"
     repo.write(".perfbot.toml", config).commit("guards measure at once")
-    key = local_key(repo.root)
-    queue = DeliveryQueue(database)
-    tracker = FileIssues(tmp_path / "issues")
-
-    def runner(conf, repo_path, config):
-        return LocalRunner(conf.name, repo_path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb)
-
-    services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),
-                           bot_login="perfbot", fixes=FixFlow(database, queue.enqueue),
-                           bench=BenchFlow(database, runner, comment_every=0))
-    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=600,
-                    max_attempts=2)
+    key, queue, tracker, services, worker = local_bot(database, repo.root, tmp_path, lease_seconds=600)
     return repo, key, queue, tracker, services, worker
 
 

@@ -95,6 +95,21 @@ def remote_path_ok(value: str) -> bool:
     return bool(REMOTE_PATH_RE.fullmatch(value)) and ".." not in value.split("/")
 
 
+def table_values(section: str, table, lines: list[str], keys: dict, value) -> dict | None:
+    """A plain `[section]` table checked key by key: `value(key, value, kind, line)` checks each value."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigFileError(section, line_of(lines, section), f"must be a table: write it as [{section}]")
+    checked = {}
+    for key, item in table.items():
+        kind = keys.get(key)
+        if kind is None:
+            raise ConfigFileError(f"{section}.{key}", line_of(lines, key), f"unknown key{suggest(key, keys)}")
+        checked[key] = value(f"{section}.{key}", item, kind, line_of(lines, key))
+    return checked
+
+
 def line_of(lines: list[str], key: str) -> int:
     pattern = re.compile(rf"^\s*(\[\[?\s*{re.escape(key)}\s*\]\]?|{re.escape(key)}\s*=)")
     return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.core.config_checks import ConfigFileError, check as _check, line_of as _line_of, suggest as _suggest
+from bot.core.config_checks import ConfigFileError, check as _check, table_values
 from bot.core.milestone_config import _check_value
 
 GUARD_KEYS = {"after_push": "flag", "debounce_minutes": "minutes", "schedule": "schedule", "timezone": "timezone",
@@ -33,17 +33,7 @@ class GuardSettings:
 
 
 def parse_guards(table, lines: list[str]) -> GuardSettings:
-    if table is None:
-        return GuardSettings()
-    if not isinstance(table, dict):
-        raise ConfigFileError("guards", _line_of(lines, "guards"), "must be a table: write it as [guards]")
-    values = {}
-    for key, value in table.items():
-        kind = GUARD_KEYS.get(key)
-        if kind is None:
-            raise ConfigFileError(f"guards.{key}", _line_of(lines, key), f"unknown key{_suggest(key, GUARD_KEYS)}")
-        values[key] = _value(f"guards.{key}", value, kind, _line_of(lines, key))
-    return GuardSettings(**values)
+    return GuardSettings(**(table_values("guards", table, lines, GUARD_KEYS, _value) or {}))
 
 
 def _value(key: str, value, kind: str, line: int):

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from bot.core.config_checks import ConfigFileError, check as _check, line_of as _line_of, suggest as _suggest
+from bot.core.config_checks import ConfigFileError, check as _check, table_values
 
 NOTIFY_KEYS = {"people": "logins", "webhook_url": "url", "stuck_days": "count", "host_hours": "count"}
 # A GitHub login, or a team as org/team; the @ is optional in the file and added when mentioning.
@@ -28,17 +28,8 @@ class NotifySettings:
 
 
 def parse_notify(table, lines: list[str]) -> NotifySettings:
-    if table is None:
-        return NotifySettings()
-    if not isinstance(table, dict):
-        raise ConfigFileError("notify", _line_of(lines, "notify"), "must be a table: write it as [notify]")
-    values = {}
-    for key, value in table.items():
-        kind = NOTIFY_KEYS.get(key)
-        if kind is None:
-            raise ConfigFileError(f"notify.{key}", _line_of(lines, key), f"unknown key{_suggest(key, NOTIFY_KEYS)}")
-        values[key] = _value(f"notify.{key}", value, kind, _line_of(lines, key))
-    return NotifySettings(**values, declared=True)
+    values = table_values("notify", table, lines, NOTIFY_KEYS, _value)
+    return NotifySettings() if values is None else NotifySettings(**values, declared=True)
 
 
 def _value(key: str, value, kind: str, line: int):
