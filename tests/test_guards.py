@@ -116,6 +116,8 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
     [run_id] = services.check_guards(key, second, None)
     assert bench_store.get_run(database, run_id)["head"] == second
     assert services.check_guards(key, second, None) == []  # that head is guarded already
+    pruned = repo.delete(f"devs/issues/{SLUG}.md").commit("prune the fixed report")
+    assert services.check_guards(key, pruned, None) == []  # no report left anywhere: the guard is retired
 
 
 def test_a_scheduled_guard_check_is_queued_once_per_due_time(world, database):

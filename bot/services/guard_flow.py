@@ -20,7 +20,8 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery
 from bot.core.guard_config import GuardSettings
 from bot.services.bench_flow import reproduction
-from bot.services.bench_inputs import GUARD, read_config
+from bot.errors import UserError
+from bot.services.bench_inputs import GUARD, read_config, read_record
 from bot.services.fix_flow import FixFlow
 
 log = logging.getLogger("perfbot.guards")
@@ -74,6 +75,13 @@ class GuardFlow:
         runs = []
         for guard in guard_store.guarded(self.db, full_name):
             if fix_store.has_run(self.db, full_name, guard.slug, GUARD, head):
+                continue
+            try:
+                read_record(repo, guard.slug, head)
+            except UserError:
+                # Pruned from devs/issues and devs/fixed alike: nothing left to measure, and a failing run
+                # after every push would only edit its closed issue again and again.
+                log.info("%s: %s has no report at %s; its guard is retired", full_name, guard.slug, head[:12])
                 continue
             runs.append(self.fixes.request_run(full_name, guard.slug, base=None, head=head, purpose=GUARD,
                                                installation_id=installation_id, requested_by="", options=options))
