@@ -8,6 +8,8 @@
     [verify]
     measure = "wall"                    # wall | user | instructions: what the verdict's ratio is made of
     reference_factor = 1.0              # `reference:` reports: head passes within this factor of the reference
+    threads = [1, 2, 4, 8, 12]          # par reports: the sweep of thread counts (default 1..the host's cores)
+    flatten_gain = 0.5                  # par sweeps: a step gaining less than this of ideal is where it flattens
     [references.v1]                     # an implementation a report names with `reference: v1` (or v1@<ref>)
     repository = "../runtime-v1"        # a git path or URL (default: this repository)
     branch = "v1"                       # its ref (default: the repository's HEAD)
@@ -25,11 +27,12 @@ from dataclasses import dataclass, field
 
 from bot.core.config_checks import ConfigFileError, check, line_of
 from bot.core.refnames import branch_name_problem
+from bot.core.scaling import FLATTEN_GAIN, MAX_THREADS
 
 OUTPUT_MODES = ("exact", "normalize", "last-line")
 MEASURES = ("wall", "user", "instructions")
 RUN_KEYS = ("program", "output", "normalize", "metrics")
-VERIFY_KEYS = ("measure", "reference_factor")
+VERIFY_KEYS = ("measure", "reference_factor", "threads", "flatten_gain")
 REFERENCE_KEYS = ("repository", "branch", "build", "run", "program", "factor")
 # A program file name reaches argv and a path: a plain name in the run folder, never a path or a dot file.
 PROGRAM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
@@ -58,6 +61,8 @@ class RunSettings:
     measure: str = "wall"
     reference_factor: float = 1.0
     references: tuple[Reference, ...] = field(default=())
+    threads: tuple[int, ...] | None = None  # None: 1..the runner's cores (bot/core/scaling.py adds 1 and the claim)
+    flatten_gain: float = FLATTEN_GAIN
 
     def reference(self, name: str) -> Reference | None:
         return next((r for r in self.references if r.name == name), None)
@@ -84,12 +89,27 @@ def parse_run_settings(run: dict, verify: dict, references, lines: list[str]) ->
     if "reference_factor" in verify:
         values["reference_factor"] = check("verify.reference_factor", verify["reference_factor"], "positive",
                                            line_of(lines, "reference_factor"))
+    if "threads" in verify:
+        values["threads"] = _threads(verify["threads"], line_of(lines, "threads"))
+    if "flatten_gain" in verify:
+        values["flatten_gain"] = check("verify.flatten_gain", verify["flatten_gain"], "fraction",
+                                       line_of(lines, "flatten_gain"))
     if references is not None:
         if not isinstance(references, dict) or not all(isinstance(t, dict) for t in references.values()):
             raise ConfigFileError("references", line_of(lines, "references"),
                                   "write each reference as a [references.NAME] table")
         values["references"] = tuple(_reference(name, table, lines) for name, table in references.items())
     return RunSettings(**values)
+
+
+def _threads(value, line: int) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_THREADS for n in value):
+        raise ConfigFileError("verify.threads", line, f"must be a list of thread counts from 1 to {MAX_THREADS}, "
+                              "e.g. [1, 2, 4, 8, 12]")
+    if len(set(value)) != len(value):
+        raise ConfigFileError("verify.threads", line, "names a thread count twice")
+    return tuple(sorted(value))
 
 
 def _program(key: str, value, lines: list[str]) -> str:

@@ -1,13 +1,13 @@
 """Verify: measure a report's reproduction against what it compares with at a commit, and decide with intervals.
 
 What the program is compared with: its C translation (default), a reference implementation (`reference:`,
-services/references.py), or for a par report itself on one thread. For each input the report gives and each
-side (base, then head) the runner prepares the project, the program is written under the file name
-`.perfbot.toml` gives, the other side is made ready (the translation compiled, the reference built), one
-warm-up run of each checks that both print the same result under `[run] output` (a mismatch is reported,
-not timed), and then runs alternate program, other, program, other ... until the interval decides or the time
-budget is spent. Each sample keeps wall, user and system time, page faults and the runtime's own metrics;
-the ratio is made of `[verify] measure`.
+services/references.py), or for a par report itself at a sweep of thread counts (services/sweep.py). For
+each input the report gives and each side (base, then head) the runner prepares the project, the program is
+written under the file name `.perfbot.toml` gives, the other side is made ready (the translation compiled,
+the reference built), one warm-up run of each checks that both print the same result under `[run] output`
+(a mismatch is reported, not timed), and then runs alternate program, other, program, other ... until the
+interval decides or the time budget is spent. Each sample keeps wall, user and system time, page faults and
+the runtime's own metrics; the ratio is made of `[verify] measure`.
 """
 from __future__ import annotations
 
@@ -19,22 +19,23 @@ from typing import Callable
 from bot.core.outputs import metrics_of, mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
-from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.scaling import summary as sweep_summary, sweep_text
+from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, ratio_interval
 from bot.core.suite import SuiteResult, compare_suites
 from bot.core.verify_plan import fill, from_root, inputs_of, program_name, programs, reference_of, with_input
 from bot.services.measures import sample_value, wrap_for_measure
 from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
+from bot.services.sweep import ERROR, MISMATCH, counts_for, measure_sweep
 
-MISMATCH, ERROR = "mismatch", "error"
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
 
 
 @dataclass
 class Side:
     """What one commit measured for one input: every sample kept. For a par report `language` holds the
-    program's measure on one thread and `c` on the claimed thread count: the ratio of the two is the speedup.
-    With a reference, `c` holds the reference's measure."""
+    program's measure on one thread and `c` on the claimed thread count: the ratio of the two is the speedup;
+    `sweep` holds every count's samples (services/sweep.py). With a reference, `c` holds the reference's measure."""
 
     label: str
     sha: str
@@ -48,6 +49,8 @@ class Side:
     against: str = "C"  # C | reference NAME@sha | N threads
     measure: str = "wall"
     runs: dict = field(default_factory=lambda: {"language": [], "c": []})  # per sample: times, faults, metrics
+    sweep: dict = field(default_factory=dict)  # par: thread count -> samples, taken round-robin
+    sweep_rules: tuple = ()  # par: (claimed threads, par_efficiency, flatten_gain)
 
     def metric_medians(self, which: str) -> dict[str, float]:
         names = {name for run in self.runs[which] for name in run.get("metrics", {})}
@@ -71,7 +74,11 @@ class Side:
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
                 "output": self.output, "input": self.input, "against": self.against, "measure": self.measure,
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
-                "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")}}
+                "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
+                **({"sweep": self.sweep_summary()} if self.sweep else {})}
+
+    def sweep_summary(self) -> dict:
+        return sweep_summary({n: v for n, v in self.sweep.items() if v}, *self.sweep_rules)
 
 
 @dataclass
@@ -121,8 +128,12 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     with runner.exclusive():
         target = prepare_reference(reference, runner, record, language, config) if reference else None
         counter: dict = {}
+        counts = counts_for(record, config, runner) if par else ()
         for side in sides:
-            problem = _measure(side, record, language, translation, config, runner, plan, tick, target, counter)
+            if par:
+                problem = measure_sweep(side, record, language, config, runner, plan, tick, counter, counts)
+            else:
+                problem = _measure(side, record, language, translation, config, runner, plan, tick, target, counter)
             if problem is not None:
                 return Outcome(problem[0], problem[1], sides, runner.name)
         if config.suite is not None and base and all(s.decision == PASS for s in sides if s.label == "head"):
@@ -153,6 +164,8 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
         target_speedup = record.threads * config.par_efficiency
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
                 f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
+        if side.sweep:
+            text += f"; {sweep_text(side.sweep_summary())}"
     elif target is not None:
         text = f"head/{target.label}{measure} {bounds} {at}, to pass within {target.factor:g}x of the reference"
     else:
@@ -197,12 +210,6 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
     template = with_input(config.run_language, side.input)
     argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
-    if record.track == "par":
-        # A speedup is one thread's time over N threads': the pair timed is the program at 1 and at N.
-        side.against = f"{threads} threads"
-        one = from_root(fill(template, file=str(program), threads="1"), workspace)
-        return _Pair(one, argv_language, folder, folder,
-                     ("the program on 1 thread", f"the program on {threads} threads")), None
     if target is not None:
         side.against = target.label
         return _Pair(argv_language, target.argv(side.input, threads), folder, target.folder,
@@ -252,12 +259,8 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
             side.runs[which].append({"wall": result.seconds, "user": result.user, "system": result.system,
                                      "faults": result.faults, "metrics": metrics_of(result.stdout, result.stderr,
                                                                                      config.run)})
-        if record.track == "par":
-            step, interval = plan.next_step(side.language, side.c, record.threads * config.par_efficiency,
-                                            decide_at_least)
-        else:
-            limit = target.factor if target is not None else config.seq_threshold
-            step, interval = plan.next_step(side.language, side.c, limit)
+        limit = target.factor if target is not None else config.seq_threshold
+        step, interval = plan.next_step(side.language, side.c, limit)
         side.interval = interval or side.interval
         progress(side.label + (f" {side.input}" if side.input else ""), len(side.c), plan.maximum)
         if step != "sample":

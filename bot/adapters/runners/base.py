@@ -57,6 +57,9 @@ class Runner(Protocol):
     def run(self, argv: list[str], cwd: PurePath, timeout: float) -> RunResult:
         """Run an argument list (never a shell) with the runner's limits; the time is the program's own."""
 
+    def cores(self) -> int | None:
+        """CPUs the host gives a run (None: cannot tell): a par sweep's default is 1..this."""
+
     def for_project(self, repo_path, build: tuple[str, ...] | None) -> "Runner":
         """The same host, limits and workspaces for another repository and build (a reference implementation);
         it shares this runner's lock, so only this runner's exclusive() is ever taken."""

@@ -56,6 +56,13 @@ class LocalRunner:
         self.sandboxed = sandbox is not False and problem is None
         self._hidden = secret_files(os.environ) if self.sandboxed else ()
 
+    def cores(self) -> int:
+        """The CPUs this process may run on (a container's or taskset's share): the default sweep's top."""
+        try:
+            return len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            return os.cpu_count() or 1
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """One benchmark at a time on this host, across processes."""

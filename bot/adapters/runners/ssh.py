@@ -75,6 +75,7 @@ class SshRunner:
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
         self._root: PurePosixPath | None = None
+        self._cores: int | None = None
 
     @property
     def where(self) -> str:
@@ -162,6 +163,14 @@ class SshRunner:
                              bool(data["timed_out"]), **usage)
         except (ValueError, KeyError, TypeError, IndexError):
             self._fail(code, err, f"the run wrapper failed (exit {code})")
+
+    def cores(self) -> int | None:
+        """The host's online CPUs, asked once over the shared connection (one getconf, no program run)."""
+        if self._cores is None:
+            code, out, _ = self._exec(_words("getconf", "_NPROCESSORS_ONLN"), timeout=MARGIN)
+            text = out.decode(errors="replace").strip()
+            self._cores = int(text) if code == 0 and text.isdigit() and int(text) > 0 else 0
+        return self._cores or None
 
     def for_project(self, repo_path: Path, build: tuple[str, ...] | None) -> SshRunner:
         """Another repository's or build's commits in a folder of their own inside this runner's remote folder."""

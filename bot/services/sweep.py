@@ -1,0 +1,102 @@
+"""A PAR verification's scaling sweep: the program timed at every thread count, round-robin, on one runner.
+
+Which counts: `[verify] threads`, else 1..the runner's cores, always with 1 and the claimed count
+(core/scaling.py). One warm-up run at each count must print what one thread prints (a program that computes
+something else on 8 threads is a mismatch, not a speedup). Then each round runs every count once, up one
+round and down the next, until the claimed count's speedup interval decides against ideal x efficiency
+(the sequential plan of core/stats.py, as before sweeps) or the budget is spent.
+"""
+from __future__ import annotations
+
+import time
+
+from bot.core.outputs import metrics_of, mismatch, normalised
+from bot.core.records import PerfIssue
+from bot.core.repo_config import RepoConfig
+from bot.core.scaling import round_order, sweep_counts
+from bot.core.stats import INCONCLUSIVE, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.verify_plan import fill, from_root, program_name, with_input
+from bot.errors import UserError
+from bot.services.measures import sample_value, wrap_for_measure
+
+MISMATCH, ERROR = "mismatch", "error"
+
+
+def host_cores(runner) -> int | None:
+    """The runner's cores when it can tell (local: this process's CPUs; ssh: getconf on the host)."""
+    cores = getattr(runner, "cores", None)
+    try:
+        return cores() if callable(cores) else None
+    except UserError:
+        return None  # the sweep still has 1 and the claimed count
+
+
+def counts_for(record: PerfIssue, config: RepoConfig, runner) -> tuple[int, ...]:
+    configured = config.run.threads
+    return sweep_counts(configured, None if configured else host_cores(runner), record.threads)
+
+
+def _threads(n: int) -> str:
+    return f"the program on {n} thread{'s' if n != 1 else ''}"
+
+
+def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, runner, plan: SamplingPlan,
+                  progress, counter: dict, counts: tuple[int, ...]) -> tuple[str, str] | None:
+    """Fill `side` (verify.Side): `sweep` per count, `language` = 1 thread, `c` = the claimed count."""
+    side.measure = config.run.measure
+    claimed = record.threads or 1
+    side.against = f"{claimed} threads"
+    side.sweep_rules = (claimed, config.par_efficiency, config.run.flatten_gain)
+    workspace = runner.prepare(side.sha)
+    folder = runner.run_dir(workspace, record.slug)
+    program = folder / program_name(record, config)
+    runner.write_file(program, language)
+    template = with_input(config.run_language, side.input)
+    argv = {n: wrap_for_measure(from_root(fill(template, file=str(program), threads=str(n)), workspace),
+                                config, runner, folder, counter) for n in counts}
+    at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
+    one = None
+    for n in counts:
+        result = runner.run(argv[n], folder, config.timeout_seconds)
+        if result.timed_out:
+            return ERROR, f"{_threads(n)} ran past the {config.timeout_seconds}s limit {at}"
+        if result.returncode != 0:
+            return ERROR, f"{_threads(n)} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}"
+        if one is None:
+            one = result  # counts are sorted: 1 comes first
+        else:
+            different = mismatch(one.stdout, result.stdout, config.run, (_threads(1), _threads(n)), at)
+            if different is not None:
+                return MISMATCH, different
+    side.output = normalised(one.stdout, config.run)
+    side.sweep = {n: [] for n in counts}
+    side.language, side.c = side.sweep[1], side.sweep[claimed]
+    target = claimed * config.par_efficiency
+    deadline = time.monotonic() + config.budget_seconds
+    rounds = 0
+    while True:
+        for n in round_order(counts, rounds):
+            result = runner.run(argv[n], folder, config.timeout_seconds)
+            if not result.ok:
+                return ERROR, (f"a timed run of {_threads(n)} failed {at} (exit {result.returncode}, "
+                               f"timed out: {result.timed_out})")
+            value, problem = sample_value(result, config, counter, runner)
+            if problem is not None:
+                return ERROR, f"{problem} {at}"
+            side.sweep[n].append(value)
+            run = {"wall": result.seconds, "user": result.user, "system": result.system, "faults": result.faults,
+                   "metrics": metrics_of(result.stdout, result.stderr, config.run)}
+            for which, count in (("language", 1), ("c", claimed)):
+                if n == count:
+                    side.runs[which].append(run)
+        rounds += 1
+        step, interval = plan.next_step(side.language, side.c, target, decide_at_least)
+        side.interval = interval or side.interval
+        progress(side.label + (f" {side.input}" if side.input else ""), rounds, plan.maximum)
+        if step != "sample":
+            side.decision = step
+            return None
+        if time.monotonic() >= deadline:
+            side.interval = ratio_interval(side.language, side.c)
+            side.decision = INCONCLUSIVE
+            return None

@@ -1,0 +1,101 @@
+"""Scaling sweeps end to end: a real pthreads runtime (gcc-built, in git) swept over 1, 2 and 4 threads by the
+local runner, a balanced and an irregular workload side by side; the curves and verdicts are the program's."""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from bot.adapters.runners.local import LocalRunner
+from bot.core.parse import parse
+from bot.core.repo_config import parse_repo_config
+from bot.services.sweep import counts_for
+from bot.services.verify import verify
+from tests.sweep_project import REPORTS, SWEEP_CONFIG, build_sweep_project
+
+
+class Recording:
+    """The local runner, with the thread count of every run it is asked for written down."""
+
+    def __init__(self, runner: LocalRunner) -> None:
+        self.inner, self.threads = runner, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run(self, argv, cwd, timeout):
+        if "--threads" in argv:
+            self.threads.append(int(argv[argv.index("--threads") + 1]))
+        return self.inner.run(argv, cwd, timeout)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    repo, heads = build_sweep_project(root / "runtime")
+    config = parse_repo_config(SWEEP_CONFIG)
+    runner = Recording(LocalRunner("local", repo.root, root / "cache", build=config.build))
+    records = {slug: parse(f"devs/issues/{slug}.md", text.encode()).record for slug, text in REPORTS.items()}
+    outcomes = {}
+    for slug, record in records.items():
+        runner.threads.clear()
+        outcomes[slug] = (verify(record, config, runner, heads["main"]), list(runner.threads))
+    return heads, config, runner, records, outcomes
+
+
+def _points(outcome) -> dict[int, dict]:
+    return {p["threads"]: p for p in outcome.as_dict()["sides"][-1]["sweep"]["points"]}
+
+
+def test_a_balanced_workload_scales_and_passes_an_irregular_one_flattens_and_fails(swept):
+    _, _, _, _, outcomes = swept
+    balanced, irregular = outcomes["perf_balanced_items"][0], outcomes["perf_irregular_items"][0]
+    assert balanced.verdict == "pass", balanced.message
+    assert irregular.verdict == "fail", irregular.message
+    even, skewed = _points(balanced), _points(irregular)
+    assert sorted(even) == sorted(skewed) == [1, 2, 4]
+    # Static blocks give thread 0 170 of 200 ms on two threads, 120 ms on four: at most 1.18x and 1.67x.
+    assert even[2]["speedup"]["low"] >= 1.5 and skewed[2]["speedup"]["high"] < 1.4
+    assert even[4]["speedup"]["low"] > 2.5 and skewed[4]["speedup"]["high"] < 2.0
+    assert even[4]["efficiency"]["low"] > skewed[4]["efficiency"]["high"]
+    balanced_sweep = balanced.as_dict()["sides"][-1]["sweep"]
+    irregular_sweep = irregular.as_dict()["sides"][-1]["sweep"]
+    assert balanced_sweep["flattening"]["after"] is None and balanced_sweep["holds_to"] == 4
+    assert irregular_sweep["flattening"]["after"] == 1 and irregular_sweep["flattening"]["to"] == 2
+    assert irregular_sweep["holds_to"] is None
+    assert "flattens after 1 thread (1→2 gains" in irregular.message and "no flattening" in balanced.message
+    assert "holds 0.75 of ideal up to 4 threads" in balanced.message
+
+
+def test_every_round_runs_each_count_once_alternating_direction(swept):
+    _, _, _, _, outcomes = swept
+    outcome, threads = outcomes["perf_balanced_items"]
+    rounds = len(outcome.sides[-1].c)
+    assert rounds >= 5 and threads[:3] == [1, 2, 4]  # one warm-up per count, then the rounds
+    taken = threads[3:]
+    assert len(taken) == 3 * rounds
+    for n in range(rounds):
+        assert taken[3 * n: 3 * n + 3] == ([1, 2, 4] if n % 2 == 0 else [4, 2, 1])
+    side = outcome.sides[-1]
+    assert all(len(v) == rounds for v in side.sweep.values()) and side.language is side.sweep[1]
+
+
+def test_the_default_sweep_is_one_to_the_hosts_cores_with_the_claim(swept):
+    _, config, runner, records, _ = swept
+    record = records["perf_balanced_items"]
+    default = dataclasses.replace(config, run=dataclasses.replace(config.run, threads=None))
+    cores = len(os.sched_getaffinity(0))
+    assert runner.cores() == cores
+    assert counts_for(record, default, runner) == tuple(sorted({*range(1, cores + 1), 2}))
+    claims_twelve = dataclasses.replace(record, threads=12)
+    assert counts_for(claims_twelve, config, runner) == (1, 2, 4, 12)  # the claim is always measured
+
+
+def test_a_fix_that_hands_items_out_dynamically_balances_the_irregular_workload(swept):
+    heads, config, runner, records, _ = swept
+    outcome = verify(records["perf_irregular_items"], config, runner, heads["fix/dynamic-items"], base=heads["main"])
+    base, head = (side.as_dict()["sweep"] for side in outcome.sides)
+    assert outcome.verdict == "pass", outcome.message
+    assert base["flattening"]["after"] == 1 and head["flattening"]["after"] is None
+    assert head["points"][-1]["speedup"]["low"] > base["points"][-1]["speedup"]["high"]
