@@ -62,6 +62,14 @@ def test_output_rules_and_their_mismatch_message():
     ('[references.old]\nrun = ["x"]\nrepo = "x"\n', "references.old.repo"),
     ('[references.runtime]\nrun = ["x"]\n', "references.runtime"),
     ('[run]\nlanguage = ["./x", "{size}"]\n', "run.language"),
+    ('[verify]\nthreads = []\n', "verify.threads"),
+    ('[verify]\nthreads = [1, 0]\n', "verify.threads"),
+    ('[verify]\nthreads = [2, 4, 2]\n', "verify.threads"),
+    ('[verify]\nthreads = [1.5]\n', "verify.threads"),
+    ('[verify]\nthreads = [true]\n', "verify.threads"),
+    ('[verify]\nthreads = "4"\n', "verify.threads"),
+    ('[verify]\nthreads = [2048]\n', "verify.threads"),
+    ('[verify]\nflatten_gain = 1.5\n', "verify.flatten_gain"),
 ])
 def test_bad_settings_name_their_key(text, key):
     with pytest.raises(ConfigFileError) as caught:
@@ -123,3 +131,9 @@ def test_a_par_report_keeps_wall_time():
     conf = parse_repo_config('[run]\nlanguage = ["./runtime", "{file}"]\n[verify]\nmeasure = "user"\n')
     with pytest.raises(UserError, match="a speedup is a ratio of wall times"):
         programs(record, conf)
+
+
+def test_a_sweep_takes_any_thread_counts_in_order():
+    settings = parse_repo_config('[verify]\nthreads = [12, 1, 6, 3]\nflatten_gain = 0.3\npar_efficiency = 0.8\n')
+    assert settings.run.threads == (1, 3, 6, 12) and settings.run.flatten_gain == 0.3 and settings.par_efficiency == 0.8
+    assert parse_repo_config("").run.threads is None  # the host's cores decide
