@@ -78,14 +78,14 @@ BALANCED = "items " + " ".join(["25"] * 8)
 IRREGULAR = "items " + " ".join(["40"] * 4 + ["5"] * 8)
 
 
-def sweep_report(slug_words: str, program: str, threads: int = 2) -> str:
+def sweep_report(slug_words: str, program: str, threads: int = 2, fix: str | None = None) -> str:
+    fix_line = f"fix: {fix}\n" if fix else ""
     return f"""---
 track: par
 backend: c
 threads: {threads}
 ratio: 2.0
-fix: fix/dynamic-items
----
+{fix_line}---
 # {slug_words} do not spread over threads
 
 ## Context
@@ -121,7 +121,7 @@ unknown
 
 
 REPORTS = {"perf_balanced_items": sweep_report("Balanced items", BALANCED),
-           "perf_irregular_items": sweep_report("Irregular items", IRREGULAR)}
+           "perf_irregular_items": sweep_report("Irregular items", IRREGULAR, fix="fix/dynamic-items")}
 
 
 def build_sweep_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:

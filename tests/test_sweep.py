@@ -99,3 +99,47 @@ def test_a_fix_that_hands_items_out_dynamically_balances_the_irregular_workload(
     assert outcome.verdict == "pass", outcome.message
     assert base["flattening"]["after"] == 1 and head["flattening"]["after"] is None
     assert head["points"][-1]["speedup"]["low"] > base["points"][-1]["speedup"]["high"]
+
+
+def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_path):
+    import handlers
+    from bot.adapters.git import local_key
+    from bot.adapters.local_issues import FileIssues
+    from bot.adapters.store import bench_store
+    from bot.adapters.store.engine import Database
+    from bot.adapters.store.queue import DeliveryQueue
+    from bot.services.bench_flow import BenchFlow
+    from bot.services.bot import BotServices, RepoSource
+    from bot.services.fix_flow import FixFlow
+    from bot.services.worker import Worker
+    from tests.test_dashboard import make_client
+
+    database = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")  # the store is not what this test is about
+    repo, heads = build_sweep_project(tmp_path / "runtime")
+    key, queue, tracker = local_key(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
+    bench = BenchFlow(database, lambda conf, path, config: LocalRunner(conf.name, path, tmp_path / "bench",
+                                                                       build=config.build), comment_every=0)
+    services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),
+                           bot_login="perfbot", fixes=FixFlow(database, queue.enqueue), bench=bench)
+    worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
+                    max_attempts=2)
+    services.sync_and_mirror(key, None, None)
+    assert [d["id"] for d in queue.listing()] == ["bench-1"]  # only the irregular report names the fix
+    assert worker.run_once()
+    run = bench_store.get_run(database, 1)
+    assert (run["slug"], run["status"], run["verdict"]) == ("perf_irregular_items", "done", "pass"), run["message"]
+    issues = __import__("json").loads(tracker.state_file.read_text())["issues"]
+    body = next(c["body"] for i in issues.values() for c in i["comments"]
+                if c["body"].startswith("<!-- perfbot:bench perf_irregular_items"))
+    assert "**Scaling, base**: below 0.75 of ideal from 2 threads on; flattens after 1 thread (1→2 gains" in body
+    assert "**Scaling, head**: holds 0.75 of ideal up to 4 threads; no flattening measured." in body
+    curve = body[body.index("```mermaid"):]
+    assert 'x-axis "threads" ["1", "2", "4"]' in curve and curve.count("    line [") == 3
+    assert "    line [1, 2, 4]\n```" in curve  # the ideal line, last
+    rows = [line for line in body.splitlines() if line.startswith("| 2 (claimed) |")]
+    assert len(rows) == 2 and all(line.count("|") == 6 for line in rows)
+    page = make_client(database, tmp_path).get("/dashboard/runs/1").get_data(as_text=True)
+    chart = page[page.index('id="scaling-chart"'):page.index("</svg>", page.index('id="scaling-chart"'))]
+    assert '<svg role="img" aria-label="bench run 1: perf_irregular_items speedup by threads"' in chart
+    assert "ideal" in chart and "flattens after 1 thread" in page and "2 (claimed)" in page
+    database.dispose()

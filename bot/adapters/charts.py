@@ -135,3 +135,39 @@ def _ratio_chart(labels: tuple[str, ...], ratios: tuple[float, ...], threshold: 
         axes.grid(axis="y", visible=False)
         axes.grid(axis="x", color="#e5e5e5", linewidth=0.8)
         return _svg(figure, title or "ratios", f"ratios {title} {labels!r} {ratios!r} {threshold}")
+
+
+def scaling_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float, float, float]]]], claimed: int | None = None,
+                  title: str = "") -> str:
+    """Speedup by thread count: one line per side with its 95% band, the ideal line dashed, the claim marked.
+    `curves` is (side, [(threads, low, point, high), ...]); the x axis is the real counts, evenly or not."""
+    frozen = tuple((side, tuple((int(n), float(lo), float(pt), float(hi)) for n, lo, pt, hi in points))
+                   for side, points in curves if points)
+    return _scaling_chart(frozen, claimed, title) if frozen else ""
+
+
+@lru_cache(maxsize=128)
+def _scaling_chart(curves: tuple, claimed: int | None, title: str) -> str:
+    with _lock:
+        figure = _figure(5.2, 3.2)
+        axes = figure.add_subplot()
+        counts = sorted({n for _, points in curves for n, *_ in points})
+        axes.plot(counts, counts, color=MUTED, linestyle="--", linewidth=1, label="ideal")
+        for (side, points), colour, marker in zip(curves, (SECOND, FIRST, ACCENT), ("o", "s", "^")):
+            threads = [p[0] for p in points]
+            axes.fill_between(threads, [p[1] for p in points], [p[3] for p in points], color=colour, alpha=0.18,
+                              linewidth=0)
+            axes.plot(threads, [p[2] for p in points], color=colour, marker=marker, markersize=4, linewidth=1.4,
+                      label=_plain(side))
+        if claimed is not None:
+            axes.axvline(claimed, color=ACCENT, linestyle=":", linewidth=1)
+        axes.set_xticks(counts, [str(n) for n in counts])
+        axes.set_xlim(0, max(counts) * 1.05 + 0.5)
+        axes.set_ylim(0, max(counts) * 1.1)
+        axes.set_xlabel("threads" + (f" (dotted: the claim, {claimed})" if claimed is not None else ""), fontsize=9)
+        axes.set_ylabel("speedup over 1 thread (x)", fontsize=9)
+        if title:
+            axes.set_title(_plain(title), fontsize=10, loc="left")
+        _style(axes)
+        axes.legend(fontsize=8, frameon=False, loc="upper left")
+        return _svg(figure, title or "scaling", f"scaling {title} {curves!r} {claimed}")

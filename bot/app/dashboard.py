@@ -119,7 +119,7 @@ def run(run_id: int):
     live = found["status"] != "done"
     return render_template("run.html", run=found, live=live, refresh=LIVE_SECONDS,
                            chart=render.run_chart(found, found["threads"]),
-                           tables=render.sample_tables(found, found["threads"]))
+                           tables=render.sample_tables(found, found["threads"]), scaling=render.scaling(found))
 
 
 @dashboard.get("/digests")

@@ -8,7 +8,7 @@ from functools import lru_cache
 from markupsafe import Markup
 
 from bot.adapters import charts
-from bot.core import bench_view
+from bot.core import bench_view, scaling_view
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
 
@@ -69,6 +69,16 @@ def run_chart(run: dict, threads: int | None = None) -> Markup:
     if not sides:
         return Markup("")
     return Markup(charts.samples_chart(sides, _names(result, threads), f"bench run {run['id']}: {run['slug']}"))
+
+
+def scaling(run: dict) -> dict:
+    """A swept par run's curve (SVG, the ideal line beside each side's) and its rows; empty otherwise."""
+    result = run.get("result") or {}
+    tables = scaling_view.scaling_tables(result)
+    curves = [(f"{t.side}", [(r.threads, *r.speedup) for r in t.rows]) for t in tables]
+    claimed = next((r.threads for t in tables for r in t.rows if r.claimed), None)
+    chart = charts.scaling_chart(curves, claimed, f"bench run {run['id']}: {run['slug']} speedup by threads")
+    return {"chart": Markup(chart), "tables": tables}
 
 
 def sample_tables(run: dict, threads: int | None = None) -> dict:

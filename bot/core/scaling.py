@@ -118,10 +118,13 @@ def sweep_text(sweep: dict) -> str:
     if not points:
         return ""
     shown = ", ".join(f"{p['efficiency']['point']:.2f} at {p['threads']}" for p in points)
+    return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}"
+
+
+def holds_text(sweep: dict) -> str:
     held = sweep.get("holds_to")
-    holds = (f"holds {sweep['par_efficiency']:g} of ideal up to {held} threads" if held else
-             f"below {sweep['par_efficiency']:g} of ideal from 2 threads on")
-    return f"sweep efficiency {shown}; {holds}; {sweep['flattening']['label']}"
+    return (f"holds {sweep['par_efficiency']:g} of ideal up to {held} threads" if held else
+            f"below {sweep['par_efficiency']:g} of ideal from 2 threads on")
 
 
 def highest(sweep: dict) -> dict | None:

@@ -16,7 +16,7 @@ from bot.adapters.store import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
-from bot.core import bench_view
+from bot.core import bench_view, scaling_view
 from bot.core.issue_view import comment_marker
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
@@ -203,5 +203,6 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
     return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
                   progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
                   rows=bench_view.side_rows(result), columns=bench_view.column_names(result, threads),
-                  chart=bench_view.mermaid_chart(run["slug"], result, threads),
+                  chart=scaling_view.mermaid_curve(run["slug"], result) or bench_view.mermaid_chart(run["slug"], result, threads),
+                  scaling=scaling_view.scaling_tables(result),
                   fenced_message=bench_view.fenced(run["message"]), suite=result.get("suite"), criterion=criterion)
