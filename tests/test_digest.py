@@ -346,3 +346,32 @@ def test_text_helpers_keep_untrusted_text_inert():
     assert cell("a|b\nc  d") == "a\\|b c d"
     assert cell("[x](http://e) *y* <img> $z$ & #1") == "\\[x\\](http://e) \\*y\\* \\<img\\> \\$z\\$ \\& \\#1"
     assert mermaid_label('Seq "x" --> y') == "seq__x______y"
+
+
+def test_par_records_are_listed_by_efficiency_at_their_highest_count():
+    from bot.core.digest_scaling import scaling_fact
+    from bot.core.scaling import summary
+    from bot.services.digest import render_digest
+    from tests.test_scaling import amdahl
+
+    def par(slug: str, state: str = "open") -> RecordFact:
+        return RecordFact(slug, slug.title(), "par", "c", 4, 2.0, state, None, None, at(1))
+
+    def swept(id_: int, slug: str, serial: float | None, counts=(1, 2, 4, 8)) -> RunFact:
+        sweep = summary(amdahl(serial, counts, seed=id_), 4, 0.75) if serial is not None else None
+        return RunFact(id_, slug, "mini", "fix", "done", "pass", None, at(20 + id_), at(20 + id_),
+                       (SidePoint("head", 2.0, 1.9, 2.1),), None, scaling_fact(sweep))
+
+    records = (par("perf_even"), par("perf_serial"), par("perf_gone", "merged"), par("perf_unswept"),
+               RecordFact("perf_seq", "Seq", "seq", "c", None, 3.0, "open", None, None, at(1)))
+    runs = (swept(1, "perf_serial", 0.0), swept(2, "perf_serial", 0.4),  # the latest sweep counts
+            swept(3, "perf_even", 0.05, (1, 2, 4, 6)), swept(4, "perf_gone", 0.9), swept(5, "perf_unswept", None))
+    digest = build_digest(DigestFacts(REPO, records=records, runs=runs), START, END, (), 2.0)
+    listed = [(p.slug, p.threads, round(p.efficiency[1], 2), p.flattens_after, p.run_id) for p in digest.par_scaling]
+    # serial 0.4 at 8 threads: 1 / (0.4 + 0.6/8) = 2.1x, 0.26 of ideal; serial 0.05 at 6: 4.8x, 0.80.
+    assert listed == [("perf_serial", 8, 0.26, 1, 2), ("perf_even", 6, 0.8, None, 3)]
+    body = render_digest(digest)
+    section = body[body.index("## PAR scaling"):body.index("## Stale")]
+    assert "## PAR scaling by efficiency at the highest count (2)" in section
+    assert re.search(r"\| `perf_serial` \| open \| 8 \| 0\.26 \[0\.\d\d, 0\.\d\d\] \| 2\.1\dx \| 4 \| 1 \| 2 \|", section)
+    assert section.index("perf_serial") < section.index("perf_even") and "perf_gone" not in section

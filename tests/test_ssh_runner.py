@@ -291,3 +291,27 @@ def test_make_runner_builds_each_kind():
     actions = parse_repo_config('[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n').runners[0]
     with pytest.raises(UserError, match="runs on GitHub Actions.*/perf verify runner=gpu"):
         make_runner(actions, Path("/r"), Path("/cache"), config, None)
+
+
+def test_a_par_sweep_on_the_bench_host_defaults_to_its_cores(sshd, tmp_path):  # noqa: F811
+    import subprocess
+
+    from bot.services.sweep import counts_for
+    from tests.sweep_project import REPORTS, SWEEP_CONFIG, build_sweep_project
+
+    repo, heads = build_sweep_project(tmp_path / "runtime")
+    config = parse_repo_config(SWEEP_CONFIG.replace("threads = [1, 2, 4]\n", ""))
+    runner = _runner(sshd, "sweep", repo_path=repo.root, build=config.build, control="ctl-sweep")
+    record = parse("devs/issues/perf_balanced_items.md", REPORTS["perf_balanced_items"].encode()).record
+    try:
+        online = int(subprocess.run(["getconf", "_NPROCESSORS_ONLN"], capture_output=True, text=True).stdout)
+        assert runner.cores() == online  # the host is this machine: its getconf, asked over ssh
+        counts = counts_for(record, config, runner)
+        assert counts == tuple(sorted({*range(1, online + 1), 2}))
+        outcome = verify(record, config, runner, heads["main"])
+        points = outcome.as_dict()["sides"][-1]["sweep"]["points"]
+        assert outcome.verdict == "pass", outcome.message
+        # Eight items cap the speedup at 8 on a bigger host: the claimed count is what must scale.
+        assert [p["threads"] for p in points] == list(counts) and points[1]["efficiency"]["low"] > 0.75
+    finally:
+        runner.close()

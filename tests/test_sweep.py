@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -109,6 +110,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     from bot.adapters.store.engine import Database
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench_flow import BenchFlow
+    from bot.services.digest import make_digest
     from bot.services.bot import BotServices, RepoSource
     from bot.services.fix_flow import FixFlow
     from bot.services.worker import Worker
@@ -142,4 +144,9 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     chart = page[page.index('id="scaling-chart"'):page.index("</svg>", page.index('id="scaling-chart"'))]
     assert '<svg role="img" aria-label="bench run 1: perf_irregular_items speedup by threads"' in chart
     assert "ideal" in chart and "flattens after 1 thread" in page and "2 (claimed)" in page
+    digest, text = make_digest(database, key, parse_repo_config(SWEEP_CONFIG), since=None,
+                               now=datetime.now(timezone.utc) + timedelta(minutes=1))
+    [row] = digest.par_scaling  # the balanced report was never measured: it is not ranked
+    assert (row.slug, row.threads, row.claimed, row.flattens_after) == ("perf_irregular_items", 4, 2, None)
+    assert row.efficiency[0] >= 0.75 and f"| `perf_irregular_items` | open | 4 | {row.efficiency[1]:.2f} [" in text
     database.dispose()

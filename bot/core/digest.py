@@ -5,6 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.core.digest_scaling import ParScaling, par_scaling
 from bot.core.milestone_config import Milestone
 from bot.core.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
                                  standing)
@@ -152,6 +153,7 @@ class Digest:
     stale: tuple[Stale, ...]
     authors: tuple[AuthorQuality, ...]
     milestones: tuple[MilestoneProgress, ...]
+    par_scaling: tuple[ParScaling, ...] = ()  # live PAR records, least efficient at their highest count first
 
 
 def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetime,
@@ -190,6 +192,7 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         _stale(records, revisions, facts.runs, fixes, facts.events, window_end),
         _authors(new, revisions, runs_of),
         tuple(progress(m, standings, latest_suites(runs), seq_threshold, window_end.date()) for m in milestones),
+        par_scaling(records, runs),
     )
 
 

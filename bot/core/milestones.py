@@ -3,8 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 from bot.core.milestone_config import Milestone
+
+if TYPE_CHECKING:  # digest_scaling builds on this module's facts
+    from bot.core.digest_scaling import ScalingFact
 
 # A fixed report still counts: it is a report the milestone was about, now done; a regressed one is not done.
 LIVE = ("open", "fixed", "regressed")
@@ -45,6 +49,7 @@ class RunFact:
     finished_at: datetime | None
     sides: tuple[SidePoint, ...]
     suite_verdict: str | None  # None: the run did not run the suite
+    scaling: ScalingFact | None = None  # a swept par run's head side at its highest count
 
     def side(self, name: str) -> SidePoint | None:
         return next((s for s in self.sides if s.side == name and s.point is not None), None)

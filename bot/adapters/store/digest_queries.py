@@ -11,7 +11,9 @@ from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
 from bot.core.bench_view import side_rows
 from bot.core.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
+from bot.core.digest_scaling import scaling_fact
 from bot.core.milestones import RunFact, SidePoint
+from bot.core.scaling_view import head_scaling
 
 
 def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end: datetime) -> DigestFacts:
@@ -64,4 +66,5 @@ def _run(run: BenchRun, slug: str) -> RunFact:
     sides = tuple(SidePoint(row.side, row.point, row.low, row.high) for row in side_rows(result))
     suite = result.get("suite")
     return RunFact(run.id, slug, run.runner, run.purpose, run.status, run.verdict, run.pr_number, run.created_at,
-                   run.finished_at, sides, suite.get("verdict") if isinstance(suite, dict) else None)
+                   run.finished_at, sides, suite.get("verdict") if isinstance(suite, dict) else None,
+                   scaling_fact(head_scaling(result)))
