@@ -4,8 +4,8 @@
     command = ["make", "-j2"]   # placeholders {checkout} {sha} {script} only; see build_config.py
     script = ".perfbot/build.sh"  # optional: kept on the default branch, for builds that differ by revision
     [run]                       # argument templates; placeholders {file} {threads} {input} {out} only
-                                # (program, output, normalize, metrics, [verify] measure and
-                                # [references.NAME]: see run_settings.py)
+                                # (program, output, normalize, metrics, [verify] measure, threads,
+                                # flatten_gain and [references.NAME]: see run_settings.py)
     language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]
     c_compile = ["gcc", "-O2", "-o", "{out}", "{file}"]
     c_run = ["{out}"]
