@@ -203,6 +203,7 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
     return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
                   progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
                   rows=bench_view.side_rows(result), columns=bench_view.column_names(result, threads),
-                  chart=scaling_view.mermaid_curve(run["slug"], result) or bench_view.mermaid_chart(run["slug"], result, threads),
+                  chart=scaling_view.mermaid_curve(run["slug"], result)
+                  or bench_view.mermaid_chart(run["slug"], result, threads),
                   scaling=scaling_view.scaling_tables(result),
                   fenced_message=bench_view.fenced(run["message"]), suite=result.get("suite"), criterion=criterion)
