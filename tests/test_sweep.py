@@ -3,7 +3,9 @@ local runner, a balanced and an irregular workload side by side; the curves and 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -130,7 +132,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
     assert (run["slug"], run["status"], run["verdict"]) == ("perf_irregular_items", "done", "pass"), run["message"]
-    issues = __import__("json").loads(tracker.state_file.read_text())["issues"]
+    issues = json.loads(tracker.state_file.read_text())["issues"]
     body = next(c["body"] for i in issues.values() for c in i["comments"]
                 if c["body"].startswith("<!-- perfbot:bench perf_irregular_items"))
     assert "**Scaling, base**: below 0.75 of ideal from 2 threads on; flattens after 1 thread (1→2 gains" in body
@@ -144,6 +146,9 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     chart = page[page.index('id="scaling-chart"'):page.index("</svg>", page.index('id="scaling-chart"'))]
     assert '<svg role="img" aria-label="bench run 1: perf_irregular_items speedup by threads"' in chart
     assert "ideal" in chart and "flattens after 1 thread" in page and "2 (claimed)" in page
+    record_url = re.search(r'href="(/dashboard/records/\d+)" id="run-record"', page).group(1)
+    history = make_client(database, tmp_path).get(record_url).get_data(as_text=True)
+    assert 'aria-label="bench run 1: perf_irregular_items speedup by threads"' in history
     digest, text = make_digest(database, key, parse_repo_config(SWEEP_CONFIG), since=None,
                                now=datetime.now(timezone.utc) + timedelta(minutes=1))
     [row] = digest.par_scaling  # the balanced report was never measured: it is not ranked

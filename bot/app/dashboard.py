@@ -98,7 +98,9 @@ def record(record_id: int):
             abort(404, f"no record {record_id}")
         partners = queries.partner_ids(session, detail["repo"], [v["partner"] for v in detail["verdicts"]] +
                                        [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]])
-    charts = {run["id"]: render.run_chart(run, detail["threads"]) for run in detail["runs"]}
+    # A swept par run shows its curve under its samples: what a record's history of scaling looks like.
+    charts = {run["id"]: render.run_chart(run, detail["threads"]) + render.scaling(run)["chart"]
+              for run in detail["runs"]}
     return render_template("record.html", r=detail, partners=partners, charts=charts,
                            report=render.markdown(detail["content"]))
 
