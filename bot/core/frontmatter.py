@@ -10,7 +10,9 @@ import yaml
 
 from bot.core.records import BACKENDS, SLUG_RE, TRACKS, Finding, Severity, slug_from_filename
 
-KNOWN_KEYS = ("track", "backend", "threads", "ratio", "fix", "supersedes", "reference", "inputs")
+KNOWN_KEYS = ("track", "backend", "threads", "ratio", "fix", "supersedes", "reference", "inputs", "mode")
+# `mode:` of a metal/cuda par report: what its claim is about (bot/services/gpu_sweep.py verifies each).
+MODES = ("gpu", "auto")
 # `reference: runtime@<ref>` (this project at another ref) or `reference: NAME[@<ref>]` ([references.NAME])
 _REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(@[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199})?")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same semantics as yaml.safe_load, 10x faster
@@ -168,6 +170,14 @@ def _verify_inputs(data: dict, raw: dict, lines: dict, problems: _Problems, fact
         else:
             _value_error(problems, lines, "reference", f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
                          "write `reference: runtime@<branch or commit>` or the name of a [references.NAME] table")
+    mode = data.get("mode")
+    if mode is not None:
+        if isinstance(mode, str) and mode.strip().lower() in MODES:
+            facts["mode"] = mode.strip().lower()
+        else:
+            _value_error(problems, lines, "mode", f"mode '{shown(mode)}' is not one of {', '.join(MODES)}",
+                         "write `mode: gpu` (the GPU forced, the default) or `mode: auto` (the claim is that the "
+                         "runtime's own CPU/GPU choice picked the slower one)")
     value = data.get("inputs")
     if value is None:
         return

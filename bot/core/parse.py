@@ -140,6 +140,7 @@ def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, ti
         unknown_keys=front_matter.unknown_keys,
         reference=stated.get("reference"),
         inputs=stated.get("inputs", ()),
+        mode=stated.get("mode"),
         host=values.get("host"),
         evidence=tuple(resolved.evidence.items()),
         table_evidence=resolved.table.evidence,

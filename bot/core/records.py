@@ -159,6 +159,7 @@ class PerfIssue:
     table_gap: str = ""  # why the table gives no ratio, in the reader's terms
     reference: str | None = None  # front matter `reference:`: what the program is measured against (default C)
     inputs: tuple[str, ...] = ()  # front matter `inputs:`: the program's argument(s), one verification each
+    mode: str | None = None  # front matter `mode:` of a GPU report: gpu (forced, the default) | auto
 
     def line_of(self, name: str, default: int = 1) -> int:
         """The line where a fact or section was stated (1-based), or `default`."""

@@ -48,6 +48,8 @@
     files = ["runtime/gpu/*.h"]
     [notify]                    # bot/core/notify_config.py: milestones and blockers posted at once
     people = ["lead"]           # mentioned in each notice; webhook_url = "https://..." (secret from the env)
+    [gpu]                       # bot/core/gpu_config.py: metal/cuda reports forced onto the GPU, and auto
+    run = ["./bin/bend", "run-cuda", "{file}"]
     [guards]                    # bot/core/guard_config.py: fixed reports measured again (on by default)
     debounce_minutes = 15       # after pushes to the default branch pause; schedule = "daily 03:00" also
 
@@ -67,6 +69,7 @@ from bot.core.milestone_config import (DIGEST_KEYS, MILESTONE_KEYS, DigestSchedu
 from bot.core.parity_config import PARITY_KEYS, ParityConfig, parse_parity
 from bot.core.notify_config import NOTIFY_KEYS, NotifySettings, parse_notify
 from bot.core.guard_config import GUARD_KEYS, GuardSettings, parse_guards
+from bot.core.gpu_config import GPU_KEYS, GpuSettings, parse_gpu
 
 __all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
            "remote_path_ok"]
@@ -117,6 +120,7 @@ class RepoConfig:
     parity: ParityConfig = ParityConfig()  # [parity]: see bot/core/parity_config.py
     notify: NotifySettings = NotifySettings()
     guards: GuardSettings = GuardSettings()  # [guards]: see bot/core/guard_config.py
+    gpu: GpuSettings = GpuSettings()  # [gpu]: see bot/core/gpu_config.py
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -138,6 +142,7 @@ SCHEMA = {
     "parity": PARITY_KEYS,
     "notify": NOTIFY_KEYS,
     "guards": GUARD_KEYS,
+    "gpu": GPU_KEYS,
 }
 
 
@@ -182,7 +187,8 @@ def parse_repo_config(text: str) -> RepoConfig:
         raise ConfigFileError("runners.name", _line_of(lines, "runners"), "two runners share a name")
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
                    digest=parse_digest(data.get("digest"), lines), parity=parse_parity(data.get("parity"), lines),
-                   notify=parse_notify(data.get("notify"), lines), guards=parse_guards(data.get("guards"), lines))
+                   notify=parse_notify(data.get("notify"), lines), guards=parse_guards(data.get("guards"), lines),
+                   gpu=parse_gpu(data.get("gpu"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:

@@ -23,6 +23,7 @@ from bot.core.repo_config import RepoConfig
 from bot.errors import TransientError, UserError
 from bot.services.actions_flow import ActionsFlow
 from bot.services.bench_inputs import FIX, GUARD, REPRODUCE, for_run
+from bot.services.gpu_sweep import is_gpu_report
 from bot.services.verify import Outcome, verify
 
 log = logging.getLogger("perfbot.bench")
@@ -196,6 +197,12 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
         headline, icon = run["verdict"], bench_view.VERDICT_ICONS.get(run["verdict"], "")
     if config is None or record is None:
         criterion = "no plan could be made"
+    elif is_gpu_report(record, config) and record.mode == "auto":
+        criterion = (f"passes when the automatic mode is within {config.gpu.auto_tolerance:.0%} of the faster forced "
+                     "mode (CPU or GPU)")
+    elif is_gpu_report(record, config):
+        against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
+        criterion = f"passes when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
     elif record.track == "par":
         criterion = f"passes at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
     else:
@@ -205,5 +212,5 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
                   rows=bench_view.side_rows(result), columns=bench_view.column_names(result, threads),
                   chart=scaling_view.mermaid_curve(run["slug"], result)
                   or bench_view.mermaid_chart(run["slug"], result, threads),
-                  scaling=scaling_view.scaling_tables(result),
+                  scaling=scaling_view.scaling_tables(result), result=result,
                   fenced_message=bench_view.fenced(run["message"]), suite=result.get("suite"), criterion=criterion)

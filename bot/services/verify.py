@@ -26,6 +26,8 @@ from bot.core.verify_plan import fill, from_root, inputs_of, program_name, progr
 from bot.services.measures import sample_value, wrap_for_measure
 from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
+from bot.core.gpu_modes import AUTO, GPU, auto_target, modes_summary
+from bot.services.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.sweep import ERROR, MISMATCH, counts_for, measure_sweep
 
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
@@ -51,6 +53,7 @@ class Side:
     runs: dict = field(default_factory=lambda: {"language": [], "c": []})  # per sample: times, faults, metrics
     sweep: dict = field(default_factory=dict)  # par: thread count -> samples, taken round-robin
     sweep_rules: tuple = ()  # par: (claimed threads, par_efficiency, flatten_gain)
+    modes: dict = field(default_factory=dict)  # a GPU report: gpu (and auto) -> samples (services/gpu_sweep.py)
 
     def metric_medians(self, which: str) -> dict[str, float]:
         names = {name for run in self.runs[which] for name in run.get("metrics", {})}
@@ -61,7 +64,8 @@ class Side:
         """One line for a terminal: medians, ratio, pairs, decision, and the runtime's metrics beside them."""
         unit = "s" if self.measure != "instructions" else " instr"
         fmt = (lambda v: f"{v:.4f}{unit}") if self.measure != "instructions" else (lambda v: f"{v:.4g}{unit}")
-        first, second = ("1 thread", f"{self.against}") if self.par else ("language", self.against)
+        first = ("the CPU" if self.modes else "1 thread") if self.par else "language"
+        second = self.against
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
                 f"{first} {fmt(statistics.median(self.language))}  {second} {fmt(statistics.median(self.c))}  "
                 f"ratio {self.interval.point:.2f}x [{self.interval.low:.2f}, {self.interval.high:.2f}]  "
@@ -75,7 +79,9 @@ class Side:
                 "output": self.output, "input": self.input, "against": self.against, "measure": self.measure,
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
                 "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
-                **({"sweep": self.sweep_summary()} if self.sweep else {})}
+                **({"sweep": self.sweep_summary()} if self.sweep else {}),
+                **({"gpu": modes_summary(self.sweep, self.modes.get(GPU, []), self.modes.get(AUTO, []))}
+                   if self.modes else {})}
 
     def sweep_summary(self) -> dict:
         return sweep_summary({n: v for n, v in self.sweep.items() if v}, *self.sweep_rules)
@@ -128,9 +134,13 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     with runner.exclusive():
         target = prepare_reference(reference, runner, record, language, config) if reference else None
         counter: dict = {}
-        counts = counts_for(record, config, runner) if par else ()
+        gpu = is_gpu_report(record, config)
+        counts = counts_for(record, config, runner) if par and not gpu else ()
         for side in sides:
-            if par:
+            if gpu:
+                side.sweep_rules = (1, config.par_efficiency, config.run.flatten_gain)
+                problem = measure_gpu(side, record, language, config, runner, plan, tick, counter)
+            elif par:
                 problem = measure_sweep(side, record, language, config, runner, plan, tick, counter, counts)
             else:
                 problem = _measure(side, record, language, translation, config, runner, plan, tick, target, counter)
@@ -160,7 +170,10 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
     measure = "" if config.run.measure == "wall" else f" ({config.run.measure})"
     prefix = f"{record.slug} on {runner.name}: " if first else ""
     bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
-    if record.track == "par":
+    if side.modes:
+        target_speedup = (auto_target(config.gpu.auto_tolerance) if AUTO in side.modes else config.gpu.min_speedup)
+        text = f"speedup of {side.against}{measure} {bounds} {at}, to pass at {target_speedup:.3g}x or above"
+    elif record.track == "par":
         target_speedup = record.threads * config.par_efficiency
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
                 f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
