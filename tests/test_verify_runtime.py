@@ -191,7 +191,7 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1, "runner": "local", "host": "", "requested_by": ""},
                      slug="perf_fold", icon="", headline="pass", progress="", rows=rows,
                      columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
-                     criterion="", scaling=[])
+                     criterion="", scaling=[], result=result)
     header, separator, *lines = [line for line in comment.splitlines() if line.startswith("|")]
     assert header.endswith("| metrics (median, language vs C) |") and separator.count("|") == header.count("|")
     assert all(line.count("|") == header.count("|") and f"itrs {3 * N:,} vs -" in line for line in lines)
