@@ -6,7 +6,7 @@ import hmac
 import json
 import re
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 
 from bot.adapters.store.queue import NewDelivery
 
@@ -104,6 +104,6 @@ def receive():
         payload=body.decode("utf-8", "replace"),
     ))
     metrics.received(event, "queued" if stored else "duplicate")
-    if not stored:
-        return jsonify({"status": "duplicate", "delivery": delivery_id}), 200
-    return jsonify({"status": "queued", "delivery": delivery_id}), 202
+    # json.dumps, not jsonify: the answer every delivery waits for, and the id is already plain (_DELIVERY_ID)
+    answer = json.dumps({"status": "queued" if stored else "duplicate", "delivery": delivery_id})
+    return Response(answer, 202 if stored else 200, mimetype="application/json")

@@ -4,12 +4,14 @@ from __future__ import annotations
 import threading
 from typing import Callable, Generic, Sequence, TypeVar
 
+import sqlite3
+
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 # The database itself is unusable (down, locked, disk full): writing the batch again row by row cannot help.
-_SHARED_FAILURES = (OperationalError, InterfaceError)
+_SHARED_FAILURES = (OperationalError, InterfaceError, sqlite3.OperationalError)
 
 
 class NotStored(Exception):

@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from bot.adapters.store.engine import Database
 from bot.adapters.store.group_commit import GroupCommit
 from bot.adapters.store.service_models import Delivery
+from bot.adapters.store.sqlite_appender import SqliteAppender
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 # How many due deliveries one SQLite claim looks at; other workers race for the same rows and some claims lose.
@@ -48,6 +49,9 @@ class Claimed:
 class DeliveryQueue:
     def __init__(self, db: Database) -> None:
         self.db = db
+        path = db.engine.url.database if db.engine.dialect.name == "sqlite" else None
+        # A file database's acknowledgements go through a sqlite3 connection of their own (sqlite_appender.py).
+        self._appender = SqliteAppender(path, Delivery.__table__, "id") if path not in (None, "", ":memory:") else None
         self._group = GroupCommit(self._store_batch)
 
     def enqueue(self, new: NewDelivery, now: datetime | None = None, due: datetime | None = None) -> bool:
@@ -61,15 +65,19 @@ class DeliveryQueue:
         return self._group.submit((new, now, due or now))
 
     def _store_batch(self, batch: list[tuple[NewDelivery, datetime, datetime]]) -> list[bool]:
+        """One transaction for the batch; DO NOTHING rather than an IntegrityError, so a redelivery cannot abort
+        the transaction its neighbours share: the row not written is the duplicate, also when the same id comes
+        twice in one batch."""
+        rows = [dict(id=new.id, event=new.event, action=new.action, repo=new.repo, installation_id=new.installation_id,
+                     payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=due,
+                     lease_owner=None, lease_expires_at=None, last_error=None, finished_at=None)
+                for new, now, due in batch]
+        if self._appender is not None:
+            return self._appender.write(rows)
         dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
-        # DO NOTHING instead of catching IntegrityError: a redelivery must not abort the transaction its
-        # neighbours share; no row returned is the duplicate, also when the same id comes twice in one batch.
         insert = dialect.insert(Delivery).on_conflict_do_nothing(index_elements=[Delivery.id]).returning(Delivery.id)
         with self.db.durable() as connection:
-            return [connection.execute(insert, dict(
-                id=new.id, event=new.event, action=new.action, repo=new.repo, installation_id=new.installation_id,
-                payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=due,
-            )).first() is not None for new, now, due in batch]
+            return [connection.execute(insert, row).first() is not None for row in rows]
 
     def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
         """Take one due delivery: pending and due, or running with an expired lease (its worker died)."""
