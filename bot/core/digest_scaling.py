@@ -9,17 +9,6 @@ from bot.core.milestones import LIVE, RecordFact, RunFact
 
 
 @dataclass(frozen=True)
-class ScalingFact:
-    """What a run's head sweep says at its top: read from the stored result by the store's digest queries."""
-
-    threads: int  # the highest count measured
-    speedup: float
-    efficiency: tuple[float, float, float]  # low, point, high
-    flattens_after: int | None
-    claimed: int | None
-
-
-@dataclass(frozen=True)
 class ParScaling:
     slug: str
     title: str
@@ -31,17 +20,6 @@ class ParScaling:
     claimed: int | None
     run_id: int
     at: datetime
-
-
-def scaling_fact(sweep: dict | None) -> ScalingFact | None:
-    """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
-    points = (sweep or {}).get("points") or []
-    if not points:
-        return None
-    top = points[-1]
-    e = top["efficiency"]
-    return ScalingFact(top["threads"], top["speedup"]["point"], (e["low"], e["point"], e["high"]),
-                       (sweep.get("flattening") or {}).get("after"), sweep.get("claimed"))
 
 
 def par_scaling(records: list[RecordFact], runs: list[RunFact]) -> tuple[ParScaling, ...]:

@@ -3,12 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING
-
 from bot.core.milestone_config import Milestone
-
-if TYPE_CHECKING:  # digest_scaling builds on this module's facts
-    from bot.core.digest_scaling import ScalingFact
+from bot.core.scaling import ScalingFact
 
 # A fixed report still counts: it is a report the milestone was about, now done; a regressed one is not done.
 LIVE = ("open", "fixed", "regressed")

@@ -137,3 +137,25 @@ def _median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     middle = len(ordered) // 2
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+@dataclass(frozen=True)
+class ScalingFact:
+    """What a run's head sweep says at its top: read from the stored result by the store's digest queries."""
+
+    threads: int  # the highest count measured
+    speedup: float
+    efficiency: tuple[float, float, float]  # low, point, high
+    flattens_after: int | None
+    claimed: int | None
+
+
+def scaling_fact(sweep: dict | None) -> ScalingFact | None:
+    """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
+    points = (sweep or {}).get("points") or []
+    if not points:
+        return None
+    top = points[-1]
+    e = top["efficiency"]
+    return ScalingFact(top["threads"], top["speedup"]["point"], (e["low"], e["point"], e["high"]),
+                       (sweep.get("flattening") or {}).get("after"), sweep.get("claimed"))

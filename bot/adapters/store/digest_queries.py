@@ -11,7 +11,7 @@ from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
 from bot.core.bench_view import side_rows
 from bot.core.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
-from bot.core.digest_scaling import scaling_fact
+from bot.core.scaling import scaling_fact
 from bot.core.milestones import RunFact, SidePoint
 from bot.core.scaling_view import head_scaling
 
