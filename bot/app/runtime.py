@@ -41,7 +41,8 @@ SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def tune_interpreter() -> None:
-    """What every serving process sets before it answers requests (`perfbot serve`, gunicorn's workers)."""
+    """What every serving process sets before it answers requests (`perfbot serve`, gunicorn's workers); set
+    by those entry points, never on import or by the app factory, so tests and tools keep the default."""
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
 

@@ -20,14 +20,13 @@ def make_app(environ: Mapping[str, str] | None = None, *, log_stream=None) -> Fl
     the process environment), logging set up, the store opened and migrated. No worker thread and no
     scheduler start here, so any number of web processes can serve; `perfbot worker` does the work."""
     from bot.app.logs import configure_logging
-    from bot.app.runtime import Runtime, tune_interpreter
+    from bot.app.runtime import Runtime
 
     environ = os.environ if environ is None else environ
     settings = Settings.from_env(environ)
     settings.require_webhook_secret()
     configure_logging(settings, environ, stream=log_stream)
     runtime = Runtime(settings, workers=0)
-    tune_interpreter()
     if settings.local_mode:
         log.warning("local mode (no GitHub credentials): webhooks are refused and the dashboard is open to "
                     "anyone who reaches %s", settings.bind)
