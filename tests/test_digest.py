@@ -349,7 +349,7 @@ def test_text_helpers_keep_untrusted_text_inert():
 
 
 def test_par_records_are_listed_by_efficiency_at_their_highest_count():
-    from bot.core.digest_scaling import scaling_fact
+    from bot.core.scaling import scaling_fact
     from bot.core.scaling import summary
     from bot.services.digest import render_digest
     from tests.test_scaling import amdahl
