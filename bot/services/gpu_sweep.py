@@ -12,15 +12,15 @@ from __future__ import annotations
 import time
 
 from bot.core import gpu_modes
-from bot.core.outputs import metrics_of, mismatch, normalised
+from bot.core.outputs import normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
 from bot.core.scaling import round_order
-from bot.core.stats import INCONCLUSIVE, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.stats import SamplingPlan, decide_at_least
 from bot.core.verify_plan import fill, from_root, program_name, with_input
 from bot.errors import UserError
-from bot.services.measures import sample_value, wrap_for_measure
-from bot.services.sweep import ERROR, MISMATCH, host_cores
+from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
+from bot.services.sweep import ERROR, host_cores, warm_up
 
 
 def is_gpu_report(record: PerfIssue, config: RepoConfig) -> bool:
@@ -60,19 +60,9 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
     argv = {mode: wrap_for_measure(from_root(t, workspace), config, runner, folder, counter)
             for mode, t in templates.items()}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
-    one = None
-    for mode in argv:
-        result = runner.run(argv[mode], folder, config.timeout_seconds)
-        if result.timed_out:
-            return ERROR, f"{_name(mode)} ran past the {config.timeout_seconds}s limit {at}"
-        if result.returncode != 0:
-            return ERROR, f"{_name(mode)} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}"
-        if one is None:
-            one = result  # one CPU thread comes first: every mode must print what it prints
-        else:
-            different = mismatch(one.stdout, result.stdout, config.run, (_name(1), _name(mode)), at)
-            if different is not None:
-                return MISMATCH, different
+    one, problem = warm_up(argv, _name, runner, folder, config, at)  # one CPU thread first: all print what it does
+    if problem is not None:
+        return problem
     side.output = normalised(one.stdout, config.run)
     side.sweep = {n: [] for n in counts}
     side.modes = {mode: [] for mode in argv if not isinstance(mode, int)}
@@ -89,20 +79,12 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
             if problem is not None:
                 return ERROR, f"{problem} {at}"
             (side.sweep if isinstance(mode, int) else side.modes)[mode].append(value)
-            run = {"wall": result.seconds, "user": result.user, "system": result.system, "faults": result.faults,
-                   "metrics": metrics_of(result.stdout, result.stderr, config.run), "mode": str(mode)}
-            side.runs["c" if mode == (gpu_modes.AUTO if auto else gpu_modes.GPU) else "language"].append(run)
+            which = "c" if mode == (gpu_modes.AUTO if auto else gpu_modes.GPU) else "language"
+            side.runs[which].append(run_record(result, config, mode=str(mode)))
         rounds += 1
         _compare(side, auto)
         step, interval = plan.next_step(side.language, side.c, target, decide_at_least)
-        side.interval = interval or side.interval
-        progress(side.label + (f" {side.input}" if side.input else ""), rounds, plan.maximum)
-        if step != "sample":
-            side.decision = step
-            return None
-        if time.monotonic() >= deadline:
-            side.interval = ratio_interval(side.language, side.c)
-            side.decision = INCONCLUSIVE
+        if settle_round(side, step, interval, deadline, progress, rounds, plan.maximum):
             return None
 
 

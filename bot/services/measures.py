@@ -1,9 +1,13 @@
 """What a sample is made of (`[verify] measure`): wall time, user CPU time, or instructions counted on the host."""
 from __future__ import annotations
 
+import time
+
 from bot.adapters.runners.base import RunResult
 from bot.core.counters import counted, instructions
+from bot.core.outputs import metrics_of
 from bot.core.repo_config import RepoConfig
+from bot.core.stats import INCONCLUSIVE, ratio_interval
 from bot.errors import UserError
 
 
@@ -47,3 +51,24 @@ def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -
     if not count:
         return 0.0, f"{counter['name']} printed no instruction count for a run"
     return float(count), None
+
+
+def run_record(result: RunResult, config: RepoConfig, **extra) -> dict:
+    """What a bench run keeps of one timed run beside its sample: times, page faults, the runtime's metrics."""
+    return {"wall": result.seconds, "user": result.user, "system": result.system, "faults": result.faults,
+            "metrics": metrics_of(result.stdout, result.stderr, config.run), **extra}
+
+
+def settle_round(side, step: str, interval, deadline: float, progress, taken: int, most: int) -> bool:
+    """After a round of samples: the interval so far kept, progress told; True once the side is decided, or
+    out of time (then inconclusive, with the interval of everything taken)."""
+    side.interval = interval or side.interval
+    progress(side.label + (f" {side.input}" if side.input else ""), taken, most)
+    if step != "sample":
+        side.decision = step
+        return True
+    if time.monotonic() >= deadline:
+        side.interval = ratio_interval(side.language, side.c)
+        side.decision = INCONCLUSIVE
+        return True
+    return False

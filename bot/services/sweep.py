@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import time
 
-from bot.core.outputs import metrics_of, mismatch, normalised
+from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
 from bot.core.scaling import round_order, sweep_counts
-from bot.core.stats import INCONCLUSIVE, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.stats import SamplingPlan, decide_at_least
 from bot.core.verify_plan import fill, from_root, program_name, with_input
 from bot.errors import UserError
-from bot.services.measures import sample_value, wrap_for_measure
+from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
 
 MISMATCH, ERROR = "mismatch", "error"
 
@@ -34,6 +34,25 @@ def host_cores(runner) -> int | None:
 def counts_for(record: PerfIssue, config: RepoConfig, runner) -> tuple[int, ...]:
     configured = config.run.threads
     return sweep_counts(configured, None if configured else host_cores(runner), record.threads)
+
+
+def warm_up(argv: dict, name, runner, folder, config: RepoConfig, at: str):
+    """One run of each argument list, in order: each must end well and print what the first printed.
+    Returns (the first run's result, None), or (None, (verdict, message)) for the first that does not."""
+    first = first_key = None
+    for key, args in argv.items():
+        result = runner.run(args, folder, config.timeout_seconds)
+        if result.timed_out:
+            return None, (ERROR, f"{name(key)} ran past the {config.timeout_seconds}s limit {at}")
+        if result.returncode != 0:
+            return None, (ERROR, f"{name(key)} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}")
+        if first is None:
+            first, first_key = result, key
+            continue
+        different = mismatch(first.stdout, result.stdout, config.run, (name(first_key), name(key)), at)
+        if different is not None:
+            return None, (MISMATCH, different)
+    return first, None
 
 
 def _threads(n: int) -> str:
@@ -55,19 +74,9 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
     argv = {n: wrap_for_measure(from_root(fill(template, file=str(program), threads=str(n)), workspace),
                                 config, runner, folder, counter) for n in counts}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
-    one = None
-    for n in counts:
-        result = runner.run(argv[n], folder, config.timeout_seconds)
-        if result.timed_out:
-            return ERROR, f"{_threads(n)} ran past the {config.timeout_seconds}s limit {at}"
-        if result.returncode != 0:
-            return ERROR, f"{_threads(n)} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}"
-        if one is None:
-            one = result  # counts are sorted: 1 comes first
-        else:
-            different = mismatch(one.stdout, result.stdout, config.run, (_threads(1), _threads(n)), at)
-            if different is not None:
-                return MISMATCH, different
+    one, problem = warm_up(argv, _threads, runner, folder, config, at)  # counts are sorted: 1 comes first
+    if problem is not None:
+        return problem
     side.output = normalised(one.stdout, config.run)
     side.sweep = {n: [] for n in counts}
     side.language, side.c = side.sweep[1], side.sweep[claimed]
@@ -84,19 +93,11 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
             if problem is not None:
                 return ERROR, f"{problem} {at}"
             side.sweep[n].append(value)
-            run = {"wall": result.seconds, "user": result.user, "system": result.system, "faults": result.faults,
-                   "metrics": metrics_of(result.stdout, result.stderr, config.run)}
+            run = run_record(result, config)
             for which, count in (("language", 1), ("c", claimed)):
                 if n == count:
                     side.runs[which].append(run)
         rounds += 1
         step, interval = plan.next_step(side.language, side.c, target, decide_at_least)
-        side.interval = interval or side.interval
-        progress(side.label + (f" {side.input}" if side.input else ""), rounds, plan.maximum)
-        if step != "sample":
-            side.decision = step
-            return None
-        if time.monotonic() >= deadline:
-            side.interval = ratio_interval(side.language, side.c)
-            side.decision = INCONCLUSIVE
+        if settle_round(side, step, interval, deadline, progress, rounds, plan.maximum):
             return None

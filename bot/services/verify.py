@@ -16,14 +16,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from bot.core.outputs import metrics_of, mismatch, normalised
+from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
 from bot.core.scaling import summary as sweep_summary, sweep_text
-from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, ratio_interval
+from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.suite import SuiteResult, compare_suites
 from bot.core.verify_plan import fill, from_root, inputs_of, program_name, programs, reference_of, with_input
-from bot.services.measures import sample_value, wrap_for_measure
+from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
 from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
 from bot.core.gpu_modes import AUTO, GPU, auto_target, modes_summary
@@ -269,17 +269,8 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
             if problem is not None:
                 return ERROR, f"{problem} {at}"
             samples.append(value)
-            side.runs[which].append({"wall": result.seconds, "user": result.user, "system": result.system,
-                                     "faults": result.faults, "metrics": metrics_of(result.stdout, result.stderr,
-                                                                                     config.run)})
+            side.runs[which].append(run_record(result, config))
         limit = target.factor if target is not None else config.seq_threshold
         step, interval = plan.next_step(side.language, side.c, limit)
-        side.interval = interval or side.interval
-        progress(side.label + (f" {side.input}" if side.input else ""), len(side.c), plan.maximum)
-        if step != "sample":
-            side.decision = step
-            return None
-        if time.monotonic() >= deadline:
-            side.interval = ratio_interval(side.language, side.c)
-            side.decision = INCONCLUSIVE
+        if settle_round(side, step, interval, deadline, progress, len(side.c), plan.maximum):
             return None
