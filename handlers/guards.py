@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from bot.errors import UserError
 from handlers.payload import commit_sha, installation_id, repo_full_name
 
 # perfbot.digest is the scheduler's quarter-hour tick: scheduled guard checks ride on it.
@@ -14,6 +15,8 @@ def handle(event, services) -> None:
         services.schedule_guards(datetime.now(timezone.utc))
         return
     if event.name == "perfbot.guards":
+        if not event.repo:
+            raise UserError(f"perfbot.guards delivery {event.delivery_id} names no repository")
         head = event.payload.get("head")
         services.check_guards(event.repo, commit_sha(head) if head is not None else None, event.installation_id)
         return
