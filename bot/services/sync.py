@@ -147,9 +147,10 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             continue
         outcome, record = _write(records, ids, step.commit, change, parsed[change.path], seen)
         summary.counts[outcome] += 1
-        if record is not None:
+        if outcome != "unchanged":
+            summary.touched.add(record.slug if record is not None else change.slug)
+        if record is not None and record.supersedes:
             touched.append(record)
-            summary.touched.add(record.slug)
     for record in touched:
         for slug in dict.fromkeys(record.supersedes):
             old = ids.lookup(records, slug)
@@ -205,7 +206,9 @@ def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, chan
 def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange,
            result: ParseResult, seen: frozenset[str]) -> tuple[str, Record | None]:
     data = change.data or b""
-    known = records.known_slugs(result.record.supersedes if result.record else ()) | seen
+    named = result.record.supersedes if result.record else ()
+    # Only `supersedes` is checked against history; a union with `seen` per report would copy it 10,000 times.
+    known = records.known_slugs(named) | seen if named else seen
     findings = lint(result, path=change.path, known_slugs=known)
     if result.record is not None:
         findings += audit(result.record, change.path)
@@ -215,6 +218,12 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     if record is not None and record.slug != change.slug:
         records.rename(record, change.slug, change.path)
     record = record or ids.lookup(records, change.slug)
+    text = data.decode("utf-8", errors="replace") if data else None
+    if record is None and not ids.replay and records.never_named(change.slug):
+        records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record, findings))
+        # Only the merge rule needs the record itself, and only when the report supersedes another.
+        superseding = result.record is not None and result.record.supersedes
+        return ADDED, records.find_current(change.slug) if superseding else None
     if record is None:
         record, kind = records.create(change.slug, change.path), ADDED
     elif not ids.is_live(record):
@@ -224,7 +233,6 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     else:
         kind = RENAMED if change.kind == RENAMED else MODIFIED
 
-    text = data.decode("utf-8", errors="replace") if data else None
     rev = RevisionInput(commit, change.path, kind, text, content_hash, result.record, findings)
     records.add_revision(record, rev)
     records.apply_facts(record, rev)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable
+from typing import Any, Iterable
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
@@ -13,6 +13,8 @@ from bot.core.history import CommitInfo
 from bot.core.records import Finding, PerfIssue, Severity
 
 _FACT_COLUMNS = ("title", "track", "backend", "threads", "ratio", "table_ratio", "fix")
+# In the lookup caches, a slug whose new record is queued by add_new and not yet inserted.
+_QUEUED: Any = object()
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class RecordRepository:
         self._aliases: dict[str, SlugAlias | None] = {}
         self._new: set[int] = set()  # id() of records created in this transaction: they have no stored revisions
         self._written: dict[tuple[int, str], Revision] = {}
+        self._queued: list[tuple[str, dict, dict]] = []  # (slug, record row, revision row) awaiting insert_queued
 
     @classmethod
     def open(cls, session: Session, key: str) -> RecordRepository:
@@ -60,6 +63,7 @@ class RecordRepository:
         return self.repo.last_synced_commit
 
     def mark_synced(self, sha: str) -> None:
+        self.insert_queued()
         if self.repo.last_synced_commit != sha:
             self.repo.last_synced_commit = sha
             self.repo.synced_at = datetime.now(timezone.utc)
@@ -80,6 +84,8 @@ class RecordRepository:
 
     def find_current(self, slug: str) -> Record | None:
         """The record whose report file has this slug now (or had it when it was deleted)."""
+        if self._current.get(slug) is _QUEUED:
+            self.insert_queued()
         if slug not in self._current:
             self.preload([slug])
         return self._current[slug]
@@ -97,6 +103,40 @@ class RecordRepository:
         wanted = list(slugs)
         self.preload(wanted)
         return frozenset(s for s in wanted if self._aliases[s] is not None or self._current[s] is not None)
+
+    def never_named(self, slug: str) -> bool:
+        """No record holds this slug now and none ever did."""
+        return self.find_current(slug) is None and self._aliases[slug] is None
+
+    def add_new(self, slug: str, rev: RevisionInput) -> None:
+        """A report under a slug no record ever held: its record, revision and alias rows are queued.
+
+        They are inserted together, one statement per table for the whole batch, when something asks for
+        the record or the sync mark moves. A first sync of 10,000 reports spent more time building and
+        flushing 30,000 ORM objects than parsing the reports.
+        """
+        record = dict(repo_id=self.repo.id, slug=slug, state="open", created_at=rev.commit.committed_at,
+                      **self._fact_values(rev))
+        self._queued.append((slug, record, self._revision_values(rev)))
+        self._current[slug] = self._aliases[slug] = _QUEUED
+
+    def insert_queued(self) -> None:
+        """Insert every queued new report; their records load from the store when next asked for."""
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
+        # Core statements on the tables: the ORM's bulk path would rebuild per-row state it never needs here.
+        records = Record.__table__
+        # Ids are matched by slug (unique per repository): asking for them in parameter order would make
+        # SQLite insert row by row.
+        returning = insert(records).returning(records.c.slug, records.c.id)
+        ids = dict(self.session.execute(returning, [record for _, record, _ in queued]).all())
+        self.session.execute(insert(Revision.__table__), [dict(revision, record_id=ids[slug])
+                                                          for slug, _, revision in queued])
+        self.session.execute(insert(SlugAlias.__table__), [dict(repo_id=self.repo.id, slug=slug, record_id=ids[slug])
+                                                           for slug, _, _ in queued])
+        for slug, _, _ in queued:
+            del self._current[slug], self._aliases[slug]
 
     def create(self, slug: str, path: str) -> Record:
         record = Record(repo=self.repo, slug=slug, path=path, state="open", supersedes=[], errors=0, warnings=0)
@@ -118,6 +158,8 @@ class RecordRepository:
         self._alias(slug, record)
 
     def _alias(self, slug: str, record: Record) -> None:
+        if self._aliases.get(slug) is _QUEUED:
+            self.insert_queued()
         if slug not in self._aliases:
             self.preload([slug])
         alias = self._aliases[slug]
@@ -145,19 +187,7 @@ class RecordRepository:
         key = (id(record), rev.commit.sha)
         if key in self._written or self.revision_at(record, rev.commit.sha) is not None:
             return
-        self._written[key] = revision = Revision(
-            record=record,
-            commit_sha=rev.commit.sha,
-            author_name=rev.commit.author_name,
-            author_email=rev.commit.author_email,
-            committed_at=rev.commit.committed_at,
-            path=rev.path,
-            change=rev.change,
-            content_hash=rev.content_hash,
-            content=rev.content,
-            facts=rev.record.facts() if rev.record else {},
-            findings=[f.as_dict() for f in rev.findings],
-        )
+        self._written[key] = revision = Revision(record=record, **self._revision_values(rev))
         self.session.add(revision)
         if record.created_at is None:
             record.created_at = rev.commit.committed_at
@@ -173,6 +203,13 @@ class RecordRepository:
 
     def apply_facts(self, record: Record, rev: RevisionInput) -> None:
         """Make the record mirror this revision's facts; only columns that differ are touched."""
+        for name, value in self._fact_values(rev).items():
+            if getattr(record, name) != value:
+                setattr(record, name, value)
+
+    @staticmethod
+    def _fact_values(rev: RevisionInput) -> dict:
+        """The record columns one revision decides."""
         facts = rev.record.facts() if rev.record else {}
         values = {name: facts.get(name) for name in _FACT_COLUMNS}
         values["title"] = values["title"] or ""
@@ -184,9 +221,22 @@ class RecordRepository:
             warnings=sum(1 for f in rev.findings if f.severity is Severity.WARNING),
             updated_at=rev.commit.committed_at,
         )
-        for name, value in values.items():
-            if getattr(record, name) != value:
-                setattr(record, name, value)
+        return values
+
+    @staticmethod
+    def _revision_values(rev: RevisionInput) -> dict:
+        return dict(
+            commit_sha=rev.commit.sha,
+            author_name=rev.commit.author_name,
+            author_email=rev.commit.author_email,
+            committed_at=rev.commit.committed_at,
+            path=rev.path,
+            change=rev.change,
+            content_hash=rev.content_hash,
+            content=rev.content,
+            facts=rev.record.facts() if rev.record else {},
+            findings=[f.as_dict() for f in rev.findings],
+        )
 
     def set_state(self, record: Record, state: str, merged_into: Record | None = None) -> None:
         if record.state != state:
