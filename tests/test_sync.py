@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-import bot.services.sync as sync_module
+import bot.adapters.report_pool as report_pool
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.services.sync import sync
@@ -77,8 +77,8 @@ def test_only_changed_reports_are_parsed(database, git_repo, monkeypatch):
     git_repo.commit("twenty reports")
     run_sync(database, git_repo)
     parsed = []
-    real_parse = sync_module.parse
-    monkeypatch.setattr(sync_module, "parse", lambda path, data: parsed.append(path) or real_parse(path, data))
+    real_read = report_pool.read_report
+    monkeypatch.setattr(report_pool, "read_report", lambda path, data: parsed.append(path) or real_read(path, data))
     git_repo.write("devs/issues/perf_r7.md", canonical_report("perf_r7", ratio=8.0)).commit("edit one")
     run_sync(database, git_repo)
     assert parsed == ["devs/issues/perf_r7.md"]
@@ -204,3 +204,25 @@ def test_sync_to_an_explicit_ref_and_bad_refs(database, git_repo):
 def test_a_path_that_is_not_a_repository_is_a_clear_error(tmp_path):
     with pytest.raises(GitError, match="not a git repository"):
         GitRepository(tmp_path)
+
+
+def test_a_report_added_edited_renamed_and_merged_within_one_sync_keeps_one_history(database, git_repo):
+    """New records wait to be inserted in one batch; later commits of the same sync must still find them."""
+    git_repo.write(B, canonical_report("perf_b")).commit("first finding")
+    run_sync(database, git_repo)
+    added = git_repo.write(A, canonical_report("perf_a", ratio=3.0)).commit("add a")
+    edited = git_repo.write(A, canonical_report("perf_a", ratio=4.0)).commit("a got worse")
+    renamed = git_repo.rename(A, "devs/issues/perf_z.md").commit("better name")
+    merged = (git_repo.delete(B).write(C, canonical_report("perf_c", supersedes=("perf_b", "perf_z")))
+              .delete("devs/issues/perf_z.md").commit("merge b and z into c"))
+    summary = run_sync(database, git_repo)
+    assert summary.mode == "incremental"
+    assert history(database, "perf_z") == [("added", added), ("modified", edited), ("renamed", renamed),
+                                           ("merged", merged)]
+    recs = records(database)
+    assert set(recs) == {"perf_b", "perf_z", "perf_c"}
+    assert recs["perf_z"].merged_into_id == recs["perf_c"].id == recs["perf_b"].merged_into_id
+    assert (recs["perf_z"].ratio, recs["perf_c"].state) == (4.0, "open")
+    with database.session() as session:
+        aliases = set(session.scalars(select(SlugAlias.slug)))
+    assert aliases == {"perf_a", "perf_b", "perf_c", "perf_z"}

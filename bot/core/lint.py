@@ -70,6 +70,8 @@ RULES: tuple[Rule, ...] = (
          fix_ref_invalid),
 )
 RULES_BY_ID = {rule.id: rule for rule in RULES}
+# The rules that need every slug history has seen (lint skips them when known_slugs is None).
+HISTORY_RULES = frozenset({"supersedes-unknown"})
 
 
 def lint(result: ParseResult, *, path: str | None = None, known_slugs: frozenset[str] | None = None,
@@ -82,14 +84,26 @@ def lint(result: ParseResult, *, path: str | None = None, known_slugs: frozenset
     return tuple(sorted(findings, key=lambda f: (f.line, f.rule)))
 
 
+def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: str | None = None,
+                 known_slugs: frozenset[str]) -> tuple[Finding, ...]:
+    """`findings` from lint(known_slugs=None), plus the checks against the slugs history has seen.
+
+    Sync reads reports in worker processes that cannot ask the store; this adds what they left out, so
+    the two steps together find exactly what lint(known_slugs=...) finds, in the same order.
+    """
+    context = LintContext(path=_file_of(result, path), known_slugs=known_slugs, word_budget=0)
+    added = list(_run_rules(result.record, context, HISTORY_RULES))
+    return tuple(sorted(findings + tuple(added), key=lambda f: (f.line, f.rule))) if added else findings
+
+
 def lint_bytes(path: str, data: bytes, **options) -> tuple[Finding, ...]:
     """Parse and lint in one call: `options` are lint's keyword arguments."""
     return lint(parse(path, data), path=path, **options)
 
 
-def _run_rules(record: PerfIssue | None, context: LintContext) -> Iterator[Finding]:
+def _run_rules(record: PerfIssue | None, context: LintContext, only: frozenset[str] | None = None) -> Iterator[Finding]:
     for rule in RULES:
-        if rule.check is None or (record is None and rule.needs_record):
+        if rule.check is None or (record is None and rule.needs_record) or (only is not None and rule.id not in only):
             continue
         for problem in rule.check(record, context):
             yield Finding(context.path, max(1, problem.line), rule.id, rule.severity, problem.message, problem.remedy)

@@ -8,14 +8,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from bot.adapters.git import GitRepository
+from bot.adapters.report_pool import read_reports
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository, RevisionInput
 from bot.core.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
-from bot.core.audit import audit
-from bot.core.lint import lint
-from bot.core.parse import parse
-from bot.core.records import ParseResult
+from bot.core.reading import Reading, read_report, reading_of
 from bot.services.fact_review import FactReview
 from bot.services.identities import KEPT_STATES, LIVE, LIVE_STATES, Identities
 
@@ -111,41 +109,48 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     if on_plan:
         on_plan(sum(len(s.changes) for s in steps))
     ids = Identities(replay=mode == "history")
-    for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
-        chunk = steps[start:start + COMMITS_PER_TRANSACTION]
-        is_last_chunk = start + COMMITS_PER_TRANSACTION >= len(steps)
-        # The agent is asked before the transaction opens, so the store is never held over a request.
-        parsed = [_parse_with_agent_facts(step, facts) if facts is not None else None for step in chunk]
-        with db.session() as session:
-            records = RecordRepository.open(session, key)
-            for step, step_parsed in zip(chunk, parsed):
-                apply_step(records, step, summary, ids, seen, step_parsed)
-                if on_progress:
-                    on_progress(len(step.changes))
-            # The sync mark moves in the same transaction as the revisions it covers.
-            if is_last_chunk:
-                records.mark_synced(head)
-            elif chunk:
-                records.mark_synced(chunk[-1].commit.sha)
+    with read_reports([(c.path, c.data or b"") for s in steps for c in s.changes if c.kind != DELETED]) as readings:
+        for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
+            chunk = steps[start:start + COMMITS_PER_TRANSACTION]
+            # The agent is asked before the transaction opens, so the store is never held over a request.
+            read = [_with_agent_facts(step, _step_readings(step, readings), facts) for step in chunk]
+            _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
+                         mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else None)
     summary.commits = len(steps)
     return summary
 
 
+def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str, Reading]], summary: SyncSummary,
+                 ids: Identities, seen: frozenset[str], on_progress: ProgressFn | None, mark: str | None) -> None:
+    """One transaction: the chunk's commits, then the sync mark (`mark`, or the chunk's last commit)."""
+    with db.session() as session:
+        records = RecordRepository.open(session, key)
+        for step, step_read in zip(chunk, read):
+            apply_step(records, step, summary, ids, seen, step_read)
+            if on_progress:
+                on_progress(len(step.changes))
+        # The sync mark moves in the same transaction as the revisions it covers.
+        if mark is not None:
+            records.mark_synced(mark)
+        elif chunk:
+            records.mark_synced(chunk[-1].commit.sha)
+
+
 def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
-               seen: frozenset[str] = frozenset(), parsed: dict[str, ParseResult] | None = None) -> None:
+               seen: frozenset[str] = frozenset(), read: dict[str, Reading] | None = None) -> None:
     """Apply one commit's report changes, then the team's merge rule for the reports it touched."""
-    if parsed is None:
-        parsed = {c.path: parse(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
-    named = [s for r in parsed.values() if r.record for s in r.record.supersedes]
+    if read is None:
+        read = {c.path: read_report(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
+    named = [s for r in read.values() for s in r.supersedes]
     records.preload([c.slug for c in step.changes] + [c.old_slug for c in step.changes if c.old_slug] + named)
     touched: list[Record] = []
-    for change in order_for_apply(split_superseding_renames(step.changes, parsed)):
+    for change in order_for_apply(split_superseding_renames(step.changes, read)):
         if change.kind == DELETED:
             if _delete(records, ids, step.commit, change):
                 summary.counts[DELETED] += 1
                 summary.touched.add(change.slug)
             continue
-        outcome, record = _write(records, ids, step.commit, change, parsed[change.path], seen)
+        outcome, record = _write(records, ids, step.commit, change, read[change.path], seen)
         summary.counts[outcome] += 1
         if outcome != "unchanged":
             summary.touched.add(record.slug if record is not None else change.slug)
@@ -161,21 +166,28 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             summary.touched.add(old.slug)
 
 
-def _parse_with_agent_facts(step: Step, facts: FactReview) -> dict[str, ParseResult]:
-    """Each changed report parsed, with the facts the agent read where the offline reading left some open."""
-    parsed = {}
+def _step_readings(step: Step, readings) -> dict[str, Reading]:
+    """The step's share of `readings`, which holds every non-deleted change of every step in order."""
+    return {change.path: next(readings) for change in step.changes if change.kind != DELETED}
+
+
+def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | None) -> dict[str, Reading]:
+    """With an agent reviewer, each reading with the facts it read where the offline reading left some open."""
+    if facts is None:
+        return read
     for change in step.changes:
-        if change.kind == DELETED:
+        reading = read.get(change.path)
+        if reading is None or change.kind == DELETED:
             continue
-        data = change.data or b""
-        reviewed = facts.review(parse(change.path, data), data.decode("utf-8", errors="replace"))
+        reviewed = facts.review(reading.result, (change.data or b"").decode("utf-8", errors="replace"))
         for note in reviewed.notes():
             log.info("%s: %s", change.path, note)
-        parsed[change.path] = reviewed.result
-    return parsed
+        if reviewed.result is not reading.result:
+            read[change.path] = reading_of(change.path, reviewed.result)
+    return read
 
 
-def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[ReportChange]:
+def split_superseding_renames(changes, read: dict[str, Reading]) -> list[ReportChange]:
     """Git calls a merged report that resembles the one it replaces a rename; the team calls it a merge.
 
     When the new file's `supersedes` names the old one, the change is the delete-and-merge rule at work:
@@ -183,8 +195,8 @@ def split_superseding_renames(changes, parsed: dict[str, ParseResult]) -> list[R
     """
     out: list[ReportChange] = []
     for change in changes:
-        result = parsed.get(change.path)
-        if change.kind == RENAMED and result and result.record and change.old_slug in result.record.supersedes:
+        reading = read.get(change.path)
+        if change.kind == RENAMED and reading and change.old_slug in reading.supersedes:
             out.append(ReportChange(ADDED, change.path, None, change.data))
             out.append(ReportChange(DELETED, change.old_path))
         else:
@@ -204,14 +216,11 @@ def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, chan
 
 
 def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange,
-           result: ParseResult, seen: frozenset[str]) -> tuple[str, Record | None]:
-    data = change.data or b""
-    named = result.record.supersedes if result.record else ()
+           reading: Reading, seen: frozenset[str]) -> tuple[str, Record | None]:
+    data, result = change.data or b"", reading.result
+    named = reading.supersedes
     # Only `supersedes` is checked against history; a union with `seen` per report would copy it 10,000 times.
-    known = records.known_slugs(named) | seen if named else seen
-    findings = lint(result, path=change.path, known_slugs=known)
-    if result.record is not None:
-        findings += audit(result.record, change.path)
+    findings = reading.findings(records.known_slugs(named) | seen if named else seen)
     content_hash = result.record.content_hash if result.record else hashlib.sha256(data).hexdigest()
 
     record = ids.lookup(records, change.old_slug) if change.kind == RENAMED and change.old_slug else None

@@ -1,0 +1,40 @@
+"""A report as sync reads it: parsed, linted and audited in one pure step that a worker process can run."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.core.audit import audit
+from bot.core.lint import lint, with_history
+from bot.core.parse import parse
+from bot.core.records import Finding, ParseResult
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One report file's parse and findings; only the check of `supersedes` against history is left to do."""
+
+    path: str
+    result: ParseResult
+    lint_findings: tuple[Finding, ...]  # lint(known_slugs=None): sorted by line, then rule
+    audit_findings: tuple[Finding, ...]
+
+    @property
+    def supersedes(self) -> tuple[str, ...]:
+        return tuple(self.result.record.supersedes) if self.result.record else ()
+
+    def findings(self, known_slugs: frozenset[str]) -> tuple[Finding, ...]:
+        """Everything lint and audit find, with `supersedes` checked against the slugs history has seen."""
+        found = self.lint_findings
+        if self.supersedes:
+            found = with_history(found, self.result, path=self.path, known_slugs=known_slugs)
+        return found + self.audit_findings
+
+
+def reading_of(path: str, result: ParseResult) -> Reading:
+    """Lint and audit an already parsed report (one the agent reviewer filled facts into, say)."""
+    audited = audit(result.record, path) if result.record is not None else ()
+    return Reading(path, result, lint(result, path=path), audited)
+
+
+def read_report(path: str, data: bytes) -> Reading:
+    return reading_of(path, parse(path, data))
