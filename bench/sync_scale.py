@@ -2,7 +2,9 @@
 
 Run: .venv/bin/python bench/sync_scale.py [--reports 10000 --reports 1000] [--db URL]
 Incremental work must not grow with the number of reports: compare the incremental column across N
-(each the median of five one-report edits).
+(each the median of five one-report edits). The full sync runs twice, with reports read by worker
+processes (as perfbot does) and all in this process; for the largest N the phases are then timed
+one at a time: git, reading (parse, lint, audit), store writes.
 """
 from __future__ import annotations
 
@@ -15,10 +17,15 @@ from pathlib import Path
 
 import git
 
+import bot.adapters.report_pool as report_pool
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
+from bot.adapters.store.repository import RecordRepository
 from bot.cli.new_cmd import scaffold
-from bot.services.sync import sync
+from bot.core.history import DELETED
+from bot.core.reading import read_report
+from bot.services.identities import Identities
+from bot.services.sync import SyncSummary, apply_step, plan, sync
 
 ROUNDS = 5  # incremental and no-op syncs are timed this many times each; the median is printed
 
@@ -53,6 +60,11 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
     db = Database(url)
     source = GitRepository(root)
     full_seconds, full = timed(lambda: sync(db, source))
+    one_process_seconds = float("nan")
+    if db_url is None:  # a second fresh store, for the same full sync read all in this process
+        alone = Database(f"sqlite:///{workdir / f'bench-{n}-one-process.sqlite3'}")
+        one_process_seconds = _in_one_process(lambda: timed(lambda: sync(alone, source))[0])
+        alone.dispose()
     incremental, noop = [], []
     for round_ in range(ROUNDS):
         target = root / "devs" / "issues" / f"perf_case_{(n // 2 + round_) % n:05d}.md"
@@ -65,8 +77,40 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
     source.close()
     db.dispose()
     assert full.counts["added"] == n, full.counts
-    return {"n": n, "build": build_seconds, "full": full_seconds,
-            "incremental": statistics.median(incremental), "noop": statistics.median(noop)}
+    return {"n": n, "build": build_seconds, "full": full_seconds, "one_process": one_process_seconds,
+            "incremental": statistics.median(incremental), "noop": statistics.median(noop), "root": root}
+
+
+def _in_one_process(fn):
+    cores = report_pool.usable_cores
+    report_pool.usable_cores = lambda: 1
+    try:
+        return fn()
+    finally:
+        report_pool.usable_cores = cores
+
+
+def phases(root: Path, workdir: Path) -> dict[str, float]:
+    """A fresh full sync of the repository at `root`, one phase at a time, all in this process."""
+    source = GitRepository(root)
+    head = source.resolve(source.default_ref())
+    git_seconds, (mode, steps, _, seen) = timed(lambda: plan(source, head, None, False))
+    read_seconds, read = timed(lambda: [{c.path: read_report(c.path, c.data or b"") for c in step.changes
+                                         if c.kind != DELETED} for step in steps])
+    db = Database(f"sqlite:///{workdir / 'phases.sqlite3'}")
+
+    def write() -> None:
+        summary, ids = SyncSummary(source.key, head, None, mode), Identities(replay=False)
+        with db.session() as session:
+            records = RecordRepository.open(session, source.key)
+            for step, step_read in zip(steps, read):
+                apply_step(records, step, summary, ids, seen, step_read)
+            records.mark_synced(head)
+
+    write_seconds, _ = timed(write)
+    source.close()
+    db.dispose()
+    return {"git": git_seconds, "read": read_seconds, "write": write_seconds}
 
 
 def main() -> None:
@@ -78,12 +122,19 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="perfbot-bench-"))
     try:
         rows = [measure(n, args.db, workdir) for n in counts]
+        biggest = max(rows, key=lambda r: r["n"])
+        split = phases(biggest["root"], workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{'reports':>8} {'full sync':>10} {'per report':>11} {'1 changed':>10} {'no-op':>8} {'full/1 changed':>15}")
+    print(f"reading with {report_pool.usable_cores()} worker processes; 'one process' reads in the syncing process")
+    print(f"{'reports':>8} {'full sync':>10} {'per report':>11} {'one process':>12} {'speedup':>8} {'1 changed':>10} "
+          f"{'no-op':>8} {'full/1 changed':>15}")
     for r in rows:
-        print(f"{r['n']:>8} {r['full']:>9.2f}s {r['full'] / r['n'] * 1000:>9.2f}ms {r['incremental'] * 1000:>8.1f}ms "
+        print(f"{r['n']:>8} {r['full']:>9.2f}s {r['full'] / r['n'] * 1000:>9.2f}ms {r['one_process']:>11.2f}s "
+              f"{r['one_process'] / r['full']:>7.2f}x {r['incremental'] * 1000:>8.1f}ms "
               f"{r['noop'] * 1000:>6.1f}ms {r['full'] / r['incremental']:>14.0f}x")
+    print(f"phases of a full sync of {biggest['n']} in one process: " +
+          ", ".join(f"{name} {seconds:.2f}s" for name, seconds in split.items()))
     if len(rows) > 1:
         big, small = max(rows, key=lambda r: r["n"]), min(rows, key=lambda r: r["n"])
         print(f"incremental at {big['n']} vs {small['n']} reports: {big['incremental'] / small['incremental']:.2f}x "
