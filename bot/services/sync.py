@@ -19,6 +19,7 @@ from bot.services.identities import KEPT_STATES, LIVE, LIVE_STATES, Identities
 
 # Long histories are written in chunks, each with its own sync mark, so an interrupted backfill resumes.
 COMMITS_PER_TRANSACTION = 200
+SNAPSHOT_STEP = 250  # reports per step of a first sync (see _parts)
 
 log = logging.getLogger("perfbot.services")
 
@@ -67,7 +68,8 @@ def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) ->
             info = touches.get(change.path, head_info)
             infos[info.sha] = info
             by_commit.setdefault(info.sha, []).append(change)
-        steps = sorted((Step(infos[sha], tuple(chs)) for sha, chs in by_commit.items()), key=lambda s: s.commit.committed_at)
+        steps = sorted((Step(infos[sha], tuple(part)) for sha, chs in by_commit.items() for part in _parts(chs)),
+                       key=lambda s: s.commit.committed_at)
         return "snapshot", steps, ignored, seen
     if git_repo.is_ancestor(last, head):
         commits = git_repo.first_parent_commits(last, head)
@@ -77,6 +79,16 @@ def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) ->
     # History was rewritten (or `last` is off the first-parent line): one step from what we saw to what is there.
     changes, ignored = git_repo.changes(head, last)
     return "rewritten", [Step(git_repo.commit(head), tuple(changes))], ignored, frozenset()
+
+
+def _parts(changes: list[ReportChange]) -> list[list[ReportChange]]:
+    """A snapshot commit's additions in steps of SNAPSHOT_STEP, in path order, so writing starts while workers read.
+
+    Only additions: no step can rename or delete what another holds, and the merge rule finds a superseded
+    report of the same commit live (so leaves it alone) whichever step holds it.
+    """
+    ordered = sorted(changes, key=lambda c: c.path)
+    return [ordered[start:start + SNAPSHOT_STEP] for start in range(0, len(ordered), SNAPSHOT_STEP)]
 
 
 def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str | None) -> list[Step] | None:

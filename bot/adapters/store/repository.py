@@ -39,6 +39,7 @@ class RecordRepository:
 
     # Bound parameters per IN query, well under SQLite's and PostgreSQL's limits.
     CHUNK = 500
+    INSERT_BATCH = 500  # queued new reports per round of inserts
 
     def __init__(self, session: Session, repo: Repo) -> None:
         self.session = session
@@ -119,6 +120,8 @@ class RecordRepository:
                       **self._fact_values(rev))
         self._queued.append((slug, record, self._revision_values(rev)))
         self._current[slug] = self._aliases[slug] = _QUEUED
+        if len(self._queued) >= self.INSERT_BATCH:  # written while sync's workers read on, not all at the end
+            self.insert_queued()
 
     def insert_queued(self) -> None:
         """Insert every queued new report; their records load from the store when next asked for."""
