@@ -15,7 +15,7 @@ from tests.reports import canonical_report
 PATH = "devs/issues/perf_example.md"
 SPEC_RULES = {
     "empty": "error", "encoding": "error", "front-matter": "error", "front-matter-key": "warning",
-    "front-matter-value": "error", "fence-unclosed": "error", "file-name": "error", "title-missing": "warning",
+    "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "file-name": "error", "title-missing": "warning",
     "track-missing": "error", "backend-missing": "error", "threads-missing": "error", "ratio-missing": "error",
     "seq-within-tolerance": "error", "ratio-mismatch": "error", "context-missing": "warning",
     "repro-missing": "error", "c-translation-missing": "error", "measurements-missing": "warning",
@@ -65,6 +65,7 @@ TRIGGERS = {
     "front-matter-key": Case(edit(canonical_report(), ("fix: unknown", "fix: unknown\nowner: me"))),
     "front-matter-value": Case(edit(canonical_report(), ("track: seq", "track: sequential"))),
     "fence-unclosed": Case(canonical_report() + "\n```c\nint x;\n"),
+    "nesting": Case(canonical_report(extra_prose=">" * 50_000 + " a quote 50,000 levels deep")),
     "file-name": Case(canonical_report(), path="devs/issues/Perf-Example.md"),
     "title-missing": Case(edit(canonical_report(), ("# Nested matches copy the scrutinee (perf_example)\n", ""))),
     "track-missing": Case(NO_FACTS),
@@ -95,6 +96,7 @@ QUIET = {
     "front-matter-key": Case(canonical_report()),
     "front-matter-value": Case(edit(canonical_report(), ("track: seq", "track: SEQ"), ("ratio: 3.4", "ratio: '3.4'"))),
     "fence-unclosed": Case(canonical_report(extra_prose="````bend\n```\nnested fence text\n````")),
+    "nesting": Case(canonical_report(extra_prose="> " * 100 + "a quote exactly 100 levels deep")),
     "file-name": Case(canonical_report(), path="/home/me/checkout/devs/issues/perf_example.md"),
     "title-missing": Case(edit(canonical_report(), ("# Nested matches copy the scrutinee (perf_example)",
                                                     "Nested matches copy\n==================="))),

@@ -42,6 +42,7 @@ RULES: tuple[Rule, ...] = (
     Rule("front-matter-key", W, "front matter has an unknown (or repeated) key; the closest known key is suggested"),
     Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
     Rule("fence-unclosed", E, "a code fence is opened and never closed"),
+    Rule("nesting", E, "a line opens more than 100 nested blockquotes or list items (the rest is read as text)"),
     Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
     Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
          draft_location, needs_record=False),

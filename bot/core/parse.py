@@ -11,7 +11,7 @@ from bot.core.facts import ProseFacts, extract_prose_facts
 from bot.core.frontmatter import FrontMatter, read_front_matter
 from bot.core.headings import SectionSpan, locate_sections, section_of_heading
 from bot.core.records import CodeBlock, Finding, ParseResult, PerfIssue, Section, Severity, slug_from_filename, slug_of
-from bot.core.scan import Scan, scan
+from bot.core.scan import MAX_NESTING, Scan, scan
 from bot.core.tables import RawTable, has_time_column, measurements_of
 
 _BOM = "\ufeff"
@@ -37,6 +37,12 @@ def parse(path: str, data: bytes) -> ParseResult:
         findings.append(Finding(path, 1, "front-matter", Severity.ERROR,
                                 f"front matter opened with '{lines[0].strip()}' at line 1 is never closed",
                                 "add a line `---` after the last `key: value` line, before the `# Title`"))
+
+    for line in document.too_deep:
+        findings.append(Finding(path, line, "nesting", Severity.ERROR,
+                                f"line {line} opens more than {MAX_NESTING} nested blockquotes or list items; "
+                                f"the markers past the {MAX_NESTING}th were read as text",
+                                "write the line without the run of `>` or list markers (a report needs a few levels)"))
 
     title = _title_of(document, lines)
     spans = locate_sections([h for h in document.headings if h.index + 1 != (title.line if title else 0)],

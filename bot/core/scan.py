@@ -1,19 +1,30 @@
-"""One pass over markdown-it tokens: headings, prose lines, label lines, code blocks, tables, front matter."""
+"""One walk over the markdown block tree: headings, prose lines, label lines, code blocks, tables, front matter."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
+from markdown_it_pyrs import MarkdownIt
 
 from bot.core.codeblocks import fence_is_closed, lang_of, tag_of_info
 from bot.core.headings import Heading, Label, label_of_line, section_of_heading
 from bot.core.tables import RawTable
 
-# Built once: parsing 10,000 reports must not rebuild the rule chains; the instance is not mutated after this.
-# Only block structure and the raw text of inline tokens are read, so inline parsing (a third of the time) is off.
-MARKDOWN = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+# markdown-it-pyrs is markdown-it's Rust port by markdown-it-py's maintainers: the same CommonMark block rules,
+# building the tree about six times faster, which is most of what reading a 10,000-report sync costs.
+# Only block structure and the raw text inside blocks are read, so no inline rule is enabled: a paragraph's one
+# text child is its source text. Built once; the instance is not changed after this.
+BLOCK_RULES = ("blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference",
+               "html_block", "table")
+PARSER = MarkdownIt("zero").enable_many(list(BLOCK_RULES))
+
+# The Rust parser recurses once per open container and has no depth limit: one line of 50,000 `>` overflows the
+# native stack and kills the process. A line opening more than MAX_NESTING blockquotes or list items has its next
+# marker escaped; nesting by indentation needs one line per level, so a report would need gigabytes to get there.
+MAX_NESTING = 100
+_MARKER = r"(?:>|[-+*][ \t]|\d{1,9}[.)][ \t])"
+_TOO_DEEP = re.compile(rf"^(?:[ \t]*+{_MARKER}){{{MAX_NESTING}}}[ \t]*+(?={_MARKER})", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,7 @@ class RawBlock:
 
 @dataclass(frozen=True)
 class Scan:
-    """What the document contains, in document order; lines in `prose` are 1-based."""
+    """What the document contains, in document order; lines in `prose` and `too_deep` are 1-based."""
 
     front_matter: tuple[str, int] | None  # (YAML source, file line of its first line)
     headings: tuple[Heading, ...]
@@ -39,55 +50,119 @@ class Scan:
     labels: tuple[Label, ...]
     blocks: tuple[RawBlock, ...]
     tables: tuple[RawTable, ...]
+    too_deep: tuple[int, ...] = ()  # lines whose markers past MAX_NESTING were read as text
 
 
 def scan(text: str, lines: list[str]) -> Scan:
-    tokens = MARKDOWN.parse(text)
-    front_matter = None
+    front_matter, source = _front_matter(text, lines)
+    source, too_deep = _bounded(source)
+    line_of = _LineIndex(source)
     headings: list[Heading] = []
     prose: list[tuple[int, str]] = []
     labels: list[Label] = []
     blocks: list[RawBlock] = []
     tables: list[RawTable] = []
     words = 0
-    index, count = 0, len(tokens)
-    while index < count:
-        token = tokens[index]
-        kind = token.type
-        start = token.map[0] if token.map else 0
-        if kind == "front_matter":
-            front_matter = (token.content, start + 2)
-        elif kind == "heading_open" and index + 1 < count:
-            content = tokens[index + 1].content.strip()
-            headings.append(Heading(start, int(token.tag[1:]), content, section_of_heading(content)))
-            prose.append((start + 1, content))
-            index += 3
-            continue
-        elif kind == "table_open":
-            table, index = _read_table(tokens, index)
-            tables.append(table)
-            for line, text in _fact_rows(table):  # `| track | SEQ |`, `| root cause | ... |`: facts, not runs
-                prose.append((line, text))
-                label = label_of_line(text)
-                if label is not None:
-                    labels.append(Label(line - 1, *label))
-            continue
-        elif kind == "inline":
-            words += len(token.content.split())
+    pending = list(reversed(PARSER.tree(source).children))
+    while pending:
+        node = pending.pop()
+        kind = node.name
+        start = line_of(node.srcmap[0])
+        if kind == "text":  # a paragraph's, or a tight list item's
+            content = node.meta["content"]
+            words += len(content.split())
             # Facts are read per paragraph, not per line: agents hard-wrap sentences ("The C\ntranslation is
             # 66x faster"). A fact then points at its paragraph's first line.
-            prose.append((start + 1, " ".join(token.content.split("\n"))))
-            for offset, line in enumerate(token.content.split("\n")):
+            prose.append((start + 1, " ".join(content.split("\n"))))
+            for offset, line in enumerate(content.split("\n")):
                 label = label_of_line(line)
                 if label is not None:
                     labels.append(Label(start + offset, *label))
+        elif kind in ("heading", "lheading"):
+            content = _text_of(node).strip()
+            headings.append(Heading(start, node.meta["level"], content, section_of_heading(content)))
+            prose.append((start + 1, content))
+        elif kind == "table":
+            table = _read_table(node, line_of)
+            tables.append(table)
+            for line, row in _fact_rows(table):  # `| track | SEQ |`, `| root cause | ... |`: facts, not runs
+                prose.append((line, row))
+                label = label_of_line(row)
+                if label is not None:
+                    labels.append(Label(line - 1, *label))
         elif kind in ("fence", "code_block"):
-            tag = tag_of_info(token.info) if kind == "fence" else ""
-            end = token.map[1] if token.map else start + 1
-            closed = kind == "code_block" or fence_is_closed(token.markup, start, end, lines)
-            blocks.append(RawBlock(start, tag, lang_of(tag, token.content), token.content, closed, token.markup))
-        index += 1
-    return Scan(front_matter, tuple(headings), tuple(prose), words, tuple(labels), tuple(blocks), tuple(tables))
+            blocks.append(_block(node, kind, start, line_of, lines, text))
+        else:
+            pending.extend(reversed(node.children))
+    return Scan(front_matter, tuple(headings), tuple(prose), words, tuple(labels), tuple(blocks), tuple(tables),
+                too_deep)
+
+
+def _front_matter(text: str, lines: list[str]) -> tuple[tuple[str, int] | None, str]:
+    """The YAML between an opening `---` on line 1 and its closing `---` or `...`, and the text with those lines
+    blanked for the block parser. The rule is mdit-py-plugins' front_matter, which agents' reports were written
+    against; the Rust port's own front matter rule does not accept `...`."""
+    opening = len(lines[0]) - len(lines[0].lstrip("-"))
+    if opening < 3:
+        return None, text
+    for index in range(1, len(lines)):
+        line = lines[index]
+        body = line.lstrip(" \t")
+        indent = len(line.expandtabs(4)) - len(body.expandtabs(4))
+        if indent == 0 and body.startswith("...") and not body[3:].strip(" \t"):
+            break
+        dashes = len(body) - len(body.lstrip("-"))
+        if indent < 4 and dashes >= opening and not body[dashes:].strip(" \t"):
+            break
+    else:
+        return None, text
+    closed_at = sum(len(line) + 1 for line in lines[:index + 1])
+    blanked = "\n" * index + ("\n" if closed_at <= len(text) else "") + text[closed_at:]
+    return ("\n".join(lines[1:index]), 2), blanked
+
+
+def _bounded(text: str) -> tuple[str, tuple[int, ...]]:
+    """The text with every marker past MAX_NESTING on a line escaped, and the (1-based) lines that had one."""
+    if _TOO_DEEP.search(text) is None:
+        return text, ()
+    cut: list[int] = []
+
+    def escape(match: re.Match) -> str:
+        cut.append(text.count("\n", 0, match.start()) + 1)
+        return match.group(0) + "\\"
+
+    return _TOO_DEEP.sub(escape, text), tuple(cut)
+
+
+class _LineIndex:
+    """0-based line of a byte offset into the UTF-8 source (the tree's source maps count bytes)."""
+
+    def __init__(self, text: str):
+        data = text.encode("utf-8")
+        starts, at = [0], data.find(b"\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = data.find(b"\n", at + 1)
+        self._starts = starts
+
+    def __call__(self, offset: int) -> int:
+        return bisect_right(self._starts, offset) - 1
+
+
+def _text_of(node) -> str:
+    return "".join(child.meta["content"] for child in node.children if child.name == "text")
+
+
+def _block(node, kind: str, start: int, line_of: _LineIndex, lines: list[str], text: str) -> RawBlock:
+    meta = node.meta
+    content = meta["content"]
+    end = line_of(node.srcmap[1]) + 1  # exclusive; a source map ends before its last line's newline
+    if kind == "code_block":
+        return RawBlock(start, "", lang_of("", content), content, True, "")
+    tag, markup = tag_of_info(meta.get("info", "")), meta["marker"] * meta["marker_len"]
+    if not text.endswith("\n") and end >= len(lines) and content.count("\n") == end - start - 1:
+        content = content.removesuffix("\n")  # a fence left open to the last, unterminated line: keep it as is
+    return RawBlock(start, tag, lang_of(tag, content), content, fence_is_closed(markup, start, end, lines), markup)
 
 
 _FACT_KEYS = re.compile(r"(?i)^(?:track|backend|threads?|ratio|host|machine|claim|root[- ]?cause|cause|why|fix|"
@@ -108,28 +183,15 @@ def _plain(cell: str) -> str:
     return " ".join(cell.replace("**", "").replace("__", "").split())
 
 
-def _read_table(tokens: list, index: int) -> tuple[RawTable, int]:
-    """Cells of one table, from its table_open to just past its table_close."""
-    table_line = (tokens[index].map[0] + 1) if tokens[index].map else 1
+def _read_table(node, line_of: _LineIndex) -> RawTable:
+    """Cells of one table as written, each row with its 1-based line."""
     header: tuple[str, ...] = ()
     rows: list[tuple[int, tuple[str, ...]]] = []
-    cells: list[str] = []
-    row_line, in_head = table_line, False
-    index += 1
-    while index < len(tokens) and tokens[index].type != "table_close":
-        token = tokens[index]
-        if token.type == "thead_open":
-            in_head = True
-        elif token.type == "thead_close":
-            in_head = False
-        elif token.type == "tr_open":
-            cells, row_line = [], (token.map[0] + 1) if token.map else row_line
-        elif token.type == "inline":
-            cells.append(token.content)
-        elif token.type == "tr_close":
-            if in_head:
-                header = tuple(cells)
+    for part in node.children:  # thead, tbody
+        for row in part.children:
+            cells = tuple(_text_of(cell) for cell in row.children)
+            if part.name == "thead":
+                header = cells
             else:
-                rows.append((row_line, tuple(cells)))
-        index += 1
-    return RawTable(table_line, header, tuple(rows)), index + 1
+                rows.append((line_of(row.srcmap[0]) + 1, cells))
+    return RawTable(line_of(node.srcmap[0]) + 1, header, tuple(rows))

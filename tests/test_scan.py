@@ -1,0 +1,91 @@
+"""The block scan: line numbers, raw text and code blocks from the Rust parser's tree, and its nesting guard."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from bot.core.scan import MAX_NESTING, scan
+
+
+def scanned(text: str):
+    return scan(text, text.split("\n"))
+
+
+def test_lines_are_counted_in_characters_though_source_maps_count_bytes():
+    document = scanned("# Über Ärger 🚀\n\nZürich ±2× café\nstill the same paragraph\n\n## Root cause\n\nRoot cause: ü\n")
+    assert [(h.index, h.text) for h in document.headings] == [(0, "Über Ärger 🚀"), (5, "Root cause")]
+    assert (3, "Zürich ±2× café still the same paragraph") in document.prose
+    assert [(label.index, label.section) for label in document.labels] == [(7, "root_cause")]
+
+
+def test_tight_list_items_quotes_and_setext_headings_give_their_raw_text():
+    document = scanned("Title\n=====\n\n- **Root cause:** the `alloc`\n- Fix: unknown\n\n> quoted *text*\n")
+    assert [(h.index, h.level, h.text) for h in document.headings] == [(0, 1, "Title")]
+    assert [text for _, text in document.prose] == ["Title", "**Root cause:** the `alloc`", "Fix: unknown",
+                                                    "quoted *text*"]
+    assert [label.section for label in document.labels] == ["root_cause", "fix"]
+
+
+def test_a_fence_left_open_at_an_unterminated_last_line_keeps_that_line_as_written():
+    (block,) = scanned("# T\n\n```c\nint x;").blocks
+    assert (block.index, block.tag, block.code, block.closed) == (2, "c", "int x;", False)
+    (block,) = scanned("```\nx\n\n").blocks  # open to the end, ending on blank lines
+    assert (block.code, block.closed) == ("x\n\n", False)
+    (block,) = scanned("> ```c\n> int x;\n> ```").blocks
+    assert (block.code, block.closed) == ("int x;\n", True)
+
+
+def test_front_matter_and_a_table_after_a_paragraph_line_as_github_renders_it():
+    document = scanned("---\ntrack: seq\nratio: 3.4\n---\n# T\n\nMeasured:\n| impl | ms |\n|---|---|\n| C | 1 |\n")
+    assert document.front_matter == ("track: seq\nratio: 3.4", 2)
+    (table,) = document.tables
+    assert (table.line, table.header, table.rows) == (8, ("impl", "ms"), ((10, ("C", "1")),))
+    assert (7, "Measured:") in document.prose
+
+
+def test_a_line_nesting_deeper_than_the_limit_is_cut_there_and_reported():
+    exact = scanned("> " * MAX_NESTING + "deep")
+    assert exact.too_deep == () and exact.prose == ((1, "deep"),)
+    document = scanned("# T\n\n" + ">" * (MAX_NESTING + 5) + " x\n\n- " + "- " * 50_000 + "y\n")
+    assert document.too_deep == (3, 5)
+    assert document.prose[1] == (3, "\\>>>>> x")
+
+
+def test_hostile_nesting_does_not_crash_the_process():
+    # Without the guard the native parser overflows its stack: a segfault, so this runs in a child process.
+    program = textwrap.dedent("""
+        import threading
+        from bot.core.scan import scan
+        for text in (">" * 200_000 + " x", "- " * 100_000 + "x", "1. " * 100_000 + "x", "> - " * 50_000 + "x"):
+            worker = threading.Thread(target=scan, args=(text, text.split("\\n")))
+            worker.start()
+            worker.join()
+        print("survived")
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "survived"), done.stderr[-2000:]
+
+
+BLOCKS = st.sampled_from([
+    "# Title", "## Root cause:", "### 2. Fix", "Setext\n======", "Para line\nsecond line é", "**Ratio:** 3x",
+    "- item\n- Fix: unknown", "1. one\n2. two", "> quoted\n> more", "```c\nint x;\n```", "~~~~bend\ndef main():\n~~~~",
+    "    indented\n    code", "| a | b |\n|---|---|\n| 1 | 2 |", "<div>\nhtml\n</div>", "***", "中文 🚀 text",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(BLOCKS, min_size=1, max_size=12))
+def test_headings_and_code_agree_with_markdown_it_py_on_blank_line_separated_blocks(parts):
+    text = "\n\n".join(parts) + "\n"
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    headings = [(t.map[0], int(t.tag[1:]), tokens[i + 1].content.strip())
+                for i, t in enumerate(tokens) if t.type == "heading_open"]
+    blocks = [(t.map[0], t.content) for t in tokens if t.type in ("fence", "code_block")]
+    document = scanned(text)
+    assert [(h.index, h.level, h.text) for h in document.headings] == headings
+    assert [(b.index, b.code) for b in document.blocks] == blocks
