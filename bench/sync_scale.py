@@ -4,7 +4,9 @@ Run: .venv/bin/python bench/sync_scale.py [--reports 10000 --reports 1000] [--db
 Incremental work must not grow with the number of reports: compare the incremental column across N
 (each the median of five one-report edits). The full sync runs twice, with reports read by worker
 processes (as perfbot does) and all in this process; for the largest N the phases are then timed
-one at a time: git, reading (parse, lint, audit), store writes.
+one at a time: git, reading (parse, lint, audit), store writes; and the block parser alone, markdown-it-py's
+token stream (what perfbot parsed with before) against markdown-it-pyrs's tree (what it parses with), on the
+same reports.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import time
 from pathlib import Path
 
 import git
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
 
 import bot.adapters.report_pool as report_pool
 from bot.adapters.git import GitRepository
@@ -24,6 +28,7 @@ from bot.adapters.store.repository import RecordRepository
 from bot.cli.new_cmd import scaffold
 from bot.core.history import DELETED
 from bot.core.reading import read_report
+from bot.core.scan import PARSER
 from bot.services.identities import Identities
 from bot.services.sync import SyncSummary, apply_step, plan, sync
 
@@ -113,6 +118,19 @@ def phases(root: Path, workdir: Path) -> dict[str, float]:
     return {"git": git_seconds, "read": read_seconds, "write": write_seconds}
 
 
+def block_parsers(root: Path) -> dict[str, float]:
+    """Seconds each block parser takes over every report under `root`, with the settings scan uses."""
+    texts = [path.read_text(encoding="utf-8") for path in sorted((root / "devs" / "issues").glob("*.md"))]
+    tokens = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+
+    def each(parse) -> None:  # one result alive at a time, as in scan
+        for text in texts:
+            parse(text)
+
+    return {"markdown-it-py tokens": timed(lambda: each(tokens.parse))[0],
+            "markdown-it-pyrs tree": timed(lambda: each(PARSER.tree))[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=int, action="append", help="report counts (repeatable)")
@@ -124,6 +142,7 @@ def main() -> None:
         rows = [measure(n, args.db, workdir) for n in counts]
         biggest = max(rows, key=lambda r: r["n"])
         split = phases(biggest["root"], workdir)
+        parsers = block_parsers(biggest["root"])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"reading with {report_pool.usable_cores()} worker processes; 'one process' reads in the syncing process")
@@ -135,6 +154,9 @@ def main() -> None:
               f"{r['noop'] * 1000:>6.1f}ms {r['full'] / r['incremental']:>14.0f}x")
     print(f"phases of a full sync of {biggest['n']} in one process: " +
           ", ".join(f"{name} {seconds:.2f}s" for name, seconds in split.items()))
+    py, rs = parsers.values()
+    print(f"block parser over the same {biggest['n']} reports: markdown-it-py {py:.2f}s, markdown-it-pyrs {rs:.2f}s "
+          f"({py / rs:.1f}x)")
     if len(rows) > 1:
         big, small = max(rows, key=lambda r: r["n"]), min(rows, key=lambda r: r["n"])
         print(f"incremental at {big['n']} vs {small['n']} reports: {big['incremental'] / small['incremental']:.2f}x "
