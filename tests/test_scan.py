@@ -8,6 +8,7 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
 
 from bot.core.scan import MAX_NESTING, scan
 
@@ -89,3 +90,19 @@ def test_headings_and_code_agree_with_markdown_it_py_on_blank_line_separated_blo
     document = scanned(text)
     assert [(h.index, h.level, h.text) for h in document.headings] == headings
     assert [(b.index, b.code) for b in document.blocks] == blocks
+
+
+FRONT_MATTER_LINES = st.sampled_from([
+    "---", "----", "---x", "-- -", "...", "... ", "....", " ...", "  ---", "    ---", "\t---", "--- \t", "-----",
+    "track: seq", "ratio: 3.4", "", " ", "# Title", "text",
+])
+FRONT_MATTER_RULE = MarkdownIt("zero").use(front_matter_plugin).disable("inline")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FRONT_MATTER_LINES, min_size=1, max_size=8))
+def test_front_matter_is_found_by_the_same_rule_as_mdit_py_plugins(lines):
+    text = "\n".join(lines) + "\n"
+    first = FRONT_MATTER_RULE.parse(text)[:1]
+    expected = (first[0].content, 2) if first and first[0].type == "front_matter" else None
+    assert scanned(text).front_matter == expected
