@@ -5,7 +5,7 @@ import subprocess
 import sys
 import textwrap
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -96,10 +96,13 @@ FRONT_MATTER_LINES = st.sampled_from([
     "---", "----", "---x", "-- -", "...", "... ", "....", " ...", "  ---", "    ---", "\t---", "--- \t", "-----",
     "track: seq", "ratio: 3.4", "", " ", "# Title", "text",
 ])
-FRONT_MATTER_RULE = MarkdownIt("zero").use(front_matter_plugin).disable("inline")
+# As scan used it before: with the indented-code rule on, which decides whether an indented `---` closes.
+FRONT_MATTER_RULE = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
 
 
 @settings(max_examples=300, deadline=None)
+@example(["---", "    ---", "a: 1", "---"])  # an indented `---` is code, not the closing line
+@example(["---", "a: 1", "...", "b"])
 @given(st.lists(FRONT_MATTER_LINES, min_size=1, max_size=8))
 def test_front_matter_is_found_by_the_same_rule_as_mdit_py_plugins(lines):
     text = "\n".join(lines) + "\n"
