@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -158,3 +160,15 @@ def test_the_installed_console_script_runs(tmp_path):
     done = subprocess.run([perfbot, "lint", "--format", "json", str(PROJECT / "devs" / "issues")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout) == []
+
+
+def test_offline_lint_loads_neither_the_anthropic_sdk_nor_alembic(tmp_path):
+    """Agents lint every report they write: without an API key or a store, `perfbot lint` must not pay the
+    SDK's second of imports, nor alembic's (a fresh interpreter, as the console script starts)."""
+    probe = ("import sys\nfrom bot.cli import main\n"
+             "try:\n    main(['lint', '--format', 'json', sys.argv[1]])\nexcept SystemExit as done:\n"
+             "    print(done.code, 'anthropic' in sys.modules, 'alembic' in sys.modules)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PERFBOT_", "ANTHROPIC_"))}
+    done = subprocess.run([sys.executable, "-c", probe, str(PROJECT / "devs" / "issues")], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path, env={**env, "PERFBOT_INSTANCE_DIR": str(tmp_path)})
+    assert done.stdout.split()[-3:] == ["0", "False", "False"], done.stdout + done.stderr

@@ -10,7 +10,7 @@ import time
 
 import anthropic
 
-from bot.adapters.fact_reader import FactReading, read_facts
+from bot.adapters.fact_reader import FACTS_PROMPT_VERSION, FactReading, read_facts
 from bot.core.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
 from bot.core.lint import lint
 from bot.core.parse import parse
@@ -65,6 +65,8 @@ def system_prompt() -> str:
 
 
 class AgentReviewer:
+    facts_prompt_version = FACTS_PROMPT_VERSION  # the key its cached fact answers are stored under
+
     def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 4096,
                  timeout: float = 120.0, max_retries: int = 3, batch_poll_seconds: float = 10.0) -> None:
         self.name = f"agent:{model}"

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from bot.adapters.reviewer_agent import reviewer_for
 from bot.adapters.store.engine import Database
 from bot.cli.common import db_option, reports_errors, settings_for
 from bot.core.records import Severity
-from bot.services.fact_review import FactReview, fact_review_for
+from bot.services.fact_review import FactReview
 from bot.services.lint_reports import UnreadableReport, history_slugs, lint_files
 
 
@@ -42,6 +41,10 @@ def agent_facts(db: Database | None, db_url: str | None) -> tuple[FactReview | N
     settings = settings_for(db_url)
     if not settings.anthropic_api_key:
         return None, None
+    # Imported here: agents lint every report they write, and the anthropic SDK alone takes over a second to load.
+    from bot.adapters.reviewer_agent import reviewer_for
+    from bot.services.fact_review import fact_review_for
+
     cache_db = db or Database(settings.database_url)
     return fact_review_for(reviewer_for(settings), cache_db), cache_db
 

@@ -10,7 +10,6 @@ import logging
 import time
 from dataclasses import dataclass
 
-from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
 from bot.adapters.store.engine import Database
 from bot.adapters.store.fact_store import CachedFacts, FactAnswerCache
 from bot.core.agent_facts import missing_facts, with_agent_facts
@@ -42,7 +41,9 @@ class Reviewed:
 
 class FactReview:
     def __init__(self, reader, cache: FactAnswerCache) -> None:
-        self.reader = reader  # anything with `model` and `read_facts(record, text) -> FactReading`
+        # Anything with `model`, `facts_prompt_version` and `read_facts(record, text) -> FactReading`; the version
+        # comes from the reader, not an import of fact_reader, so linting offline never loads the anthropic SDK.
+        self.reader = reader
         self.cache = cache
         self._answers: dict[str, CachedFacts] = {}  # content hash -> answer, for this process
         self._paused_until = 0.0  # monotonic time until which an outage keeps us from asking
@@ -63,7 +64,7 @@ class FactReview:
 
     def _known(self, content_hash: str) -> CachedFacts | None:
         if content_hash not in self._answers:
-            cached = self.cache.get(content_hash, self.reader.model, FACTS_PROMPT_VERSION)
+            cached = self.cache.get(content_hash, self.reader.model, self.reader.facts_prompt_version)
             if cached is None:
                 return None
             self._answers[content_hash] = cached
@@ -82,7 +83,7 @@ class FactReview:
             return CachedFacts(missing_facts(record), None, f"the agent reviewer is unavailable ({exc})")
         known = CachedFacts(reading.asked, reading.answer, reading.problem, dict(reading.usage))
         if reading.final:
-            self.cache.put(record.content_hash, self.reader.model, FACTS_PROMPT_VERSION, record.slug, known)
+            self.cache.put(record.content_hash, self.reader.model, self.reader.facts_prompt_version, record.slug, known)
             self._answers[record.content_hash] = known
         return known
 
