@@ -226,3 +226,59 @@ def test_a_report_added_edited_renamed_and_merged_within_one_sync_keeps_one_hist
     with database.session() as session:
         aliases = set(session.scalars(select(SlugAlias.slug)))
     assert aliases == {"perf_a", "perf_b", "perf_c", "perf_z"}
+
+
+def _dies_after_the_first_transaction(monkeypatch):
+    """sync's transactions from now on: the first commits, the second raises; returns how to undo it."""
+    import bot.services.sync as sync_module
+
+    real_apply, applied = sync_module._apply_chunk, []
+
+    def dies_after_the_first(*args, **kwargs):
+        if applied:
+            raise ConnectionError("the database went away")
+        applied.append(real_apply(*args, **kwargs))
+
+    monkeypatch.setattr(sync_module, "COMMITS_PER_TRANSACTION", 2)
+    monkeypatch.setattr(sync_module, "_apply_chunk", dies_after_the_first)
+    return lambda: monkeypatch.setattr(sync_module, "_apply_chunk", real_apply)
+
+
+def test_a_first_sync_interrupted_between_transactions_resumes_without_losing_a_report(database, git_repo,
+                                                                                       monkeypatch):
+    """A first sync writes a big snapshot in several transactions; if it dies after one of them (a deploy, a
+    lost database), the next sync must still store every report, not take the snapshot as done."""
+    import bot.services.sync as sync_module
+
+    git_repo.write(A, canonical_report("perf_a")).commit("add a")
+    for slug in ("perf_b", "perf_c", "perf_d", "perf_e"):  # one commit adds four: its steps share a sha
+        git_repo.write(f"devs/issues/{slug}.md", canonical_report(slug))
+    git_repo.commit("add four")
+    git_repo.write("devs/issues/perf_f.md", canonical_report("perf_f")).commit("add f")
+    monkeypatch.setattr(sync_module, "SNAPSHOT_STEP", 2)
+    undo = _dies_after_the_first_transaction(monkeypatch)
+    with pytest.raises(ConnectionError):
+        run_sync(database, git_repo)
+    assert 0 < len(records(database)) < 6  # the first transaction did commit
+    undo()
+    resumed = run_sync(database, git_repo)
+    assert resumed.mode == "snapshot"
+    assert set(records(database)) == {f"perf_{n}" for n in "abcdef"}
+    assert all(len(history(database, slug)) == 1 for slug in records(database))
+    assert run_sync(database, git_repo).mode == "up-to-date"
+
+
+def test_an_interrupted_incremental_sync_resumes_from_the_last_commit_it_stored(database, git_repo, monkeypatch):
+    git_repo.write(A, canonical_report("perf_a", ratio=3.0)).commit("add a")
+    run_sync(database, git_repo)
+    shas = [git_repo.write(A, canonical_report("perf_a", ratio=r)).commit(f"ratio {r}") for r in (4.0, 5.0, 6.0)]
+    shas.append(git_repo.write(B, canonical_report("perf_b")).commit("add b"))
+    undo = _dies_after_the_first_transaction(monkeypatch)
+    with pytest.raises(ConnectionError):
+        run_sync(database, git_repo)
+    assert records(database)["perf_a"].ratio == 5.0 and "perf_b" not in records(database)
+    undo()
+    resumed = run_sync(database, git_repo)
+    assert (resumed.mode, resumed.previous, resumed.commits) == ("incremental", shas[1], 2)
+    assert [sha for _, sha in history(database, "perf_a")][1:] == shas[:3]
+    assert records(database)["perf_a"].ratio == 6.0 and history(database, "perf_b") == [("added", shas[3])]

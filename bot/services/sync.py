@@ -127,25 +127,35 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
             # The agent is asked before the transaction opens, so the store is never held over a request.
             read = [_with_agent_facts(step, _step_readings(step, readings), facts) for step in chunk]
             _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
-                         mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else None)
+                         mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk))
     summary.commits = len(steps)
     return summary
 
 
 def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str, Reading]], summary: SyncSummary,
                  ids: Identities, seen: frozenset[str], on_progress: ProgressFn | None, mark: str | None) -> None:
-    """One transaction: the chunk's commits, then the sync mark (`mark`, or the chunk's last commit)."""
+    """One transaction: the chunk's commits, then the sync mark when there is one to set."""
     with db.session() as session:
         records = RecordRepository.open(session, key)
         for step, step_read in zip(chunk, read):
             apply_step(records, step, summary, ids, seen, step_read)
             if on_progress:
                 on_progress(len(step.changes))
+        records.insert_queued()  # the chunk's new reports commit with it, marked or not
         # The sync mark moves in the same transaction as the revisions it covers.
         if mark is not None:
             records.mark_synced(mark)
-        elif chunk:
-            records.mark_synced(chunk[-1].commit.sha)
+
+
+def _resume_point(mode: str, chunk: list[Step]) -> str | None:
+    """The commit a sync interrupted after `chunk` may resume from, or None to leave the mark where it was.
+
+    Replayed commits (history, incremental) are whole and in first-parent order, so everything up to the chunk's
+    last one is stored. A snapshot's steps are not: a commit's reports span several steps, and steps are ordered
+    by date, not ancestry, so no commit covers what is written; an interrupted first sync starts over as one,
+    finding what it stored already unchanged.
+    """
+    return chunk[-1].commit.sha if mode in ("history", "incremental") and chunk else None
 
 
 def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
