@@ -57,12 +57,22 @@ def test_a_line_nesting_deeper_than_the_limit_is_cut_there_and_reported():
     assert document.prose[1] == (3, "\\>>>>> x")
 
 
+def test_markers_inside_a_top_level_code_block_are_code_not_nesting():
+    arrows, bullets = ">" * (MAX_NESTING + 20), "- " * (MAX_NESTING + 20) + "x"
+    document = scanned(f"# T\n\n```text\n{arrows}\n{bullets}\n```\n\n    {arrows}\n\n{arrows} quoted\n")
+    assert [block.code for block in document.blocks] == [f"{arrows}\n{bullets}\n", f"{arrows}\n"]
+    assert document.too_deep == (10,)  # the quote outside any code block is still cut
+    quoted = scanned(f"> ```\n> {arrows}\n> ```\n")  # in a quote the leading markers are the quote's: cut
+    assert quoted.too_deep == (2,)
+
+
 def test_hostile_nesting_does_not_crash_the_process():
     # Without the guard the native parser overflows its stack: a segfault, so this runs in a child process.
     program = textwrap.dedent("""
         import threading
         from bot.core.scan import scan
-        for text in (">" * 200_000 + " x", "- " * 100_000 + "x", "1. " * 100_000 + "x", "> - " * 50_000 + "x"):
+        for text in (">" * 200_000 + " x", "- " * 100_000 + "x", "1. " * 100_000 + "x", "> - " * 50_000 + "x",
+                     "```\\n" + ">" * 200_000 + "\\n```", "```\\n" + "- " * 100_000, "    " + "> " * 100_000):
             worker = threading.Thread(target=scan, args=(text, text.split("\\n")))
             worker.start()
             worker.join()

@@ -55,7 +55,17 @@ class Scan:
 
 def scan(text: str, lines: list[str]) -> Scan:
     front_matter, source = _front_matter(text, lines)
-    source, too_deep = _bounded(source)
+    bounded, too_deep = _bounded(source)
+    tree = PARSER.tree(bounded)
+    if too_deep:
+        # Inside a code block that no quote or list holds, markers are the code's own characters: nothing nests,
+        # so those lines are read as written (the escaped parse put them there, and a line's content after its
+        # indent never moves it into or out of such a block).
+        spared = frozenset(too_deep) & _top_level_code_lines(tree, _LineIndex(bounded))
+        if spared:
+            bounded, too_deep = _bounded(source, spared)
+            tree = PARSER.tree(bounded)
+    source = bounded
     line_of = _LineIndex(source)
     headings: list[Heading] = []
     prose: list[tuple[int, str]] = []
@@ -63,7 +73,7 @@ def scan(text: str, lines: list[str]) -> Scan:
     blocks: list[RawBlock] = []
     tables: list[RawTable] = []
     words = 0
-    pending = list(reversed(PARSER.tree(source).children))
+    pending = list(reversed(tree.children))
     while pending:
         node = pending.pop()
         kind = node.name
@@ -121,17 +131,30 @@ def _front_matter(text: str, lines: list[str]) -> tuple[tuple[str, int] | None, 
     return ("\n".join(lines[1:index]), 2), blanked
 
 
-def _bounded(text: str) -> tuple[str, tuple[int, ...]]:
-    """The text with every marker past MAX_NESTING on a line escaped, and the (1-based) lines that had one."""
+def _bounded(text: str, spared: frozenset[int] = frozenset()) -> tuple[str, tuple[int, ...]]:
+    """The text with every marker past MAX_NESTING on a line escaped, and the (1-based) lines that had one;
+    `spared` lines are left as they are."""
     if _TOO_DEEP.search(text) is None:
         return text, ()
     cut: list[int] = []
 
     def escape(match: re.Match) -> str:
-        cut.append(text.count("\n", 0, match.start()) + 1)
+        line = text.count("\n", 0, match.start()) + 1
+        if line in spared:
+            return match.group(0)
+        cut.append(line)
         return match.group(0) + "\\"
 
     return _TOO_DEEP.sub(escape, text), tuple(cut)
+
+
+def _top_level_code_lines(tree, line_of: "_LineIndex") -> frozenset[int]:
+    """The (1-based) lines of the code blocks directly in the document, fences' own lines included."""
+    lines: set[int] = set()
+    for node in tree.children:
+        if node.name in ("fence", "code_block"):
+            lines.update(range(line_of(node.srcmap[0]) + 1, line_of(node.srcmap[1]) + 2))
+    return frozenset(lines)
 
 
 class _LineIndex:
