@@ -162,13 +162,24 @@ def test_the_installed_console_script_runs(tmp_path):
     assert done.returncode == 0 and json.loads(done.stdout) == []
 
 
-def test_offline_lint_loads_neither_the_anthropic_sdk_nor_alembic(tmp_path):
-    """Agents lint every report they write: without an API key or a store, `perfbot lint` must not pay the
-    SDK's second of imports, nor alembic's (a fresh interpreter, as the console script starts)."""
+def _loaded_after(args: list[str], instance) -> tuple[str, bool, bool]:
+    """Run `perfbot ARGS` in a fresh interpreter (as the console script starts) with no API key: its exit code,
+    and whether the anthropic SDK and alembic were imported."""
     probe = ("import sys\nfrom bot.cli import main\n"
-             "try:\n    main(['lint', '--format', 'json', sys.argv[1]])\nexcept SystemExit as done:\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
              "    print(done.code, 'anthropic' in sys.modules, 'alembic' in sys.modules)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PERFBOT_", "ANTHROPIC_"))}
-    done = subprocess.run([sys.executable, "-c", probe, str(PROJECT / "devs" / "issues")], capture_output=True,
-                          text=True, timeout=60, cwd=tmp_path, env={**env, "PERFBOT_INSTANCE_DIR": str(tmp_path)})
-    assert done.stdout.split()[-3:] == ["0", "False", "False"], done.stdout + done.stderr
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=60,
+                          cwd=instance, env={**env, "PERFBOT_INSTANCE_DIR": str(instance)})
+    code, sdk, alembic = done.stdout.split()[-3:]
+    assert code == "0", done.stdout + done.stderr
+    return code, sdk == "True", alembic == "True"
+
+
+def test_offline_lint_and_sync_do_not_load_the_anthropic_sdk(tmp_path, git_repo):
+    """Agents lint every report they write and sync often: offline, neither pays the SDK's second of imports,
+    and lint without a store not alembic's either."""
+    assert _loaded_after(["lint", "--format", "json", str(PROJECT / "devs" / "issues")], tmp_path) == ("0", False, False)
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a report")
+    synced = _loaded_after(["sync", "--repo", str(git_repo.root), "--db", f"sqlite:///{tmp_path / 's.db'}"], tmp_path)
+    assert synced == ("0", False, True)

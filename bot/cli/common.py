@@ -1,4 +1,4 @@
-"""What several commands share: the --db option, opening the store, and errors that exit cleanly."""
+"""What several commands share: the --db option, opening the store, the agent's fact review, clean errors."""
 from __future__ import annotations
 
 import functools
@@ -35,6 +35,17 @@ def open_database(db_url: str | None) -> Iterator[Database]:
         yield db
     finally:
         db.dispose()
+
+
+def agent_fact_review(settings: Settings, db: Database):
+    """The agent reviewer's fact review when an API key is set, else None. Imported only then: the anthropic SDK
+    takes over a second to load, and agents run `perfbot lint` and `perfbot sync` offline all day."""
+    if not settings.anthropic_api_key:
+        return None
+    from bot.adapters.reviewer_agent import reviewer_for
+    from bot.services.fact_review import fact_review_for
+
+    return fact_review_for(reviewer_for(settings), db)
 
 
 def reports_errors(func):

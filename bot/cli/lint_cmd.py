@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from bot.adapters.store.engine import Database
-from bot.cli.common import db_option, reports_errors, settings_for
+from bot.cli.common import agent_fact_review, db_option, reports_errors, settings_for
 from bot.core.records import Severity
 from bot.services.fact_review import FactReview
 from bot.services.lint_reports import UnreadableReport, history_slugs, lint_files
@@ -41,12 +41,8 @@ def agent_facts(db: Database | None, db_url: str | None) -> tuple[FactReview | N
     settings = settings_for(db_url)
     if not settings.anthropic_api_key:
         return None, None
-    # Imported here: agents lint every report they write, and the anthropic SDK alone takes over a second to load.
-    from bot.adapters.reviewer_agent import reviewer_for
-    from bot.services.fact_review import fact_review_for
-
     cache_db = db or Database(settings.database_url)
-    return fact_review_for(reviewer_for(settings), cache_db), cache_db
+    return agent_fact_review(settings, cache_db), cache_db
 
 
 def render_text(findings: list, n_files: int, agent_notes: list[tuple[str, str]] = ()) -> str:

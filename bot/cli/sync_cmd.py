@@ -6,9 +6,7 @@ import sys
 import click
 
 from bot.adapters.git import GitRepository
-from bot.adapters.reviewer_agent import reviewer_for
-from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.services.fact_review import fact_review_for
+from bot.cli.common import agent_fact_review, db_option, open_database, reports_errors, settings_for
 from bot.services.sync import sync
 
 
@@ -34,7 +32,7 @@ def sync_command(repo_path: str, ref: str | None, history: bool, db_url: str | N
         with open_database(db_url) as db:
             summary = sync(db, git_repo, ref=ref, history=history, on_plan=on_plan,
                            on_progress=lambda n: bar.update(n) if bar else None,
-                           facts=fact_review_for(reviewer_for(settings_for(db_url)), db))
+                           facts=agent_fact_review(settings_for(db_url), db))
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
