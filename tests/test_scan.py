@@ -82,6 +82,24 @@ def test_hostile_nesting_does_not_crash_the_process():
     assert (done.returncode, done.stdout.strip()) == (0, "survived"), done.stderr[-2000:]
 
 
+def test_pathological_markup_is_read_whole_without_crashing_the_process():
+    # What the native parser was never fuzzed on: runs of inline openers, deep indentation, wide tables.
+    program = textwrap.dedent("""
+        from bot.core.reading import read_report
+        texts = ("[" * 50_000, "[a" * 50_000 + "]" * 50_000, "*_" * 50_000 + "x" + "_*" * 50_000,
+                 "[" * 50_000 + "x" + "](u)" * 50_000, "![" * 50_000, "`" * 50_000, "<div>" * 50_000,
+                 "&amp;" * 100_000, "|a" * 50_000 + "\\n" + "|-" * 50_000 + "\\n",
+                 "".join("  " * i + "- x\\n" for i in range(3_000)),
+                 "".join("> " + "  " * i + "1. x\\n" for i in range(3_000)),
+                 "".join(">" * i + " x\\n" for i in range(1, 400)), ("- " * 99 + "x\\n") * 2_000)
+        for text in texts:
+            read_report("devs/issues/perf_hostile.md", text.encode())
+        print("survived")
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "survived"), done.stderr[-2000:]
+
+
 BLOCKS = st.sampled_from([
     "# Title", "## Root cause:", "### 2. Fix", "Setext\n======", "Para line\nsecond line é", "**Ratio:** 3x",
     "- item\n- Fix: unknown", "1. one\n2. two", "> quoted\n> more", "```c\nint x;\n```", "~~~~bend\ndef main():\n~~~~",

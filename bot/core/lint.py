@@ -43,6 +43,7 @@ RULES: tuple[Rule, ...] = (
     Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
     Rule("fence-unclosed", E, "a code fence is opened and never closed"),
     Rule("nesting", E, "a line opens more than 100 nested blockquotes or list items (the rest is read as text)"),
+    Rule("unreadable", E, "reading the file stopped the process reading it; the line that makes it fail is named"),
     Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
     Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
          draft_location, needs_record=False),
