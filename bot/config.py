@@ -47,6 +47,13 @@ def _number(environ: Mapping[str, str], name: str, default, kind=int, minimum=1)
     return value
 
 
+def _read_quietly(path: Path | None) -> str:
+    try:
+        return path.read_text(errors="replace") if path is not None and path.is_file() else ""
+    except OSError:
+        return ""
+
+
 def parse_bind(raw: str) -> tuple[str, int]:
     host, sep, port = raw.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host:
@@ -133,6 +140,19 @@ class Settings:
     def local_mode(self) -> bool:
         """No GitHub credentials: perfbot watches a local repository and mirrors into the instance folder."""
         return not (self.github_token or self.github_app_id)
+
+    def private_folders(self) -> tuple[Path, ...]:
+        """Folders of this host that hold perfbot's own files: never shown to a report's code."""
+        return (self.instance_dir.resolve(), Path.home().resolve())
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every configured secret, as text: scrubbed from anything perfbot posts or stores (a second wall
+        behind the sandbox). The ssh key counts too, line by line, so a quoted line of it is caught."""
+        values = [*self.webhook_secrets, self.github_token, self.github_private_key, self.anthropic_api_key,
+                  self.dashboard_token, self.notify_secret]
+        for key in (self.github_private_key or "", _read_quietly(self.ssh_key)):
+            values += [line.strip() for line in key.splitlines() if len(line.strip()) >= 16 and "-----" not in line]
+        return tuple(sorted({v for v in values if v and len(v) >= 8}, key=len, reverse=True))
 
     @property
     def uses_default_database(self) -> bool:

@@ -1,6 +1,9 @@
 """`.perfbot.toml`: the full form parses; every mistake names its key and line."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
@@ -208,3 +211,41 @@ def test_a_build_may_name_a_script_and_use_the_checkout_sha_and_script_placehold
     assert (info.value.key, info.value.line) == ("build.command", 3)
     with pytest.raises(ConfigFileError, match="unknown placeholder {file}; use {checkout}, {sha} or {script}"):
         parse_repo_config('[build]\ncommand = ["make", "{file}"]\n')
+
+
+def test_sandbox_settings_and_a_runner_that_opts_out():
+    config = parse_repo_config('[sandbox]\nreadable = ["/opt/datasets"]\nprocesses = 64\noutput_mb = 4\n'
+                               '[[runners]]\nname = "mac"\nkind = "ssh"\nhost = "mac-mini"\nlabels = ["metal"]\n'
+                               'sandbox = "none"\n')
+    assert config.sandbox.readable == ("/opt/datasets",) and config.sandbox.processes == 64
+    assert config.sandbox.output_mb == 4 and config.runners[0].sandbox == "none" and config.runners_named
+    assert parse_repo_config("").runners[0].sandbox == "bwrap" and not parse_repo_config("").runners_named
+
+
+@pytest.mark.parametrize("text, where", [
+    ('[sandbox]\nreadable = ["/etc/ssl"]\n', ".perfbot.toml:2: sandbox.readable: '/etc/ssl' is never shown"),
+    ('[sandbox]\nreadable = ["/var/lib/perfbot"]\n', "is never shown"),
+    ('[sandbox]\nreadable = ["opt/x"]\n', "must be an absolute folder"),
+    ('[sandbox]\nreadable = ["/opt/../root"]\n', "without '..'"),
+    ('[sandbox]\nprocess = 5\n', "did you mean 'processes'"),
+    ('[[runners]]\nname = "x"\nkind = "local"\nlabels = ["c"]\nsandbox = "off"\n', "'off' is not one of bwrap, none"),
+    ('[[runners]]\nname = "x"\nkind = "actions"\nlabels = ["c"]\nsandbox = "none"\n', "does not apply to actions"),
+])
+def test_sandbox_settings_are_checked(text, where):
+    with pytest.raises(ConfigFileError, match=re.escape(where)):
+        parse_repo_config(text)
+
+
+def test_the_bots_host_is_no_bench_host_unless_the_repository_names_it(tmp_path):
+    from bot.adapters.runners import make_runner
+    from bot.errors import UserError
+
+    implicit = parse_repo_config("")
+    with pytest.raises(UserError, match="never on the bot's own machine"):
+        make_runner(implicit.runners[0], tmp_path, tmp_path / "cache", implicit, None, service=True)
+    assert make_runner(implicit.runners[0], tmp_path, tmp_path / "cache", implicit, None).kind == "local"  # the CLI
+    named = parse_repo_config('[[runners]]\nname = "here"\nkind = "local"\nlabels = ["c"]\n'
+                              '[sandbox]\nreadable = ["/srv/perfbot/data"]\n')
+    assert make_runner(named.runners[0], tmp_path, tmp_path / "cache", named, None, service=True).name == "here"
+    with pytest.raises(UserError, match="would show /srv/perfbot, which holds perfbot's own files"):
+        make_runner(named.runners[0], tmp_path, tmp_path / "cache", named, None, private=(Path("/srv/perfbot"),))

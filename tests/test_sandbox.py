@@ -1,180 +1,268 @@
-"""Report code that tries to escape its run folder is contained by the local runner's bubblewrap sandbox.
+"""A report's code is hostile: through the local and the ssh runner it sees nothing of perfbot's host, and the
+limits of its whole process tree hold. Each attack is a real C program built in the sandbox it attacks.
 
-The same program run uncontained does escape (the control at the end), so every refusal seen here is the
-sandbox's doing. Skipped, with the reason, where bwrap cannot work; scripts/ensure-bwrap installs it.
+The uncontained control at the end shows the same program does reach what it looks for, so every refusal
+seen here is the sandbox's doing. scripts/ensure-bwrap installs bubblewrap: without it nothing runs (tested).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
+import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
-from bot.adapters.runners.local import LocalRunner
-from bot.adapters.runners.sandbox import sandbox_problem
+from bot.adapters.runners import LocalRunner, contain
+from bot.errors import UserError
 from tests.gitrepo import RepoBuilder
+from tests.sshd import sshd  # noqa: F401  (the session's server fixture)
+from tests.test_ssh_runner import _runner as ssh_runner
 
-ESCAPE = r"""
-#include <arpa/inet.h>
+HOSTILE = r"""
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+extern char **environ;
 
-static void report(const char *what, int done) { printf("%s: %s\n", what, done ? "DONE" : strerror(errno)); }
-
-static int write_file(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return 0;
-  int done = write(fd, "escaped\n", 8) == 8;
-  close(fd);
-  return done;
+static void peek(const char *path) {
+  char line[128] = "";
+  FILE *f = fopen(path, "r");
+  if (!f) { printf("%s: %s\n", path, strerror(errno)); return; }
+  if (!fgets(line, sizeof line, f)) line[0] = 0;
+  fclose(f);
+  line[strcspn(line, "\n")] = 0;
+  printf("%s: READ %s\n", path, line);
 }
 
-/* escape PARENT_FILE TMP_FILE VICTIM PORT SECRET_FILE PROBE */
 int main(int argc, char **argv) {
-  if (argc != 7) return 2;
-  report("write-parent", write_file(argv[1]));
-  report("write-abs", write_file(argv[2]));
-  report("delete", unlink(argv[3]) == 0);
-  report("truncate", open(argv[3], O_WRONLY | O_TRUNC) >= 0);
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in to = {0};
-  to.sin_family = AF_INET; to.sin_port = htons(atoi(argv[4])); to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  report("connect", s >= 0 && connect(s, (struct sockaddr *)&to, sizeof to) == 0);
-  report("write-own", write_file("inside.txt"));
-  report("write-tmp", write_file(argv[6]));
-  char secret[64] = "";
-  FILE *f = fopen(argv[5], "r");
-  if (f) { if (!fgets(secret, sizeof secret, f)) secret[0] = 0; fclose(f); }
-  secret[strcspn(secret, "\n")] = 0;
-  printf("secret-file: [%s]\n", secret);
-  const char *token = getenv("PERFBOT_GITHUB_TOKEN");
-  printf("secret-env: [%s]\n", token ? token : "");
+  const char *mode = argv[1];
+  if (!strcmp(mode, "read")) for (int i = 2; i < argc; i++) peek(argv[i]);
+  if (!strcmp(mode, "env")) for (char **e = environ; *e; e++) printf("env %s\n", *e);
+  if (!strcmp(mode, "unix")) {
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un to = {0};
+    to.sun_family = AF_UNIX;
+    strncpy(to.sun_path, argv[2], sizeof to.sun_path - 1);
+    printf("unix: %s\n", connect(s, (struct sockaddr *)&to, sizeof to) == 0 ? "CONNECTED" : strerror(errno));
+  }
+  if (!strcmp(mode, "bomb")) {
+    int failures = 0;
+    while (failures < 200) if (fork() < 0) failures++;
+    return 0;
+  }
+  if (!strcmp(mode, "hog")) {  /* hog CHILDREN MB: each child holds MB of touched memory for a while */
+    int children = atoi(argv[2]), done = 0;
+    size_t bytes = (size_t)atoi(argv[3]) << 20;
+    for (int i = 0; i < children; i++) if (fork() == 0) {
+      char *p = malloc(bytes);
+      if (!p) _exit(3);
+      memset(p, 1, bytes);
+      sleep(2);
+      _exit(0);
+    }
+    for (int status; wait(&status) > 0;) done += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    printf("held: %d\n", done);
+  }
+  if (!strcmp(mode, "flood")) {  /* 1 GiB on stdout */
+    static char block[1 << 20];
+    memset(block, 'x', sizeof block);
+    for (int i = 0; i < 1024; i++) fwrite(block, 1, sizeof block, stdout);
+  }
+  if (!strcmp(mode, "linger")) {  /* a grandchild in a session of its own, asleep for good */
+    if (fork() == 0) { setsid(); execlp("sleep", "sleep", argv[2], (char *)0); }
+    printf("left behind\n");
+  }
   return 0;
-}
-"""
-# Leaves a child in a session of its own, out of reach of a kill of the run's process group.
-LINGER = r"""
-#include <unistd.h>
-int main(int argc, char **argv) {
-  if (fork() == 0) { setsid(); execlp("sleep", "sleep", argv[1], (char *)0); }
-  for (;;) pause();
 }
 """
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    problem = sandbox_problem()
-    if problem is not None:
-        pytest.skip(f"no sandbox in this environment: {problem}")
-    # Outside /tmp, which the sandbox replaces with a private one: here read-only is what must refuse writes.
-    base = Path(tempfile.mkdtemp(prefix="perfbot-sandbox-test-", dir="/var/tmp")).resolve()
+def host(tmp_path_factory):
+    """An instance folder as production's /var/lib/perfbot holds it: a store, keys, another repository's clone,
+    and this runner's worktrees inside it. Outside /tmp, which the sandbox replaces with a private one."""
+    if (problem := contain.bwrap_problem()) is not None:
+        pytest.fail(f"the sandbox must work where the suite runs (scripts/ensure-bwrap): {problem}")
+    base = Path(tempfile.mkdtemp(prefix="perfbot-contain-", dir="/var/tmp")).resolve()
+    base.chmod(0o755)  # the fallback's unprivileged uid must reach the worktrees, as a 0711 instance lets it
+    instance = base / "instance"
+    secrets = {"store": instance / "perfbot.sqlite", "key": instance / "ssh" / "id_ed25519",
+               "clone": instance / "clones" / "other" / "private.txt", "home": Path.home() / ".perfbot-probe"}
+    for name, path in secrets.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"SECRET-{name.upper()}\n")
     repo = RepoBuilder(base / "project")
-    sha = repo.write("keep.txt", "keep me\n").write("escape.c", ESCAPE).write("linger.c", LINGER).commit("project")
-    yield base, repo, sha
+    sha = repo.write("hostile.c", HOSTILE).commit("project")
+    yield base, instance, secrets, repo, sha
+    secrets["home"].unlink(missing_ok=True)
     shutil.rmtree(base, ignore_errors=True)
 
 
-def _runner(base: Path, repo: RepoBuilder, **kwargs) -> LocalRunner:
-    return LocalRunner("local", repo.root, base / "cache", build=None, memory_mb=256, **kwargs)
+def _local(host, **options) -> LocalRunner:
+    base, instance, _, repo, _ = host
+    return LocalRunner("local", repo.root, instance / "bench", build=None, **{"memory_mb": 512, "processes": 64,
+                                                                             **options})
 
 
-def _attempt(runner: LocalRunner, sha: str, tmp_path: Path, secret: Path, port: int, probe: str):
+@pytest.fixture(params=["local", "local-fallback", "ssh"])
+def runner(request, host, sshd):  # noqa: F811
+    """One runner per way perfbot runs code: here with cgroup limits, here with the fallback limits (no
+    cgroup: an unprivileged uid, RLIMIT_NPROC in the sandbox's user namespace, RLIMIT_AS), and over ssh."""
+    if request.param == "ssh":
+        remote = ssh_runner(sshd, "contain-remote", repo_path=host[3].root, memory_mb=512, processes=64)
+        yield remote
+        remote.close()
+    else:
+        yield _local(host, cgroups=request.param == "local")
+
+
+def _built(runner, sha):
     workspace = runner.prepare(sha)
-    folder = runner.run_dir(workspace, "perf_escape")
-    compiled = runner.run(["gcc", "-O1", "-o", str(folder / "escape"), str(workspace / "escape.c")], folder, 60)
+    folder = runner.run_dir(workspace, "perf_hostile")
+    compiled = runner.run(["gcc", "-O1", "-o", str(folder / "hostile"), str(workspace / "hostile.c")], folder, 60)
     assert compiled.ok, compiled.stderr
-    targets = (workspace.parent / "escaped.txt", tmp_path / "escaped.txt", workspace / "keep.txt")
-    result = runner.run([str(folder / "escape"), *map(str, targets), str(port), str(secret), probe], folder, 20)
+    return folder
+
+
+def test_report_code_reads_nothing_of_the_instance_the_home_or_the_environment(runner, host, monkeypatch):
+    _, instance, secrets, _, sha = host
+    folder = _built(runner, sha)
+    paths = [str(p) for p in secrets.values()] + ["/etc/shadow", "/etc/hostname"]
+    result = runner.run([str(folder / "hostile"), "read", *paths], folder, 20)
     assert result.ok, result.stderr
-    lines = dict(line.split(": ", 1) for line in result.stdout.splitlines())
-    return workspace, folder, targets, lines
+    assert "READ" not in result.stdout and "SECRET" not in result.stdout
+    assert all(f"{p}: No such file or directory" in result.stdout for p in paths), result.stdout
+    environment = runner.run([str(folder / "hostile"), "env"], folder, 20).stdout
+    names = {line.split()[1].split("=")[0] for line in environment.splitlines()}
+    assert names <= {"PATH", "HOME", "TMPDIR", "LANG", "PWD"}, names
 
 
-def test_report_code_cannot_write_delete_connect_or_read_secrets_outside_its_run_folder(
-        bench, tmp_path, monkeypatch):
-    base, repo, sha = bench
-    secret = base / "app-key.pem"
-    secret.write_text("SECRET-KEY\n")
-    monkeypatch.setenv("PERFBOT_GITHUB_PRIVATE_KEY_FILE", str(secret))
-    monkeypatch.setenv("PERFBOT_GITHUB_TOKEN", "secret-token")
-    probe = f"/tmp/perfbot-probe-{uuid.uuid4().hex}"
-    runner = _runner(base, repo, sandbox=True)
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(0.5)
-        workspace, folder, targets, lines = _attempt(runner, sha, tmp_path, secret, listener.getsockname()[1], probe)
-        with pytest.raises(TimeoutError):
-            listener.accept()
-    assert lines["write-parent"] == "Read-only file system" and not targets[0].exists()
-    assert lines["write-abs"] == "No such file or directory" and not targets[1].exists()  # a private /tmp
-    assert lines["delete"] == lines["truncate"] == "Read-only file system"
-    assert targets[2].read_text() == "keep me\n"
-    assert lines["connect"] in ("Connection refused", "Network is unreachable")
-    assert lines["secret-file"] == "[]" and lines["secret-env"] == "[]"
-    # What it may do: write its own folder, and a /tmp that vanishes with it.
-    assert lines["write-own"] == lines["write-tmp"] == "DONE"
-    assert (folder / "inside.txt").read_text() == "escaped\n" and not Path(probe).exists()
-
-    # The control: the same program uncontained really escapes, so the refusals above are the sandbox's.
-    loose = _runner(base, repo, sandbox=False)
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(5)
-        try:
-            _, _, _, lines = _attempt(loose, sha, tmp_path, secret, listener.getsockname()[1], probe)
-            listener.accept()[0].close()
-        finally:
-            Path(probe).unlink(missing_ok=True)
-    assert all(lines[k] == "DONE" for k in ("write-parent", "write-abs", "delete", "connect", "write-tmp"))
-    assert lines["secret-file"] == "[SECRET-KEY]" and lines["secret-env"] == "[secret-token]"
-    assert targets[0].exists() and not targets[2].exists()
+def test_report_code_reaches_no_socket_of_the_host(runner, host):
+    base, *_, sha = host
+    folder = _built(runner, sha)
+    path = base / "bot.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen()
+        result = runner.run([str(folder / "hostile"), "unix", str(path)], folder, 20)
+        path.unlink()
+    assert result.stdout.strip() == "unix: No such file or directory"
 
 
-def test_a_run_past_its_time_limit_leaves_nothing_behind(bench):
-    base, repo, sha = bench
-    runner = _runner(base, repo, sandbox=True)
-    workspace = runner.prepare(sha)
-    folder = runner.run_dir(workspace, "perf_linger")
-    assert runner.run(["gcc", "-O1", "-o", str(folder / "linger"), str(workspace / "linger.c")], folder, 60).ok
+def test_a_fork_bomb_stays_inside_its_process_limit(runner, host):
+    *_, sha = host
+    folder = _built(runner, sha)
+    before, peak, running = _processes(), [0], threading.Event()
+
+    def watch() -> None:  # the host's process count while the bomb goes off
+        while not running.is_set():
+            peak[0] = max(peak[0], _processes())
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = runner.run([str(folder / "hostile"), "bomb"], folder, 30)
+    finally:
+        running.set()
+        watcher.join()
+    assert not result.timed_out and peak[0] - before < 64 + 16, (before, peak)  # 64: the runner's limit
+    if getattr(runner, "cgroups", True):  # a cgroup counts the refusals, so the verdict can name the limit
+        assert result.limit == "processes" and "process limit" in result.failure("it", "here", 30, 512)
+
+
+def test_the_memory_cap_holds_for_the_whole_tree(runner, host):
+    *_, sha = host
+    folder = _built(runner, sha)
+    result = runner.run([str(folder / "hostile"), "hog", "8", "400"], folder, 60)
+    if getattr(runner, "cgroups", True):
+        assert result.limit == "memory" and not result.ok
+        assert "hit the memory cap of 512 MB" in result.failure("the program", "at x", 60, 512)
+    else:  # RLIMIT_NPROC x RLIMIT_AS: 8 children past a 6-process budget cannot all be there
+        small = _local(host, cgroups=False, processes=6)
+        held = small.run([str(folder / "hostile"), "hog", "8", "400"], folder, 60)
+        assert 0 < int(held.stdout.split(": ")[1]) <= 6, held.stdout
+
+
+def test_a_gigabyte_of_output_is_cut_and_perfbot_stays_small(runner, host, tmp_path):
+    *_, sha = host
+    folder = _built(runner, sha)
+    result = runner.run([str(folder / "hostile"), "flood"], folder, 60)
+    assert result.limit == "output" and result.ok and len(result.stdout) == 16 << 20
+    assert "output past 16 MiB a stream was dropped" in result.stderr
+    if isinstance(runner, LocalRunner) and runner.cgroups:
+        # The same run in a process of its own, to see its peak memory: the 1 GiB never lands in perfbot.
+        script = (f"import resource,sys; from bot.adapters.runners import contain; r = contain.run({{'argv': "
+                  f"['{folder / 'hostile'}', 'flood'], 'cwd': '{folder}', 'timeout': 60, 'memory_mb': 512}}); "
+                  "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+        peak_kb = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                                     cwd=Path(__file__).parent.parent).stdout)
+        assert peak_kb < 200 * 1024, f"{peak_kb} KB"
+
+
+def test_a_detached_grandchild_neither_holds_the_run_nor_survives_it(runner, host):
+    *_, sha = host
+    folder = _built(runner, sha)
     token = f"{time.time_ns() % 10**6 + 10**6}"  # a sleep length no other process on the machine uses
-    result = runner.run([str(folder / "linger"), token], folder, 1)
-    assert result.timed_out
+    result = runner.run([str(folder / "hostile"), "linger", token], folder, 30)
+    assert result.ok and result.stdout == "left behind\n" and not result.timed_out
     time.sleep(0.2)
     assert not [pid for pid in _pids() if _cmdline(pid) == ["sleep", token]], "a sandboxed process survived"
 
 
-def test_memory_limits_hold_and_times_exclude_the_sandbox_setup(bench, tmp_path):
-    base, repo, _ = bench
-    hog = tmp_path / "hog.c"
-    hog.write_text("#include <stdlib.h>\n#include <string.h>\nint main(void){char*p=malloc(1u<<30);"
-                   "if(!p)return 3;memset(p,1,1u<<30);return 0;}\n")
-    runner = LocalRunner("local", repo.root, base / "cache", build=None, memory_mb=64, sandbox=True)
-    assert runner.run(["gcc", "-O0", "-o", str(tmp_path / "hog"), str(hog)], tmp_path, 60).ok
-    assert runner.run([str(tmp_path / "hog")], tmp_path, 10).returncode == 3  # malloc refused under 64 MB
-    started = time.perf_counter()
-    result = runner.run(["sleep", "0.1"], tmp_path, 10)
-    wall = time.perf_counter() - started
-    assert result.ok and result.seconds >= 0.1 and wall - result.seconds > 0.003  # namespaces are not timed
+def test_without_bubblewrap_nothing_runs(monkeypatch, tmp_path):
+    monkeypatch.setattr(contain, "BWRAP", "bwrap-not-installed")
+    contain.bwrap_problem.cache_clear()
+    try:
+        with pytest.raises(UserError, match=r"only in a sandbox, and bwrap is not installed.*sandbox = \"none\""):
+            LocalRunner("local", tmp_path, tmp_path / "cache", build=None)
+        answer = contain.run({"argv": ["true"], "cwd": str(tmp_path), "timeout": 5, "memory_mb": 64})
+        assert "nothing runs" in answer["refused"] and "returncode" not in answer
+    finally:
+        contain.bwrap_problem.cache_clear()
 
 
-def test_asking_for_a_sandbox_that_cannot_work_is_an_error(monkeypatch, tmp_path):
-    from bot.adapters.runners import local
-    from bot.errors import UserError
+def test_the_uncontained_control_does_reach_the_secrets(host, monkeypatch, caplog):
+    """sandbox = "none" (a dedicated bench host's choice) is logged, and really is uncontained: the same
+    program reads the instance's key. The environment is still a clean one."""
+    _, _, secrets, _, sha = host
+    monkeypatch.setenv("PERFBOT_GITHUB_TOKEN", "secret-token")
+    loose = _local(host, sandbox="none")
+    assert "UNCONTAINED" in caplog.text
+    folder = _built(loose, sha)
+    assert "READ SECRET-KEY" in loose.run([str(folder / "hostile"), "read", str(secrets["key"])], folder, 20).stdout
+    assert "secret-token" not in loose.run([str(folder / "hostile"), "env"], folder, 20).stdout
 
-    monkeypatch.setattr(local, "sandbox_problem", lambda: "bwrap is not installed")
-    with pytest.raises(UserError, match="sandbox was asked for but bwrap is not installed"):
-        LocalRunner("local", tmp_path, tmp_path / "cache", build=None, sandbox=True)
-    assert not LocalRunner("local", tmp_path, tmp_path / "cache", build=None).sandboxed
+
+def test_readable_folders_are_shown_read_only(host, tmp_path):
+    base, *_, sha = host
+    shared = base / "datasets"
+    shared.mkdir(exist_ok=True)
+    (shared / "input.txt").write_text("big input\n")
+    runner = _local(host, readable=(shared,))
+    folder = _built(runner, sha)
+    result = runner.run([str(folder / "hostile"), "read", str(shared / "input.txt")], folder, 20)
+    assert result.stdout.strip().endswith("READ big input")
+    touched = runner.run(["touch", str(shared / "new")], folder, 20)
+    assert not touched.ok and "Read-only file system" in touched.stderr
+
+
+def _processes() -> int:
+    return len(_pids())
 
 
 def _pids() -> list[int]:
@@ -186,3 +274,13 @@ def _cmdline(pid: int) -> list[str]:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
     except OSError:
         return []
+
+
+def test_the_timer_reports_on_its_own_clock(host, tmp_path):
+    """Namespaces cost 7-20 ms a run; the timer inside times the program alone."""
+    runner = _local(host)
+    started = time.perf_counter()
+    result = runner.run(["sleep", "0.1"], tmp_path, 10)
+    wall = time.perf_counter() - started
+    assert result.ok and result.seconds >= 0.1 and wall - result.seconds > 0.003
+    assert json.loads(json.dumps(result.__dict__))["limit"] is None

@@ -171,7 +171,7 @@ def test_instructions_without_a_counter_say_what_each_tool_answered(project, tmp
     if not isinstance(runner, LocalRunner):
         pytest.skip("the ssh host's PATH is the host's own")
     monkeypatch.setenv("PATH", str(tmp_path))  # neither perf nor valgrind can be found
-    bare = LocalRunner("bare", runner.repo_path, tmp_path / "cache", build=None, sandbox=False)
+    bare = LocalRunner("bare", runner.repo_path, tmp_path / "cache", build=None, sandbox="none")
     with pytest.raises(UserError) as caught:
         find_counter(bare, tmp_path)
     message = str(caught.value)

@@ -13,6 +13,7 @@ from pathlib import Path
 from apscheduler.schedulers.background import BackgroundScheduler
 
 import handlers
+from bot.core.outgoing import Outgoing
 from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
@@ -73,7 +74,8 @@ class Runtime:
 
     def _runner(self, conf, repo_path: Path, config):
         return make_runner(conf, repo_path, self.settings.instance_dir / "bench" / conf.name, config,
-                           SshOptions.from_settings(self.settings))
+                           SshOptions.from_settings(self.settings), service=not self.settings.local_mode,
+                           private=self.settings.private_folders(), secrets=self.settings.secret_values())
 
     def _services(self) -> BotServices:
         settings = self.settings
@@ -82,7 +84,7 @@ class Runtime:
             local = {local_key(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
                                RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings),
-                               **flows)
+                               outgoing=Outgoing(settings.secret_values()), **flows)
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
@@ -98,6 +100,7 @@ class Runtime:
             file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
             token_login=clients.token_login,
             reviewer=reviewer_for(settings),
+            outgoing=Outgoing(settings.secret_values()),
             **flows,
         )
 

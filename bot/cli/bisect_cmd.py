@@ -34,7 +34,8 @@ def bisect_command(slug, good, bad, repo_path, db_url) -> None:
 
     def runner(conf, path, config):
         return make_runner(conf, path, settings.instance_dir / "bench" / conf.name, config,
-                           SshOptions.from_settings(settings))
+                           SshOptions.from_settings(settings), private=settings.private_folders(),
+                         secrets=settings.secret_values())
 
     def show(step: dict) -> None:
         interval = step["interval"]

@@ -68,7 +68,9 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
     settings = settings_for(None)
     cache = settings.instance_dir / "bench" / runner_conf.name
-    runner = make_runner(runner_conf, repo.path, cache, config, SshOptions.from_settings(settings))
+    runner = make_runner(runner_conf, repo.path, cache, config, SshOptions.from_settings(settings),
+                         private=settings.private_folders(),
+                         secrets=settings.secret_values())
     bars = {}
 
     def progress(side: str, taken: int, most: int) -> None:

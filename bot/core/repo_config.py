@@ -31,6 +31,7 @@
     port = 22
     path = "~/.cache/perfbot/mini-1"  # ssh only: the remote folder (absolute or ~/), expanded on the host
     labels = ["c", "metal"]
+    sandbox = "bwrap"           # bwrap (default; no bwrap, no run) | none (a dedicated bench host, e.g. a Mac)
     [[runners]]                 # a workflow_dispatch of deploy/github/perfbot-bench.yml on self-hosted runners
     name = "cuda-box"
     kind = "actions"            # workflow (default perfbot-bench.yml), runs_on (default self-hosted + labels)
@@ -50,6 +51,7 @@
     people = ["lead"]           # mentioned in each notice; webhook_url = "https://..." (secret from the env)
     [gpu]                       # bot/core/gpu_config.py: metal/cuda reports forced onto the GPU, and auto
     run = ["./bin/bend", "run-cuda", "{file}"]
+    [sandbox]                   # bot/core/sandbox_config.py: readable folders, processes, output_mb
     [guards]                    # bot/core/guard_config.py: fixed reports measured again (on by default)
     debounce_minutes = 15       # after pushes to the default branch pause; schedule = "daily 03:00" also
 
@@ -70,6 +72,7 @@ from bot.core.parity_config import PARITY_KEYS, ParityConfig, parse_parity
 from bot.core.notify_config import NOTIFY_KEYS, NotifySettings, parse_notify
 from bot.core.guard_config import GUARD_KEYS, GuardSettings, parse_guards
 from bot.core.gpu_config import GPU_KEYS, GpuSettings, parse_gpu
+from bot.core.sandbox_config import SANDBOX_KEYS, SandboxSettings, parse_sandbox
 
 __all__ = ["ConfigFileError", "DigestSchedule", "Milestone", "RepoConfig", "Runner", "Suite", "parse_repo_config",
            "remote_path_ok"]
@@ -85,6 +88,7 @@ class Runner:
     path: str | None = None  # ssh: the remote folder; None: ~/.cache/perfbot/<name>
     workflow: str = "perfbot-bench.yml"  # actions: the workflow file dispatched
     runs_on: tuple[str, ...] = ()  # actions: the job's runs-on labels
+    sandbox: str = "bwrap"  # local and ssh: "none" runs reports' code uncontained (a dedicated bench host)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class RepoConfig:
     verify_fixes: bool = True  # attached fixes of this repository (not forks) are verified when their head moves
     verify_on_open: bool = False  # a new report's claim is measured on the default branch
     runners: tuple[Runner, ...] = field(default=(Runner("local", "local", ("c",)),))
+    runners_named: bool = False  # [[runners]] written: the service may then use a local runner it names
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule = DigestSchedule()
     run: RunSettings = RunSettings()  # program file, output rule, metrics, measure, references (run_settings.py)
@@ -121,6 +126,7 @@ class RepoConfig:
     notify: NotifySettings = NotifySettings()
     guards: GuardSettings = GuardSettings()  # [guards]: see bot/core/guard_config.py
     gpu: GpuSettings = GpuSettings()  # [gpu]: see bot/core/gpu_config.py
+    sandbox: SandboxSettings = SandboxSettings()  # [sandbox]: see bot/core/sandbox_config.py
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -135,7 +141,8 @@ SCHEMA = {
                "max_samples": "count", "budget_seconds": "count", "timeout_seconds": "count", "memory_mb": "count",
                "fixes": "flag", "on_open": "flag"},
     "runners": {"name": "name", "kind": ("local", "ssh", "actions"), "host": "host", "user": "user", "port": "port",
-                "labels": "labels", "path": "remote_path", "workflow": "workflow", "runs_on": "runs_on"},
+                "labels": "labels", "path": "remote_path", "workflow": "workflow", "runs_on": "runs_on",
+                "sandbox": ("bwrap", "none")},
     "milestones": MILESTONE_KEYS,
     "digest": DIGEST_KEYS,
     "references": {},  # run_settings.py parses it
@@ -143,6 +150,7 @@ SCHEMA = {
     "notify": NOTIFY_KEYS,
     "guards": GUARD_KEYS,
     "gpu": GPU_KEYS,
+    "sandbox": SANDBOX_KEYS,
 }
 
 
@@ -177,7 +185,7 @@ def parse_repo_config(text: str) -> RepoConfig:
         c_run=values.get("run", {}).get("c_run", RepoConfig.c_run),
         suite=_suite(values.get("suite"), lines),
         **_renamed(values.get("verify", {}), fixes="verify_fixes", on_open="verify_on_open"),
-        **({"runners": tuple(_runner(r, lines) for r in runners)} if runners is not None else {}),
+        **({"runners": tuple(_runner(r, lines) for r in runners), "runners_named": True} if runners is not None else {}),
         run=run_settings,
     )
     if config.min_samples > config.max_samples:
@@ -188,7 +196,7 @@ def parse_repo_config(text: str) -> RepoConfig:
     return replace(config, milestones=parse_milestones(data.get("milestones"), lines, set(names)),
                    digest=parse_digest(data.get("digest"), lines), parity=parse_parity(data.get("parity"), lines),
                    notify=parse_notify(data.get("notify"), lines), guards=parse_guards(data.get("guards"), lines),
-                   gpu=parse_gpu(data.get("gpu"), lines))
+                   gpu=parse_gpu(data.get("gpu"), lines), sandbox=parse_sandbox(data.get("sandbox"), lines))
 
 
 def _renamed(values: dict, **names: str) -> dict:
@@ -226,7 +234,8 @@ def _runner(table: dict, lines: list[str]) -> Runner:
     if values["kind"] == "local" and "path" in values:
         raise ConfigFileError("runners.path", _line_of(lines, "path"), "is for ssh runners; a local runner keeps "
                               "its worktrees in the instance folder")
-    misplaced = ({"host", "user", "port", "path"} if values["kind"] == "actions" else {"workflow", "runs_on"}) & set(values)
+    misplaced = ({"host", "user", "port", "path", "sandbox"} if values["kind"] == "actions"
+                 else {"workflow", "runs_on"}) & set(values)
     for key in sorted(misplaced)[:1]:
         raise ConfigFileError(f"runners.{key}", _line_of(lines, key), f"does not apply to {values['kind']} runners")
     if values["kind"] == "actions" and "runs_on" not in values:

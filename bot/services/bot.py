@@ -17,6 +17,8 @@ from bot.core import overrides
 from bot.errors import TransientError
 from bot.core.offline_reviewer import OfflineReviewer
 from bot.adapters.store.locks import repo_lock
+from bot.core.outgoing import Outgoing
+from bot.services.posting import CleanTracker
 from bot.services.answers import Answers
 from bot.services.bench_flow import BenchFlow
 from bot.services.bot_fixes import FixWork
@@ -86,9 +88,11 @@ class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
                  token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,
-                 fixes: FixFlow | None = None, bench: BenchFlow | None = None) -> None:
+                 fixes: FixFlow | None = None, bench: BenchFlow | None = None,
+                 outgoing: Outgoing = Outgoing()) -> None:
         self.db = db
-        self.trackers = trackers
+        # Every text a tracker is given leaves scrubbed of secrets and within GitHub's size limits.
+        self.trackers = lambda full_name, installation: CleanTracker(trackers(full_name, installation), outgoing)
         self.source = source
         self.bot_login = bot_login
         self.file_url = file_url

@@ -73,8 +73,8 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
         for mode in round_order(list(argv), rounds):
             result = runner.run(argv[mode], folder, config.timeout_seconds)
             if not result.ok:
-                return ERROR, (f"a timed run of {_name(mode)} failed {at} (exit {result.returncode}, "
-                               f"timed out: {result.timed_out})")
+                return ERROR, result.failure(f"a timed run of {_name(mode)}", at, config.timeout_seconds,
+                                             config.memory_mb)
             value, problem = sample_value(result, config, counter, runner)
             if problem is not None:
                 return ERROR, f"{problem} {at}"

@@ -57,8 +57,8 @@ def _run_once(config: RepoConfig, runner, workspace: PurePath, side: str) -> dic
     if result.timed_out:
         raise SuiteError(f"the suite `{command}`{where} ran past its {timeout}s limit "
                          f"([suite] timeout_seconds){tail}")
-    if result.returncode != 0:
-        raise SuiteError(f"the suite `{command}`{where} exited {result.returncode}{tail}")
+    if not result.ok:
+        raise SuiteError(result.failure(f"the suite `{command}`", where.strip(), timeout, config.memory_mb))
     try:
         return parse_suite_output(result.stdout, suite.format)
     except SuiteOutputError as exc:

@@ -42,10 +42,8 @@ def warm_up(argv: dict, name, runner, folder, config: RepoConfig, at: str):
     first = first_key = None
     for key, args in argv.items():
         result = runner.run(args, folder, config.timeout_seconds)
-        if result.timed_out:
-            return None, (ERROR, f"{name(key)} ran past the {config.timeout_seconds}s limit {at}")
-        if result.returncode != 0:
-            return None, (ERROR, f"{name(key)} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}")
+        if not result.ok:
+            return None, (ERROR, result.failure(name(key), at, config.timeout_seconds, config.memory_mb))
         if first is None:
             first, first_key = result, key
             continue
@@ -87,8 +85,8 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
         for n in round_order(counts, rounds):
             result = runner.run(argv[n], folder, config.timeout_seconds)
             if not result.ok:
-                return ERROR, (f"a timed run of {_threads(n)} failed {at} (exit {result.returncode}, "
-                               f"timed out: {result.timed_out})")
+                return ERROR, result.failure(f"a timed run of {_threads(n)}", at, config.timeout_seconds,
+                                             config.memory_mb)
             value, problem = sample_value(result, config, counter, runner)
             if problem is not None:
                 return ERROR, f"{problem} {at}"

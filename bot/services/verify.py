@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from bot.core.outgoing import window
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
@@ -76,7 +77,7 @@ class Side:
         names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
         return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
-                "output": self.output, "input": self.input, "against": self.against, "measure": self.measure,
+                "output": window(self.output) if self.output else self.output, "input": self.input, "against": self.against, "measure": self.measure,
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
                 "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
                 **({"sweep": self.sweep_summary()} if self.sweep else {}),
@@ -145,7 +146,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
             else:
                 problem = _measure(side, record, language, translation, config, runner, plan, tick, target, counter)
             if problem is not None:
-                return Outcome(problem[0], problem[1], sides, runner.name)
+                return _outcome(problem[0], problem[1], sides, runner)
         if config.suite is not None and base and all(s.decision == PASS for s in sides if s.label == "head"):
             # Only a fix worth merging pays for the suite: it must not slow anything else down.
             base_times, head_times = measure_suites(config, runner, runner.prepare(base), runner.prepare(head),
@@ -157,9 +158,16 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     decisions = {s.decision for s in heads}
     verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
     if suite is not None and suite.verdict == FAIL:
-        return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite)
+        return _outcome(FAIL, f"{message}; {suite.summary()}", sides, runner, suite)
     if suite is not None:
         message += f"; suite: {suite.summary()}"
+    return _outcome(verdict, message, sides, runner, suite)
+
+
+def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None) -> Outcome:
+    """Every result of a runner that opted out of the sandbox says so, wherever it is shown."""
+    if getattr(runner, "sandbox", "bwrap") == "none":
+        message += f' (run uncontained: runner {runner.name} has sandbox = "none")'
     return Outcome(verdict, message, sides, runner.name, suite)
 
 
@@ -232,7 +240,8 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     compiled = runner.run(fill(config.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
                           config.timeout_seconds)
     if not compiled.ok:
-        return None, (ERROR, f"the C translation does not compile at {side.sha[:12]}: {compiled.stderr.strip()[-400:]}")
+        return None, (ERROR, "the C translation does not compile: " + compiled.failure(
+            "the compiler", f"at {side.sha[:12]}", config.timeout_seconds, config.memory_mb))
     argv_c = fill(with_input(config.c_run, side.input), out=str(binary), file=str(folder / "translation.c"))
     return _Pair(argv_language, argv_c, folder, folder, ("the program", "the C translation")), None
 
@@ -250,10 +259,8 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
     second = runner.run(second_argv, pair.second_cwd, config.timeout_seconds)
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
     for name, result in zip(pair.names, (first, second)):
-        if result.timed_out:
-            return ERROR, f"{name} ran past the {config.timeout_seconds}s limit {at}"
-        if result.returncode != 0:
-            return ERROR, f"{name} exited {result.returncode} {at}: {result.stderr.strip()[-300:]}"
+        if not result.ok:
+            return ERROR, result.failure(name, at, config.timeout_seconds, config.memory_mb)
     different = mismatch(first.stdout, second.stdout, config.run, pair.names, at)
     if different is not None:
         return MISMATCH, different
@@ -264,7 +271,7 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
                                           (second_argv, pair.second_cwd, side.c, "c")):
             result = runner.run(argv, cwd, config.timeout_seconds)
             if not result.ok:
-                return ERROR, f"a timed run failed {at} (exit {result.returncode}, timed out: {result.timed_out})"
+                return ERROR, result.failure("a timed run", at, config.timeout_seconds, config.memory_mb)
             value, problem = sample_value(result, config, counter, runner)
             if problem is not None:
                 return ERROR, f"{problem} {at}"

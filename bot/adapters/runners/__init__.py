@@ -12,17 +12,32 @@ __all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner"]
 
 
 def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: RepoConfig,
-                ssh: SshOptions | None) -> LocalRunner | SshRunner:
-    """The runner a `[[runners]]` entry describes; `cache_dir` serves local runners, `ssh` remote ones."""
+                ssh: SshOptions | None, *, service: bool = False, private: tuple[Path, ...] = (),
+                secrets: tuple[str, ...] = ()) -> LocalRunner | SshRunner:
+    """The runner a `[[runners]]` entry describes; `cache_dir` serves local runners, `ssh` remote ones.
+    `service`: the bot's own host is no bench host, so a local runner must be named in `.perfbot.toml`.
+    `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home).
+    `secrets`: scrubbed from everything a run prints, before perfbot reads, stores or posts any of it."""
+    limits = {"memory_mb": config.memory_mb, "build_script": config.build_script, "sandbox": runner_conf.sandbox,
+              "processes": config.sandbox.processes, "output_mb": config.sandbox.output_mb, "secrets": secrets}
     if runner_conf.kind == "local":
-        return LocalRunner(runner_conf.name, repo_path, cache_dir, build=config.build, memory_mb=config.memory_mb,
-                           build_script=config.build_script)
+        if service and not config.runners_named:
+            raise UserError("benchmarks run on bench hosts, never on the bot's own machine: add a [[runners]] entry "
+                            "for a bench host (kind = \"ssh\") to .perfbot.toml, or name kind = \"local\" there "
+                            "to allow this host on purpose")
+        shown = tuple(Path(r) for r in config.sandbox.readable)
+        for folder in shown:
+            for secret in private:
+                if folder == secret or secret in folder.parents or folder in secret.parents:
+                    raise UserError(f"[sandbox] readable: {folder} would show {secret}, which holds perfbot's "
+                                    "own files; name a folder beside it")
+        return LocalRunner(runner_conf.name, repo_path, cache_dir, build=config.build, readable=shown, **limits)
     if runner_conf.kind == "ssh":
         if ssh is None:
             raise UserError(f"runner {runner_conf.name} is an ssh runner but no ssh settings were given")
         return SshRunner(runner_conf.name, runner_conf.host or "", options=ssh, repo_path=repo_path,
                          user=runner_conf.user, port=runner_conf.port, path=runner_conf.path, build=config.build,
-                         memory_mb=config.memory_mb, build_script=config.build_script)
+                         readable=config.sandbox.readable, **limits)
     if runner_conf.kind == "actions":
         # A workflow run finishes minutes later through a webhook: only the service can wait for that.
         raise UserError(f"runner {runner_conf.name} runs on GitHub Actions, which the service dispatches and hears "

@@ -9,6 +9,7 @@ from pathlib import PurePath
 from typing import Protocol
 
 from bot.core.build_config import BuildScript, build_argv
+from bot.core.outgoing import scrub
 from bot.errors import UserError
 
 BUILT_MARK = ".perfbot-built"
@@ -30,10 +31,34 @@ class RunResult:
     user: float | None = None
     system: float | None = None
     faults: int | None = None
+    limit: str | None = None  # the limit that ended the run: time, memory, processes or output (kept, cut short)
+
+    @classmethod
+    def from_answer(cls, answer: dict, runner: str, secrets: tuple[str, ...] = ()) -> RunResult:
+        """contain.run's answer, scrubbed of `secrets`; a refused run (no sandbox where one is required) is a
+        UserError."""
+        if answer.get("refused"):
+            raise UserError(f"runner {runner}: {answer['refused']}")
+        return cls(int(answer["returncode"]), scrub(answer["stdout"], secrets), scrub(answer["stderr"], secrets),
+                   float(answer["seconds"]),
+                   bool(answer["timed_out"]), answer.get("user"), answer.get("system"), answer.get("faults"),
+                   answer.get("limit"))
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and self.limit not in ("memory", "processes")
+
+    def failure(self, what: str, at: str, timeout: float, memory_mb: int) -> str:
+        """Why `what` did not end well, in words that name the limit and the key that raises it."""
+        if self.timed_out:
+            return f"{what} ran past the {timeout:g}s limit {at} ([verify] timeout_seconds)"
+        tail = (self.stderr or self.stdout).strip()[-300:]
+        if self.limit == "memory":
+            return (f"{what} hit the memory cap of {memory_mb} MB {at} (the whole process tree; raise [verify] "
+                    f"memory_mb if the program needs more): {tail}")
+        if self.limit == "processes":
+            return (f"{what} hit the process limit {at} (a fork bomb, or raise [sandbox] processes): {tail}")
+        return f"{what} {at} exited {self.returncode}:\n{tail}"
 
 
 class Runner(Protocol):
@@ -41,6 +66,8 @@ class Runner(Protocol):
     kind: str  # local | ssh
     host: str  # where the numbers were measured, shown next to them
     build_timeout: int  # seconds a build may take
+    memory_mb: int  # the memory cap of a run's whole process tree
+    sandbox: str  # bwrap (contained) or none (an opted-out bench host: shown beside every result)
 
     def exclusive(self) -> AbstractContextManager[None]:
         """Held for a whole benchmark: nothing else runs on this host meanwhile."""
@@ -75,10 +102,8 @@ def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath,
     argv = build_argv(build, checkout=str(workspace), sha=sha, script=str(script) if script is not None else None)
     result = runner.run(argv, workspace, timeout)
     if not result.ok:
-        why = "timed out" if result.timed_out else f"exited {result.returncode}"
-        tail = (result.stderr or result.stdout).strip()[-600:]
         shown = " ".join(arg.replace("{script}", script_name) for arg in build)
-        raise BuildError(f"build {shown} at {sha[:12]}{where} {why}:\n{tail}")
+        raise BuildError(result.failure(f"build {shown}", f"at {sha[:12]}{where}", timeout, runner.memory_mb))
 
 
 def recipe(build: tuple[str, ...] | None, script: BuildScript | None) -> str:

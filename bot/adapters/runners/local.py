@@ -1,8 +1,8 @@
-"""The local runner: a git worktree per commit in a cache folder, built once, programs run with limits.
+"""The local runner: a git worktree per commit in a cache folder, built once, every run contained (contain.py).
 
-Everything runs as an argument list (never a shell) in its own process group, so a timeout kills the
-whole tree; memory is capped with RLIMIT_AS. One benchmark at a time per host: an flock on the cache.
-Where bubblewrap works every run is also contained (sandbox.py): it may write only its working folder.
+Everything runs as an argument list (never a shell), sandboxed with bubblewrap unless this runner opted out
+(`sandbox = "none"`), with the limits contain.py applies to the whole process tree. One benchmark at a time
+per host: an flock on the cache. No sandbox, no run: a runner that needs bwrap where it cannot work refuses.
 """
 from __future__ import annotations
 
@@ -10,21 +10,16 @@ import fcntl
 import hashlib
 import logging
 import os
-import resource
 import shutil
-import signal
 import socket
-import subprocess
-import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import git
 
+from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
-from bot.adapters.runners.sandbox import read_status, sandbox_argv, sandbox_problem, secret_files, timed_argv
 from bot.core.build_config import BuildScript
 from bot.core.records import SLUG_RE
 from bot.errors import UserError
@@ -36,10 +31,12 @@ class LocalRunner:
     kind = "local"
 
     def __init__(self, name: str, repo_path: Path, cache_dir: Path, *, build: tuple[str, ...] | None,
-                 memory_mb: int = 4096, build_timeout: int = 900, sandbox: bool | None = None,
-                 build_script: BuildScript | None = None) -> None:
-        """`sandbox`: True demands bwrap (UserError when it cannot work here), False runs uncontained, None
-        (the default) contains every run when bwrap works on this host and warns once when it does not."""
+                 memory_mb: int = 4096, build_timeout: int = 900, sandbox: str = "bwrap",
+                 build_script: BuildScript | None = None, readable: Sequence[Path] = (), processes: int = 256,
+                 output_mb: int = 16, cgroups: bool = True, secrets: tuple[str, ...] = ()) -> None:
+        """`sandbox`: "bwrap" contains every run and refuses to start where bwrap cannot work; "none" is a
+        person's choice for a dedicated bench host, logged here and shown beside every result. `readable`:
+        folders shown read-only inside ([sandbox] readable); `cgroups` False tries the fallback limits."""
         self.name = name
         self.repo_path = Path(repo_path)
         self.cache_dir = Path(cache_dir)
@@ -48,13 +45,18 @@ class LocalRunner:
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
         self.host = socket.gethostname()
-        problem = sandbox_problem() if sandbox is not False else None
-        if sandbox and problem:
-            raise UserError(f"runner {name}: the sandbox was asked for but {problem}")
-        if sandbox is None and problem:
-            log.warning("runner %s runs reports' code uncontained: %s", name, problem)
-        self.sandboxed = sandbox is not False and problem is None
-        self._hidden = secret_files(os.environ) if self.sandboxed else ()
+        self.sandbox, self.readable, self.processes = sandbox, tuple(Path(r) for r in readable), processes
+        self.output_bytes, self.cgroups, self.secrets = output_mb << 20, cgroups, secrets
+        if sandbox == "bwrap":
+            problem = contain.bwrap_problem()
+            if problem:
+                raise UserError(f"runner {name} runs reports' code only in a sandbox, and {problem}. A dedicated "
+                                'bench host may opt out with sandbox = "none" on its [[runners]] entry')
+        elif sandbox == "none":
+            log.warning("runner %s runs reports' code UNCONTAINED (sandbox = \"none\"): it sees this host's "
+                        "files and sockets; its results say so", name)
+        else:
+            raise UserError(f'runner {name}: sandbox must be "bwrap" or "none", not {sandbox[:40]!r}')
 
     def cores(self) -> int:
         """The CPUs this process may run on (a container's or taskset's share): the default sweep's top."""
@@ -118,61 +120,29 @@ class LocalRunner:
         Path(path).write_text(text, encoding="utf-8")
 
     def run(self, argv: list[str], cwd: Path, timeout: float) -> RunResult:
-        """Sandboxed, a run may write only to `cwd` (and a private /tmp): the build and the suite run in the
-        workspace and write it; a report's compile and program run in its run folder and write only that."""
-        limit = self.memory_mb * 1024 * 1024
-        # A small timer (sandbox.timed_argv) starts the program and times it alone, so neither Python's
-        # process spawning nor bwrap's namespace setup ends up in a sample; it also caps the program's memory.
-        status_read, status_write = os.pipe()
-        argv = timed_argv(status_write, limit, argv)
-        if self.sandboxed:
-            folder = Path(cwd).resolve()
-            # The built workspaces stay readable (a run calls the project's binaries), and so does the Python
-            # that runs the timer, wherever it lives (a virtualenv under /tmp is hidden by the private /tmp).
-            argv = sandbox_argv(folder, path=os.environ.get("PATH", os.defpath), hidden=self._hidden,
-                                readable=(self.cache_dir.resolve(), Path(sys.prefix), Path(sys.base_prefix))) + argv
+        """Contained, a run may write only to `cwd` (and a private /tmp) and read the workspace it is in: the
+        build and the suite run in the workspace and write it; a report's programs write only their folder."""
+        cwd = Path(cwd).resolve()
+        answer = contain.run({"argv": argv, "cwd": str(cwd), "timeout": timeout, "memory_mb": self.memory_mb,
+                              "processes": self.processes, "output_bytes": self.output_bytes,
+                              "sandbox": self.sandbox, "workspace": str(self._workspace_of(cwd)),
+                              # [build] script lives beside the worktrees, outside the checkout it builds
+                              "readable": [str(r) for r in (*self.readable, self.cache_dir / "scripts")],
+                              "cgroups": self.cgroups})
+        return RunResult.from_answer(answer, self.name, self.secrets)
 
-        def limits() -> None:  # in the child, before exec: no core dumps on the bench host
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-        started = time.perf_counter()
-        try:
-            process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limits,
-                                       pass_fds=(status_write,))
-        except OSError as exc:
-            self._close(status_read, status_write)
-            return RunResult(127, "", f"cannot run {argv[0]}: {exc.strerror}", 0.0)
-        self._close(status_write)
-        try:
-            out, err = process.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            # Sandboxed, this kills bwrap; --die-with-parent then takes everything inside down with it.
-            os.killpg(process.pid, signal.SIGKILL)
-            out, err = process.communicate()
-            timed_out = True
-        seconds, returncode = time.perf_counter() - started, process.returncode
-        os.set_blocking(status_read, False)
-        try:
-            report = read_status(os.read(status_read, 256))
-        except BlockingIOError:  # the timer wrote nothing and something still holds the pipe: no wait
-            report = None
-        self._close(status_read)
-        user = system = faults = None
-        if report is not None and not timed_out:
-            seconds, returncode, user, system, faults = report
-        return RunResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds,
-                         timed_out, user, system, faults)
+    def _workspace_of(self, cwd: Path) -> Path:
+        """The built checkout `cwd` lies in (a report's folder sits inside one), shown read-only; else `cwd`."""
+        for folder in (cwd, *cwd.parents):
+            if folder.parent.name == "worktrees":
+                return folder
+        return cwd
 
     def for_project(self, repo_path: Path, build: tuple[str, ...] | None) -> LocalRunner:
         """Worktrees of another repository or build in a folder of their own in the cache, contained alike."""
         key = hashlib.sha256(f"{Path(repo_path).resolve()}\0{build}".encode()).hexdigest()[:16]
-        return LocalRunner(self.name, repo_path, self.cache_dir / "projects" / key, build=build, memory_mb=self.memory_mb,
-                           build_timeout=self.build_timeout, sandbox=self.sandboxed)
+        return LocalRunner(self.name, repo_path, self.cache_dir / "projects" / key, build=build,
+                           memory_mb=self.memory_mb, build_timeout=self.build_timeout, sandbox=self.sandbox,
+                           readable=self.readable, processes=self.processes, output_mb=self.output_bytes >> 20,
+                           cgroups=self.cgroups, secrets=self.secrets)
 
-    @staticmethod
-    def _close(*fds: int | None) -> None:
-        for fd in fds:
-            if fd is not None:
-                os.close(fd)

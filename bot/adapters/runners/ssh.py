@@ -2,8 +2,9 @@
 
 Every remote command is one string the remote user's shell parses, so each word is shlex-quoted and only
 validated values form paths: the remote folder (repo_config.remote_path_ok, expanded on the host), 40-hex
-shas and report slugs. Programs run under remote_exec.py on the host, which applies the limits and times
-them there, so the ssh round trip is never part of a sample. One multiplexed connection (ControlMaster)
+shas and report slugs. Programs run under contain.py on the host, which contains them (bwrap where the host
+has it; `sandbox = "none"` for a host without, such as a Mac), applies the limits and times them there, so
+the ssh round trip is never part of a sample. One multiplexed connection (ControlMaster)
 carries every command, so a timed run does not pay a handshake either.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import os
 import re
 import shlex
@@ -20,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from bot.adapters.runners import remote_exec
+from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
 from bot.core.build_config import BuildScript
 from bot.core.records import SLUG_RE
 from bot.core.repo_config import remote_path_ok
 from bot.errors import TransientError, UserError
 
+log = logging.getLogger(__name__)
 SHA_RE = re.compile(r"[0-9a-f]{40}")
 HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 USER_RE = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
@@ -61,7 +64,9 @@ class SshRunner:
 
     def __init__(self, name: str, host: str, *, options: SshOptions, repo_path: Path, user: str | None = None,
                  port: int = 22, path: str | None = None, build: tuple[str, ...] | None = None,
-                 memory_mb: int = 4096, build_timeout: int = 900, build_script: BuildScript | None = None) -> None:
+                 memory_mb: int = 4096, build_timeout: int = 900, build_script: BuildScript | None = None,
+                 sandbox: str = "bwrap", readable: tuple[str, ...] = (), processes: int = 256,
+                 output_mb: int = 16, secrets: tuple[str, ...] = ()) -> None:
         folder = path or f"~/.cache/perfbot/{name}"
         if not HOST_RE.fullmatch(host) or (user is not None and not USER_RE.fullmatch(user)):
             raise UserError(f"runner {name}: not a valid host or user: {host[:60]!r} {str(user)[:40]!r}")
@@ -74,6 +79,13 @@ class SshRunner:
         self.build_script = build_script
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
+        if sandbox not in ("bwrap", "none"):
+            raise UserError(f'runner {name}: sandbox must be "bwrap" or "none", not {sandbox[:40]!r}')
+        self.sandbox, self.readable, self.processes, self.output_mb = sandbox, tuple(readable), processes, output_mb
+        self.secrets = secrets
+        if sandbox == "none":
+            log.warning("runner %s on %s runs reports' code UNCONTAINED (sandbox = \"none\"): limits and a clean "
+                        "environment only; its results say so", name, host)
         self._root: PurePosixPath | None = None
         self._cores: int | None = None
 
@@ -153,16 +165,22 @@ class SshRunner:
                       data=text.encode("utf-8"))
 
     def run(self, argv: list[str], cwd: PurePosixPath, timeout: float) -> RunResult:
-        request = {"argv": [str(a) for a in argv], "cwd": str(self._inside(cwd)), "timeout": timeout,
-                   "memory_mb": self.memory_mb}
+        cwd = self._inside(cwd)
+        workspace = next((f for f in (cwd, *cwd.parents) if f.parent.name == "worktrees"), cwd)
+        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "timeout": timeout, "memory_mb": self.memory_mb,
+                   "processes": self.processes, "output_bytes": self.output_mb << 20, "sandbox": self.sandbox,
+                   "workspace": str(workspace), "readable": [*self.readable, str(self.root() / "scripts")]}
         code, out, err = self._exec(self._python("run", json.dumps(request)), timeout=timeout + MARGIN)
         try:
             data = json.loads(out.rstrip().rsplit(b"\n", 1)[-1])
-            usage = {key: data[key] for key in ("user", "system", "faults") if data.get(key) is not None}
-            return RunResult(int(data["returncode"]), data["stdout"], data["stderr"], float(data["seconds"]),
-                             bool(data["timed_out"]), **usage)
-        except (ValueError, KeyError, TypeError, IndexError):
+            if not isinstance(data, dict):
+                raise ValueError
+        except (ValueError, IndexError):
             self._fail(code, err, f"the run wrapper failed (exit {code})")
+        try:
+            return RunResult.from_answer(data, f"{self.name} on {self.host}", self.secrets)
+        except (KeyError, TypeError, ValueError):
+            self._fail(code, err, f"the run wrapper answered something else (exit {code})")
 
     def cores(self) -> int | None:
         """The host's online CPUs, asked once over the shared connection (one getconf, no program run)."""
@@ -177,7 +195,9 @@ class SshRunner:
         key = hashlib.sha256(f"{Path(repo_path).resolve()}\0{build}".encode()).hexdigest()[:16]
         return SshRunner(self.name, self.host, options=self.options, repo_path=repo_path, user=self.user,
                          port=self.port, path=f"{self.folder.rstrip('/')}/projects/{key}", build=build,
-                         memory_mb=self.memory_mb, build_timeout=self.build_timeout)
+                         memory_mb=self.memory_mb, build_timeout=self.build_timeout, sandbox=self.sandbox,
+                         readable=self.readable, processes=self.processes, output_mb=self.output_mb,
+                         secrets=self.secrets)
 
     def root(self) -> PurePosixPath:
         """The remote folder, expanded by the host itself (~ is the remote user's home), asked once."""
@@ -295,7 +315,7 @@ def _words(*words) -> str:
 
 
 def _wrapper_source() -> str:
-    return inspect.getsource(remote_exec)
+    return inspect.getsource(contain)
 
 
 def _control_socket(folder: Path, identity: str) -> Path:
