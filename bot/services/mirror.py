@@ -9,6 +9,7 @@ from typing import Iterable, Protocol
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import MirrorRow, load_mirror_rows, save_mirror
 from bot.adapters.templates import render
+from bot.core.outgoing import GITHUB_TEXT_LIMIT, fit
 from bot.core.issue_view import IssueSpec, comment_marker, content_hash, issue_spec
 
 
@@ -60,8 +61,15 @@ def _mirror_one(db: Database, state: _Pass, row: MirrorRow) -> str:
     if view.state == "merged" and view.merged_into and not view.merged_into_number:
         view = _with_target(view, state.numbers.get(view.merged_into))
     spec = issue_spec(view)
+    file_url = f"{state.file_url}/{view.path}" if state.file_url else view.path
     body = render("issue_body.md.j2", marker=spec.marker, record=view, content=row.content or "",
-                  commit=row.commit or "", file_url=f"{state.file_url}/{view.path}" if state.file_url else view.path)
+                  commit=row.commit or "", file_url=file_url)
+    if len(body) > GITHUB_TEXT_LIMIT:  # GitHub refuses it whole (422): the report is shortened, with a link
+        room = GITHUB_TEXT_LIMIT - (len(body) - len(row.content or "")) - 200
+        content = fit(row.content or "", room, f"the report is {len(row.content or ''):,} characters, more than "
+                      f"an issue holds; read it whole in [`{view.path}`]({file_url})")
+        body = render("issue_body.md.j2", marker=spec.marker, record=view, content=content,
+                      commit=row.commit or "", file_url=file_url)
     wanted = content_hash(spec, body)
     lint_wanted = content_hash(row.findings) if (row.findings or row.lint_comment_id) else ""
     duplicate_wanted = view.state == "merged" and view.merged_into_number is not None

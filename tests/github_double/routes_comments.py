@@ -66,7 +66,7 @@ def create_comment(call: Call) -> Reply:
     repo = call.repo()
     issue = find_issue(call, repo)
     now = utc_now()
-    comment = Comment(call.state.next_id(), issue.number, call.field("body"), call.actor(), now, now)
+    comment = Comment(call.state.next_id(), issue.number, call.long_text("IssueComment"), call.actor(), now, now)
     repo.comments[comment.id] = comment
     issue.comments += 1
     issue.updated_at = now
@@ -85,7 +85,7 @@ def update_comment(call: Call) -> Reply:
     repo = call.repo()
     comment = _find_comment(call, repo)
     call.actor()
-    comment.body = call.field("body")
+    comment.body = call.long_text("IssueComment")
     comment.updated_at = utc_now()
     return Reply(200, comment_json(call, repo, comment))
 

@@ -42,6 +42,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+BODY_LIMIT = 65536
+
+
 class ApiError(Exception):
     """An error answer in GitHub's shape: {"message", "documentation_url", "status"[, "errors"]}."""
 
@@ -105,6 +108,13 @@ class Call:
 
     def field(self, name: str, default: Any = None) -> Any:
         return self.body.get(name, default) if isinstance(self.body, dict) else default
+
+    def long_text(self, resource: str, name: str = "body") -> Any:
+        """A body or comment, refused past GitHub's 65,536 characters as GitHub refuses it (422, code custom)."""
+        text = self.field(name)
+        if isinstance(text, str) and len(text) > BODY_LIMIT:
+            raise validation_failed(resource, name, "custom", f"{name} is too long (maximum is {BODY_LIMIT} characters)")
+        return text
 
     def repo_url(self, repo: Repo) -> str:
         return f"{self.api}/repos/{repo.full_name}"

@@ -84,7 +84,7 @@ def _assignee_matches(issue: Issue, wanted: str) -> bool:
 def create_issue(call: Call) -> Reply:
     repo = call.repo()
     now = utc_now()
-    issue = Issue(call.state.next_id(), next(repo.numbers), str(call.field("title")), call.field("body"),
+    issue = Issue(call.state.next_id(), next(repo.numbers), str(call.field("title")), call.long_text("Issue"),
                   call.actor(), now, now)
     _apply_people_and_labels(call, repo, issue)
     repo.issues[issue.number] = issue
@@ -106,7 +106,7 @@ def update_issue(call: Call) -> Reply:
     if "title" in body:
         issue.title = str(body["title"])
     if "body" in body:
-        issue.body = body["body"]
+        issue.body = call.long_text("Issue")
     _apply_people_and_labels(call, repo, issue)
     state, reason = body.get("state"), body.get("state_reason")
     now = utc_now()

@@ -38,7 +38,7 @@ def create_pull(call: Call) -> Reply:
             raise ApiError(422, "Validation Failed", [{"resource": "PullRequest", "code": "custom",
                                                        "message": f"A pull request already exists for {repo.owner.login}:{head_ref}."}])
     now = utc_now()
-    issue = Issue(call.state.next_id(), next(repo.numbers), str(call.field("title", "")), call.field("body"),
+    issue = Issue(call.state.next_id(), next(repo.numbers), str(call.field("title", "")), call.long_text("PullRequest"),
                   call.actor(), now, now)
     issue.pull = PullInfo(call.state.next_id(), head_ref, head_sha, base, base_sha, draft=bool(call.field("draft")))
     repo.branches.setdefault(head_ref, head_sha)
