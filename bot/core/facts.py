@@ -117,7 +117,19 @@ def _claim_threads(texts: dict[int, str], ratio: Hit | None, speedup: Hit | None
                 return Fact(counts.pop(), hit.line, " ".join(sentence.split())[:80])
             if counts:
                 return None  # the sentence names several counts: which one the claim is about is not said
+    if ratio is not None or speedup is not None:
+        return None
+    for line, text in sorted(texts.items()):  # no phrasing read the claim: the first sentence that states one
+        for sentence in _SENTENCE_END.split(text):
+            counts = {int(next(g for g in m.groups() if g)) for m in _SENTENCE_THREADS.finditer(sentence)} - {0, 1}
+            if len(counts) == 1 and _CLAIM.search(sentence) and not _C_CLAIM.search(sentence):
+                return Fact(counts.pop(), line, " ".join(sentence.split())[:80])
     return None
+
+
+_CLAIM = re.compile(r"\d\s*[x\u00d7X](?![A-Za-z]).*(?i:speed-?up|scal|ideal|faster)|(?i:speed-?up|scal|ideal|faster)"
+                    r".*\d\s*[x\u00d7X](?![A-Za-z])")
+_C_CLAIM = re.compile(r"\bC\b(?!\s+backend)|(?i:pthread|openmp)")
 
 
 def _sentences_at(text: str, at: int) -> tuple[str, ...]:
