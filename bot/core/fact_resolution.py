@@ -1,7 +1,7 @@
 """Each fact of a report from the strongest source that states it, with where it came from and how."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.core.byline import Byline
 from bot.core.facts import Fact, ProseFacts
@@ -73,7 +73,11 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
         facts.settle_fact("threads", prose.speedup_threads)
         facts.settle_fact("threads", prose.ratio_threads)
         sure = facts.values.get("threads")
-        table = table_ratio(rows, track, sure, backend) if sure else table
+        if sure:
+            table = table_ratio(rows, track, sure, backend)
+        elif prose.threads:  # a count merely mentioned ("a 16-core box"): the ratio at it, any row may match
+            weak = table_ratio(rows, track, prose.threads.value, backend)
+            table = replace(weak, unsure="", candidates=tuple(dict.fromkeys((*weak.candidates, *table.candidates))))
         facts.settle_fact("threads", prose.threads)
         facts.settle("threads", table.threads, table_line, "table")
     elif track == "seq":
