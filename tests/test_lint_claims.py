@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.agent_facts import missing_facts
 from bot.core.lint import lint_bytes
 from bot.core.parse import parse
 from tests.reports import canonical_report
@@ -51,7 +52,9 @@ def test_a_gpu_claim_is_target_over_achieved_and_needs_no_thread_count():
     found = record(text)
     assert (found.claim, found.threads, found.ratio) == ("gpu", None, 7.5)  # 30 / (640 / 160)
     assert "target 30x" in found.table_evidence and "4x achieved" in found.table_evidence
+    assert "0.6x over the best CPU run 'bend (C backend)'" in found.table_evidence
     assert not rules(text) & {"threads-missing", "ratio-missing", "ratio-mismatch"}
+    assert "threads" not in missing_facts(found)  # nor is an agent reviewer asked for one
 
 
 def test_a_patched_gpu_row_sets_the_target_and_a_stated_ratio_is_checked_against_it():
@@ -90,6 +93,12 @@ def test_the_thread_count_of_a_par_claim_comes_from_the_sentence_that_states_it(
     assert "ratio-mismatch" not in rules(text)
     # T24's ratio (5.71) is no evidence for a claim about T12.
     assert "ratio-mismatch" in rules(par_report("At T12 the speedup stalls at 3.1x.", "5.7"))
+
+
+def test_a_thread_count_mentioned_in_passing_gives_the_row_but_any_row_may_match():
+    found = record(par_report("Measured on a 16-core box.", "4.0"))
+    assert found.threads == 16 and found.table_ratio == 3.94  # 16 / (2480 / 610), not T24's 5.71
+    assert "ratio-mismatch" not in rules(par_report("Measured on a 16-core box.", "5.7"))
 
 
 def test_a_ratio_no_row_gives_is_an_error_and_an_untimed_claim_only_a_warning():

@@ -42,9 +42,12 @@ def gpu_claim(rows: tuple[Measurement, ...], expected: float | None, expected_qu
         target, how = expected, f"the expected {expected:g}x" + (f" ('{expected_quote}')" if expected_quote else "")
         targets = [expected]
     ratio = significant(target / achieved)
+    best = min(cpu, key=_time)
+    over_best = (f" ({best.seconds / run.seconds:.3g}x over the best CPU run '{best.label}', line {best.line})"
+                 if best is not base else "")
     evidence = (f"{name} '{run.label}' {secs(run.seconds)} against one CPU thread '{base.label}' "
-                f"{secs(base.seconds)} = {achieved:.3g}x achieved (lines {run.line} and {base.line}); target "
-                f"{target:.3g}x from {how}; ratio {target:.3g} / {achieved:.3g}")
+                f"{secs(base.seconds)} = {achieved:.3g}x achieved (lines {run.line} and {base.line}){over_best}; "
+                f"target {target:.3g}x from {how}; ratio {target:.3g} / {achieved:.3g}")
     return TableRatio(ratio, None, evidence, kind="gpu",
                       candidates=_candidates(shipped, one, cpu, targets, expected))
 
