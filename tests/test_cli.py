@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from tests.reports import canonical_report
+from tests.test_lint import REFERENCE  # 1.6x slower than runtime v1
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -43,6 +44,15 @@ def test_lint_names_file_line_rule_and_remedy_and_exits_1(cli, tmp_path):
     assert result.exit_code == 1
     assert f"{report}:5: error [seq-within-tolerance]" in result.output
     assert "fix:" in result.output
+
+
+def test_lint_judges_a_reference_report_by_the_reference_factor_it_is_given(cli, tmp_path):
+    report = tmp_path / "devs" / "issues" / "perf_slower_than_v1.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(REFERENCE)
+    assert cli("lint", str(report)).exit_code == 0
+    result = cli("lint", "--reference-factor", "2", str(report))
+    assert result.exit_code == 1 and "[reference-within-factor]" in result.output
 
 
 def test_lint_json_is_an_array_of_findings(cli, tmp_path):

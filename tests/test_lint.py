@@ -17,7 +17,8 @@ SPEC_RULES = {
     "empty": "error", "encoding": "error", "front-matter": "error", "front-matter-key": "warning",
     "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "unreadable": "error", "file-name": "error", "title-missing": "warning",
     "track-missing": "error", "backend-missing": "error", "threads-missing": "error", "ratio-missing": "error",
-    "seq-within-tolerance": "error", "ratio-mismatch": "error", "context-missing": "warning",
+    "seq-within-tolerance": "error", "reference-within-factor": "error", "ratio-mismatch": "error",
+    "ratio-unsure": "warning", "context-missing": "warning",
     "repro-missing": "error", "c-translation-missing": "error", "measurements-missing": "warning",
     "root-cause-missing": "error", "fix-missing": "error", "too-long": "error", "supersedes-unknown": "error",
     "supersedes-self": "error", "fix-ref-invalid": "error", "draft-location": "note", "ratio-meaning": "note",
@@ -45,6 +46,12 @@ METAL_BEHIND_ONE_CPU_THREAD = edit(
                           "| bend Metal | 0.76 |\n| C (gcc -O2) | 0.30 |\n"),
     ("# Nested", "# Metal behind one thread: nested"),
 )
+
+# Compared with the runtime at v1 instead of C: head 0.8 s, v1 0.5 s, ratio 1.6.
+REFERENCE = edit(canonical_report(ratio=1.6), ("fix: unknown", "reference: runtime@v1\nfix: unknown"),
+                 ("| bend | 0.8000 s", "| runtime HEAD | 0.8000 s"), ("| C (gcc -O2) | 0.5000 s", "| runtime @v1 | 0.5000 s"))
+# The claim is about T12; the table times T1 and T8 only.
+PAR_UNTIMED_CLAIM = edit(PAR, ("threads: 8", "threads: 12"), ("ratio: 4.0", "ratio: 7.0"))
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,8 @@ TRIGGERS = {
     "ratio-missing": Case(drop_table(edit(canonical_report(), ("ratio: 3.4\n", "")))),
     "seq-within-tolerance": Case(canonical_report(ratio=1.8)),
     "ratio-mismatch": Case(edit(canonical_report(), ("ratio: 3.4", "ratio: 5.0"))),
+    "reference-within-factor": Case(REFERENCE, options={"reference_factor": 2.0}),
+    "ratio-unsure": Case(PAR_UNTIMED_CLAIM),
     "context-missing": Case(edit(canonical_report(), ("## Context", "## Notes"))),
     "repro-missing": Case(edit(canonical_report(), ("```bend", "```python"))),
     "c-translation-missing": Case(edit(canonical_report(), ("```c\n", "```cpp\n"))),
@@ -106,6 +115,8 @@ QUIET = {
     "ratio-missing": Case(edit(canonical_report(), ("ratio: 3.4\n", ""))),  # computed from the table
     "seq-within-tolerance": Case(canonical_report(ratio=2.01)),
     "ratio-mismatch": Case(edit(canonical_report(), ("ratio: 3.4", "ratio: 3.7"))),  # within 10%
+    "reference-within-factor": Case(REFERENCE),  # 1.6x slower than v1, beyond the default factor 1.0
+    "ratio-unsure": Case(PAR),  # the claim's T8 is timed
     "context-missing": Case(edit(canonical_report(), ("## Context", "## Background:"))),
     "repro-missing": Case(edit(canonical_report(), ("```bend", "```hvm4"))),
     "c-translation-missing": Case(edit(canonical_report(), ("```c\n", "~~~{.c}\n"), ("```\n\n## Measurements",

@@ -19,7 +19,7 @@ SETS = sorted(p.name for p in lint_eval.DATA.iterdir() if (p / "manifest.json").
 
 
 def test_there_is_a_tuning_set_and_at_least_one_held_out_set_of_40():
-    assert "tune" in SETS and any(name.startswith("heldout") for name in SETS)
+    assert "tune" in SETS and "tune_gpu" in SETS and any(name.startswith("heldout") for name in SETS)
     for name in SETS:
         entries = json.loads((lint_eval.DATA / name / "manifest.json").read_text())
         assert len(entries) >= 40 and sum(e["valid"] for e in entries) * 2 == len(entries)
@@ -32,6 +32,8 @@ KNOWN_MISSES = {
                                           "warning is fair",
     "heldout_f/perf_queens_t16_stall.md": "labelled root-cause-missing, but its 'What goes wrong' section is a "
                                          "heading the issue names as a root cause",
+    "heldout_h/perf_count_odd_all_cores.md": "labelled threads-missing, but its host line says 'a 16-core box', "
+                                            "which the reading takes as the count (it then finds no ratio)",
 }
 
 

@@ -62,16 +62,19 @@ def render_text(findings: list, n_files: int, agent_notes: list[tuple[str, str]]
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--word-budget", type=click.IntRange(min=1), default=500, show_default=True,
               help="Most words of prose (code and tables excluded) a report may have.")
+@click.option("--reference-factor", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="[verify] reference_factor: a `reference:` report must be slower than the reference by more.")
 @db_option
 @reports_errors
-def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, db_url: str | None) -> None:
+def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, reference_factor: float,
+                 db_url: str | None) -> None:
     """Check report files (or folders of them). Exit 0: no errors; 1: errors; 2: usage."""
     files = collect_files(paths)
     db = store_if_any(db_url)
     facts, cache_db = agent_facts(db, db_url)
     notes: list[tuple[str, str]] = []
     try:
-        findings = lint_files(files, history_slugs(files, db), word_budget, facts, notes)
+        findings = lint_files(files, history_slugs(files, db), word_budget, facts, notes, reference_factor)
     except UnreadableReport as exc:
         raise click.UsageError(str(exc)) from None
     finally:

@@ -39,8 +39,8 @@ def missing_facts(record: PerfIssue) -> tuple[str, ...]:
         missing.append("track")
     if record.track in (None, "par") and record.backend is None:
         missing.append("backend")
-    if record.track in (None, "par") and record.threads is None:
-        missing.append("threads")
+    if record.track in (None, "par") and record.threads is None and record.claim != "gpu":
+        missing.append("threads")  # a GPU claim (target / achieved over the CPU) has no thread count
     if record.ratio is None:
         missing.append("ratio")
     return tuple(missing)

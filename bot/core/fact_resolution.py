@@ -1,12 +1,13 @@
 """Each fact of a report from the strongest source that states it, with where it came from and how."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.core.byline import Byline
 from bot.core.facts import Fact, ProseFacts
 from bot.core.records import Measurement
-from bot.core.table_ratios import TableRatio, significant, table_ratio
+from bot.core.gpu_claims import GPU_BACKENDS, gpu_claim
+from bot.core.table_ratios import TableRatio, reference_ratio, significant, table_ratio
 
 FACT_NAMES = ("track", "backend", "threads", "ratio", "fix", "host")
 
@@ -56,17 +57,28 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
     facts.settle_fact("track", prose.track)
     facts.settle("track", _track_of_table(rows), table_line, "table")
     facts.settle_fact("track", prose.track_hint)
+    if stated.get("reference"):
+        facts.settle("track", "seq", stated_lines.get("reference", 1), "default",
+                     "a `reference:` report compares this revision with another one")
     track = facts.values.get("track")
 
-    if track == "par":
-        facts.settle_fact("threads", prose.speedup_threads)
-        facts.settle_fact("threads", prose.ratio_threads)
-        facts.settle_fact("threads", prose.threads)
     if track == "par" or (track is None and prose.backend_is_explicit):
         facts.settle_fact("backend", prose.backend)
     backend = facts.values.get("backend")
-    table = table_ratio(rows, track, facts.values.get("threads"), backend)
-    if track == "par":
+    table = _claim_table(rows, stated, track, backend, prose)
+    gpu = table.kind == "gpu"
+    if track == "par" and not gpu:
+        # Only a count the claim's own sentence (or the front matter, or a byline) names picks the table row.
+        facts.settle_fact("threads", prose.claim_threads, how="(the sentence stating the claim)")
+        facts.settle_fact("threads", prose.speedup_threads)
+        facts.settle_fact("threads", prose.ratio_threads)
+        sure = facts.values.get("threads")
+        if sure:
+            table = table_ratio(rows, track, sure, backend)
+        elif prose.threads:  # a count merely mentioned ("a 16-core box"): the ratio at it, any row may match
+            weak = table_ratio(rows, track, prose.threads.value, backend)
+            table = replace(weak, unsure="", candidates=tuple(dict.fromkeys((*weak.candidates, *table.candidates))))
+        facts.settle_fact("threads", prose.threads)
         facts.settle("threads", table.threads, table_line, "table")
     elif track == "seq":
         facts.settle("threads", 1, 1, "default")
@@ -77,11 +89,26 @@ def resolve_facts(stated: dict, stated_lines: dict, has_front_matter: bool, pros
         facts.settle("backend", "c", 1, "default")
 
     facts.settle_fact("ratio", prose.stated_ratio)
-    if track != "par":
+    if track != "par" and not stated.get("reference"):
         facts.settle_fact("ratio", prose.seq_ratio)
-    _ratio_from_prose_speedup(facts, prose, track)
+    if not gpu and not stated.get("reference"):
+        _ratio_from_prose_speedup(facts, prose, track)
     facts.settle("ratio", table.ratio, table_line, "table", table.evidence)
     return Resolved(facts.values, facts.lines, facts.sources, facts.evidence, table)
+
+
+def _claim_table(rows: tuple[Measurement, ...], stated: dict, track: str | None, backend: str | None,
+                 prose: ProseFacts) -> TableRatio:
+    """The table's ratio by the kind of claim: against a reference revision, a GPU against its target, or the
+    plain one (seq: language / C; par: N / speedup, at the table's largest count until the claim names one)."""
+    if stated.get("reference"):
+        return reference_ratio(rows, stated["reference"])
+    if track in ("par", None) and backend in (*GPU_BACKENDS, None):
+        expected = prose.expected
+        claim = gpu_claim(rows, expected.value if expected else None, expected.quote if expected else "")
+        if claim is not None:
+            return claim
+    return table_ratio(rows, track, None, backend)
 
 
 def _ratio_from_prose_speedup(facts: Settled, prose: ProseFacts, track: str | None) -> None:

@@ -41,17 +41,21 @@ class ProseFacts:
     backend: Fact | None = None
     backend_is_explicit: bool = False
     thread_times: tuple[Hit, ...] = ()  # "T1 0.214 s, T10 0.031 s": times at thread counts, for a speedup
+    claim_threads: Fact | None = None  # the one thread count the sentence stating the ratio (or speedup) names
+    expected: Fact | None = None  # the speedup a GPU should reach ("the profile suggests about 24x")
 
 
 def extract_prose_facts(lines: list[tuple[int, str]], block_langs: tuple[str, ...] = ()) -> ProseFacts:
     """Facts from prose lines `(line number, text)`: the first hit of each kind wins (see PHRASINGS)."""
     first: dict[str, Hit] = {}
+    texts: dict[int, str] = {}
     speedups: list[Hit] = []
     thread_times: list[Hit] = []
     par_hint = seq_hint = None
     backend_hits: dict[str, list[int]] = {"metal": [], "cuda": []}
     gpu_line = c_backend_line = None
     for number, text in lines:
+        texts[number] = text
         for hit in hits_in(text, number):
             if hit.states == "speedup":
                 speedups.append(hit)
@@ -88,7 +92,54 @@ def extract_prose_facts(lines: list[tuple[int, str]], block_langs: tuple[str, ..
         backend=_backend(backend_hits, gpu_line, c_backend_line),
         backend_is_explicit=bool(backend_hits["metal"] or backend_hits["cuda"] or gpu_line or c_backend_line),
         thread_times=tuple(thread_times),
+        claim_threads=_claim_threads(texts, first.get("stated_ratio"), speedup),
+        expected=_value_fact(first.get("expected")),
     )
+
+
+# A thread count in a sentence: "T12", "-T16", "12 threads", "6 P-cores", and the N of "an ideal 12x".
+_SENTENCE_THREADS = re.compile(r"(?<![\w-])-{0,2}T\s?(\d{1,6})\b|(?<![\w.])(\d{1,6})[\s-]*(?i:threads?|tomes?|cores?|"
+                               r"workers?|[pe]-?cores?)\b|(?i:\bideal(?:\s+(?:speed-?up|of|is))*\s+)(\d{1,6})\s*[x\u00d7X]")
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+")
+
+
+def _claim_threads(texts: dict[int, str], ratio: Hit | None, speedup: Hit | None) -> Fact | None:
+    """The thread count the claim is about, when the sentence that states it names exactly one above 1."""
+    for hit in (ratio, speedup):
+        if hit is None:
+            continue
+        if hit.threads and hit.threads > 1:
+            return Fact(hit.threads, hit.line, hit.quote)
+        # "At T12 the speedup stalls at 3.1x of an ideal 12x; ratio 3.9": a bare ratio follows its claim.
+        for sentence in _sentences_at(texts.get(hit.line, ""), hit.at):
+            counts = {int(next(g for g in m.groups() if g)) for m in _SENTENCE_THREADS.finditer(sentence)} - {0, 1}
+            if len(counts) == 1:
+                return Fact(counts.pop(), hit.line, " ".join(sentence.split())[:80])
+            if counts:
+                return None  # the sentence names several counts: which one the claim is about is not said
+    if ratio is not None or speedup is not None:
+        return None
+    for line, text in sorted(texts.items()):  # no phrasing read the claim: the first sentence that states one
+        for sentence in _SENTENCE_END.split(text):
+            counts = {int(next(g for g in m.groups() if g)) for m in _SENTENCE_THREADS.finditer(sentence)} - {0, 1}
+            if len(counts) == 1 and _CLAIM.search(sentence) and not _C_CLAIM.search(sentence):
+                return Fact(counts.pop(), line, " ".join(sentence.split())[:80])
+    return None
+
+
+_CLAIM = re.compile(r"\d\s*[x\u00d7X](?![A-Za-z]).*(?i:speed-?up|scal|ideal|faster)|(?i:speed-?up|scal|ideal|faster)"
+                    r".*\d\s*[x\u00d7X](?![A-Za-z])")
+_C_CLAIM = re.compile(r"\bC\b(?!\s+backend)|(?i:pthread|openmp)")
+
+
+def _sentences_at(text: str, at: int) -> tuple[str, ...]:
+    """The sentence holding position `at`, then the one before it."""
+    start, previous = 0, ""
+    for boundary in _SENTENCE_END.finditer(text):
+        if boundary.start() > at:
+            return text[start:boundary.start()], previous
+        previous, start = text[start:boundary.start()], boundary.end()
+    return text[start:], previous
 
 
 def _best_speedup(speedups: list[Hit]) -> Hit | None:

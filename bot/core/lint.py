@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from bot.core.lintrules import (
     LintContext, Problem, backend_missing, c_translation_missing, context_missing, draft_location, file_name,
-    fix_missing, fix_ref_invalid, measurements_missing, ratio_meaning, ratio_mismatch, ratio_missing, repro_missing,
-    root_cause_missing,
+    fix_missing, fix_ref_invalid, measurements_missing, ratio_meaning, ratio_mismatch, ratio_missing, ratio_unsure,
+    reference_within_factor, repro_missing, root_cause_missing,
     seq_within_tolerance, supersedes_self, supersedes_unknown, threads_missing, title_missing, too_long,
     track_missing,
 )
@@ -54,8 +54,12 @@ RULES: tuple[Rule, ...] = (
     Rule("ratio-missing", E, "no ratio stated nor computable from the measurements table", ratio_missing),
     Rule("seq-within-tolerance", E, "seq ratio <= 2.0: up to 2x slower than C is near C, not an issue",
          seq_within_tolerance),
+    Rule("reference-within-factor", E, "a reference report whose ratio is within [verify] reference_factor: "
+         "this revision is not slower than the reference", reference_within_factor),
     Rule("ratio-mismatch", E, "stated ratio differs by more than 10% from the table's ratio and from every "
          "comparable pair of its rows", ratio_mismatch),
+    Rule("ratio-unsure", W, "the table cannot tell which row a stated ratio comes from (the claim's thread count "
+         "is not timed): the rows it considered are named", ratio_unsure),
     Rule("ratio-meaning", N, "the ratio is not plain ideal / achieved (a GPU compared with a CPU): what it means",
          ratio_meaning),
     Rule("context-missing", W, "no context section", context_missing),
@@ -77,10 +81,11 @@ HISTORY_RULES = frozenset({"supersedes-unknown"})
 
 
 def lint(result: ParseResult, *, path: str | None = None, known_slugs: frozenset[str] | None = None,
-         word_budget: int = 500) -> tuple[Finding, ...]:
+         word_budget: int = 500, reference_factor: float = 1.0) -> tuple[Finding, ...]:
     """Parse findings plus every rule's findings for one report, sorted by (line, rule)."""
     file = _file_of(result, path)
-    context = LintContext(path=file, known_slugs=known_slugs, word_budget=word_budget)
+    context = LintContext(path=file, known_slugs=known_slugs, word_budget=word_budget,
+                          reference_factor=reference_factor)
     findings = [dataclasses.replace(f, file=file) if f.file != file else f for f in result.findings]
     findings.extend(_run_rules(result.record, context))
     return tuple(sorted(findings, key=lambda f: (f.line, f.rule)))

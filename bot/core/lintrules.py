@@ -21,6 +21,7 @@ class LintContext:
     path: str
     known_slugs: frozenset[str] | None
     word_budget: int
+    reference_factor: float = 1.0  # [verify] reference_factor: a reference report must be slower than this
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ def backend_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem
 
 
 def threads_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
-    if record.track == "par" and record.threads is None:
+    # A GPU claim is a speedup over the CPU against a target: no thread count of the GPU's is needed.
+    if record.track == "par" and record.threads is None and record.claim != "gpu":
         yield Problem(_fact_line(record, "threads"),
                       "par report without a thread count: no `threads:` key, no 'N threads' or 'T8' in the prose, "
                       "no thread counts in the table",
@@ -82,7 +84,10 @@ def threads_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem
 def ratio_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     if record.ratio is not None:
         return
-    meaning = ("ideal speedup / achieved speedup, e.g. 4.2 for 1.9x on 8 threads" if record.track == "par"
+    meaning = ("this revision's time / the reference's time, e.g. 1.6" if record.reference
+               else "expected (or patched) speedup over one CPU thread / achieved speedup, e.g. 7.5 for 3.2x of "
+                    "an expected 24x" if record.backend in ("metal", "cuda")
+               else "ideal speedup / achieved speedup, e.g. 4.2 for 1.9x on 8 threads" if record.track == "par"
                else "language time / C time, e.g. 3.4")
     yield Problem(_fact_line(record, "ratio"), f"no ratio: no `ratio:` key, no ratio or speedup in the prose, "
                                                f"and {_table_gap(record)}",
@@ -90,7 +95,7 @@ def ratio_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
 
 
 def seq_within_tolerance(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
-    if record.track == "seq" and record.ratio is not None and record.ratio <= SEQ_TOLERANCE:
+    if record.track == "seq" and not record.reference and record.ratio is not None and record.ratio <= SEQ_TOLERANCE:
         origin = f" ({record.explain('ratio')})" if record.source_of("ratio") != "front-matter" else ""
         yield Problem(record.line_of("ratio"),
                       f"seq ratio {record.ratio:g}{origin} is within the {SEQ_TOLERANCE:g}x tolerance: "
@@ -99,15 +104,42 @@ def seq_within_tolerance(record: PerfIssue, context: LintContext) -> Iterator[Pr
                       "if not, correct `ratio:` and the measurements table")
 
 
+def reference_within_factor(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    """A reference claim is that this revision is slower than the reference beyond [verify] reference_factor."""
+    if record.reference and record.ratio is not None and record.ratio <= context.reference_factor:
+        origin = f" ({record.explain('ratio')})" if record.source_of("ratio") != "front-matter" else ""
+        yield Problem(record.line_of("ratio"),
+                      f"reference ratio {record.ratio:g}{origin} is within the reference factor "
+                      f"{context.reference_factor:g}: this revision is not slower than `{shown(record.reference)}`",
+                      "report a reference gap only when this revision is slower than the reference by more than "
+                      "[verify] reference_factor; if not, drop this report or correct `ratio:` and the table")
+
+
+def _ratio_disagrees(record: PerfIssue) -> bool:
+    stated, table = record.ratio, record.table_ratio
+    if stated is None or not table or record.source_of("ratio") == "table":
+        return False
+    comparable = (table, *record.table_candidates)
+    return not any(abs(stated - value) / value <= RATIO_TOLERANCE for value in comparable if value)
+
+
+def ratio_unsure(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
+    """A stated ratio the table may not bear out, where the linter cannot tell which row it comes from."""
+    if record.table_unsure and _ratio_disagrees(record):
+        yield Problem(record.line_of("ratio"),
+                      f"cannot check ratio {record.ratio:g} against the table at line "
+                      f"{record.line_of('measurements')}: {record.table_unsure}",
+                      "time the thread count the claim is about in the table, or say in the claim's sentence "
+                      "which row it comes from (\"at T12 the speedup is 3.1x\")")
+
+
 def ratio_mismatch(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     """The stated ratio must match the table's, or the ratio of some pair of rows it compares (several builds,
     several thread counts): a report may quote the gcc row while the table also has clang."""
     stated, table = record.ratio, record.table_ratio
-    if stated is None or not table or record.source_of("ratio") == "table":
+    if not _ratio_disagrees(record) or record.table_unsure:
         return
     comparable = (table, *record.table_candidates)
-    if any(abs(stated - value) / value <= RATIO_TOLERANCE for value in comparable if value):
-        return
     gap = abs(stated - table) / table
     stated_as = record.explain("ratio") if record.source_of("ratio") != "front-matter" else f"stated ratio {stated:g}"
     table_as = f"{table:g} ({record.table_evidence})" if record.table_evidence else f"{table:g}"

@@ -22,11 +22,17 @@ SCORE_WITH_PLACES = 0.25
 OVERLAPS = {"score": 0.2}
 TEXT_OR = 0.2  # ...and either this much text similarity
 LOC_OR = 0.3   # ...or more than this much of the same root-cause places
+# Across tracks or backends, root causes that name no common place must share this much of their words.
+MECHANISM_WORDS = 0.4
 
 
 def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
-    """Judge a pair by what the two root causes blame, falling back to retrieval's scores when one names nothing."""
-    kind, reasons = _judge(cause_profile(new), cause_profile(old), scores)
+    """Judge a pair by what the two root causes blame, falling back to retrieval's scores when one names nothing;
+    a pair across tracks or backends must share the mechanism as well as a program."""
+    new_cause, old_cause = cause_profile(new), cause_profile(old)
+    kind, reasons = _judge(new_cause, old_cause, scores)
+    if kind != "distinct":
+        kind, reasons = _across_claims(new, old, new_cause, old_cause, kind, reasons)
     if kind == "distinct":
         return Verdict(kind, round(1 - scores.score, 3), tuple(reasons), None, NAME)
     merged = merge_reports(new, old)
@@ -56,6 +62,34 @@ def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str
     if all(values[k] >= v for k, v in OVERLAPS.items()) and (scores.locations > LOC_OR or scores.text >= TEXT_OR):
         return "overlaps", reasons
     return "distinct", reasons
+
+
+def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_cause: CauseProfile, kind: str,
+                   reasons: list[str]) -> tuple[str, list[str]]:
+    """A SEQ report and a Metal one about the same program are different claims, unless one mechanism explains
+    both (the same allocator, the same copy): then they still overlap, and the reasons say which."""
+    claims = [(r.track or "?", "c" if r.track == "seq" else (r.backend or "c")) for r in (new, old)]
+    mechanism = _mechanism(new_cause, old_cause)
+    if claims[0] == claims[1]:
+        return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism else [])
+    apart = " vs ".join(f"{track}/{backend}" for track, backend in claims)
+    if mechanism:
+        return kind, reasons + [f"different track or backend ({apart}), but the same root-cause mechanism: "
+                                f"{mechanism}"]
+    return "distinct", reasons + [f"different track or backend ({apart}) and no shared root-cause mechanism: "
+                                  f"a shared program is not a shared cause"]
+
+
+def _mechanism(new: CauseProfile, old: CauseProfile) -> str:
+    """What the two root causes share, in their own terms: the places both blame and the words both use;
+    '' when they do not describe one mechanism."""
+    places, words = sorted(new.places & old.places), sorted(new.words & old.words)
+    same = (new.places and old.places and overlap(new.places, old.places) >= SAME_PLACES
+            and jaccard(new.words, old.words) >= CAUSE_WORDS) or jaccard(new.words, old.words) >= MECHANISM_WORDS
+    if not same:
+        return ""
+    named = ", ".join(f"`{p}`" for p in places[:4])
+    return "; ".join(part for part in (f"places {named}" if named else "", f"words {', '.join(words[:6])}") if part)
 
 
 def merge_reports(new: PerfIssue, old: PerfIssue) -> str:

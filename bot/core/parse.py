@@ -153,12 +153,16 @@ def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, ti
         table_candidates=resolved.table.candidates,
         ratio_meaning=resolved.table.meaning if resolved.sources.get("ratio") == "table" else "",
         table_gap=resolved.table.gap,
+        claim=resolved.table.kind,
+        table_unsure=resolved.table.unsure,
     )
 
 
 def _states_every_fact(stated: dict) -> bool:
     if "track" not in stated or "ratio" not in stated:
         return False
+    if stated.get("backend") in ("metal", "cuda"):
+        return False  # a GPU claim's target (an expected speedup) may stand only in the prose
     return stated["track"] == "seq" or ("backend" in stated and "threads" in stated)
 
 

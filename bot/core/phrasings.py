@@ -34,7 +34,7 @@ class Phrasing:
     """One way of stating a fact; `states` names the fact, `example` is a sentence it must read as `reads`."""
 
     id: str
-    states: str  # stated_ratio | seq_ratio | speedup | threads | track | thread_time | seq_times
+    states: str  # stated_ratio | seq_ratio | speedup | expected | threads | track | thread_time
     pattern: re.Pattern
     example: str
     reads: dict
@@ -106,6 +106,16 @@ PHRASINGS: tuple[Phrasing, ...] = (
              _p(rf"{_AT_THREADS}\s*(?i:give|gives|reach|reaches|get|gets|yield|yields|only give|only reach)\s+"
                 rf"(?:(?i:a|an|only|just)\s+)?{_APPROX}{NUM}{_TIMES}"),
              "8 threads give only 2.9x.", {"value": 2.9, "threads": 8}),
+    # What a GPU should reach, from a profile, a roofline or an estimate: the target of a GPU claim.
+    Phrasing("expected-speedup", "expected",
+             _p(rf"(?i:\bexpect(?:ed|s)?\b|\bshould\s+(?:reach|get|hit|be)\b|\bpredicts?\b|\bsuggests?\b"
+                rf"|\btarget(?:ed)?\b|\bestimated?\b)(?:(?!(?i:achiev|actual|measured|\bbut\b|\bonly\b))[^.\n\d]){{0,60}}?"
+                rf"{_APPROX}{NUM}{_TIMES}"),
+             "The Instruments counters suggest about 24x over one CPU thread.", {"value": 24.0}),
+    Phrasing("x-expected", "expected",
+             _p(rf"{_APPROX}{NUM}{_TIMES}(?:(?:\s*(?i:speed-?up))?\s*(?=(?i:expected\b))|[^.\n\d]{{0,40}}?"
+                rf"(?i:\bshould be (?:possible|reachable)|\b(?:is|was|are) (?:expected|reachable|possible)))"),
+             "about 60x should be possible", {"value": 60.0}),
     Phrasing("threads-label", "threads",
              _p(rf"(?i:\b(?:threads|tomes|thread count)\b)[\s*_]*[:=][\s*_`]*{_COUNT}\b"),
              "threads: 12", {"threads": 12}),
@@ -135,6 +145,7 @@ class Hit:
     threads: int | None = None
     seconds: float | None = None
     track: str | None = None
+    at: int = 0  # where in the paragraph the match starts: the sentence around it may name the thread count
 
 
 MAX_HITS = 32  # per phrasing and paragraph: no report states a fact 32 times in one paragraph; a hostile one may
@@ -176,7 +187,7 @@ def _hit(phrasing: Phrasing, match: re.Match, line: int) -> Hit | None:
         numerator = _RATIO_NUMERATOR.match(quote)
         threads = int(numerator.group(1)) if numerator else None
     return Hit(phrasing.id, phrasing.states, line, quote[:80], value, threads, seconds,
-               (groups.get("track") or "").lower() or None)
+               (groups.get("track") or "").lower() or None, match.start())
 
 
 _RATIO_NUMERATOR = re.compile(r"(?i)ratio\D{0,8}?(\d{1,6})\s*[/\u00f7]\s*\(?\d")

@@ -157,6 +157,8 @@ class PerfIssue:
     table_candidates: tuple[float, ...] = ()  # every ratio a pair of comparable table rows gives
     ratio_meaning: str = ""  # set when the ratio is not ideal / achieved in the plain sense (a GPU vs a CPU)
     table_gap: str = ""  # why the table gives no ratio, in the reader's terms
+    claim: str = ""  # "gpu" (target / achieved over the CPU), "reference" (head / reference) or "" (the plain one)
+    table_unsure: str = ""  # why the table cannot tell which row a stated ratio comes from, naming the rows
     reference: str | None = None  # front matter `reference:`: what the program is measured against (default C)
     inputs: tuple[str, ...] = ()  # front matter `inputs:`: the program's argument(s), one verification each
     mode: str | None = None  # front matter `mode:` of a GPU report: gpu (forced, the default) | auto

@@ -22,6 +22,8 @@ class TableRatio:
     meaning: str = ""  # set when the ratio is not the plain definition (a GPU against one CPU thread)
     candidates: tuple[float, ...] = ()  # ratios of every comparable pair of rows (several builds, thread counts)
     gap: str = ""  # why there is no ratio, in the reader's terms
+    kind: str = ""  # "gpu" for a GPU claim (target / achieved), "reference" against another revision
+    unsure: str = ""  # set when it cannot tell which row a stated ratio comes from: the rows it considered
 
 
 def significant(value: float) -> float | None:
@@ -42,6 +44,23 @@ def table_ratio(rows: tuple[Measurement, ...], track: str | None, threads: int |
     return _par(rows, threads, backend)
 
 
+def reference_ratio(rows: tuple[Measurement, ...], reference: str) -> TableRatio:
+    """head time / reference time, the reference rows being those that name the reference's revision."""
+    name, _, revision = reference.partition("@")
+    wanted = [w.lower() for w in (revision, name if not revision else "") if w]
+    timed = [r for r in rows if r.seconds and r.impl != "c"]
+    ref = [r for r in timed if any(w in r.label.lower() for w in wanted) or "reference" in r.label.lower()]
+    head = [r for r in timed if r not in ref]
+    if not ref or not head:
+        return TableRatio(kind="reference", gap=f"no table row names the reference `{reference}` (label it "
+                                                f"with `{revision or name}`) beside a row timing this revision (HEAD)")
+    new, old = min(head, key=lambda r: r.seconds), min(ref, key=lambda r: r.seconds)
+    candidates = tuple(v for a in head for b in ref if (v := significant(a.seconds / b.seconds)) is not None)
+    evidence = (f"'{new.label}' {secs(new.seconds)} / reference '{old.label}' {secs(old.seconds)} "
+                f"(lines {new.line} and {old.line})")
+    return TableRatio(significant(new.seconds / old.seconds), None, evidence, kind="reference", candidates=candidates)
+
+
 def _seq(rows: tuple[Measurement, ...]) -> TableRatio:
     language = [r for r in rows if r.impl == "language" and r.seconds is not None and (r.threads or 1) == 1]
     c = [r for r in rows if r.impl == "c" and r.seconds and (r.threads or 1) == 1]
@@ -50,7 +69,7 @@ def _seq(rows: tuple[Measurement, ...]) -> TableRatio:
     fastest, fastest_c = min(language, key=lambda r: r.seconds), min(c, key=lambda r: r.seconds)
     ratio = significant(fastest.seconds / fastest_c.seconds) if fastest.seconds > 0 else None
     candidates = tuple(v for a in language for b in c if (v := significant(a.seconds / b.seconds)) is not None)
-    evidence = (f"'{fastest.label}' {_secs(fastest.seconds)} / '{fastest_c.label}' {_secs(fastest_c.seconds)}"
+    evidence = (f"'{fastest.label}' {secs(fastest.seconds)} / '{fastest_c.label}' {secs(fastest_c.seconds)}"
                 f" (lines {fastest.line} and {fastest_c.line})")
     return TableRatio(ratio, None, evidence, candidates=candidates)
 
@@ -93,12 +112,18 @@ def _scaling(runs: list[Measurement], threads: int | None) -> TableRatio:
     counts = sorted(n for n in best if n > 1)
     if 1 in best and best[1].seconds and counts:
         n = threads if threads in best and threads > 1 else counts[-1]
+        unsure = ""
+        if threads and threads > 1 and threads not in best:
+            unsure = (f"the claim is about T{threads}, which the table does not time; rows considered: "
+                      + ", ".join(f"T{m} (line {best[m].line}, ratio {m / (best[1].seconds / best[m].seconds):.3g})"
+                                  for m in counts if best[m].seconds))
         if best[n].seconds <= 0:
             return TableRatio(threads=n, gap=f"the {n}-thread time is 0")
         speedup = best[1].seconds / best[n].seconds
-        evidence = (f"T1 {_secs(best[1].seconds)} / T{n} {_secs(best[n].seconds)} = {speedup:.3g}x speedup; "
+        evidence = (f"T1 {secs(best[1].seconds)} / T{n} {secs(best[n].seconds)} = {speedup:.3g}x speedup; "
                     f"ratio {n} / {speedup:.3g} (lines {best[1].line} and {best[n].line})")
-        return TableRatio(significant(n / speedup), n, evidence, candidates=_scaling_candidates(runs, threads))
+        return TableRatio(significant(n / speedup), n, evidence, candidates=_scaling_candidates(runs, threads),
+                          unsure=unsure)
     stated = {r.threads: r for r in runs if r.speedup and r.threads and r.threads > 1}
     if stated:
         n = threads if threads in stated else max(stated)
@@ -143,7 +168,7 @@ def _gpu_against_cpu(gpu: list[Measurement], cpu: list[Measurement]) -> TableRat
     speedup = base.seconds / run.seconds
     if speedup < 1:
         return TableRatio(significant(1 / speedup), 1,
-                          f"'{run.label}' {_secs(run.seconds)} / one CPU thread '{base.label}' {_secs(base.seconds)} "
+                          f"'{run.label}' {secs(run.seconds)} / one CPU thread '{base.label}' {secs(base.seconds)} "
                           f"(lines {run.line} and {base.line})",
                           meaning=f"{name} is slower than one CPU thread: the ratio is the GPU's time over one CPU "
                                   f"thread's (ideal taken as 1, the least a GPU must reach)",
@@ -152,15 +177,16 @@ def _gpu_against_cpu(gpu: list[Measurement], cpu: list[Measurement]) -> TableRat
     if best_cpu.seconds < run.seconds:
         ratio = significant(run.seconds / best_cpu.seconds)
         return TableRatio(ratio, best_cpu.threads or 1,
-                          f"'{run.label}' {_secs(run.seconds)} / best CPU '{best_cpu.label}' "
-                          f"{_secs(best_cpu.seconds)} (lines {run.line} and {best_cpu.line})",
+                          f"'{run.label}' {secs(run.seconds)} / best CPU '{best_cpu.label}' "
+                          f"{secs(best_cpu.seconds)} (lines {run.line} and {best_cpu.line})",
                           meaning=f"{name} loses to the best CPU run: the ratio is the GPU's time over it",
                           candidates=(ratio or 0.0,))
-    return TableRatio(gap=f"the {name} row beats every CPU row: an ideal needs the GPU's thread count and its "
-                          f"-t 1 time on the same GPU")
+    return TableRatio(gap=f"the {name} row beats every CPU row and nothing says what it should reach: state the "
+                          f"expected speedup (\"the profile suggests about 24x over one CPU thread\") or add a "
+                          f"patched {name} row")
 
 
-def _secs(seconds: float) -> str:
+def secs(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.3g} s"
     if seconds >= 1e-3:

@@ -55,7 +55,7 @@ class RawTable:
 class _Header:
     roles: dict[str, int]
     unit: float
-    thread_columns: dict[int, int]  # column index -> the thread count its header names
+    thread_columns: dict[int, int | None]  # column index -> the thread count its header names (GPU: None)
     impl_columns: dict[int, str]  # column index -> language|c, when implementations are the columns
     units: dict[int, float]  # a column's own unit, from "(ms)" in its header
     texts: tuple[str, ...] = ()  # the header cells without markup
@@ -216,6 +216,10 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
         roles["label"] = 0
     if len(thread_columns) < 2:
         thread_columns = {}
+    else:  # `| | CPU T1 | CPU T12 | CUDA | CUDA patched |`: a GPU column beside thread columns has no count of its own
+        thread_columns.update({i: None for i, text in enumerate(cells) if i and i not in thread_columns
+                               and backend_of(_MARKUP.sub("", text)) in ("metal", "cuda")})
+        impl_columns = {i: impl for i, impl in impl_columns.items() if i not in thread_columns}
     if "time" in roles:
         impl_columns = {}
     return _Header(roles, unit, thread_columns, impl_columns, units, tuple(_MARKUP.sub("", c).strip() for c in cells))

@@ -41,7 +41,8 @@ def history_slugs(files: list[Path], db: Database | None) -> frozenset[str] | No
 
 
 def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budget: int,
-               facts: FactReview | None = None, notes: list[tuple[str, str]] | None = None) -> list[Finding]:
+               facts: FactReview | None = None, notes: list[tuple[str, str]] | None = None,
+               reference_factor: float = 1.0) -> list[Finding]:
     """Every finding of every file; with `facts`, the agent reviewer fills the facts the offline reading
     left open first, and `notes` gets (file, what the agent said) for each fact it filled or lost."""
     findings: list[Finding] = []
@@ -56,7 +57,8 @@ def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budge
             result = reviewed.result
             if notes is not None:
                 notes.extend((str(file), note) for note in reviewed.notes())
-        findings.extend(lint(result, path=str(file), known_slugs=known_slugs, word_budget=word_budget))
+        findings.extend(lint(result, path=str(file), known_slugs=known_slugs, word_budget=word_budget,
+                             reference_factor=reference_factor))
         if result.record is not None:
             findings.extend(audit(result.record, str(file)))
     return findings
