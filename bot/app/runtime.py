@@ -32,6 +32,7 @@ from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
+READY_TIMEOUT_SECONDS = 2.0  # within a load balancer's usual probe timeout
 
 
 # A thread whose database write returned must win the interpreter lock back before it can answer. With waitress
@@ -114,10 +115,11 @@ class Runtime:
         )
 
     def ready(self) -> tuple[bool, str]:
-        try:
-            self.queue.counts()
-        except Exception as exc:
-            return False, f"store unreachable: {exc.__class__.__name__}"
+        """Ready when the store takes a write within READY_TIMEOUT_SECONDS (a read-only or locked store cannot
+        acknowledge a delivery) and every worker thread runs."""
+        problem = self.db.takes_a_write(READY_TIMEOUT_SECONDS)
+        if problem is not None:
+            return False, problem
         dead = [t.name for t in self.threads if not t.is_alive()]
         return (not dead, f"stopped: {', '.join(dead)}" if dead else "ok")
 

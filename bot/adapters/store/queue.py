@@ -16,6 +16,9 @@ PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 # How many due deliveries one SQLite claim looks at; other workers race for the same rows and some claims lose.
 CLAIM_WINDOW = 8
 ERROR_LIMIT = 4000
+# How long an acknowledgement waits behind another write: GitHub gives up at 10 s, and a request stuck on a locked
+# store must free its server thread for the next (and for /readyz) rather than wait out the 30 s busy timeout.
+ACK_WAIT_SECONDS = 5.0
 
 
 def utcnow() -> datetime:
@@ -62,7 +65,7 @@ class DeliveryQueue:
         raises group_commit.NotStored when it did not.
         """
         now = now or utcnow()
-        return self._group.submit((new, now, due or now))
+        return self._group.submit((new, now, due or now), timeout=ACK_WAIT_SECONDS)
 
     def _store_batch(self, batch: list[tuple[NewDelivery, datetime, datetime]]) -> list[bool]:
         """One transaction for the batch; DO NOTHING rather than an IntegrityError, so a redelivery cannot abort
