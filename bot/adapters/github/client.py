@@ -109,14 +109,14 @@ class GitHubClients:
 
     def renew_token(self, installation_id: int | None) -> bool:
         """Forget the installation's token (GitHub refused it before its stated expiry), so the next request mints
-        a new one; False when there is nothing to renew (a configured token, or no client yet)."""
-        key = None if self.settings.github_token else installation_id
+        a new one; every installation's for a job that names none (a reconcile, a bench run). False when there is
+        nothing to renew: a configured token, or no installation token yet."""
         with self._lock:
-            auth = self._auths.get(key)
-        if not isinstance(auth, RenewableInstallationAuth):
-            return False
-        auth.drop()
-        return True
+            auths = [a for key, a in self._auths.items() if installation_id is None or key == installation_id]
+        renewable = [a for a in auths if isinstance(a, RenewableInstallationAuth)]
+        for auth in renewable:
+            auth.drop()
+        return bool(renewable)
 
     def _auth_for(self, key: int | None) -> Auth.Auth:
         if key not in self._auths:
