@@ -5,13 +5,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from importlib import import_module
 
 import pytest
 import requests
 from sqlalchemy import create_engine, text
 from waitress.server import create_server
 
-from bot.adapters.store import queue
 from bot.app import runtime as runtime_module
 from bot.app.runtime import Runtime
 from bot.cli.service_cmd import SERVE_THREADS
@@ -57,7 +57,8 @@ def test_a_read_only_store_is_not_ready(postgres_server, tmp_path):
 
 
 def test_readyz_answers_not_ready_while_deliveries_wait_on_a_locked_store(tmp_path, monkeypatch):
-    monkeypatch.setattr(queue, "ACK_WAIT_SECONDS", 1.0)
+    # import_module: `bot.app.webhook` as an attribute is the blueprint the package exports under that name
+    monkeypatch.setattr(import_module("bot.app.webhook"), "ACK_WAIT_SECONDS", 1.0)
     monkeypatch.setattr(runtime_module, "READY_TIMEOUT_SECONDS", 0.5)
     path = tmp_path / "perfbot.sqlite3"
     runtime = Runtime(settings(tmp_path, f"sqlite:///{path}"), workers=0)

@@ -19,6 +19,9 @@ _DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 # (`sub-issues`), accepted so that no spelling GitHub documents is refused.
 _EVENT = re.compile(r"[a-z][a-z0-9_-]{0,59}")
 _ACTION_MAX, _REPO_MAX = 60, 400  # the deliveries.action and .repo columns: longer would fail the insert
+# How long a delivery waits behind another write: GitHub gives up at 10 s, and a request stuck on a locked store
+# must free its server thread for the next (and for /readyz) rather than wait out the 30 s busy timeout.
+ACK_WAIT_SECONDS = 5.0
 
 
 def _label(event: str, ctx) -> str:
@@ -108,7 +111,7 @@ def receive():
             repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
             installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
             payload=body.decode("utf-8", "replace"),
-        ))
+        ), wait=ACK_WAIT_SECONDS)
     except NotStored as exc:
         current_app.logger.warning("delivery %s not stored: %s", delivery_id, exc, extra={"delivery": delivery_id})
         metrics.received(event, "unstored")

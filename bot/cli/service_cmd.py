@@ -11,7 +11,7 @@ from bot.adapters.store.queue import DONE, FAILED, PENDING, RUNNING, DeliveryQue
 from bot.cli.common import db_option, open_database, reports_errors
 from bot.config import ConfigError, Settings, parse_bind
 
-SERVE_THREADS = 8  # waitress's request threads: a delivery stuck on the store holds one (queue.ACK_WAIT_SECONDS)
+SERVE_THREADS = 8  # waitress's request threads: a delivery stuck on the store holds one (webhook.ACK_WAIT_SECONDS)
 
 
 def _settings(db_url: str | None, repo: str | None) -> Settings:
