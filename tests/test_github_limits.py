@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import git
 import pytest
 from sqlalchemy import update
 from werkzeug.wrappers import Response
 
+from bot.adapters.clones import RepositoryUnavailable, fetch_error
 from bot.adapters.store.service_models import Delivery
 from bot.app.runtime import Runtime
 from bot.config import Settings
+from bot.errors import CredentialsRejected, TransientError
 from tests.gitrepo import RepoBuilder
 from tests.reports import canonical_report
 from tests.servers import serving
@@ -156,3 +159,20 @@ def test_a_repository_that_cannot_be_fetched_fails_once_with_a_reason(github, tm
     assert "not found" in outcome["gone"]["error"] and "403" in outcome["private"]["error"]
     # A server error is an outage, not a verdict on the repository: it is retried later.
     assert (outcome["flaky"]["status"], outcome["flaky"]["attempts"]) == ("pending", 1), outcome["flaky"]
+
+
+@pytest.mark.parametrize("stderr, with_token, kind", [
+    # what git prints against github.com (https, the token in a header): a token GitHub refuses is renewed once
+    ("remote: Invalid username or token. Password authentication is not supported for Git operations.\n"
+     "fatal: Authentication failed for 'https://github.com/acme/runtime.git/'", True, CredentialsRejected),
+    ("remote: Repository not found.\nfatal: repository 'https://github.com/acme/runtime.git/' not found", True,
+     RepositoryUnavailable),
+    ("fatal: unable to access 'https://github.com/acme/runtime.git/': Could not resolve host: github.com", True,
+     TransientError),
+    ("fatal: unable to access 'https://github.com/acme/runtime.git/': The requested URL returned error: 502", True,
+     TransientError),
+])
+def test_what_git_says_on_github_decides_between_renewal_a_permanent_failure_and_a_retry(stderr, with_token, kind):
+    error = fetch_error("acme/runtime", "https://github.com/acme/runtime.git",
+                        git.GitCommandError(["git", "fetch"], 128, stderr=stderr.encode()), with_token)
+    assert type(error) is kind and "acme/runtime" in str(error) and stderr.splitlines()[-1][:40] in str(error)
