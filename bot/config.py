@@ -32,6 +32,22 @@ def read_setting(environ: Mapping[str, str], name: str) -> str | None:
     return value
 
 
+_NUMBERED_SECRET = re.compile(r"PERFBOT_WEBHOOK_SECRET_([1-9][0-9]?)(?:_FILE)?")
+
+
+def webhook_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Every secret a delivery may be signed with (rotation): PERFBOT_WEBHOOK_SECRET, then PERFBOT_WEBHOOK_SECRET_2,
+    _3, ... in order, each set directly or as a _FILE, each holding one secret per line. Only a line ends a
+    secret: a comma is part of it (splitting `Tr0ub4dor,x` would accept anything signed with `x`)."""
+    numbers = sorted({int(m.group(1)) for name in environ if (m := _NUMBERED_SECRET.fullmatch(name))})
+    found: dict[str, None] = {}
+    for name in ["WEBHOOK_SECRET", *(f"WEBHOOK_SECRET_{n}" for n in numbers)]:
+        for line in (read_setting(environ, name) or "").splitlines():
+            if line.strip():
+                found[line.strip()] = None
+    return tuple(found)
+
+
 def _number(environ: Mapping[str, str], name: str, default, kind=int, minimum=1):
     """A numeric setting: `kind` is int (whole, at least `minimum`) or float (seconds, at least `minimum`)."""
     raw = environ.get(f"PERFBOT_{name}")
@@ -97,14 +113,13 @@ class Settings:
         environ = os.environ if environ is None else environ
         instance = Path(environ.get("PERFBOT_INSTANCE_DIR") or PROJECT_ROOT / "instance")
         url = database_url or read_setting(environ, "DATABASE_URL") or f"sqlite:///{instance / 'perfbot.sqlite3'}"
-        secrets = tuple(s for s in re.split(r"[\n,]", read_setting(environ, "WEBHOOK_SECRET") or "") if s.strip())
         bind = environ.get("PERFBOT_BIND") or DEFAULT_BIND
         parse_bind(bind)
         settings = cls(
             instance_dir=instance,
             database_url=url,
             bind=bind,
-            webhook_secrets=tuple(s.strip() for s in secrets),
+            webhook_secrets=webhook_secrets(environ),
             github_api_url=(environ.get("PERFBOT_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
             github_token=read_setting(environ, "GITHUB_TOKEN"),
             github_app_id=environ.get("PERFBOT_GITHUB_APP_ID"),

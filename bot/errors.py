@@ -1,4 +1,5 @@
-"""The two kinds of failure every layer speaks: a user's mistake, and a passing outage worth a retry."""
+"""The two kinds of failure every layer speaks: a user's mistake, and a passing outage worth a retry; and one
+permanent failure the composition root may mend once (credentials GitHub refused)."""
 
 
 class UserError(Exception):
@@ -11,3 +12,8 @@ class TransientError(Exception):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class CredentialsRejected(Exception):
+    """GitHub refused perfbot's credentials (HTTP 401, or git's authentication failed): a wrong or revoked token,
+    or an installation token ended before its stated expiry. Permanent, unless a new token is worth a try."""

@@ -96,7 +96,10 @@ def test_the_root_leads_to_the_dashboard_and_the_service_routes_stay(client):
 
 def test_unknown_records_runs_and_digests_are_404_pages(client):
     for url, message in (("/dashboard/records/999999", "no record 999999"), ("/dashboard/runs/999999", "no bench run"),
-                         ("/dashboard/digests/999999", "no digest"), ("/dashboard/records/perf_x", "")):
+                         ("/dashboard/digests/999999", "no digest"), ("/dashboard/records/perf_x", ""),
+                         # beyond any id column: no match for the route, never a query that overflows (a 500)
+                         ("/dashboard/records/99999999999999999999999", ""), ("/dashboard/runs/2147483648", ""),
+                         ("/dashboard/digests/9223372036854775808", "")):
         response = client.get(url)
         assert response.status_code == 404 and message in response.get_data(as_text=True)
 

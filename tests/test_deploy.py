@@ -32,6 +32,7 @@ from tests.servers import free_port
 
 DEPLOY = PROJECT_ROOT / "deploy"
 SECRET, TOKEN, DASHBOARD = "deploy-test-webhook-secret", "ghp_" + "Dq7" * 12, "deploy-test-dashboard"
+WRONG_TOKEN = "deploy-test-dashbaord"  # one typo away from the real one
 
 
 @pytest.fixture
@@ -178,6 +179,8 @@ def test_gunicorn_serves_webhooks_and_logs_json_with_the_delivery_and_no_secret(
         assert post_delivery(base, "issues", payload, secret="forged").status_code == 401
         assert requests.get(f"{base}/readyz", timeout=5).status_code == 200
         assert requests.get(f"{base}/dashboard/?token={DASHBOARD}", timeout=5).status_code == 200
+        # a mistyped token is no configured secret a redactor knows: the access line masks every query value
+        assert requests.get(f"{base}/dashboard/records?token={WRONG_TOKEN}&state=all", timeout=5).status_code == 401
         assert "perfbot_webhooks_received_total" in requests.get(f"{base}/metrics", timeout=5).text
     finally:
         process.send_signal(signal.SIGTERM)
@@ -188,8 +191,11 @@ def test_gunicorn_serves_webhooks_and_logs_json_with_the_delivery_and_no_secret(
     assert {(e["status"], e.get("delivery")) for e in webhook} >= {(202, "deploy-test-delivery-1")}
     assert all(e.get("event") == "issues" for e in webhook)
     assert any(e["logger"] == "perfbot.wsgi" for e in entries)
-    for secret in (SECRET, TOKEN, DASHBOARD):
+    for secret in (SECRET, TOKEN, DASHBOARD, WRONG_TOKEN):
         assert secret not in text
+    refused = [e for e in entries if e["logger"] == "gunicorn.access" and e.get("status") == 401]
+    assert [e.get("query") for e in refused if e.get("path") == "/dashboard/records"] == [
+        "token=[redacted]&state=[redacted]"]
     assert not (tmp_path / ".gunicorn").exists()  # no control socket
     from bot.adapters.store.engine import Database
     from bot.adapters.store.queue import DeliveryQueue

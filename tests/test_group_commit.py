@@ -1,6 +1,7 @@
 """Group commit: concurrent deliveries share a transaction, each caller gets its own answer only after the commit."""
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -140,6 +141,29 @@ def test_a_store_that_fails_acknowledges_nothing(database, tmp_path):
         connection.exec_driver_sql("DROP TABLE deliveries")
     payload = webhook_examples("push")[0]
     with serve_webhook(database, tmp_path) as url, ThreadPoolExecutor(8) as pool:
-        codes = list(pool.map(lambda n: post_delivery(url, "push", payload, secret=SECRET, delivery=f"d{n}").status_code,
-                              range(16)))
-    assert codes == [500] * 16
+        answers = list(pool.map(lambda n: post_delivery(url, "push", payload, secret=SECRET, delivery=f"d{n}"),
+                                range(16)))
+    assert [a.status_code for a in answers] == [503] * 16
+    assert all("did not take this delivery" in a.json()["error"] for a in answers)
+
+
+def test_a_caller_behind_a_stuck_write_gives_up_and_the_next_caller_still_writes():
+    """A locked store holds its writer; the callers queued behind it leave after their timeout (their server
+    threads free again) without wedging the hand-over, and once the store answers writes go on."""
+    entered, release = threading.Event(), threading.Event()
+
+    def write_batch(items):
+        if items == ["stuck"]:
+            entered.set()
+            release.wait(30)
+        return [f"stored {item}" for item in items]
+
+    group = GroupCommit(write_batch)
+    with ThreadPoolExecutor(2) as pool:
+        stuck = pool.submit(group.submit, "stuck")
+        assert entered.wait(10)
+        with pytest.raises(NotStored, match="another write held the store"):
+            group.submit("behind", timeout=0.05)
+        release.set()
+        assert stuck.result(10) == "stored stuck"
+    assert group.submit("after", timeout=5) == "stored after"

@@ -9,9 +9,18 @@ from pathlib import Path
 
 import git
 
-from bot.errors import TransientError, UserError
+from bot.errors import CredentialsRejected, TransientError, UserError
 
 _FULL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+# What git says when the remote answered and refused: retrying cannot help (GitHub's 404 for a repository it does
+# not have or will not show, 403, a missing local remote, a server that wants credentials git does not have).
+_GONE = re.compile(r"repository not found|repository '[^']*' not found|does not appear to be a git repository"
+                   r"|returned error: 40[34]|could not read username|permission to \S+ denied", re.I)
+_REFUSED = re.compile(r"authentication failed|invalid username or (?:password|token)|returned error: 401", re.I)
+
+
+class RepositoryUnavailable(Exception):
+    """The repository cannot be fetched at all (gone, renamed, private to perfbot): a permanent failure."""
 
 
 class Clones:
@@ -51,7 +60,7 @@ class Clones:
                 if default:
                     repo.git.symbolic_ref("HEAD", f"refs/heads/{default}")
             except git.GitCommandError as exc:
-                raise TransientError(f"fetching {full_name} failed (exit {exc.status})") from None
+                raise fetch_error(full_name, url, exc, token is not None) from None
             finally:
                 repo.close()
         return path
@@ -75,6 +84,24 @@ class Clones:
         out = repo.git.execute(["git", "ls-remote", "--symref", "origin", "HEAD"], env=env)
         match = re.search(r"^ref: refs/heads/(\S+)\s+HEAD", out, re.M)
         return match.group(1) if match else None
+
+
+def fetch_error(full_name: str, url: str, exc: git.GitCommandError, with_token: bool) -> Exception:
+    """A refused fetch is permanent and says what to check; anything else (network, a 5xx) is transient."""
+    said = re.sub(r"^\s*stderr: '|'$", "", exc.stderr if isinstance(exc.stderr, str) else "")
+    # git's own verdict (fatal:) and the server's words (remote:), e.g. "Repository not found."
+    lines = [l.strip() for l in said.splitlines()]
+    verdict = next((l for l in lines if l.startswith(("fatal:", "error:"))), None)
+    server = next((l for l in lines if l.startswith("remote:")), None)
+    line = "; ".join(l for l in (verdict, server) if l)[:400] or f"exit {exc.status}"
+    if with_token and _REFUSED.search(said):
+        return CredentialsRejected(f"fetching {full_name}: GitHub refused perfbot's token ({line})")
+    if _GONE.search(said) or _REFUSED.search(said):
+        return RepositoryUnavailable(
+            f"cannot fetch {full_name} from {url}: the repository does not exist or perfbot may not read it "
+            f"({line}). Check the name and that the GitHub App is installed on it (or the token can read it), "
+            "then redeliver; perfbot does not retry this by itself.")
+    return TransientError(f"fetching {full_name} failed ({line})")
 
 
 def _auth_env(url: str, token: str | None) -> dict:

@@ -15,6 +15,9 @@ PREFIX = "/dashboard"
 # The near-C threshold every seq claim is judged against (repo config may move it; the chart only orients).
 NEAR_C = 2.0
 LIVE_SECONDS = 5
+# Ids are INTEGER columns (32 bits on PostgreSQL, 64 on SQLite): a larger number in an address can
+# name nothing, so it does not match the route (404) instead of reaching the database (500).
+ID = "int(max=2147483647)"
 
 web = Blueprint("web", __name__)
 dashboard = Blueprint("dashboard", __name__, url_prefix=PREFIX, template_folder=str(PROJECT_ROOT / "templates" / "web"))
@@ -90,7 +93,7 @@ def _sort_link(query: queries.TableQuery, column: str) -> str:
     return url_for(".records", **{k: v for k, v in args.items() if v})
 
 
-@dashboard.get("/records/<int:record_id>")
+@dashboard.get(f"/records/<{ID}:record_id>")
 def record(record_id: int):
     with _db().session() as session:
         detail = queries.record_page(session, record_id)
@@ -112,7 +115,7 @@ def runs():
     return render_template("runs.html", runs=listed)
 
 
-@dashboard.get("/runs/<int:run_id>")
+@dashboard.get(f"/runs/<{ID}:run_id>")
 def run(run_id: int):
     with _db().session() as session:
         found = queries.run_page(session, run_id)
@@ -129,7 +132,7 @@ def digests():
     return render_template("digests.html", digests=digest_store.list_digests(_db()))
 
 
-@dashboard.get("/digests/<int:digest_id>")
+@dashboard.get(f"/digests/<{ID}:digest_id>")
 def digest(digest_id: int):
     found = digest_store.get_digest(_db(), digest_id)
     if found is None:

@@ -25,6 +25,7 @@ from bot.app import create_app
 from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
 from bot.config import Settings
+from bot.errors import CredentialsRejected
 from bot.services.bench_flow import BenchFlow
 from bot.services.bot import BotServices, RepoSource
 from bot.services.fix_flow import FixFlow
@@ -32,6 +33,7 @@ from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
+READY_TIMEOUT_SECONDS = 2.0  # within a load balancer's usual probe timeout
 
 
 # A thread whose database write returned must win the interpreter lock back before it can answer. With waitress
@@ -53,6 +55,7 @@ class Runtime:
         self.db = Database(settings.database_url)
         self.queue = DeliveryQueue(self.db)
         self.metrics = Metrics(self.queue)
+        self.clients = None  # GitHubClients outside local mode
         self.services = self._services()
         self.stop_event = threading.Event()
         owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -68,9 +71,19 @@ class Runtime:
                               readiness=self.ready)
 
     def _dispatch(self, event):
-        """Every line a delivery's handlers log carries its id, so one delivery's story can be read whole."""
+        """Every line a delivery's handlers log carries its id, so one delivery's story can be read whole.
+        A handler refused with 401 runs once more with a new installation token (GitHub may end one before its
+        stated expiry); refused again, or with a configured token, the failure stands (permanent)."""
         with delivery_context(event.delivery_id):
-            return handlers.dispatch(event, self.services)
+            failures = handlers.dispatch(event, self.services)
+            refused = {name for name, exc in failures if isinstance(exc, CredentialsRejected)}
+            if refused and self.clients is not None and self.clients.renew_token(event.installation_id):
+                log.warning("delivery %s: GitHub refused the installation token; retrying %s with a new one",
+                            event.delivery_id, ", ".join(sorted(refused)))
+                again = [h for h in handlers.HANDLERS if h.__name__.rsplit(".", 1)[-1] in refused]
+                failures = [f for f in failures if f[0] not in refused] + handlers.dispatch(event, self.services,
+                                                                                           handlers=again)
+            return failures
 
     def _runner(self, conf, repo_path: Path, config):
         return make_runner(conf, repo_path, self.settings.instance_dir / "bench" / conf.name, config,
@@ -88,7 +101,7 @@ class Runtime:
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
-        clients = GitHubClients(settings)
+        clients = self.clients = GitHubClients(settings)
         clones = Clones(settings.instance_dir / "repos", settings.git_base_url)
         return BotServices(
             self.db,
@@ -105,10 +118,11 @@ class Runtime:
         )
 
     def ready(self) -> tuple[bool, str]:
-        try:
-            self.queue.counts()
-        except Exception as exc:
-            return False, f"store unreachable: {exc.__class__.__name__}"
+        """Ready when the store takes a write within READY_TIMEOUT_SECONDS (a read-only or locked store cannot
+        acknowledge a delivery) and every worker thread runs."""
+        problem = self.db.takes_a_write(READY_TIMEOUT_SECONDS)
+        if problem is not None:
+            return False, problem
         dead = [t.name for t in self.threads if not t.is_alive()]
         return (not dead, f"stopped: {', '.join(dead)}" if dead else "ok")
 

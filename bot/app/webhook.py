@@ -8,6 +8,7 @@ import re
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from bot.adapters.store.group_commit import NotStored
 from bot.adapters.store.queue import NewDelivery
 
 webhook = Blueprint("webhook", __name__)
@@ -18,6 +19,9 @@ _DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 # (`sub-issues`), accepted so that no spelling GitHub documents is refused.
 _EVENT = re.compile(r"[a-z][a-z0-9_-]{0,59}")
 _ACTION_MAX, _REPO_MAX = 60, 400  # the deliveries.action and .repo columns: longer would fail the insert
+# How long a delivery waits behind another write: GitHub gives up at 10 s, and a request stuck on a locked store
+# must free its server thread for the next (and for /readyz) rather than wait out the 30 s busy timeout.
+ACK_WAIT_SECONDS = 5.0
 
 
 def _label(event: str, ctx) -> str:
@@ -85,6 +89,9 @@ def receive():
     except ValueError:
         metrics.received(event, "rejected")
         return _error(400, "body is not JSON")
+    except RecursionError:  # the parser recurses per level: 100,000 nested brackets would otherwise be a 500
+        metrics.received(event, "rejected")
+        return _error(400, "body is not JSON perfbot accepts: nested too deeply (GitHub never sends that)")
     if not isinstance(payload, dict):
         metrics.received(event, "rejected")
         return _error(400, "body is not a JSON object")
@@ -97,12 +104,19 @@ def receive():
     action = payload.get("action")
     repo = _nested(payload, "repository", "full_name")
     installation = _nested(payload, "installation", "id")
-    stored = ctx["queue"].enqueue(NewDelivery(
-        id=delivery_id, event=event, action=action if isinstance(action, str) and len(action) <= _ACTION_MAX else None,
-        repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
-        installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
-        payload=body.decode("utf-8", "replace"),
-    ))
+    try:
+        stored = ctx["queue"].enqueue(NewDelivery(
+            id=delivery_id, event=event,
+            action=action if isinstance(action, str) and len(action) <= _ACTION_MAX else None,
+            repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
+            installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
+            payload=body.decode("utf-8", "replace"),
+        ), wait=ACK_WAIT_SECONDS)
+    except NotStored as exc:
+        current_app.logger.warning("delivery %s not stored: %s", delivery_id, exc, extra={"delivery": delivery_id})
+        metrics.received(event, "unstored")
+        return _error(503, "the store did not take this delivery in time; redeliver it from the webhook's "
+                           "Recent Deliveries once perfbot is ready (/readyz)")
     metrics.received(event, "queued" if stored else "duplicate")
     # json.dumps, not jsonify: the answer every delivery waits for, and the id is already plain (_DELIVERY_ID)
     answer = json.dumps({"status": "queued" if stored else "duplicate", "delivery": delivery_id})

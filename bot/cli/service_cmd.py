@@ -11,6 +11,8 @@ from bot.adapters.store.queue import DONE, FAILED, PENDING, RUNNING, DeliveryQue
 from bot.cli.common import db_option, open_database, reports_errors
 from bot.config import ConfigError, Settings, parse_bind
 
+SERVE_THREADS = 8  # waitress's request threads: a delivery stuck on the store holds one (webhook.ACK_WAIT_SECONDS)
+
 
 def _settings(db_url: str | None, repo: str | None) -> Settings:
     try:
@@ -66,7 +68,7 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     tune_interpreter()
     runtime.start_background()
     try:
-        serve(runtime.app, host=host, port=port, threads=8, ident="perfbot", _quiet=True)
+        serve(runtime.app, host=host, port=port, threads=SERVE_THREADS, ident="perfbot", _quiet=True)
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # the address is taken or not ours: say which and how to choose another

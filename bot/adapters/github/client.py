@@ -1,19 +1,26 @@
-"""PyGithub clients: a token or a GitHub App installation, retries that honour Retry-After, errors classified."""
+"""PyGithub clients: a token or a GitHub App installation, quick retries of outages, errors classified; a rate
+limit is never slept on here but handed to the queue, and an installation token GitHub refuses can be renewed."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from typing import Iterator
 
 import requests
-from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException
+from github import Auth, Github, GithubException, RateLimitExceededException
+from github.Auth import TOKEN_REFRESH_THRESHOLD_TIMEDELTA
+from urllib3.util.retry import Retry
 
 from bot.config import Settings
-from bot.errors import TransientError
+from bot.errors import CredentialsRejected, TransientError
 
-# Longest a single call may sleep on a rate limit inside PyGithub; longer waits go back to the queue.
-MAX_RATE_LIMIT_WAIT = 60
+# GitHub asks for at least a minute's pause after a secondary rate limit that names no time; a primary limit
+# resets within the hour, so a longer wait is a header to distrust rather than a reason to park a delivery.
+SECONDARY_RATE_LIMIT_WAIT = 60.0
+MAX_RATE_LIMIT_WAIT = 3600.0
 
 _requests: Counter[tuple[str, str]] = Counter()
 _requests_lock = threading.Lock()
@@ -30,14 +37,25 @@ def _count(method: str | None, status: str) -> None:
         _requests[(method or "-", status)] += 1
 
 
-class CountingRetry(GithubRetry):
-    """GithubRetry that also counts every HTTP exchange, retries included. The retry policy is the one
-    per-client hook PyGithub hands to the HTTP layer: urllib3 asks `is_retry` once about each response it
-    receives, and calls `increment` without a response for each request that got none."""
+class CountingRetry(Retry):
+    """urllib3's retry policy for GitHub: a few quick retries of what fails fast (5xx, a dropped connection), and
+    nothing that says to wait. PyGithub's GithubRetry slept through rate limits in the worker's thread, Retry-After
+    in full (600 s, past the worker's lease); here a rate-limited or Retry-After answer comes straight back, and
+    `classified_errors` turns it into a TransientError due when GitHub says, so the queue does the waiting.
+
+    It also counts every HTTP exchange, retries included: the retry policy is the one per-client hook PyGithub
+    hands to the HTTP layer; urllib3 asks `is_retry` once about each response it receives, and calls `increment`
+    without a response for each request that got none."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("status_forcelist", range(500, 600))
+        kwargs.setdefault("allowed_methods", Retry.DEFAULT_ALLOWED_METHODS | {"GET", "POST"})
+        kwargs.setdefault("respect_retry_after_header", False)
+        super().__init__(**kwargs)
 
     def is_retry(self, method, status_code, has_retry_after=False):
         _count(method, str(status_code))
-        return super().is_retry(method, status_code, has_retry_after)
+        return not has_retry_after and super().is_retry(method, status_code, has_retry_after)
 
     def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
         if response is None and error is not None:
@@ -65,8 +83,8 @@ class GitHubClients:
                     lazy=True,
                     seconds_between_requests=self.settings.github_request_interval,
                     seconds_between_writes=self.settings.github_write_interval,  # objects fetched only when a field is read: fewer GET calls per mirror pass
-                    # A few quick retries in-process; longer outages go back to the queue with backoff.
-                    retry=CountingRetry(total=3, backoff_factor=0.2, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT),
+                    # A few quick retries in-process; longer outages and rate limits go back to the queue.
+                    retry=CountingRetry(total=3, backoff_factor=0.2),
                 )
             return client
 
@@ -89,6 +107,17 @@ class GitHubClients:
         with classified_errors("getting an installation token"):
             return self._auths[key].token
 
+    def renew_token(self, installation_id: int | None) -> bool:
+        """Forget the installation's token (GitHub refused it before its stated expiry), so the next request mints
+        a new one; every installation's for a job that names none (a reconcile, a bench run). False when there is
+        nothing to renew: a configured token, or no installation token yet."""
+        with self._lock:
+            auths = [a for key, a in self._auths.items() if installation_id is None or key == installation_id]
+        renewable = [a for a in auths if isinstance(a, RenewableInstallationAuth)]
+        for auth in renewable:
+            auth.drop()
+        return bool(renewable)
+
     def _auth_for(self, key: int | None) -> Auth.Auth:
         if key not in self._auths:
             self._auths[key] = self._auth(key)
@@ -99,9 +128,8 @@ class GitHubClients:
             return Auth.Token(self.settings.github_token)
         if installation_id is None:
             raise TransientError("no installation is known for this repository yet; waiting for an installation event")
-        # AppInstallationAuth fetches an installation token and renews it shortly before it expires.
-        app = Auth.AppAuth(self.settings.github_app_id, self.settings.github_private_key)
-        return app.get_installation_auth(installation_id)
+        return RenewableInstallationAuth(Auth.AppAuth(self.settings.github_app_id, self.settings.github_private_key),
+                                         installation_id)
 
     def close(self) -> None:
         with self._lock:
@@ -110,24 +138,73 @@ class GitHubClients:
             self._clients.clear()
 
 
+class RenewableInstallationAuth(Auth.AppInstallationAuth):
+    """An installation's token, minted on first use and again shortly before its stated expiry, as PyGithub's
+    AppInstallationAuth does, that can also be dropped when GitHub refuses it earlier (a 401)."""
+
+    def __init__(self, app_auth: Auth.AppAuth, installation_id: int) -> None:
+        super().__init__(app_auth, installation_id)
+        self._held = None
+        self._held_lock = threading.Lock()
+
+    @property
+    def token(self) -> str:
+        with self._held_lock:
+            held = self._held
+            if held is None or held.expires_at - TOKEN_REFRESH_THRESHOLD_TIMEDELTA < datetime.now(timezone.utc):
+                held = self._held = self._get_installation_authorization()
+            return held.token
+
+    def drop(self) -> None:
+        with self._held_lock:
+            self._held = None
+
+
 @contextmanager
 def classified_errors(what: str) -> Iterator[None]:
-    """GitHub outages and rate limits become TransientError (retried later); other API errors stay permanent."""
+    """GitHub outages and rate limits become TransientError, due when GitHub says (retried later by the queue);
+    a 401 becomes CredentialsRejected; other API errors stay permanent."""
     try:
         yield
-    except RateLimitExceededException as exc:
-        raise TransientError(f"{what}: GitHub rate limit ({exc.status})", retry_after=_retry_after(exc)) from None
     except GithubException as exc:
-        if exc.status >= 500 or exc.status in (403, 429) and _retry_after(exc) is not None:
-            raise TransientError(f"{what}: GitHub answered {exc.status}", retry_after=_retry_after(exc)) from None
+        wait = rate_limit_wait(exc.status, exc.headers, isinstance(exc, RateLimitExceededException))
+        if wait is not None:
+            raise TransientError(f"{what}: GitHub rate limit ({exc.status}); retrying in {wait:.0f}s",
+                                 retry_after=wait) from None
+        if exc.status >= 500:
+            raise TransientError(f"{what}: GitHub answered {exc.status}", retry_after=_seconds(exc.headers)) from None
         message = exc.data.get("message") if isinstance(exc.data, dict) else str(exc.data)
+        if exc.status == 401:
+            raise CredentialsRejected(f"{what}: GitHub refused perfbot's credentials (401 {message})") from None
         raise GithubException(exc.status, {"message": f"{what}: {message}"}, exc.headers) from None
-    except requests.RequestException as exc:  # unreachable, timed out, or still failing after PyGithub's retries
+    except requests.RequestException as exc:  # unreachable, timed out, or still failing after the quick retries
         raise TransientError(f"{what}: GitHub unreachable ({exc.__class__.__name__})") from None
 
 
-def _retry_after(exc: GithubException) -> float | None:
-    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+def rate_limit_wait(status: int, headers: dict | None, says_rate_limit: bool = False,
+                    now: float | None = None) -> float | None:
+    """Seconds to wait before asking again when a 403/429 is a rate limit (GitHub's rules: Retry-After; else, with
+    no requests remaining, until X-RateLimit-Reset; else a minute), None when it is not one."""
+    if status not in (403, 429):
+        return None
+    headers = {k.lower(): v for k, v in (headers or {}).items()}
+    wait = _seconds(headers)
+    if wait is None and headers.get("x-ratelimit-remaining") == "0":
+        try:
+            # +1: GitHub does not say when within that second the window turns
+            wait = float(headers["x-ratelimit-reset"]) - (time.time() if now is None else now) + 1
+        except (KeyError, ValueError):
+            wait = None
+    if wait is None:
+        if not (says_rate_limit or status == 429 or headers.get("x-ratelimit-remaining") == "0"):
+            return None  # a 403 that is not a limit: a permission GitHub refuses
+        wait = SECONDARY_RATE_LIMIT_WAIT
+    return min(max(wait, 1.0), MAX_RATE_LIMIT_WAIT)
+
+
+def _seconds(headers: dict | None) -> float | None:
+    """The Retry-After header in seconds (GitHub sends seconds), or None."""
+    headers = {k.lower(): v for k, v in (headers or {}).items()}
     try:
         return float(headers["retry-after"])
     except (KeyError, ValueError):

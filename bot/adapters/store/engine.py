@@ -11,6 +11,7 @@ from sqlalchemy.exc import NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+SQLITE_BUSY_SECONDS = 30  # how long a connection waits for another's write lock before "database is locked"
 
 
 class StoreError(Exception):
@@ -44,7 +45,7 @@ def make_engine(url: str, *, synchronous: str = "NORMAL") -> Engine:
     if parsed.drivername.startswith("sqlite"):
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": 30})
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS})
         event.listen(engine, "connect", _sqlite_pragmas(synchronous))
         return engine
     try:
@@ -108,6 +109,30 @@ class Database:
             if connection.dialect.name == "postgresql":
                 connection.exec_driver_sql("SET LOCAL synchronous_commit TO on")
             yield connection
+
+    def takes_a_write(self, timeout: float) -> str | None:
+        """None when the store would take a write within `timeout` seconds, else why not. The probe is a DELETE
+        that matches no row, rolled back: it needs the write lock (SQLite) or a writable transaction (a read-only
+        PostgreSQL), so a read-only or locked store says so, and nothing is ever written."""
+        ms = max(int(timeout * 1000), 1)
+        try:
+            with self.engine.connect() as connection:
+                sqlite = connection.dialect.name == "sqlite"
+                try:
+                    if sqlite:  # the pool's connections wait 30 s on a lock; this one as long as the probe may
+                        connection.exec_driver_sql(f"PRAGMA busy_timeout = {ms}")
+                    else:  # undone with the transaction
+                        connection.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
+                        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
+                    connection.exec_driver_sql("DELETE FROM deliveries WHERE id IS NULL")
+                finally:
+                    connection.rollback()
+                    if sqlite:
+                        connection.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_BUSY_SECONDS * 1000}")
+                        connection.rollback()
+        except Exception as exc:  # whatever the driver says: the probe's verdict, not a crash of /readyz
+            return f"the store does not take a write: {exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}"
+        return None
 
     def dispose(self, close: bool = True) -> None:
         """Drop the pooled connections; close=False in a forked child, whose parent still owns their sockets."""

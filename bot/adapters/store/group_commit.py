@@ -42,18 +42,30 @@ class GroupCommit(Generic[Item, Result]):
         self._queued: list[_Waiter] = []
         self._writing = False  # a caller is writing a batch, or has been woken to write the next
 
-    def submit(self, item: Item) -> Result:
+    def submit(self, item: Item, timeout: float | None = None) -> Result:
+        """`timeout`: how long to wait behind another caller's write before giving up (NotStored). A stuck write
+        (a locked database) then holds its own thread only, not every thread of the server in turn."""
         waiter = _Waiter(item)
         with self._lock:
             self._queued.append(waiter)
             follow, self._writing = self._writing, True
-        if follow:
-            waiter.wake.wait()
+        if follow and not waiter.wake.wait(timeout):
+            self._give_up(waiter, timeout)
         if not waiter.done:  # nobody was writing, or the last writer handed over: ours is still queued
             self._lead()
         if waiter.error is not None:
             raise NotStored(f"not stored: {waiter.error.__class__.__name__}: {waiter.error}") from waiter.error
         return waiter.result
+
+    def _give_up(self, waiter: _Waiter, timeout: float | None) -> None:
+        with self._lock:
+            if waiter.wake.is_set():  # woken meanwhile: settled, or handed the next batch, which it must write
+                return
+            queued = waiter in self._queued
+            if queued:  # never taken into a batch: leaving changes nothing
+                self._queued.remove(waiter)
+        where = "another write held the store" if queued else "its write has not returned; it may still commit"
+        raise NotStored(f"not stored within {timeout:g}s: {where}")
 
     def _lead(self) -> None:
         with self._lock:
@@ -64,8 +76,8 @@ class GroupCommit(Generic[Item, Result]):
             with self._lock:
                 successor = self._queued[0] if self._queued else None
                 self._writing = successor is not None
-            if successor is not None:  # first, so the next flush starts as soon as possible
-                successor.wake.set()
+                if successor is not None:  # woken under the lock, so it cannot give up once chosen; and first,
+                    successor.wake.set()  # so the next flush starts as soon as possible
             for waiter in batch:
                 waiter.wake.set()
 

@@ -54,15 +54,17 @@ class DeliveryQueue:
         self._appender = SqliteAppender(path, Delivery.__table__, "id") if path not in (None, "", ":memory:") else None
         self._group = GroupCommit(self._store_batch)
 
-    def enqueue(self, new: NewDelivery, now: datetime | None = None, due: datetime | None = None) -> bool:
+    def enqueue(self, new: NewDelivery, now: datetime | None = None, due: datetime | None = None,
+                wait: float | None = None) -> bool:
         """Store a delivery durably; False when this id was stored before (a redelivery), which is not an error.
-        `due`: not claimed before then (a debounced check), else at once.
+        `due`: not claimed before then (a debounced check), else at once. `wait`: how long to wait behind another
+        write (a webhook's thread must not wait out a locked store), else as long as the store takes.
 
         Concurrent calls share one transaction and one flush (group commit); each returns once that commit did, and
         raises group_commit.NotStored when it did not.
         """
         now = now or utcnow()
-        return self._group.submit((new, now, due or now))
+        return self._group.submit((new, now, due or now), timeout=wait)
 
     def _store_batch(self, batch: list[tuple[NewDelivery, datetime, datetime]]) -> list[bool]:
         """One transaction for the batch; DO NOTHING rather than an IntegrityError, so a redelivery cannot abort
