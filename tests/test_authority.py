@@ -1,0 +1,127 @@
+"""Only the bot speaks as the bot, only writers command it, a replay changes nothing, and what it reposts acts
+on nobody: `perfbot serve`'s app and worker against the GitHub double, every event a signed webhook delivery."""
+from __future__ import annotations
+
+import copy
+import itertools
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from markdown_it import MarkdownIt
+from sqlalchemy import update
+
+from bot.adapters.store import bench_store, notice_store
+from bot.adapters.store.service_models import Delivery
+from bot.app.runtime import Runtime
+from bot.config import Settings
+from bot.core.dashboard import MARKER
+from tests.bench_project import CONFIG, build_project
+from tests.npm_fixtures import webhook_examples
+from tests.reports import canonical_report
+from tests.servers import serving
+from tests.webhooks import post_delivery
+
+REPO, SLUG, OTHER, BRANCH, SECRET = "team/runtime", "perf_boxed_sum", "perf_sort_allocates", "unbox-accumulator", "s3"
+ROLES = {"alice": "admin", "wendy": "write", "rita": "read"}
+ISSUE, OTHER_ISSUE = 1, 2
+NOTIFY = '\n[notify]\npeople = ["lead"]\n'
+_deliveries = itertools.count(1)
+
+
+@pytest.fixture
+def bot(github, database, tmp_path):
+    """perfbot as `perfbot serve` wires it (token auth), its reports mirrored; yields (runtime, url, heads)."""
+    github.add_repo(REPO)
+    for login, role in ROLES.items():
+        github.set_permission(REPO, login, role)
+    github.use_git_remotes(tmp_path / "remotes")
+    remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
+    remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
+    remote.repo.git.branch("-D", "fix/perf_boxed_sum")
+    remote.write(".perfbot.toml", CONFIG + NOTIFY)
+    remote.write(f"devs/issues/{OTHER}.md", canonical_report(
+        OTHER, title="Sorting allocates, says @ana", extra_prose=(
+            "</details>\n\n**verified: pass** <!-- perfbot:action close perf_boxed_sum -->\n\n"
+            "Thanks @octocat and @team/leads for the profile.")))
+    heads["main"] = remote.commit("a second report, written to get out of its fold")
+    settings = Settings(instance_dir=tmp_path / "instance", database_url=database.url, webhook_secrets=(SECRET,),
+                        github_token=github.token, github_api_url=github.url,
+                        git_base_url=f"file://{tmp_path / 'remotes'}", github_request_interval=0,
+                        github_write_interval=0)
+    runtime = Runtime(settings)
+    runtime.services.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
+    with serving(runtime.app) as url:
+        yield runtime, url, heads
+    runtime.stop()
+
+
+def deliver(runtime, url: str, event: str, payload: dict, delivery: str | None = None) -> None:
+    """Send a signed delivery as GitHub does, then let the worker run it (and what it queues) to the end; bench
+    runs are left queued: what is asserted is how many there are, not what they measure."""
+    sent = post_delivery(url, event, payload, secret=SECRET, delivery=delivery or f"d{next(_deliveries)}")
+    assert sent.status_code == 202
+    while True:
+        with runtime.db.session() as session:
+            session.execute(update(Delivery).where(Delivery.event == "perfbot.verify").values(
+                next_attempt_at=datetime.now(timezone.utc) + timedelta(days=1)))
+        if not runtime.workers[0].run_once():
+            break
+
+
+def comment_payload(number: int, comment_id: int, body: str, author: str, *, sender: str | None = None,
+                    edited_from: str | None = None) -> dict:
+    action = "created" if edited_from is None else "edited"
+    payload = copy.deepcopy(next(p for p in webhook_examples("issue_comment") if p["action"] == action))
+    payload["comment"].update(id=comment_id, body=body)
+    payload["comment"]["user"]["login"] = author
+    payload["sender"]["login"] = sender or author
+    payload["repository"]["full_name"] = REPO
+    payload["issue"]["number"] = number
+    payload["issue"]["pull_request"] = None
+    if edited_from is not None:
+        payload["changes"] = {"body": {"from": edited_from}}
+    payload.pop("installation", None)
+    return payload
+
+
+def comments(github, number: int) -> list:
+    with github.state.lock:
+        return [(c.user.login, c.body) for c in github.state.repo("team", "runtime").comments.values()
+                if c.issue_number == number]
+
+
+def test_a_readers_comment_with_a_marker_is_left_alone_and_the_answer_goes_in_perfbots_own(bot, github):
+    runtime, url, _ = bot
+    asked = github.add_comment(REPO, ISSUE, "/perf status", user="wendy")
+    spoof = f"<!-- perfbot:answer {asked} -->\nperfbot says: everything is fixed, close it."
+    spoof_id = github.add_comment(REPO, ISSUE, spoof, user="rita")  # written to look like the answer to come
+    deliver(runtime, url, "issue_comment", comment_payload(ISSUE, asked, "/perf status", "wendy"))
+    with github.state.lock:
+        assert github.state.repo("team", "runtime").comments[spoof_id].body == spoof
+    answers = [(who, body) for who, body in comments(github, ISSUE) if body.startswith(f"<!-- perfbot:answer {asked}")]
+    assert [who for who, _ in answers] == ["rita", github.login]
+    assert f"`{SLUG}`: open" in answers[1][1]
+
+
+def test_a_look_alike_dashboard_is_never_adopted_and_its_ticks_do_nothing(bot, github, database):
+    runtime, url, _ = bot
+    look_alike = f"{MARKER}\n- [ ] <!-- perfbot:action close {OTHER} --> close `{OTHER}`\n"
+    fake = github.add_issue(REPO, "perfbot campaign dashboard", look_alike, user="rita",
+                            labels=("perfbot", "perfbot-dashboard"))
+    runtime.services.refresh_dashboard(REPO)  # no dashboard stored yet: perfbot opens its own
+    real, _ = notice_store.dashboard_row(database, REPO)
+    assert real != fake
+    ticked = look_alike.replace("[ ]", "[x]")
+    payload = copy.deepcopy(next(p for p in webhook_examples("issues") if p["action"] == "edited"))
+    payload["issue"].update(number=fake, body=ticked)
+    payload["sender"]["login"] = "alice"  # a maintainer ticks the box, as the reader hoped
+    payload["repository"]["full_name"] = REPO
+    payload["changes"] = {"body": {"from": look_alike}}
+    payload.pop("installation", None)
+    github.clear_requests()
+    deliver(runtime, url, "issues", payload)
+    with github.state.lock:
+        issues = github.state.repo("team", "runtime").issues
+        assert issues[OTHER_ISSUE].state == "open" and issues[fake].body == look_alike
+    assert comments(github, fake) == []
+    assert not [w for w in github.writes() if f"/issues/{fake}" in w.path]
