@@ -125,3 +125,52 @@ def test_a_look_alike_dashboard_is_never_adopted_and_its_ticks_do_nothing(bot, g
         assert issues[OTHER_ISSUE].state == "open" and issues[fake].body == look_alike
     assert comments(github, fake) == []
     assert not [w for w in github.writes() if f"/issues/{fake}" in w.path]
+
+
+@pytest.mark.parametrize("editor", ["rita", "alice"])
+def test_commands_edited_into_someone_elses_comment_run_with_the_editors_standing(bot, github, database, editor):
+    runtime, url, _ = bot
+    before = "Looks slow to me."
+    comment_id = github.add_comment(REPO, ISSUE, before, user="wendy")
+    deliver(runtime, url, "issue_comment", comment_payload(ISSUE, comment_id, before, "wendy"))
+    after = f"{before}\n/perf verify {SLUG}\n/perf close {SLUG} reason=\"not real\"\n/perf status"
+    deliver(runtime, url, "issue_comment", comment_payload(ISSUE, comment_id, after, "wendy", sender=editor,
+                                                           edited_from=before))
+    [(_, answer)] = [(w, b) for w, b in comments(github, ISSUE) if b.startswith(f"<!-- perfbot:answer {comment_id}")]
+    assert answer.count("🚫") == 2 and f"edited into wendy's comment by @{editor}" in answer
+    assert f"`{SLUG}`: open" in answer  # a read-only command runs for anyone
+    assert bench_store.runs_for(database, SLUG, repo_key=REPO) == []
+    with github.state.lock:
+        assert github.state.repo("team", "runtime").issues[ISSUE].state == "open"
+
+
+def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, github, database):
+    runtime, url, heads = bot
+    comment_id = github.add_comment(REPO, ISSUE, f"/perf verify {SLUG}", user="wendy")
+    payload = comment_payload(ISSUE, comment_id, f"/perf verify {SLUG}", "wendy")
+    deliver(runtime, url, "issue_comment", payload, delivery="first")
+    answer = [b for _, b in comments(github, ISSUE) if b.startswith(f"<!-- perfbot:answer {comment_id}")]
+    github.clear_requests()
+    deliver(runtime, url, "issue_comment", payload, delivery="the-same-body-again")
+    assert [d["status"] for d in runtime.queue.listing(limit=500) if d["id"] == "the-same-body-again"] == ["done"]
+    assert [b for _, b in comments(github, ISSUE) if b.startswith(f"<!-- perfbot:answer {comment_id}")] == answer
+    assert [r["id"] for r in bench_store.runs_for(database, SLUG, repo_key=REPO)] == [1]
+    assert not [w for w in github.writes() if "/comments" in w.path]  # no second answer, no second reaction
+
+    pulls = []
+    for number in range(4):  # four PRs from four branches at one head, each naming the report
+        pull = github.add_pull(REPO, head_ref=f"{BRANCH}-{number}", head_sha=heads["fix/perf_boxed_sum"],
+                               base_ref="main", base_sha=heads["main"], body=f"Fixes {SLUG}", user="wendy")
+        event = copy.deepcopy(next(p for p in webhook_examples("pull_request") if p["action"] == "opened"))
+        event["pull_request"].update(number=pull, body=f"Fixes {SLUG}", merged=False, draft=False)
+        event["pull_request"]["head"].update(ref=f"{BRANCH}-{number}", sha=heads["fix/perf_boxed_sum"])
+        event["pull_request"]["head"]["repo"]["full_name"] = REPO
+        event["pull_request"]["base"].update(ref="main", sha=heads["main"])
+        event["repository"]["full_name"] = REPO
+        event.pop("installation", None)
+        deliver(runtime, url, "pull_request", event)
+        pulls.append(pull)
+    fix_runs = [r for r in bench_store.runs_for(database, SLUG, repo_key=REPO) if r["head"] == heads["fix/perf_boxed_sum"]]
+    assert [(r["purpose"], r["pr"]) for r in fix_runs] == [("fix", pulls[0])]
+    verifies = [d["id"] for d in runtime.queue.listing(limit=500) if d["event"] == "perfbot.verify"]
+    assert sorted(verifies) == sorted(f"bench-{r['id']}" for r in bench_store.runs_for(database, SLUG, repo_key=REPO))
