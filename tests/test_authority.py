@@ -174,3 +174,18 @@ def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, gi
     assert [(r["purpose"], r["pr"]) for r in fix_runs] == [("fix", pulls[0])]
     verifies = [d["id"] for d in runtime.queue.listing(limit=500) if d["event"] == "perfbot.verify"]
     assert sorted(verifies) == sorted(f"bench-{r['id']}" for r in bench_store.runs_for(database, SLUG, repo_key=REPO))
+
+
+def test_a_reports_html_stays_in_its_fold_and_its_mentions_ping_nobody(bot, github):
+    with github.state.lock:
+        issue = github.state.repo("team", "runtime").issues[OTHER_ISSUE]
+        title, body = issue.title, issue.body
+    assert "@ana" not in title and "@\u200bana" in title
+    tokens = MarkdownIt("commonmark").parse(body)
+    html = [t.content.strip() for t in tokens if t.type == "html_block"]
+    assert len(html) == 3 and html[0] == "<!-- perfbot:record perf_sort_allocates -->" and html[2] == "</details>"
+    assert html[1].startswith("<details><summary>The report at ")  # the report's </details> and marker are code
+    [fold] = [t for t in tokens if t.type == "fence"]
+    assert "</details>" in fold.content and "Thanks @octocat and @team/leads" in fold.content
+    outside = "".join(t.content for t in tokens if t.type == "inline")
+    assert "@octocat" not in outside and "@team" not in outside  # mentions only where GitHub does not notify
