@@ -38,7 +38,8 @@ class GitHubIssues:
         line); an issue someone else opened with the marker is not one."""
         found: dict[str, int] = {}
         with classified_errors(f"listing perfbot issues of {self.full_name}"):
-            for issue in self.repo.get_issues(state="all", labels=[label], creator=self.own_login()):
+            # Filtered here, not with `creator=`: how that parameter spells an App's bot user is not documented.
+            for issue in self.repo.get_issues(state="all", labels=[label]):
                 if not self._mine(issue):
                     continue
                 first_line = (issue.body or "").split("\n", 1)[0].strip()
