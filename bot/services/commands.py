@@ -26,6 +26,7 @@ from bot.services.fix_flow import PullInfo
 
 log = logging.getLogger("perfbot.commands")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
+COMMENT_LOCKS = 64
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class CommandFlow:
         if not invocations:
             return None
         # One delivery at a time per comment, across workers and processes: a replay waits, then finds its lines.
-        with repo_lock(self.db, f"{where.full_name} comment {where.comment_id}"):
+        # Comments share COMMENT_LOCKS locks per repository: on SQLite each lock is a file that stays.
+        with repo_lock(self.db, f"{where.full_name} commands {where.comment_id % COMMENT_LOCKS}"):
             answer = answer_store.open_answer(self.db, where.full_name, where.number, where.comment_id, where.author)
             answered = {(line.get("line"), line["command"]) for line in answer.lines}
             fresh = [i for i in invocations if (i.line, i.text) not in answered]

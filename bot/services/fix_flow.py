@@ -59,7 +59,7 @@ class FixFlow:
                     options: dict | None = None) -> int:
         """A bench run of `slug` at `head` for `purpose`: the one already queued or running, else a new one, so
         however many PRs, branches or commands point at one head, it is measured once at a time."""
-        with repo_lock(self.db, f"{full_name} bench {slug}"):
+        with repo_lock(self.db, f"{full_name} bench runs"):  # not the repository's: a long sync holds that
             run_id = bench_store.unfinished_run(self.db, full_name, slug, head, purpose) or bench_store.queue_run(
                 self.db, full_name, slug, base=base, head=head, purpose=purpose, pr_number=pr_number,
                 requested_by=requested_by, options=options)
