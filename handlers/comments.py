@@ -1,5 +1,6 @@
 """issue_comment, pull_request_review_comment: `/perf <verb>` commands in a comment, answered in one comment;
-on an edit, only the commands the previous body did not hold."""
+on an edit, only the commands the previous body did not hold, judged by the permission of whoever edited
+(the `sender`), since they wrote those lines."""
 from __future__ import annotations
 
 from bot.core.commands import find_commands, new_commands
@@ -17,8 +18,9 @@ def handle(event, services) -> None:
     payload = event.payload
     comment = payload.get("comment") or {}
     author = login(comment, "user")
+    writer = login(payload) if event.action == "edited" else author  # an edit's new lines are the editor's
     body = comment.get("body") if isinstance(comment.get("body"), str) else ""
-    if not author or services.is_bot(author) or body.lstrip().startswith("<!-- perfbot:"):
+    if not author or not writer or services.is_bot(writer) or body.lstrip().startswith("<!-- perfbot:"):
         return  # perfbot's own answers echo back as events
     name = services.bot_login.removesuffix("[bot]")
     if event.action == "edited":
@@ -34,6 +36,6 @@ def handle(event, services) -> None:
     if not isinstance(number, int) or not isinstance(comment_id, int):
         raise UserError(f"{event.name} payload without an issue number or comment id")
     is_pull = review or bool((thread or {}).get("pull_request"))
-    where = Where(repo_full_name(payload), number, is_pull, comment_id, author, installation_id(payload),
-                  event.delivery_id, review_comment=review)
+    where = Where(repo_full_name(payload), number, is_pull, comment_id, writer, installation_id(payload),
+                  event.delivery_id, review_comment=review, comment_author=author)
     services.command_comment(where, invocations, name)

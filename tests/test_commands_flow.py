@@ -37,15 +37,16 @@ def world(github, database, tmp_path):
 
 
 def say(github, services, number: int, body: str, user: str, *, review: bool = False, edited_from: str | None = None,
-        comment_id: int | None = None):
-    """Post a comment (seeded in the double; an edit keeps its id) and deliver GitHub's example payload for it;
-    returns its id and perfbot's answer to it."""
+        comment_id: int | None = None, editor: str | None = None):
+    """Post a comment as `user` (seeded in the double; an edit by `editor`, by default its author, keeps its id)
+    and deliver GitHub's example payload for it; returns its id and perfbot's answer to it."""
     comment_id = comment_id or github.add_comment(REPO, number, body, user=user, review=review)
     event = "pull_request_review_comment" if review else "issue_comment"
     action = "edited" if edited_from is not None else "created"
     payload = next(p for p in webhook_examples(event) if p["action"] == action)
     payload["comment"].update(id=comment_id, body=body)
     payload["comment"]["user"]["login"] = user
+    payload["sender"]["login"] = editor or user  # who acted: the comment's author, or whoever edited it
     payload["repository"]["full_name"] = REPO
     if review:
         payload["pull_request"]["number"] = number

@@ -34,9 +34,9 @@ def world(github, database, tmp_path):
     clients = GitHubClients(settings)
     clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
     services = BotServices(
-        database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name),
+        database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name, clients.own_login),
         RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
-        bot_login="perfbot[bot]", token_login=clients.token_login)
+        bot_login="perfbot[bot]", own_login=clients.own_login)
     yield remote, services
     clients.close()
 

@@ -14,7 +14,8 @@ from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, Recor
 from bot.core.digest import DigestFacts, RecordFact, build_digest
 from bot.core.milestones import Failing, RunFact, SidePoint
 from bot.core.repo_config import Milestone, parse_repo_config
-from bot.services.digest import cell, make_digest, mermaid_label
+from bot.core.untrusted import cell
+from bot.services.digest import make_digest, mermaid_label
 
 REPO = "team/runtime"
 SEQ = ("seq-agent", "seq@agents.invalid")

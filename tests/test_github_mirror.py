@@ -28,7 +28,7 @@ def settings_for(double, tmp_path, **extra) -> Settings:
 def tracker(github, tmp_path):
     github.add_repo(REPO)
     clients = GitHubClients(settings_for(github, tmp_path))
-    yield GitHubIssues(clients.for_installation(None), REPO)
+    yield GitHubIssues(clients.for_installation(None), REPO, clients.own_login)
     clients.close()
 
 
@@ -123,7 +123,7 @@ def test_github_app_installation_tokens_are_cached_until_they_expire(database, g
     github.install_app(77, [REPO], github_app_key, app_id=1234)
     clients = GitHubClients(settings_for(github, tmp_path, github_token=None, github_app_id="1234",
                                          github_private_key=github_app_key))
-    app_tracker = GitHubIssues(clients.for_installation(77), REPO)
+    app_tracker = GitHubIssues(clients.for_installation(77), REPO, clients.own_login)
     git_repo.write(A, canonical_report("perf_a")).commit("a")
     sync_and_mirror(database, git_repo, app_tracker)
     git_repo.write(B, canonical_report("perf_b")).commit("b")
@@ -136,7 +136,7 @@ def test_github_app_installation_tokens_are_cached_until_they_expire(database, g
 def test_github_enterprise_server_urls_work(database, git_repo, github, tmp_path):
     github.add_repo(REPO)
     clients = GitHubClients(settings_for(github, tmp_path, github_api_url=github.ghes_url))
-    ghes_tracker = GitHubIssues(clients.for_installation(None), REPO)
+    ghes_tracker = GitHubIssues(clients.for_installation(None), REPO, clients.own_login)
     git_repo.write(A, canonical_report("perf_a")).commit("a")
     sync_and_mirror(database, git_repo, ghes_tracker)
     assert list(issues(github)) == [1]
@@ -144,10 +144,15 @@ def test_github_enterprise_server_urls_work(database, git_repo, github, tmp_path
     clients.close()
 
 
-def test_the_bot_knows_its_own_login_with_a_personal_token(github, tmp_path):
+def test_the_bot_learns_its_own_login_once_from_the_token_or_the_app(github, github_app_key, tmp_path):
     clients = GitHubClients(settings_for(github, tmp_path))
-    assert clients.token_login() == github.login
-    app_clients = GitHubClients(settings_for(github, tmp_path, github_token=None, github_app_id="1",
-                                             github_private_key="unused"))
-    assert app_clients.token_login() is None
+    assert clients.own_login() == clients.own_login() == github.login
+    github.add_repo(REPO)
+    github.install_app(77, [REPO], github_app_key, app_id=1234, app_slug="perf-runner")
+    app_clients = GitHubClients(settings_for(github, tmp_path, github_token=None, github_app_id="1234",
+                                             github_private_key=github_app_key))
+    assert app_clients.own_login() == app_clients.own_login() == "perf-runner[bot]"
+    asked = [r.path for r in github.requests if r.path in ("/user", "/app")]
+    assert asked == ["/user", "/app"]  # each asked once, then remembered
     clients.close()
+    app_clients.close()

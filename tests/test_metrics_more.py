@@ -15,6 +15,7 @@ from bot.adapters.store.service_models import BenchRun, DedupVerdict, Delivery, 
 from bot.app import create_app
 from bot.app.metrics import Metrics
 from bot.config import Settings
+from bot.errors import TransientError
 
 REPO = "team/runtime"
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
@@ -127,7 +128,7 @@ def test_github_requests_are_every_http_exchange_including_retries_and_token_min
                         github_write_interval=0)
     clients = GitHubClients(settings)
     before = Counter(request_counts())
-    issues = GitHubIssues(clients.for_installation(77), REPO)
+    issues = GitHubIssues(clients.for_installation(77), REPO, clients.own_login)
     number = issues.create_issue(title="t", body="b", labels=())
     github.fail_next(2, status=502)  # a read is retried in-process by PyGithub: three exchanges for one call
     assert clients.for_installation(77).get_repo(REPO).get_issue(number).title == "t"
@@ -152,7 +153,8 @@ def test_a_github_request_that_gets_no_answer_counts_as_an_error(tmp_path):
                         github_token="t", github_request_interval=0, github_write_interval=0)
     clients = GitHubClients(settings)
     before = request_counts().get(("GET", "error"), 0)
-    assert clients.token_login() is None  # unreachable: unknown for now
+    with pytest.raises(TransientError):  # unreachable: unknown for now, asked again next time
+        clients.own_login()
     clients.close()
     assert request_counts().get(("GET", "error"), 0) - before == 4  # the first try and PyGithub's 3 retries
 

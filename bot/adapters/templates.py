@@ -6,6 +6,7 @@ from functools import lru_cache
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot.config import PROJECT_ROOT
+from bot.core.untrusted import cell, fenced, quiet_mentions
 
 TEMPLATE_DIR = PROJECT_ROOT / "templates"
 
@@ -13,7 +14,7 @@ TEMPLATE_DIR = PROJECT_ROOT / "templates"
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     # StrictUndefined: a template asking for a value nobody passed is a bug, not an empty string.
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(TEMPLATE_DIR),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -21,6 +22,10 @@ def environment() -> Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["quiet"] = quiet_mentions  # untrusted text outside a fence: its @mentions ping nobody
+    env.filters["fenced"] = fenced  # untrusted text whole, inside a fold or not: nothing in it is markup
+    env.filters["cell"] = cell  # untrusted text in a table cell
+    return env
 
 
 def render(name: str, **context) -> str:

@@ -105,13 +105,14 @@ class Runtime:
         clones = Clones(settings.instance_dir / "repos", settings.git_base_url)
         return BotServices(
             self.db,
-            lambda full_name, installation: GitHubIssues(clients.for_installation(installation), full_name),
+            lambda full_name, installation: GitHubIssues(clients.for_installation(installation), full_name,
+                                                         clients.own_login),
             RepoSource(fetch=lambda full_name, installation: clones.fetch(full_name, clients.git_token(installation)),
                        push=lambda full_name, installation, branch: clones.push(full_name, branch,
                                                                                 clients.git_token(installation))),
             bot_login=settings.bot_login,
             file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
-            token_login=clients.token_login,
+            own_login=clients.own_login,
             reviewer=reviewer_for(settings),
             outgoing=Outgoing(settings.secret_values()),
             **flows,

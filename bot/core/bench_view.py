@@ -107,13 +107,6 @@ def status_state(run: dict) -> str:
     return "pending" if run["status"] != "done" else STATUS_STATES.get(run["verdict"], "error")
 
 
-def fenced(text: str) -> str:
-    """Untrusted text as a code block whose fence is longer than any backtick run inside it."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
-
-
 def code_span(text: str) -> str:
     """Untrusted text as inline code: delimited by more backticks than it holds, on one line."""
     text = " ".join(text.split())

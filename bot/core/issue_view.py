@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from bot.core.untrusted import quiet_mentions
+
 BOT_LABEL = "perfbot"
 # Fixed colours so labels look the same in every repository perfbot creates them in.
 LABEL_COLORS = {
@@ -89,7 +91,7 @@ def issue_spec(record: RecordView) -> IssueSpec:
     elif record.state == "closed":
         state, reason = "closed", "completed"  # closed by a person; perfbot only labels it as an override
     ratio = f" ({record.ratio:g}x)" if record.ratio is not None else ""
-    title = f"{record.slug}: {record.title or 'untitled report'}{ratio}"[:250]
+    title = quiet_mentions(f"{record.slug}: {record.title or 'untitled report'}{ratio}")[:250]
     return IssueSpec(title, tuple(sorted(labels)), state, reason, record_marker(record.slug))
 
 

@@ -30,8 +30,10 @@ class Answers:
         return answer_store.get_answer(self.db, answer_id)
 
     def remember_runs(self, answer_id: int, index: int, runs: list[int]) -> None:
+        """The line's runs, and each run told to keep this line current; a run two commands share tells both."""
+        answer_store.set_line(self.db, answer_id, index, runs=runs)
         for run in runs:
-            bench_store.set_options(self.db, run, answer={"id": answer_id, "index": index, "runs": runs})
+            bench_store.add_follower(self.db, run, {"id": answer_id, "index": index})
 
     def runs_text(self, runs: list[int]) -> str:
         return "\n".join(self.run_line(bench_store.get_run(self.db, run)) for run in runs)
@@ -48,14 +50,16 @@ class Answers:
         return f"{icon} bench run {run['id']}, `{run['slug']}`: **{run['verdict']}**, {bench_view.status_description(run)}"
 
     def run_changed(self, run: dict, tracker) -> None:
-        """A bench run moved on: the answer line of the command that queued it says so."""
-        where = (run.get("options") or {}).get("answer")
-        if not where:
-            return
-        text = "\n".join(self.run_line(run if other == run["id"] else bench_store.get_run(self.db, other))
-                         for other in where["runs"])
-        answer_store.set_line(self.db, where["id"], where["index"], text)
-        self.publish(where["id"], tracker)
+        """A bench run moved on: the answer line of every command that asked for it says so."""
+        for where in (run.get("options") or {}).get("answers", []):
+            row = answer_store.get_answer(self.db, where["id"])
+            if row is None:
+                continue
+            runs = row.lines[where["index"]].get("runs") or [run["id"]]
+            text = "\n".join(self.run_line(run if other == run["id"] else bench_store.get_run(self.db, other))
+                             for other in runs)
+            answer_store.set_line(self.db, where["id"], where["index"], text)
+            self.publish(where["id"], tracker)
 
     def status_line(self, repo_key: str, slug: str) -> str:
         standing = record_standing(self.db, repo_key, slug)

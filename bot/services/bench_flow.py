@@ -20,6 +20,7 @@ from bot.core import bench_view, scaling_view
 from bot.core.issue_view import comment_marker
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
+from bot.core.untrusted import fenced
 from bot.errors import TransientError, UserError
 from bot.services.actions_flow import ActionsFlow
 from bot.services.bench_inputs import FIX, GUARD, REPRODUCE, for_run
@@ -213,4 +214,4 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
                   chart=scaling_view.mermaid_curve(run["slug"], result)
                   or bench_view.mermaid_chart(run["slug"], result, threads),
                   scaling=scaling_view.scaling_tables(result), result=result,
-                  fenced_message=bench_view.fenced(run["message"]), suite=result.get("suite"), criterion=criterion)
+                  fenced_message=fenced(run["message"]), suite=result.get("suite"), criterion=criterion)

@@ -22,9 +22,9 @@ from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
 from bot.core import bisect
 from bot.core.issue_view import comment_marker
+from bot.core.untrusted import cell
 from bot.errors import TransientError, UserError
 from bot.services.bench_flow import BenchFlow, reproduction
-from bot.services.digest import cell
 from bot.services.bench_inputs import bench_config, read_config, read_record, source_of
 from bot.services.verify import verify
 

@@ -87,7 +87,7 @@ class RepoSource:
 class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
     def __init__(self, db: Database, trackers: TrackerFactory, source: RepoSource, *, bot_login: str,
                  file_url: Callable[[str], str] = lambda full_name: "",
-                 token_login: Callable[[], str | None] = lambda: None, reviewer: Reviewer | None = None,
+                 own_login: Callable[[], str] | None = None, reviewer: Reviewer | None = None,
                  fixes: FixFlow | None = None, bench: BenchFlow | None = None,
                  outgoing: Outgoing = Outgoing()) -> None:
         self.db = db
@@ -96,7 +96,7 @@ class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
         self.source = source
         self.bot_login = bot_login
         self.file_url = file_url
-        self.token_login = token_login
+        self.own_login = own_login  # GitHub's answer to who perfbot is; None in local mode
         self.reviewer = reviewer or OfflineReviewer()
         self.fixes = fixes  # None: this process attaches no fixes and runs no benchmarks (tests of other flows)
         self.bench = bench
@@ -105,8 +105,14 @@ class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
             bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
 
     def is_bot(self, login: str) -> bool:
-        """Our own writes echo back as events; with a personal token, perfbot writes as that token's user."""
-        return bool(login) and login in (self.bot_login, self.token_login())
+        """Our own writes echo back as events: perfbot writes as the App's `<slug>[bot]` or the token's user."""
+        if not login:
+            return False
+        try:
+            own = self.own_login() if self.own_login is not None else None
+        except Exception:  # GitHub cannot say now: the configured login still tells our own echoes apart
+            own = None
+        return login.lower() in {self.bot_login.lower(), (own or "").lower()} - {""}
 
     def sync_and_mirror(self, full_name: str, after: str | None, installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
         """Sync up to `after` (default: the default branch), review what changed for overlaps, mirror, comment."""

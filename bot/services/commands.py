@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from bot.adapters.store import answer_store, bench_store, fix_store
 from bot.adapters.store.dedup_store import remember_not_duplicate
+from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.core import commands as grammar
 from bot.core.commands import attach, bisect, cancel, close, detach, dup, merge, not_dup, reopen, status, verify
@@ -25,20 +26,26 @@ from bot.services.fix_flow import PullInfo
 
 log = logging.getLogger("perfbot.commands")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
+COMMENT_LOCKS = 64
 
 
 @dataclass(frozen=True)
 class Where:
-    """The comment that holds the commands, and who wrote it."""
+    """The comment that holds the commands, and who wrote them: its author, or whoever edited them in."""
 
     full_name: str
     number: int  # the issue or pull request
     is_pull: bool
     comment_id: int
-    author: str
+    author: str  # who wrote the command lines: whose permission they run with
     installation_id: int | None
     delivery_id: str
     review_comment: bool = False
+    comment_author: str = ""  # who wrote the comment, when someone else edited commands into it
+
+    @property
+    def edited_by_other(self) -> bool:
+        return bool(self.comment_author) and self.comment_author.lower() != self.author.lower()
 
 
 class CommandFlow:
@@ -49,17 +56,26 @@ class CommandFlow:
         self.answers = Answers(services.db)
 
     def run(self, where: Where, invocations: list[grammar.Invocation]) -> answer_store.AnswerRow | None:
+        """Each command carried out once: a command is its comment, line and text, so the same body delivered
+        again (GitHub's redelivery, a replay under a new delivery id) finds its lines answered and does nothing."""
         if not invocations:
             return None
-        tracker = self.services.trackers(where.full_name, where.installation_id)
-        tracker.react(where.number, where.comment_id, "eyes", review_comment=where.review_comment)
-        answer = answer_store.open_answer(self.db, where.full_name, where.number, where.comment_id, where.author)
-        level: list[str] = []  # asked once, and only when a command needs it
-        for invocation in invocations:
-            index = answer_store.add_line(self.db, answer.id, invocation.text)
-            text = self._answer(invocation, where, tracker, level, answer.id, index)
-            answer_store.set_line(self.db, answer.id, index, text)
-        return self.answers.publish(answer.id, tracker)
+        # One delivery at a time per comment, across workers and processes: a replay waits, then finds its lines.
+        # Comments share COMMENT_LOCKS locks per repository: on SQLite each lock is a file that stays.
+        with repo_lock(self.db, f"{where.full_name} commands {where.comment_id % COMMENT_LOCKS}"):
+            answer = answer_store.open_answer(self.db, where.full_name, where.number, where.comment_id, where.author)
+            answered = {(line.get("line"), line["command"]) for line in answer.lines}
+            fresh = [i for i in invocations if (i.line, i.text) not in answered]
+            if not fresh:
+                return None
+            tracker = self.services.trackers(where.full_name, where.installation_id)
+            tracker.react(where.number, where.comment_id, "eyes", review_comment=where.review_comment)
+            level: list[str] = []  # asked once, and only when a command needs it
+            for invocation in fresh:
+                index = answer_store.add_line(self.db, answer.id, invocation.text, line=invocation.line)
+                text = self._answer(invocation, where, tracker, level, answer.id, index)
+                answer_store.set_line(self.db, answer.id, index, text)
+            return self.answers.publish(answer.id, tracker)
 
     def _answer(self, invocation, where: Where, tracker, level: list[str], answer_id: int, index: int) -> str:
         if invocation.unknown:
@@ -68,6 +84,10 @@ class CommandFlow:
             return f"⚠️ {invocation.error}"
         try:
             if grammar.VERBS[invocation.verb].WRITE:
+                if where.edited_by_other:  # else anyone able to edit could borrow the author's standing
+                    return (f"🚫 `{invocation.verb}` was edited into {where.comment_author}'s comment by "
+                            f"@{where.author}; commands that spend bench time or change state run only from their "
+                            "author's own comment. Post it in a comment of your own.")
                 if not level:
                     level.append(tracker.permission(where.author))
                 if level[0] not in WRITE_LEVELS:
@@ -152,8 +172,7 @@ class CommandFlow:
         return PullInfo(**tracker.pull_request(where.number))
 
     def _verify(self, command: verify.Verify, where: Where, tracker, answer_id: int, index: int) -> str:
-        options = {"answer": {"id": answer_id, "index": index}}
-        options.update({k: v for k, v in (("runner", command.runner), ("samples", command.samples)) if v})
+        options = {k: v for k, v in (("runner", command.runner), ("samples", command.samples)) if v}
         runs = []
         if where.is_pull:
             pull = self._pull(where, tracker)

@@ -25,9 +25,10 @@ from bot.core.issue_view import BOT_LABEL
 from bot.core.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.parse import parse
 from bot.core.repo_config import RepoConfig
+from bot.core.untrusted import cell
 from bot.errors import UserError
 from bot.services.bench_inputs import read_config
-from bot.services.digest import cell, code, ratio
+from bot.services.digest import code, ratio
 
 log = logging.getLogger("perfbot.dashboard")
 TITLE = "perfbot campaign dashboard"

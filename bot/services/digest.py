@@ -13,10 +13,10 @@ from bot.core.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity import ParityReport
 from bot.core.parity_view import digest_rows
 from bot.core.repo_config import RepoConfig
+from bot.core.untrusted import cell
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>|#!~&$])")
 
 
 def make_digest(db: Database, repo_key: str, config: RepoConfig, *, since: datetime | None,
@@ -46,11 +46,6 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
                   top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,
                   parity=parity, parity_rows=digest_rows(parity) if parity else [], prose=prose)
-
-
-def cell(text: str) -> str:
-    """Untrusted text in a table cell: one line, markdown made literal, and no @mention that would ping anyone."""
-    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split())).replace("@", "@\u200b")
 
 
 def prose(text: str) -> str:

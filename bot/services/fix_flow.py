@@ -15,6 +15,7 @@ from bot.adapters.git import GitRepository
 from bot.adapters.git_fixes import FixDiff, branch_heads, fix_diff
 from bot.adapters.store import bench_store, fix_store
 from bot.adapters.store.engine import Database
+from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
 from bot.core.fixes import slugs_fixed, token_delta
 from bot.core.refnames import branch_name_problem
@@ -56,10 +57,16 @@ class FixFlow:
     def request_run(self, full_name: str, slug: str, *, base: str | None, head: str, purpose: str,
                     installation_id: int | None, pr_number: int | None = None, requested_by: str = "",
                     options: dict | None = None) -> int:
-        run_id = bench_store.queue_run(self.db, full_name, slug, base=base, head=head, purpose=purpose,
-                                       pr_number=pr_number, requested_by=requested_by, options=options)
-        self.enqueue(NewDelivery(f"bench-{run_id}", "perfbot.verify", purpose, full_name, installation_id,
-                                 json.dumps({"run": run_id})))
+        """A bench run of `slug` at `head` for `purpose`: the one already queued or running, else a new one, so
+        however many PRs, branches or commands point at one head, it is measured once at a time."""
+        with repo_lock(self.db, f"{full_name} bench runs"):  # not the repository's: a long sync holds that
+            run_id = bench_store.unfinished_run(self.db, full_name, slug, head, purpose) or bench_store.queue_run(
+                self.db, full_name, slug, base=base, head=head, purpose=purpose, pr_number=pr_number,
+                requested_by=requested_by, options=options)
+            # Queued again for a run that exists: the queue keeps one delivery per id, and a crash between the
+            # row and its delivery is healed by the next request.
+            self.enqueue(NewDelivery(f"bench-{run_id}", "perfbot.verify", purpose, full_name, installation_id,
+                                     json.dumps({"run": run_id})))
         return run_id
 
     def pull_changed(self, repo: GitRepository, full_name: str, pull: PullInfo,
@@ -79,10 +86,11 @@ class FixFlow:
         for slug in claimed:
             source = "branch" if pull.head_ref.startswith(f"fix/{slug}") else \
                 "report" if records[slug].fix == pull.head_ref else "pr-body"
-            fix, new_head = self._attach_pull(full_name, pull, slug, source, diff, pull.author)
+            fix, _ = self._attach_pull(full_name, pull, slug, source, diff, pull.author)
             run_id = None
-            # Also when a branch scan measured this head already: the PR deserves its own comment and status.
-            if auto and (new_head or not fix_store.has_run(self.db, full_name, slug, FIX, pull.head_sha, pull.number)):
+            # One automatic run per record and head, whichever PR (or branch scan) saw the head first; a run's
+            # commit status is on the head, so every PR at that head shows the one a PR's run sets.
+            if auto and not fix_store.has_run(self.db, full_name, slug, FIX, pull.head_sha):
                 run_id = self.request_run(full_name, slug, base=fix.base_sha, head=pull.head_sha, purpose=FIX,
                                           installation_id=installation_id, pr_number=pull.number,
                                           requested_by=pull.author)
@@ -132,7 +140,8 @@ class FixFlow:
                     head_sha=heads[branch], base_sha=diff.base, stats=diff.stats,
                     token_delta=token_delta(list(diff.changes)))
                 run_id = None
-                if config.verify_fixes and new_head and fix.pr_number is None:
+                if config.verify_fixes and new_head and fix.pr_number is None and \
+                        not fix_store.has_run(self.db, full_name, slug, FIX, heads[branch]):
                     run_id = self.request_run(full_name, slug, base=diff.base, head=heads[branch], purpose=FIX,
                                               installation_id=installation_id)
                 attached.append(Attached(fix, run_id))

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Iterator
 
 import requests
-from github import Auth, Github, GithubException, RateLimitExceededException
+from github import Auth, Github, GithubException, GithubIntegration, RateLimitExceededException
 from github.Auth import TOKEN_REFRESH_THRESHOLD_TIMEDELTA
 from urllib3.util.retry import Retry
 
@@ -70,7 +70,7 @@ class GitHubClients:
         self.settings = settings
         self._clients: dict[int | None, Github] = {}
         self._auths: dict[int | None, Auth.Auth] = {}
-        self._token_login: str | None = None
+        self._own_login: str | None = None
         self._lock = threading.Lock()
 
     def for_installation(self, installation_id: int | None) -> Github:
@@ -88,17 +88,22 @@ class GitHubClients:
                 )
             return client
 
-    def token_login(self) -> str | None:
-        """The login a configured token writes as (asked once); None for a GitHub App or when unknown."""
-        if not self.settings.github_token:
-            return None
-        if self._token_login is None:
-            try:
-                with classified_errors("asking who the token belongs to"):
-                    self._token_login = self.for_installation(None).get_user().login
-            except Exception:  # unknown for now; the configured bot login still applies, ask again next time
-                return None
-        return self._token_login
+    def own_login(self) -> str:
+        """The login perfbot writes as, asked once: the token's user (GET /user), or the App's `<slug>[bot]`
+        user (GET /app). Only what this login wrote is perfbot's own; an outage raises TransientError."""
+        if self._own_login is None:
+            with classified_errors("asking GitHub who perfbot is"):
+                if self.settings.github_token:
+                    self._own_login = self.for_installation(None).get_user().login
+                else:
+                    app = GithubIntegration(auth=Auth.AppAuth(self.settings.github_app_id, self.settings.github_private_key),
+                                            base_url=self.settings.github_api_url, timeout=20,
+                                            retry=CountingRetry(total=3, backoff_factor=0.2))
+                    try:
+                        self._own_login = f"{app.get_app().slug}[bot]"
+                    finally:
+                        app.close()
+        return self._own_login
 
     def git_token(self, installation_id: int | None) -> str:
         """A token for `git fetch`: the configured one, or the installation's (renewed before it expires)."""

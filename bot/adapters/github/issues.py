@@ -1,8 +1,12 @@
-"""The issue tracker on GitHub: issues found by marker, labels created on first use, marked comments edited."""
+"""The issue tracker on GitHub: issues found by marker, labels created on first use, marked comments edited.
+
+Anyone can write perfbot's hidden markers, so an issue or comment counts as perfbot's only when perfbot's own
+login wrote it: a look-alike is never edited, trusted or adopted."""
 from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 from github import Github, GithubException
 
@@ -19,16 +23,25 @@ _permissions_lock = threading.Lock()
 class GitHubIssues:
     """One repository's issues, as the mirror needs them; every call is classified for retry."""
 
-    def __init__(self, client: Github, full_name: str) -> None:
+    def __init__(self, client: Github, full_name: str, own_login: Callable[[], str]) -> None:
         self.full_name = full_name
         self.repo = client.get_repo(full_name)
+        self.own_login = own_login  # GitHubClients.own_login: asked of GitHub once, then remembered
         self._labels: set[str] | None = None
 
+    def _mine(self, item) -> bool:
+        """Written by perfbot itself (logins are case-insensitive on GitHub)."""
+        return item.user is not None and item.user.login.lower() == self.own_login().lower()
+
     def marked_issues(self, prefix: str = "<!-- perfbot:record ", label: str = BOT_LABEL) -> dict[str, int]:
-        """Marker line -> issue number for every issue perfbot made (found by its label, then its first line)."""
+        """Marker line -> issue number for every issue perfbot made (found by its label and author, then its first
+        line); an issue someone else opened with the marker is not one."""
         found: dict[str, int] = {}
         with classified_errors(f"listing perfbot issues of {self.full_name}"):
+            # Filtered here, not with `creator=`: how that parameter spells an App's bot user is not documented.
             for issue in self.repo.get_issues(state="all", labels=[label]):
+                if not self._mine(issue):
+                    continue
                 first_line = (issue.body or "").split("\n", 1)[0].strip()
                 if first_line.startswith(prefix):
                     found.setdefault(first_line, issue.number)
@@ -61,7 +74,7 @@ class GitHubIssues:
             issue.edit(**fields)
 
     def upsert_comment(self, number: int, marker: str, body: str, comment_id: int | None) -> int:
-        """Edit the marked comment (by id, else found by marker), or post it once."""
+        """Edit perfbot's marked comment (by id, else found by marker among its own comments), or post it once."""
         with classified_errors(f"commenting on issue #{number} of {self.full_name}"):
             issue = self.repo.get_issue(number)
             comment = None
@@ -71,8 +84,11 @@ class GitHubIssues:
                 except GithubException as exc:
                     if exc.status != 404:
                         raise
+            if comment is not None and not self._mine(comment):
+                comment = None
             if comment is None:
-                comment = next((c for c in issue.get_comments() if (c.body or "").startswith(marker)), None)
+                comment = next((c for c in issue.get_comments() if self._mine(c) and (c.body or "").startswith(marker)),
+                               None)
             if comment is None:
                 return issue.create_comment(body).id
             if comment.body != body:

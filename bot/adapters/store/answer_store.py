@@ -18,7 +18,8 @@ class AnswerRow:
     source_comment_id: int
     answer_comment_id: int | None
     author: str
-    lines: tuple[dict, ...]  # {"command": text as written, "answer": markdown, "run": bench run id or None}
+    # {"command": text as written, "line": its line in the comment, "answer": markdown, "runs": bench run ids}
+    lines: tuple[dict, ...]
 
 
 def _row(answer: CommandAnswer) -> AnswerRow:
@@ -40,22 +41,24 @@ def open_answer(db: Database, repo_key: str, issue_number: int, source_comment_i
         return _row(answer)
 
 
-def add_line(db: Database, answer_id: int, command: str, answer: str = "…", run: int | None = None) -> int:
+def add_line(db: Database, answer_id: int, command: str, answer: str = "…", line: int | None = None) -> int:
     """Append a command's line; returns its index, by which later progress finds it."""
     with db.session() as session:
         row = session.get(CommandAnswer, answer_id)
-        row.lines = [*row.lines, {"command": command, "answer": answer, "run": run}]
+        row.lines = [*row.lines, {"command": command, "line": line, "answer": answer, "runs": []}]
         row.updated_at = datetime.now(timezone.utc)
         return len(row.lines) - 1
 
 
-def set_line(db: Database, answer_id: int, index: int, answer: str, run: int | None = None) -> AnswerRow:
+def set_line(db: Database, answer_id: int, index: int, answer: str | None = None,
+             runs: list[int] | None = None) -> AnswerRow:
     with db.session() as session:
         row = session.get(CommandAnswer, answer_id)
         lines = [dict(line) for line in row.lines]
-        lines[index]["answer"] = answer
-        if run is not None:
-            lines[index]["run"] = run
+        if answer is not None:
+            lines[index]["answer"] = answer
+        if runs is not None:
+            lines[index]["runs"] = runs
         row.lines, row.updated_at = lines, datetime.now(timezone.utc)
         return _row(row)
 

@@ -68,6 +68,23 @@ def set_options(db: Database, run_id: int, **values) -> None:
         run.options = {**(run.options or {}), **values}
 
 
+def add_follower(db: Database, run_id: int, answer: dict) -> None:
+    """An answer line to keep current as the run goes on (`options.answers`); row-locked where the store can."""
+    with db.session() as session:
+        run = session.get(BenchRun, run_id, with_for_update=True)
+        followers = list((run.options or {}).get("answers", []))
+        if answer not in followers:
+            run.options = {**(run.options or {}), "answers": [*followers, answer]}
+
+
+def unfinished_run(db: Database, repo_key: str, slug: str, head: str, purpose: str) -> int | None:
+    """The queued or running run of this record, head and purpose, if any."""
+    with db.session() as session:
+        return session.scalars(select(BenchRun.id).where(
+            BenchRun.repo_key == repo_key, BenchRun.slug == slug, BenchRun.head_sha == head,
+            BenchRun.purpose == purpose, BenchRun.status != DONE).order_by(BenchRun.id).limit(1)).first()
+
+
 def request_cancel(db: Database, run_id: int) -> str:
     """A queued run is cancelled at once; a running one stops at its next sample. Returns what happened."""
     with db.session() as session:

@@ -188,7 +188,7 @@ class CommandAnswer(Base):
     source_comment_id: Mapped[int] = mapped_column(BigInteger)
     answer_comment_id: Mapped[int | None] = mapped_column(BigInteger)
     author: Mapped[str] = mapped_column(String(200), default="")
-    lines: Mapped[list] = mapped_column(JSON, default=list)  # [{"command": text, "answer": text, "run": id|None}]
+    lines: Mapped[list] = mapped_column(JSON, default=list)  # [{"command", "line", "answer", "runs"}]
     created_at: Mapped[datetime] = mapped_column()
     updated_at: Mapped[datetime] = mapped_column()
 
