@@ -14,7 +14,6 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.dedup_store import remember_not_duplicate
 from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
 from bot.core import overrides
-from bot.errors import TransientError
 from bot.core.offline_reviewer import OfflineReviewer
 from bot.adapters.store.locks import repo_lock
 from bot.core.outgoing import Outgoing
