@@ -25,6 +25,7 @@ COMMANDS = {
     "digest": "bot.cli.digest_cmd:digest_command",
     "app-manifest": "bot.cli.manifest_cmd:manifest_command",
     "parity": "bot.cli.parity_cmd:parity_command",
+    "config": "bot.cli.config_cmd:config_command",
 }
 
 

@@ -150,7 +150,7 @@ RUNTIME_V1 = _HEAD + _BOXED_SUM + _MOD_HARDWARE + _TAIL
 
 # Modest limits: a verification of the fix takes seconds on two cores, a hang at most 5 s. Up to 30 pairs:
 # the fixed program runs for milliseconds, and on a busy host more pairs, not luck, settle its interval.
-SETTINGS = """# How perfbot builds this project and runs a report's two programs (bot/core/repo_config.py).
+SETTINGS = """# How perfbot builds this project and runs a report's two programs (bot/core/config/).
 [build]
 command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]
 

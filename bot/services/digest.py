@@ -12,7 +12,7 @@ from bot.core.bench_view import code_span
 from bot.core.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity import ParityReport
 from bot.core.parity_view import digest_rows
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
