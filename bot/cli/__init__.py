@@ -26,6 +26,7 @@ COMMANDS = {
     "app-manifest": "bot.cli.manifest_cmd:manifest_command",
     "parity": "bot.cli.parity_cmd:parity_command",
     "config": "bot.cli.config_cmd:config_command",
+    "check": "bot.cli.check_cmd:check_command",
 }
 
 
