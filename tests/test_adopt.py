@@ -1,4 +1,5 @@
-"""`perfbot check` on a runtime that is not the demo: real git, real gcc, the real sandbox."""
+"""Adopting perfbot on a runtime that is not the demo: `perfbot init` guesses, `perfbot check` says what to fix,
+`perfbot verify` decides. Real git, real gcc, the real sandbox."""
 from __future__ import annotations
 
 import re
@@ -17,6 +18,21 @@ def perfbot(tmp_path, monkeypatch):
     return lambda *args: runner.invoke(main, list(args), catch_exceptions=False)
 
 
+def test_init_and_check_on_a_makefile_runtime_with_a_subcommand(tmp_path, perfbot):
+    repo = build_calc(tmp_path / "calc")
+    init = perfbot("init", "--repo", str(repo.root))
+    assert init.exit_code == 0, init.output
+    assert "guessed build: make (from a Makefile)" in init.output
+    assert "guessed run: ./bin/calc run --threads {threads} {file}" in init.output
+    written = (repo.root / ".perfbot.toml").read_text()
+    assert 'program = "main.calc"' in written and 'command = ["make"]' in written
+    check = perfbot("check", "--repo", str(repo.root), "--config", str(repo.root / ".perfbot.toml"))
+    assert check.exit_code == 0, check.output
+    assert re.search(r"perf_slow_add\s+yes\s+yes\s+-", check.output), check.output
+    again = perfbot("init", "--repo", str(repo.root))
+    assert again.exit_code == 1 and "exists" in again.output
+
+
 def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
     repo = build_calc(tmp_path / "calc")
     config = tmp_path / "broken.toml"
@@ -33,6 +49,20 @@ def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
                       'kind = "ssh"\nhost = "-x"\nlabels = ["c"]\n')
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and "broken.toml:8: runners.host: '-x' is not a valid host" in check.output
+
+
+@pytest.mark.parametrize("binary, help_text, language, extension", [
+    ("runtime", "usage: runtime [-T THREADS] [-s] PROGRAM.dl [N]", ("./runtime", "-T", "{threads}", "{file}"), "dl"),
+    ("bin/bend", "Usage: bend run [--threads N] FILE.bend\n", ("./bin/bend", "run", "--threads", "{threads}", "{file}"),
+     "bend"),
+    ("x", "usage: x <file>\n  -j, --jobs N  worker threads\n", ("./x", "--jobs", "{threads}", "{file}"), None),
+    ("x", "x: give it something", ("./x", "{file}"), None),
+])
+def test_init_reads_the_run_template_from_a_usage_line(binary, help_text, language, extension):
+    from bot.core.init_guess import guess_run
+
+    guess = guess_run(binary, help_text)
+    assert (guess.language, guess.extension) == (language, extension)
 
 
 def test_check_offers_a_normalize_rule_only_for_statistics_lines():

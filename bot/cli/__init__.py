@@ -27,6 +27,7 @@ COMMANDS = {
     "parity": "bot.cli.parity_cmd:parity_command",
     "config": "bot.cli.config_cmd:config_command",
     "check": "bot.cli.check_cmd:check_command",
+    "init": "bot.cli.init_cmd:init_command",
 }
 
 
