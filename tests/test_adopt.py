@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import git
 import pytest
 from click.testing import CliRunner
 
@@ -71,3 +72,22 @@ def test_check_offers_a_normalize_rule_only_for_statistics_lines():
     assert normalize_rules("42\n- ITRS: 9\n", "42\n") == [("(?m)^- ITRS.*\\n?", "")]
     assert normalize_rules("42\n", "43\n") == []  # a different result is never normalised away
     assert normalize_rules("42\nbanner v1\n", "42\n") == []
+
+
+def test_a_new_report_starts_from_a_program_the_configured_runtime_runs(tmp_path, perfbot):
+    """`perfbot new` on the demo (its [new] table) and on a runtime whose .perfbot.toml has none."""
+    made = perfbot("demo", str(tmp_path / "demo"))
+    assert made.exit_code == 0, made.output
+    demo = git.Repo(tmp_path / "demo")
+    new = perfbot("new", "perf_try_it", "--track", "seq", "--dir", str(tmp_path / "demo/devs/issues"))
+    assert new.exit_code == 0 and "note:" not in new.output, new.output
+    text = (tmp_path / "demo/devs/issues/perf_try_it.md").read_text()
+    assert "```bend\n# the sum of i*i for i < 1000" in text and "`./runtime -T1 -s main.dl`" in text
+    demo.git.add("devs/issues/perf_try_it.md")
+    demo.git.commit("-q", "-m", "a new report")
+    check = perfbot("check", "--repo", str(tmp_path / "demo"))
+    assert check.exit_code == 0 and re.search(r"perf_try_it\s+yes\s+yes\s+yes", check.output), check.output
+    repo = build_calc(tmp_path / "calc")
+    (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\n')
+    plain = perfbot("new", "perf_plain", "--track", "seq", "--dir", str(repo.root / "devs/issues"))
+    assert plain.exit_code == 0 and "add a [new] table" in plain.output

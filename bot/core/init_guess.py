@@ -122,6 +122,15 @@ timeout_seconds = 60
 name = "local"
 kind = "local"
 labels = ["c"]
+
+# [new]                        # what `perfbot new` starts a report from: a program {binary} runs, its C twin
+# program = '''
+# ...
+# '''
+# translation = '''
+# int main(void) {{ ... }}
+# '''
+# prints = "..."               # what both print
 """
 
 

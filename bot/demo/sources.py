@@ -195,6 +195,26 @@ reference_factor = 1.1        # `reference: runtime@v1` reports pass within 1.1x
 name = "local"
 kind = "local"
 labels = ["c"]
+
+[new]                         # what `perfbot new` starts a report from: a program this runtime runs
+program = '''
+# the sum of i*i for i < 1000, u24 (wraps mod 2^24)
+sum 1000
+'''
+translation = '''
+#include <stdio.h>
+#include <stdint.h>
+
+#define U24(x) ((x) & 0xFFFFFFu)   /* u24 wraps mod 2^24 */
+
+int main(void) {
+  uint32_t acc = 0;
+  for (unsigned long i = 0; i < 1000; i++) acc = U24(acc + U24((uint32_t)(i * i)));
+  printf("%u\\n", acc);
+  return 0;
+}
+'''
+prints = "14066396"
 """
 
 GITIGNORE = "/runtime\n.perfbot-run/\n"

@@ -19,6 +19,7 @@ from bot.core.config.lines import key_lines
 from bot.core.config.parity import ParityConfig
 from bot.core.config.run import Reference, ReferenceName, ReferenceTable, Run, Verify
 from bot.core.config.runners import Runner, Suite
+from bot.core.config.scaffold import New
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import Section
 
@@ -37,6 +38,7 @@ class PerfbotFile(Section):
     guards: GuardSettings = GuardSettings()
     gpu: GpuSettings | None = None
     sandbox: SandboxSettings = SandboxSettings()
+    new: New | None = None
 
     @model_validator(mode="after")
     def _across_sections(self):
@@ -109,6 +111,7 @@ class RepoConfig:
     guards: GuardSettings = GuardSettings()
     gpu: GpuSettings = GpuSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    new: New | None = None  # what `perfbot new` scaffolds; None: the format's own example
     file: PerfbotFile = field(default=PerfbotFile(), compare=False)  # as written, for `perfbot check`'s lines
 
     def runner_for(self, backend: str) -> Runner | None:
@@ -148,7 +151,7 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
                         threads=verify.threads, flatten_gain=verify.flatten_gain),
         parity=file.parity.written() if file.parity else ParityConfig(),
         notify=file.notify.written() if file.notify else NotifySettings(),
-        guards=file.guards, gpu=file.gpu or GpuSettings(), sandbox=file.sandbox, file=file)
+        guards=file.guards, gpu=file.gpu or GpuSettings(), sandbox=file.sandbox, new=file.new, file=file)
 
 
 def json_schema() -> dict:
