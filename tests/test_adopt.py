@@ -1,15 +1,18 @@
 """Adopting perfbot on a runtime that is not the demo: `perfbot init` guesses, `perfbot check` says what to fix,
-`perfbot verify` decides. Real git, real gcc, the real sandbox."""
+`perfbot verify` decides. Real git, real gcc, the real sandbox; the README's "Adopt perfbot" runs these steps."""
 from __future__ import annotations
 
+import os
 import re
+import textwrap
+from pathlib import Path
 
 import git
 import pytest
 from click.testing import CliRunner
 
 from bot.cli import main
-from tests.adopt_project import build_calc
+from tests.adopt_project import OUTPUT, build_calc, build_tally
 
 
 @pytest.fixture
@@ -17,6 +20,18 @@ def perfbot(tmp_path, monkeypatch):
     monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
     runner = CliRunner()
     return lambda *args: runner.invoke(main, list(args), catch_exceptions=False)
+
+
+def pasted(output: str, after: str) -> str:
+    """The text a fix says to paste: the indented lines under the fix line containing `after`."""
+    lines = output.splitlines()
+    start = next(n for n, line in enumerate(lines) if after in line and ("fix:" in line or "note:" in line))
+    block = []
+    for line in lines[start + 1:]:
+        if not line.startswith("        "):
+            break
+        block.append(line)
+    return textwrap.dedent("\n".join(block)) + "\n"
 
 
 def test_init_and_check_on_a_makefile_runtime_with_a_subcommand(tmp_path, perfbot):
@@ -50,6 +65,69 @@ def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
                       'kind = "ssh"\nhost = "-x"\nlabels = ["c"]\n')
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and "broken.toml:8: runners.host: '-x' is not a valid host" in check.output
+
+
+def test_the_walkthrough_adopts_perfbot_on_a_runtime_with_statistics_and_a_renamed_define(tmp_path, monkeypatch):
+    repo, heads = build_tally(tmp_path / "tally")
+    root, config = str(repo.root), repo.root / ".perfbot.toml"
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    ran: list[str] = []  # as the README writes them: the repository is `tally`, the old commit OLD
+
+    def perfbot(*args: str):
+        shown = " ".join(args).replace(f"{root}/.perfbot.toml", "tally/.perfbot.toml").replace(root, "tally")
+        ran.append(shown.replace(heads["old"], "OLD"))
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    git = lambda *args: repo.repo.git.execute(["git", *args])  # noqa: E731 as a person types it
+    # 1. init: the build's own error names the heap define; --help names the file extension and --jobs.
+    init = perfbot("init", "--repo", root)
+    assert init.exit_code == 0, init.output
+    assert "-DHEAP_WORDS=65536 as its build error asks" in init.output
+    assert "guessed run: ./tally --jobs {threads} {file}" in init.output
+    assert 'program = "main.tl"' in config.read_text()
+    # 2. check: the runtime prints statistics lines the C translation does not; check writes the rule.
+    check = perfbot("check", "--repo", root, "--config", str(config))
+    assert check.exit_code == 1 and re.search(r"perf_slow_tally\s+yes\s+NO", check.output), check.output
+    rule = pasted(check.output, "statistics lines")
+    assert rule == "output = \"normalize\"\nnormalize = [['(?m)^heap words.*\\n?', ''], ['(?m)^steps.*\\n?', '']]\n"
+    metrics = pasted(check.output, "to record them")
+    config.write_text(config.read_text().replace("[run]", "[run]\n" + rule + metrics, 1)
+                      .replace("[verify]", '[verify]\nmeasure = "instructions"', 1))
+    check = perfbot("check", "--repo", root, "--config", str(config))
+    assert check.exit_code == 0 and re.search(r"perf_slow_tally\s+yes\s+yes\s+yes", check.output), check.output
+    git("add", ".perfbot.toml")
+    git("commit", "-q", "-m", "adopt perfbot")
+    # 3. an older commit: the define had another name; check writes the build script that builds both.
+    check = perfbot("check", "--repo", root, "--revision", heads["old"])
+    assert check.exit_code == 1 and "HEAP_CELLS" in check.output, check.output
+    script = pasted(check.output, "reading:")
+    assert script.startswith("#!/bin/sh") and "define=HEAP_CELLS" in script
+    (repo.root / ".perfbot").mkdir()
+    (repo.root / ".perfbot" / "build.sh").write_text(script)
+    os.chmod(repo.root / ".perfbot" / "build.sh", 0o755)
+    text = config.read_text()
+    config.write_text(re.sub(r"command = \[.*\]\n", pasted(check.output, "drop [build] command"), text, count=1))
+    git("add", ".perfbot.toml", ".perfbot/build.sh")
+    git("commit", "-q", "-m", "perfbot: a build script for every revision")
+    for revision in (heads["old"], "main"):
+        check = perfbot("check", "--repo", root, "--revision", revision)
+        assert check.exit_code == 0, check.output
+    # 4. verify, counted in instructions: the fix branch passes, main alone still shows the slowdown.
+    verdict = perfbot("verify", "perf_slow_tally", "--repo", root)
+    assert verdict.exit_code == 0 and "pass:" in verdict.output, verdict.output
+    verdict = perfbot("verify", "perf_slow_tally", "--repo", root, "--head", "main")
+    assert verdict.exit_code == 1 and "fail:" in verdict.output, verdict.output
+    assert str(OUTPUT) in (repo.root / "devs/issues/perf_slow_tally.md").read_text()
+    assert ran == readme_commands(), "README's Adopt section and this walkthrough differ"
+
+
+def readme_commands() -> list[str]:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Adopt perfbot on your runtime"):readme.index("## The report format")]
+    commands = []
+    for line in section.splitlines():
+        if line.startswith("    $ perfbot "):
+            commands += [part.split("#")[0].strip().removeprefix("perfbot ") for part in line[6:].split("&&")]
+    return commands
 
 
 @pytest.mark.parametrize("binary, help_text, language, extension", [
