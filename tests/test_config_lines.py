@@ -78,3 +78,19 @@ def test_perfbot_config_schema_prints_the_models_schema():
     result = CliRunner().invoke(main, ["config", "schema"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == json.loads(json.dumps(json_schema()))
+
+
+def test_the_reference_is_generated_from_the_model_and_lists_every_key():
+    from bot.core.config import PerfbotFile
+    from bot.core.config.errors import _fields_at
+    from bot.core.config.reference import reference_markdown
+
+    text = reference_markdown()
+    for section in PerfbotFile.model_fields:
+        header = {"runners": "[[runners]]", "milestones": "[[milestones]]", "references": "[references.NAME]"}
+        assert f"## `{header.get(section, f'[{section}]')}`" in text, section
+        path = (section, 0) if section in ("runners", "milestones") else (section, "x") \
+            if section == "references" else (section,)
+        for key in _fields_at(PerfbotFile, path):
+            assert f"| `{key}` |" in text, f"{section}.{key}"
+    assert '| `measure` | `"wall"` \\| `"user"` \\| `"instructions"` | `"wall"` |' in text

@@ -6,6 +6,7 @@ import json
 import click
 
 from bot.core.config import json_schema
+from bot.core.config.reference import reference_markdown
 
 
 @click.group("config")
@@ -17,3 +18,9 @@ def config_command() -> None:
 def schema_command() -> None:
     """Print the JSON Schema of .perfbot.toml, exported from the model (for taplo / Even Better TOML)."""
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
+
+
+@config_command.command("reference")
+def reference_command() -> None:
+    """Print the .perfbot.toml reference (markdown: every section and key), generated from the model."""
+    click.echo(reference_markdown())

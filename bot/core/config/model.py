@@ -17,9 +17,8 @@ from bot.core.config.errors import ConfigFileError, FieldError, first_error, sug
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
 from bot.core.config.lines import key_lines
 from bot.core.config.parity import ParityConfig
-from bot.core.config.run import Reference, ReferenceName, ReferenceTable, Run, Verify
+from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, Run, Verify
 from bot.core.config.runners import Runner, Suite
-from bot.core.config.scaffold import New
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import Section
 

@@ -1,4 +1,4 @@
-"""`[run]`, `[verify]` and `[references.NAME]`: how a report's programs run, compare and are judged.
+"""`[run]`, `[verify]`, `[references.NAME]` and `[new]`: how a report's programs run, compare and are judged.
 
     [run]
     language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]   # {file} {threads} {input} {out}
@@ -12,6 +12,10 @@
     [references.v1]                     # an implementation a report names with `reference: v1` (or v1@<ref>)
     repository = "../runtime-v1"        # a git path or URL (default: this repository)
     run = ["./bin/run", "{file}", "{input}"]
+    [new]                               # `perfbot new`'s example: program, translation (its C twin), prints
+    program = '''
+    sum 1000
+    '''
 """
 from __future__ import annotations
 
@@ -101,7 +105,8 @@ def _reference_name(value):
 
 
 Program = Annotated[str, BeforeValidator(_program)]
-OutputRule = Annotated[Literal["exact", "normalize", "last-line"], BeforeValidator(choice("exact", "normalize", "last-line"))]
+OutputRule = Annotated[Literal["exact", "normalize", "last-line"],
+                       BeforeValidator(choice("exact", "normalize", "last-line"))]
 Measure = Annotated[Literal["wall", "user", "instructions"], BeforeValidator(choice("wall", "user", "instructions"))]
 Substitutions = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_substitutions)]
 Metrics = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_metrics)]
@@ -111,12 +116,17 @@ ReferenceName = Annotated[str, BeforeValidator(_reference_name)]
 
 class Run(Section):
     language: Argv | None = Field(None, description="how the language runs a program file")
-    c_compile: Argv = ("gcc", "-O2", "-o", "{out}", "{file}")
-    c_run: Argv = ("{out}",)
+    c_compile: Argv = Field(("gcc", "-O2", "-o", "{out}", "{file}"),
+                            description="how a C translation is compiled ({file} the source, {out} the binary)")
+    c_run: Argv = Field(("{out}",), description="how the compiled translation runs")
     program: Program | None = Field(None, description="the program's file name (default: program.<fence tag>)")
-    output: OutputRule = "exact"
-    normalize: Substitutions = ()
-    metrics: Metrics = ()
+    output: OutputRule = Field("exact",
+                               description="how the two outputs must agree: exact, normalize (after [run] normalize) "
+                                            "or last-line")
+    normalize: Substitutions = Field((),
+                                     description='[regex, replacement] pairs applied to both outputs in order, with '
+                                                  'output = "normalize"')
+    metrics: Metrics = Field((), description="name = regex: numbers the runtime prints, captured with each sample")
 
     @model_validator(mode="after")
     def _normalize_goes_with_its_rule(self):
@@ -129,19 +139,25 @@ class Run(Section):
 
 
 class Verify(Section):
-    seq_threshold: Positive = 2.0
-    par_efficiency: Fraction = 0.75
-    min_samples: Count = 5
-    max_samples: Count = 30
-    budget_seconds: Count = 900
-    timeout_seconds: Count = 120
-    memory_mb: Count = 4096
+    seq_threshold: Positive = Field(2.0,
+                                    description="a seq report holds while the language is more than this many times "
+                                                 "slower than C")
+    par_efficiency: Fraction = Field(0.75, description="a par speedup below this fraction of ideal is far from ideal")
+    min_samples: Count = Field(5, description="pairs of runs measured before a verdict may be decided")
+    max_samples: Count = Field(30, description="pairs of runs at most")
+    budget_seconds: Count = Field(900, description="the time one verification may take")
+    timeout_seconds: Count = Field(120, description="the time one run may take")
+    memory_mb: Count = Field(4096, description="the memory of one run's whole process tree")
     fixes: Flag = Field(True, description="verify a fix of this repository whenever its head moves")
     on_open: Flag = Field(False, description="measure each new report's claim on the default branch")
-    measure: Measure = "wall"
-    reference_factor: Positive = 1.0
+    measure: Measure = Field("wall",
+                             description="what the verdict's ratio is made of: wall, user (CPU) time or instructions "
+                                   "counted")
+    reference_factor: Positive = Field(1.0, description="`reference:` reports pass within this factor of the reference")
     threads: Threads | None = Field(None, description="par sweeps' thread counts (default 1..the host's cores)")
-    flatten_gain: Fraction = FLATTEN_GAIN
+    flatten_gain: Fraction = Field(FLATTEN_GAIN,
+                                   description="par sweeps: a step gaining less than this of ideal is where it "
+                                                "flattens")
 
     @model_validator(mode="after")
     def _samples_in_order(self):
@@ -163,3 +179,26 @@ class ReferenceTable(Section):
 
 class Reference(ReferenceTable):
     name: str
+
+
+def _snippet(value):
+    if not isinstance(value, str) or not value.strip() or len(value) > 8000:
+        raise ValueError("must be the program's text, e.g. a multi-line string '''...''' (at most 8000 characters)")
+    if "```" in value:
+        raise ValueError("must not hold ``` (it would end the report's code fence)")
+    return value.strip("\n")
+
+
+def _one_line(value):
+    if not isinstance(value, str) or not value.strip() or len(value) > 200 or not value.isprintable():
+        raise ValueError("must be one line, what both programs print")
+    return value.strip()
+
+
+class New(Section):
+    """What `perfbot new` writes into a report, so that a fresh scaffold runs on this runtime as it is."""
+
+    program: Annotated[str, BeforeValidator(_snippet)] = Field(
+        description="a program this runtime runs, the starting point of each new report")
+    translation: Annotated[str, BeforeValidator(_snippet)] = Field(description="its 1-to-1 C translation")
+    prints: Annotated[str, BeforeValidator(_one_line)] = Field(description="what both print")

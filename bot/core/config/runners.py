@@ -31,12 +31,16 @@ class Runner(Section):
     kind: Annotated[Literal["local", "ssh", "actions"], BeforeValidator(choice("local", "ssh", "actions"))] = Field(
         description='local | ssh | actions')
     labels: Labels = Field(description='the backends it runs, among "c", "metal", "cuda"')
-    host: Host | None = None
-    user: User | None = None
-    port: Port = 22
-    path: RemotePath | None = None  # ssh: the remote folder; None: ~/.cache/perfbot/<name>
-    workflow: Workflow = "perfbot-bench.yml"  # actions: the workflow file dispatched
-    runs_on: RunsOn = ()  # actions: the job's runs-on labels (default: self-hosted and the runner's labels)
+    host: Host | None = Field(None, description="ssh: the bench host")
+    user: User | None = Field(None, description="ssh: the user on the bench host")
+    port: Port = Field(22, description="ssh: the port")
+    path: RemotePath | None = Field(None,
+                                    description="ssh: the remote folder, absolute or ~/ (default "
+                                                 "~/.cache/perfbot/NAME)")
+    workflow: Workflow = Field("perfbot-bench.yml", description="actions: the workflow file dispatched")
+    runs_on: RunsOn = Field((),
+                            description="actions: the job's runs-on labels (default: self-hosted and the "
+                                         "runner's labels)")
     sandbox: Annotated[Literal["bwrap", "none"], BeforeValidator(choice("bwrap", "none"))] = "bwrap"
 
     @model_validator(mode="before")

@@ -3,7 +3,8 @@ reports are measured again.
 
     [[milestones]]
     name = "every seq report at or under 2x"
-    kind = "seq-near-c"         # seq-near-c (threshold, backend) | par-speedup (reports, target) | suite-passes (runner)
+    kind = "seq-near-c"         # seq-near-c (threshold, backend) | par-speedup (reports, target)
+                                # | suite-passes (runner)
     due = 2026-12-31
     [digest]
     schedule = "mon 09:00"      # weekday and 24-hour time

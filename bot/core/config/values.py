@@ -104,7 +104,8 @@ def _labels(value):
 
 
 def _runs_on(value):  # each label reaches a workflow input: plain names only
-    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) and NAME_RE.fullmatch(v) for v in value):
+    if not isinstance(value, (list, tuple)) or not value or \
+            not all(isinstance(v, str) and NAME_RE.fullmatch(v) for v in value):
         raise ValueError('must list runner labels of letters, digits and _.-, e.g. ["self-hosted", "cuda"]')
     return tuple(value)
 
