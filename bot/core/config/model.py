@@ -111,7 +111,6 @@ class RepoConfig:
     gpu: GpuSettings = GpuSettings()
     sandbox: SandboxSettings = SandboxSettings()
     new: New | None = None  # what `perfbot new` scaffolds; None: the format's own example
-    file: PerfbotFile = field(default=PerfbotFile(), compare=False)  # as written, for `perfbot check`'s lines
 
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
@@ -150,7 +149,7 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
                         threads=verify.threads, flatten_gain=verify.flatten_gain),
         parity=file.parity.written() if file.parity else ParityConfig(),
         notify=file.notify.written() if file.notify else NotifySettings(),
-        guards=file.guards, gpu=file.gpu or GpuSettings(), sandbox=file.sandbox, new=file.new, file=file)
+        guards=file.guards, gpu=file.gpu or GpuSettings(), sandbox=file.sandbox, new=file.new)
 
 
 def json_schema() -> dict:
