@@ -7,7 +7,7 @@ import click
 
 from bot.adapters.git import GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.cli.common import settings_for
+from bot.cli.common import reports_errors, settings_for
 from bot.core.config.lines import key_lines
 from bot.core.parse import parse
 from bot.errors import UserError
@@ -55,6 +55,7 @@ def _shown(kind: str, text: str) -> str:
 @click.option("--revision", default=None, help="Build and run at this commit instead of the default branch "
               "(does an older commit still build?).")
 @click.option("--runner", "runner_name", default=None, help="A runner named in .perfbot.toml (default: the c one).")
+@reports_errors
 def check_command(repo_path, config_file, revision, runner_name) -> None:
     """Exit 0 when everything builds, runs and agrees; 1 with the fixes to make; 2 usage."""
     repo = GitRepository(repo_path)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from bot.cli.common import settings_for
+from bot.cli.common import reports_errors, settings_for
 from bot.errors import UserError
 from bot.services.init import init
 
@@ -13,6 +13,7 @@ from bot.services.init import init
 @click.command("init")
 @click.option("--repo", "repo_path", default=".", show_default=True, type=click.Path(file_okay=False, exists=True))
 @click.option("--force", is_flag=True, help="Replace an existing .perfbot.toml.")
+@reports_errors
 def init_command(repo_path, force) -> None:
     """Guess the build, the runtime and its flags; write .perfbot.toml; print what was guessed."""
     target = Path(repo_path) / ".perfbot.toml"
@@ -25,6 +26,6 @@ def init_command(repo_path, force) -> None:
         raise click.ClickException(str(exc)) from None
     target.write_text(result.text, encoding="utf-8")
     for line in result.guesses:
-        click.echo(f"guessed {line}")
+        click.echo(line if line.startswith("note: ") else f"guessed {line}")
     click.echo(f"wrote {target}; next: perfbot check --repo {repo_path} --config {target}")
     raise SystemExit(0 if result.built else 1)

@@ -49,7 +49,7 @@ def init(repo_path: Path, cache_dir: Path) -> InitResult:
     binary, help_text = _runtime(runner, workspace, build.binary_hint)
     run = guess_run(binary, help_text)
     guesses += [f"runtime: ./{binary}" + (f", programs *.{run.extension}" if run.extension else ""),
-                f"run: {' '.join(run.language)}", *run.notes]
+                f"run: {' '.join(run.language)}", *(f"note: {note}" for note in run.notes)]
     return InitResult(config_text(build, run, compiler, binary), tuple(guesses), True)
 
 
