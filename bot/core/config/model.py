@@ -2,7 +2,8 @@
 (`RepoConfig`). Defaults live in the section models only; a missing section turns its feature off.
 
 Another section or key is one field here (or in its section's module): its type says what it accepts, and the
-errors, the line numbers and the JSON Schema follow.
+errors, the line numbers, the JSON Schema and the reference follow. A `[verify]` key the rest of perfbot reads
+as `config.<key>` is also a field of RepoConfig, filled in `repo_config()`.
 """
 from __future__ import annotations
 

@@ -38,6 +38,12 @@ def _globs(value):
     return tuple(value)
 
 
+def _text(value):
+    if not isinstance(value, str):
+        raise ValueError(f"{str(value)[:40]!r} must be a string: a marker tag, a macro or a function prefix")
+    return value
+
+
 def _names(value):
     if isinstance(value, (list, tuple)):
         return tuple(value)  # already read
@@ -55,9 +61,9 @@ class ParityConfig(Declared):
     files: Annotated[tuple[str, ...], BeforeValidator(_globs)] = Field(
         (), description='the files holding paired backends, e.g. ["runtime/gpu/*.h"]')
     style: Annotated[Literal["markers", "ifdef", "prefix"], BeforeValidator(choice(*STYLE_DEFAULTS))] = "markers"
-    metal: str | None = Field(None, description="the marker tag, the macro of the Metal arm, or the function prefix "
-                              "(default: the style's)")
-    cuda: str | None = None
+    metal: Annotated[str, BeforeValidator(_text)] | None = Field(
+        None, description="the marker tag, the macro of the Metal arm, or the function prefix (default: the style's)")
+    cuda: Annotated[str, BeforeValidator(_text)] | None = None
     names: Annotated[tuple[tuple[str, str], ...], BeforeValidator(_names)] = ()  # (Metal name, CUDA spelling)
 
     @model_validator(mode="before")
