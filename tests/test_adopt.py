@@ -61,6 +61,11 @@ def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and "build at" in check.output and "NO" in check.output
     assert "fix: set [build] command (.perfbot.toml:2)" in check.output
+    (repo.root / "fail.sh").write_text("#!/bin/sh\necho no >&2\nexit 3\n")
+    config.write_text('[build]\nscript = "fail.sh"\n')
+    check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
+    assert check.exit_code == 1 and "fix: the build script fail.sh ([build] script (.perfbot.toml:2)) fails" \
+        in check.output, check.output
     config.write_text('[[runners]]\nname = "a"\nkind = "local"\nlabels = ["c"]\n[[runners]]\nname = "b"\n'
                       'kind = "ssh"\nhost = "-x"\nlabels = ["c"]\n')
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))

@@ -60,6 +60,9 @@ def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, r
 
 
 def _build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[str]:
+    if config.build_script is not None:
+        return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) fails "
+                "at this commit: make it handle this revision too (it gets the checkout as $1, the commit as $2)"]
     if not older:
         return [f"set {advice.place(index, 'build', 'command')} to the command that builds the runtime in its "
                 "checkout, e.g. [\"make\"]"]
