@@ -18,7 +18,7 @@ import pytest
 
 import handlers
 from bot.adapters.store import bench_store, fix_store
-from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.services.worker import Event
 from tests.bench_project import CONFIG, build_project
 from tests.flows import github_bot

@@ -7,9 +7,8 @@ import pytest
 
 from bot.core.bisect import BAD, GOOD, RESAMPLE, SKIP, Found, NotBisectable, Probe, Unresolved, mark_of, next_step, \
     steps_at_most
-from bot.core.config_checks import ConfigFileError
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.notices import NoticeFacts, ReportState, current_notices
-from bot.core.repo_config import parse_repo_config
 
 COMMITS = tuple(f"c{n}" for n in range(9))  # c0 passes (the fix), c8 fails (the guard)
 

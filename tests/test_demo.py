@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from bot.adapters.git import GitRepository
 from bot.cli import main
 from bot.core.parse import parse
-from bot.core.repo_config import parse_repo_config
+from bot.core.config import parse_repo_config
 from bot.demo import create_demo
 from bot.services.parity_flow import check_commit, check_range
 from bot.errors import UserError

@@ -13,7 +13,7 @@ from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
 from bot.core.digest import DigestFacts, RecordFact, build_digest
 from bot.core.milestones import Failing, RunFact, SidePoint
-from bot.core.repo_config import Milestone, parse_repo_config
+from bot.core.config import Milestone, parse_repo_config
 from bot.core.untrusted import cell
 from bot.services.digest import make_digest, mermaid_label
 
@@ -336,7 +336,7 @@ def test_build_digest_is_pure_and_takes_the_threshold_when_a_milestone_has_none(
     run = RunFact(1, "perf_a", "mini", "reproduce", "done", "fail", None, at(2), at(2),
                   (SidePoint("head", 2.2, 2.1, 2.3),), None)
     facts = DigestFacts(REPO, records=(record,), runs=(run,))
-    milestone = (Milestone("near", "seq-near-c"),)
+    milestone = (Milestone(name="near", kind="seq-near-c"),)
     assert build_digest(facts, START, END, milestone, 2.5).milestones[0].met  # measured 2.2 <= 2.5
     strict = build_digest(facts, START, END, milestone, 2.0).milestones[0]
     assert (strict.done, strict.failing) == (0, (Failing("perf_a", 2.2, "measured 2.20x above 2x"),))

@@ -9,7 +9,7 @@ import pytest
 
 from bot.adapters.runners.local import LocalRunner
 from bot.core.parse import parse
-from bot.core.repo_config import parse_repo_config
+from bot.core.config import parse_repo_config
 from bot.errors import UserError
 from bot.services.bench_flow import BenchFlow, reproduction
 from bot.services.verify import verify
@@ -55,7 +55,7 @@ def test_a_fix_that_makes_the_gpu_win_passes_against_the_best_cpu_count(project)
 
 def test_the_gpu_must_only_beat_one_thread_when_the_best_cpu_count_is_not_asked_for(project):
     heads, config, runner, records = project
-    one_thread = dataclasses.replace(config, gpu=dataclasses.replace(config.gpu, against_best_cpu=False))
+    one_thread = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"against_best_cpu": False}))
     outcome = verify(records[SLOWER], one_thread, runner, heads["fix/metal-kernel"])
     assert set(_gpu(outcome)["modes"]) == {"cpu 1", "gpu"} and outcome.verdict == "pass"
     assert "against one CPU thread" in outcome.message
@@ -69,13 +69,13 @@ def test_auto_mode_is_judged_against_the_faster_forced_mode(project):
     assert set(_gpu(wrong)["modes"]) == {"cpu 1", "cpu 2", "gpu", "auto"}
     right = verify(records[AUTO], config, runner, heads["fix/auto-choice"])
     assert right.verdict == "pass", right.message
-    without = dataclasses.replace(config, gpu=dataclasses.replace(config.gpu, auto=None))
+    without = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"auto": None}))
     with pytest.raises(UserError, match=r"mode: auto.*\[gpu\] auto"):
         verify(records[AUTO], without, runner, heads["main"])
 
 
 def test_gpu_settings_and_the_mode_fact_are_checked():
-    from bot.core.config_checks import ConfigFileError
+    from bot.core.config import ConfigFileError
 
     with pytest.raises(ConfigFileError, match="needs run"):
         parse_repo_config('[gpu]\nauto = ["./r", "{file}"]\n')

@@ -9,7 +9,7 @@ import pytest
 from bot.core.dashboard import Action, newly_ticked
 from bot.core.milestones import RunFact, SidePoint
 from bot.core.notices import KINDS, NoticeFacts, ReportState, current_notices
-from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.core.config import ConfigFileError, parse_repo_config
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
 

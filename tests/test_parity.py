@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.parity import check_change, check_files
-from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.core.config import ConfigFileError, parse_repo_config
 
 NAMES = """
 [parity.names]
@@ -143,7 +143,7 @@ def test_the_globs_follow_gits_rules():
     ('[parity]\nfiles = ["g/*.h"]\nstyle = "prefix"\nmetal = "@metal"\n', "parity.metal", 4),
     ('[parity]\nfiles = ["g/*.h"]\nmetal = "@x"\ncuda = "@x"\n', "parity.cuda", 4),
     ('[parity]\nfiles = ["g/*.h"]\n[parity.names]\nthreadgroup = ""\n', "parity.names.threadgroup", 4),
-    ('[parity]\nfiles = ["g/*.h"]\n[parity.names]\n"not-an-id" = "x"\n', "parity.names.not-an-id", 3),
+    ('[parity]\nfiles = ["g/*.h"]\n[parity.names]\n"not-an-id" = "x"\n', "parity.names.not-an-id", 4),
 ])
 def test_bad_parity_settings_name_the_key_and_line(text, key, line):
     with pytest.raises(ConfigFileError) as caught:

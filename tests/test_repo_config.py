@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
+from bot.core.config import ConfigFileError, RepoConfig, parse_repo_config
 
 FULL = """\
 [build]
@@ -135,15 +135,18 @@ label = "perf digest"
 def test_milestones_and_the_digest_parse():
     from datetime import date
 
-    from bot.core.repo_config import DigestSchedule, Milestone
+    from bot.core.config import DigestSchedule, Milestone
 
     config = parse_repo_config(MILESTONES)
     assert config.milestones == (
-        Milestone("every seq report at or under 2x", "seq-near-c"),
-        Milestone("metal near C", "seq-near-c", due=date(2026, 12, 31), threshold=1.5, backend="metal"),
-        Milestone("par scaling", "par-speedup", reports=("perf_fib_par", "perf_vec_par"), target=6.0),
-        Milestone("the suite passes on cuda", "suite-passes", runner="cuda-box"))
-    assert config.digest == DigestSchedule("mon 09:05", "Europe/Berlin", 14, "perf digest", declared=True)
+        Milestone(name="every seq report at or under 2x", kind="seq-near-c"),
+        Milestone(name="metal near C", kind="seq-near-c", due=date(2026, 12, 31), threshold=1.5, backend="metal"),
+        Milestone(name="par scaling", kind="par-speedup", reports=("perf_fib_par", "perf_vec_par"), target=6.0),
+        Milestone(name="the suite passes on cuda", kind="suite-passes", runner="cuda-box"))
+    digest = config.digest
+    assert (digest.schedule, digest.timezone, digest.window_days, digest.label) == ("mon 09:05", "Europe/Berlin", 14,
+                                                                                   "perf digest")
+    assert digest.declared and not parse_repo_config("").digest.declared
     assert parse_repo_config("").digest == DigestSchedule() and parse_repo_config("").milestones == ()
     for written, normalized in (("sun 23:59", "sun 23:59"), ("TUE 0:00", "tue 00:00"), ("friday  17:30", "fri 17:30")):
         assert parse_repo_config(f'[digest]\nschedule = "{written}"\n').digest.schedule == normalized

@@ -8,7 +8,7 @@ import pytest
 
 from bot.core.outputs import metrics_of, mismatch, normalised
 from bot.core.parse import parse
-from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.verify_plan import program_name, programs, reference_of, with_input
 from bot.errors import UserError
 from tests.runtime_project import config, report

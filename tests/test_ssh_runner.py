@@ -20,7 +20,7 @@ import pytest
 from bot.adapters.runners import LocalRunner, SshOptions, SshRunner, make_runner
 from bot.adapters.runners.base import BuildError
 from bot.core.parse import parse
-from bot.core.repo_config import parse_repo_config
+from bot.core.config import parse_repo_config
 from bot.errors import TransientError, UserError
 from bot.services.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report

@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bot.core.repo_config import Suite, parse_repo_config
+from bot.core.config import Suite, parse_repo_config
 from bot.core.suite import INCONCLUSIVE, OK, REGRESSION, SuiteOutputError, compare_suites, parse_suite_output
 from bot.services.suite import SuiteError, measure_suites, run_suite
 
@@ -174,13 +174,15 @@ def test_a_real_suite_finds_the_slowed_loop_and_only_it(suite_project):
 
 def test_a_suite_that_fails_or_prints_nonsense_is_a_clear_error(suite_project):
     config, runner, base_workspace, _ = suite_project
-    failing = dataclasses.replace(config, suite=Suite(("sh", "-c", "echo compiling >&2; echo boom >&2; exit 2")))
+    failing = dataclasses.replace(config, suite=Suite(command=("sh", "-c",
+                                                               "echo compiling >&2; echo boom >&2; exit 2")))
     with pytest.raises(SuiteError, match=r"the suite `sh -c .*` at base exited 2:\ncompiling\nboom"):
         run_suite(failing, runner, base_workspace, 2, side="base")
-    chatty = dataclasses.replace(config, suite=Suite(("sh", "-c", "echo make: bench; ./bench"), format="tsv"))
+    chatty = dataclasses.replace(config, suite=Suite(command=("sh", "-c", "echo make: bench; ./bench"),
+                                                     format="tsv"))
     with pytest.raises(SuiteError, match="printed no tsv timings: line 1: 'make: bench' has no tab"):
         run_suite(chatty, runner, base_workspace, 1)
-    slow = dataclasses.replace(config, suite=Suite(("sleep", "5"), timeout_seconds=1))
+    slow = dataclasses.replace(config, suite=Suite(command=("sleep", "5"), timeout_seconds=1))
     with pytest.raises(SuiteError, match="ran past its 1s limit"):
         run_suite(slow, runner, base_workspace, 1)
     with pytest.raises(SuiteError, match=r"no \[suite\]"):

@@ -12,7 +12,7 @@ import pytest
 
 from bot.adapters.runners.local import LocalRunner
 from bot.core.parse import parse
-from bot.core.repo_config import parse_repo_config
+from bot.core.config import parse_repo_config
 from bot.services.sweep import counts_for
 from bot.services.verify import verify
 from tests.sweep_project import REPORTS, SWEEP_CONFIG, build_sweep_project

@@ -8,7 +8,7 @@ import pytest
 from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
 from bot.core.parse import parse
-from bot.core.repo_config import parse_repo_config
+from bot.core.config import parse_repo_config
 from bot.services.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
 

@@ -191,9 +191,10 @@ def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_scrip
         config, record = bench_inputs.for_run(git_repo, run)
     finally:
         git_repo.close()
-    from bot.core.repo_config import Runner
+    from bot.core.config import Runner
 
-    inputs = dispatch_inputs(run, record, config, Runner("gpu", "actions", ("c",), runs_on=("self-hosted",)))
+    gpu = Runner(name="gpu", kind="actions", labels=("c",), runs_on=("self-hosted",))
+    inputs = dispatch_inputs(run, record, config, gpu)
     plan = json.loads(inputs["plan"])
     assert plan["build"] == ["{script}", "{checkout}", "{sha}"]
     assert plan["build_script"] == {"name": "build.sh", "text": BUILD_SCRIPT}

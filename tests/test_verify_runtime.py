@@ -12,7 +12,7 @@ import pytest
 
 from bot.adapters.runners import LocalRunner
 from bot.core.parse import parse
-from bot.core.repo_config import parse_repo_config
+from bot.core.config import parse_repo_config
 from bot.errors import UserError
 from bot.services.measures import find_counter
 from bot.services.verify import MISMATCH, verify

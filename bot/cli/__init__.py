@@ -25,6 +25,9 @@ COMMANDS = {
     "digest": "bot.cli.digest_cmd:digest_command",
     "app-manifest": "bot.cli.manifest_cmd:manifest_command",
     "parity": "bot.cli.parity_cmd:parity_command",
+    "config": "bot.cli.config_cmd:config_command",
+    "check": "bot.cli.check_cmd:check_command",
+    "init": "bot.cli.init_cmd:init_command",
 }
 
 

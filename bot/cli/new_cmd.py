@@ -6,6 +6,8 @@ from pathlib import Path
 import click
 
 from bot.adapters.templates import render
+from bot.core.codeblocks import LANGUAGE_TAGS
+from bot.core.config import ConfigFileError, RepoConfig, fill, parse_repo_config
 from bot.core.lint import lint
 from bot.core.parse import parse
 from bot.core.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS
@@ -15,14 +17,43 @@ C_SECONDS = 0.50
 ONE_THREAD_SECONDS = 8.00
 
 
-def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, title: str) -> str:
+def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, title: str,
+             config: RepoConfig | None = None) -> str:
     times = (
         {"c_seconds": C_SECONDS, "lang_seconds": round(C_SECONDS * ratio, 3)}
         if track == "seq"
         else {"t1_seconds": ONE_THREAD_SECONDS, "tn_seconds": round(ONE_THREAD_SECONDS * ratio / threads, 3)}
     )
+    example = _example(config, threads) if config is not None and config.new is not None else None
+    block = (f"```{example['tag']}\n{config.new.program}\n```\n\n```c\n{config.new.translation}\n```\n\n"
+             f"Both print `{config.new.prints}`.") if example else ""
     return render("report_new.md.j2", slug=slug, title=title, track=track, backend=backend,
-                  threads=threads, ratio=ratio, **times)
+                  threads=threads, ratio=ratio, example=example, example_block=block, **times)
+
+
+def _example(config: RepoConfig, threads: int) -> dict:
+    """The fence tag and the commands a person runs, from `[run]`: the program file keeps the runtime's
+    extension through `[run] program`; the fence carries it when the parser knows it as a language."""
+    program = config.run.program or "program.bend"
+    extension = program.rsplit(".", 1)[-1]
+    tag = extension if extension in LANGUAGE_TAGS else LANGUAGE_TAGS[0]
+    language = config.run_language or ("./runtime", "{file}")
+    command = lambda n: " ".join(a for a in fill(language, file=program, threads=str(n), input="") if a)  # noqa: E731
+    return {"tag": tag, "command": command(1), "command_1": command(1), "command_n": command(threads)}
+
+
+def _config(folder: Path) -> RepoConfig | None:
+    """The `.perfbot.toml` of the repository the report goes into (its working tree), if it has one."""
+    for place in (folder.resolve(), *folder.resolve().parents):
+        if (place / ".perfbot.toml").is_file():
+            try:
+                return parse_repo_config((place / ".perfbot.toml").read_text(encoding="utf-8"))
+            except ConfigFileError as exc:
+                raise click.ClickException(f"{place / '.perfbot.toml'}:{exc.line}: {exc.key}: {exc.problem}") \
+                    from None
+        if (place / ".git").exists():
+            return None
+    return None
 
 
 def normalise_slug(raw: str) -> str:
@@ -57,11 +88,15 @@ def new_command(slug, track, backend, threads, ratio, title, folder) -> None:
     path = Path(folder) / f"{slug}.md"
     if path.exists():
         raise click.ClickException(f"{path} already exists; edit it, or pick another slug")
-    text = scaffold(slug, track, backend, threads, ratio, title)
+    config = _config(path.parent)
+    text = scaffold(slug, track, backend, threads, ratio, title, config)
     findings = lint(parse(str(path), text.encode()), path=str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     click.echo(f"created {path}")
+    if config is not None and config.new is None:
+        click.echo("  note: its example program is the format's own; add a [new] table to .perfbot.toml (program, "
+                   "translation, prints) so new reports start from a program your runtime runs", err=True)
     for f in findings:
         click.echo(f"  note: line {f.line}: {f.rule}: {f.message}", err=True)
     click.echo("fill in the context, both programs, the measurements, root cause and fix; then `perfbot lint` it")

@@ -10,8 +10,7 @@ from bot.adapters.git import GitRepository
 from bot.cli.common import reports_errors
 from bot.core import parity_view
 from bot.core.parity import check_change, check_files
-from bot.core.parity_config import ParityConfig
-from bot.core.repo_config import ConfigFileError, parse_repo_config
+from bot.core.config import ConfigFileError, ParityConfig, parse_repo_config
 
 SOURCE_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cu", ".cuh", ".metal", ".m", ".mm"}
 

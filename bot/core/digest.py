@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.core.digest_scaling import ParScaling, par_scaling
-from bot.core.milestone_config import Milestone
+from bot.core.config import Milestone
 from bot.core.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
                                  standing)
 

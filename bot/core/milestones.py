@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from bot.core.milestone_config import Milestone
+from bot.core.config import Milestone
 from bot.core.scaling import ScalingFact
 
 # A fixed report still counts: it is a report the milestone was about, now done; a regressed one is not done.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.run_settings import RunSettings
+from bot.core.config import RunSettings
 
 
 def normalised(text: str, settings: RunSettings) -> str:

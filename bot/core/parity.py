@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from bot.core.parity_blocks import CUDA, METAL, RawBlock, Token, find_blocks, lex_code
-from bot.core.parity_config import ParityConfig
+from bot.core.config import ParityConfig
 
 BRANCHES = {"if", "else", "switch", "case", "default"}
 LOOPS = {"for", "while", "do"}

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pygments.lexers import CppLexer
 from pygments.token import Comment, Keyword, Name, Operator, Punctuation, Text
 
-from bot.core.parity_config import ParityConfig
+from bot.core.config import ParityConfig
 
 METAL, CUDA = "metal", "cuda"
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")

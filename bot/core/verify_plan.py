@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from bot.core.config_checks import fill
+from bot.core.config import fill, PROGRAM_NAME, Reference, RepoConfig
 from bot.core.records import PerfIssue
-from bot.core.repo_config import RepoConfig
-from bot.core.run_settings import PROGRAM_NAME, Reference
 from bot.errors import UserError
 
 _SAFE_TAG = re.compile(r"[a-z0-9_+-]{1,16}")
@@ -70,7 +68,7 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         if not ref:
             raise UserError(f"{record.slug}: `reference: runtime` needs the ref to compare with, e.g. "
                             "`reference: runtime@v1`")
-        return Reference("runtime", run=config.run_language or (), branch=ref, build=config.build)
+        return Reference.model_construct(name="runtime", run=config.run_language or (), branch=ref, build=config.build)
     table = config.run.reference(name)
     if table is None:
         known = ", ".join(r.name for r in config.run.references) or "none"

@@ -15,7 +15,7 @@ GPU backends: `{KERNELS_PATH}` keeps each kernel as a Metal and a CUDA twin (`//
 """
 
 PARITY_CONFIG = """
-# The parity guard (bot/core/parity_config.py): each // @cuda NAME block has a // @metal NAME twin in the
+# The parity guard (bot/core/config/parity.py): each // @cuda NAME block has a // @metal NAME twin in the
 # same file, with the same calls, branches and loops once Metal's names are spelled the CUDA way.
 [parity]
 files = ["gpu/*.h"]

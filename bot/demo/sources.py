@@ -150,7 +150,7 @@ RUNTIME_V1 = _HEAD + _BOXED_SUM + _MOD_HARDWARE + _TAIL
 
 # Modest limits: a verification of the fix takes seconds on two cores, a hang at most 5 s. Up to 30 pairs:
 # the fixed program runs for milliseconds, and on a busy host more pairs, not luck, settle its interval.
-SETTINGS = """# How perfbot builds this project and runs a report's two programs (bot/core/repo_config.py).
+SETTINGS = """# How perfbot builds this project and runs a report's two programs (bot/core/config/).
 [build]
 command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]
 
@@ -195,6 +195,26 @@ reference_factor = 1.1        # `reference: runtime@v1` reports pass within 1.1x
 name = "local"
 kind = "local"
 labels = ["c"]
+
+[new]                         # what `perfbot new` starts a report from: a program this runtime runs
+program = '''
+# the sum of i*i for i < 1000, u24 (wraps mod 2^24)
+sum 1000
+'''
+translation = '''
+#include <stdio.h>
+#include <stdint.h>
+
+#define U24(x) ((x) & 0xFFFFFFu)   /* u24 wraps mod 2^24 */
+
+int main(void) {
+  uint32_t acc = 0;
+  for (unsigned long i = 0; i < 1000; i++) acc = U24(acc + U24((uint32_t)(i * i)));
+  printf("%u\\n", acc);
+  return 0;
+}
+'''
+prints = "14066396"
 """
 
 GITIGNORE = "/runtime\n.perfbot-run/\n"

@@ -19,7 +19,7 @@ from bot.adapters.templates import render
 from bot.core import bench_view, scaling_view
 from bot.core.issue_view import comment_marker
 from bot.core.records import PerfIssue
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.untrusted import fenced
 from bot.errors import TransientError, UserError
 from bot.services.actions_flow import ActionsFlow

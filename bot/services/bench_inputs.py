@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.git import GitRepository
-from bot.core.build_config import BuildScript, script_problem
+from bot.core.config import BuildScript, ConfigFileError, parse_repo_config, RepoConfig, script_problem
 from bot.core.parse import parse
 from bot.core.records import FIXED_DIR, REPORT_DIR, PerfIssue
-from bot.core.repo_config import ConfigFileError, RepoConfig, parse_repo_config
 from bot.errors import UserError
 
 FIX, REPRODUCE, GUARD = "fix", "reproduce", "guard"  # guard: a fixed claim measured again

@@ -24,7 +24,7 @@ from bot.core.dashboard import (LABEL, MARKER, MERGE_BRANCH, VERBS, Dashboard, b
 from bot.core.issue_view import BOT_LABEL
 from bot.core.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.parse import parse
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.untrusted import cell
 from bot.errors import UserError
 from bot.services.bench_inputs import read_config

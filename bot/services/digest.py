@@ -12,7 +12,7 @@ from bot.core.bench_view import code_span
 from bot.core.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity import ParityReport
 from bot.core.parity_view import digest_rows
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.untrusted import cell
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report

@@ -18,7 +18,7 @@ from bot.adapters.store import digest_store
 from bot.adapters.store.engine import Database
 from bot.core.issue_view import BOT_LABEL
 from bot.core.parity import ParityReport
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.services.bench_inputs import read_config
 from bot.services.digest import make_digest, marker
 from bot.services.parity_flow import ParityFlow

@@ -19,7 +19,7 @@ from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
 from bot.core.fixes import slugs_fixed, token_delta
 from bot.core.refnames import branch_name_problem
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.errors import UserError
 from bot.services.bench_inputs import FIX, REPRODUCE, read_config
 

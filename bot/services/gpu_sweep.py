@@ -14,7 +14,7 @@ import time
 from bot.core import gpu_modes
 from bot.core.outputs import normalised
 from bot.core.records import PerfIssue
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.scaling import round_order
 from bot.core.stats import SamplingPlan, decide_at_least
 from bot.core.verify_plan import fill, from_root, program_name, with_input

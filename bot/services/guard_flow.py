@@ -18,7 +18,7 @@ from bot.adapters.git import GitRepository
 from bot.adapters.store import fix_store, guard_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery
-from bot.core.guard_config import GuardSettings
+from bot.core.config import GuardSettings
 from bot.services.bench_flow import reproduction
 from bot.errors import UserError
 from bot.services.bench_inputs import GUARD, read_config, read_record

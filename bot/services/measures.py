@@ -6,7 +6,7 @@ import time
 from bot.adapters.runners.base import RunResult
 from bot.core.counters import counted, instructions
 from bot.core.outputs import metrics_of
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.stats import INCONCLUSIVE, ratio_interval
 from bot.errors import UserError
 

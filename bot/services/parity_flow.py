@@ -13,7 +13,7 @@ from bot.adapters.git_tree import renamed_files, text_files
 from bot.adapters.github.checks import CheckResult
 from bot.core import parity_view
 from bot.core.parity import ParityReport, check_change, check_files
-from bot.core.parity_config import ParityConfig
+from bot.core.config import ParityConfig
 from bot.errors import UserError
 from bot.services.bench_inputs import read_config
 from bot.services.fix_flow import PullInfo

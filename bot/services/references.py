@@ -7,8 +7,7 @@ from pathlib import Path
 
 from bot.adapters.reference_repos import reference_repository, resolve_in
 from bot.core.records import PerfIssue
-from bot.core.repo_config import RepoConfig
-from bot.core.run_settings import Reference
+from bot.core.config import Reference, RepoConfig
 from bot.core.verify_plan import fill, from_root, program_name, with_input
 
 

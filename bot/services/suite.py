@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.suite import SuiteOutputError, parse_suite_output
 from bot.errors import UserError
 

@@ -19,7 +19,7 @@ from typing import Callable
 from bot.core.outgoing import window
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
-from bot.core.repo_config import RepoConfig
+from bot.core.config import RepoConfig
 from bot.core.scaling import summary as sweep_summary, sweep_text
 from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.suite import SuiteResult, compare_suites

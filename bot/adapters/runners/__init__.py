@@ -5,7 +5,7 @@ from pathlib import Path
 
 from bot.adapters.runners.local import LocalRunner
 from bot.adapters.runners.ssh import SshOptions, SshRunner
-from bot.core.repo_config import RepoConfig, Runner
+from bot.core.config import RepoConfig, Runner
 from bot.errors import UserError
 
 __all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner"]

@@ -14,7 +14,7 @@ import stat
 import zipfile
 
 from bot.core.records import PerfIssue
-from bot.core.repo_config import RepoConfig, Runner
+from bot.core.config import RepoConfig, Runner
 from bot.core.verify_plan import programs
 from bot.errors import UserError
 

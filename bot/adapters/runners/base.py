@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Protocol
 
-from bot.core.build_config import BuildScript, build_argv
+from bot.core.config import BuildScript, build_argv
 from bot.core.outgoing import scrub
 from bot.errors import UserError
 

@@ -1,4 +1,4 @@
-"""`[build]` of `.perfbot.toml`: the build command, its placeholders, and a build script kept on the default branch.
+"""`[build]`: the build command, its placeholders, and a build script kept on the default branch.
 
     [build]
     script = ".perfbot/build.sh"   # optional: a file of the configuration's own source (the default branch)
@@ -13,10 +13,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.config_checks import ConfigFileError, fill, line_of
+from pydantic import Field, model_validator
 
-BUILD_KEYS = {"command": "build_argv", "script": "repo_file"}
+from bot.core.config.errors import FieldError
+from bot.core.config.values import BuildArgv, RepoFile, Section
+
 SCRIPT_COMMAND = ("{script}", "{checkout}", "{sha}")
+
+
+class Build(Section):
+    command: BuildArgv | None = Field(None, description='the build, run in the checkout, e.g. ["make", "-j2"]; '
+                                      "placeholders {checkout} {sha} {script}")
+    script: RepoFile | None = Field(None, description="a build script kept on the default branch, for builds "
+                                    "that differ by revision")
+
+    @model_validator(mode="after")
+    def _script_is_run(self):
+        uses_script = self.command is not None and any("{script}" in arg for arg in self.command)
+        if self.script is None and uses_script:
+            raise FieldError('uses {script} but [build] names no script; add script = "path/in/the/repository"',
+                             "command")
+        if self.script is not None and self.command is not None and not uses_script:
+            raise FieldError(f"never runs the script {self.script}: put {{script}} in it (e.g. [\"sh\", "
+                             "\"{script}\", \"{checkout}\"]), or drop [build] script", "command")
+        return self
+
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        return self.command or (SCRIPT_COMMAND if self.script else None)
 
 
 @dataclass(frozen=True)
@@ -32,18 +56,14 @@ class BuildScript:
         return self.path.rsplit("/", 1)[-1]
 
 
-def parse_build(values: dict, lines: list[str]) -> tuple[tuple[str, ...] | None, BuildScript | None]:
-    """The build command (the script's default one when only a script is named) and the script, checked."""
-    command, script = values.get("command"), values.get("script")
-    if script is None:
-        if command and any("{script}" in arg for arg in command):
-            raise ConfigFileError("build.command", line_of(lines, "command"), "uses {script} but [build] names no "
-                                  'script; add script = "path/in/the/repository"')
-        return command, None
-    if command and not any("{script}" in arg for arg in command):
-        raise ConfigFileError("build.command", line_of(lines, "command"), f"never runs the script {script}: put "
-                              "{script} in it (e.g. [\"sh\", \"{script}\", \"{checkout}\"]), or drop [build] script")
-    return command or SCRIPT_COMMAND, BuildScript(script)
+def fill(template: tuple[str, ...], **values: str) -> list[str]:
+    """Placeholders filled by plain substitution: each stays one argument whatever its text (never a shell)."""
+    out = []
+    for arg in template:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
 
 
 def build_argv(command: tuple[str, ...], *, checkout: str, sha: str, script: str | None) -> list[str]:

@@ -1,0 +1,31 @@
+"""`perfbot init`: write a commented `.perfbot.toml` from what the repository and its runtime say."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bot.cli.common import reports_errors, settings_for
+from bot.errors import UserError
+from bot.services.init import init
+
+
+@click.command("init")
+@click.option("--repo", "repo_path", default=".", show_default=True, type=click.Path(file_okay=False, exists=True))
+@click.option("--force", is_flag=True, help="Replace an existing .perfbot.toml.")
+@reports_errors
+def init_command(repo_path, force) -> None:
+    """Guess the build, the runtime and its flags; write .perfbot.toml; print what was guessed."""
+    target = Path(repo_path) / ".perfbot.toml"
+    if target.exists() and not force:
+        raise click.ClickException(f"{target} exists; check it with `perfbot check`, or pass --force to replace it")
+    settings = settings_for(None)
+    try:
+        result = init(Path(repo_path).resolve(), settings.instance_dir / "bench" / "init")
+    except UserError as exc:
+        raise click.ClickException(str(exc)) from None
+    target.write_text(result.text, encoding="utf-8")
+    for line in result.guesses:
+        click.echo(line if line.startswith("note: ") else f"guessed {line}")
+    click.echo(f"wrote {target}; next: perfbot check --repo {repo_path} --config {target}")
+    raise SystemExit(0 if result.built else 1)

@@ -1,0 +1,159 @@
+"""The whole `.perfbot.toml` as one typed model (`PerfbotFile`), and the flat view the rest of perfbot reads
+(`RepoConfig`). Defaults live in the section models only; a missing section turns its feature off.
+
+Another section or key is one field here (or in its section's module): its type says what it accepts, and the
+errors, the line numbers, the JSON Schema and the reference follow. A `[verify]` key the rest of perfbot reads
+as `config.<key>` is also a field of RepoConfig, filled in `repo_config()`.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError, model_validator
+
+from bot.core.config.build import Build, BuildScript
+from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
+from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
+from bot.core.config.lines import key_lines
+from bot.core.config.parity import ParityConfig
+from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, Run, Verify
+from bot.core.config.runners import Runner, Suite
+from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
+from bot.core.config.values import Section
+
+
+class PerfbotFile(Section):
+    build: Build | None = None
+    run: Run = Run()
+    suite: Suite | None = None
+    verify: Verify = Verify()
+    runners: tuple[Runner, ...] | None = None  # None: the local runner, which the service never uses unnamed
+    milestones: tuple[Milestone, ...] = ()
+    digest: DigestSchedule | None = None
+    references: dict[ReferenceName, ReferenceTable] = {}
+    parity: ParityConfig | None = None
+    notify: NotifySettings | None = None
+    guards: GuardSettings = GuardSettings()
+    gpu: GpuSettings | None = None
+    sandbox: SandboxSettings = SandboxSettings()
+    new: New | None = None
+
+    @model_validator(mode="after")
+    def _across_sections(self):
+        names = [runner.name for runner in self.runners or ()]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                raise FieldError(f"two runners share the name {name!r}", "runners", index, "name")
+        seen: set[str] = set()
+        for index, milestone in enumerate(self.milestones):
+            if milestone.name in seen:
+                raise FieldError(f"two milestones are named {milestone.name!r}", "milestones", index, "name")
+            seen.add(milestone.name)
+            if milestone.runner is not None and milestone.runner not in names:
+                raise FieldError(f"no [[runners]] is named {milestone.runner!r}{suggest(milestone.runner, names)}",
+                                 "milestones", index, "runner")
+        if self.gpu is not None and self.gpu.run is None:
+            raise FieldError('a [gpu] needs run = [...]: the program forced onto the GPU, e.g. ["./bin/bend", '
+                             '"run-cuda", "{file}"]', "gpu", "run")
+        if self.parity is not None and not self.parity.files:
+            raise FieldError('is required: list the files holding paired backends, e.g. ["runtime/gpu/*.h"]',
+                             "parity", "files")
+        return self
+
+
+_RUN, _VERIFY, _LOCAL = Run(), Verify(), Runner(name="local", kind="local", labels=("c",))
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What running a report's programs takes: [run]'s program rules, [verify]'s measure, the references."""
+
+    program: str | None = _RUN.program
+    output: str = _RUN.output
+    normalize: tuple[tuple[str, str], ...] = _RUN.normalize
+    metrics: tuple[tuple[str, str], ...] = _RUN.metrics
+    measure: str = _VERIFY.measure
+    reference_factor: float = _VERIFY.reference_factor
+    references: tuple[Reference, ...] = ()
+    threads: tuple[int, ...] | None = _VERIFY.threads  # None: 1..the runner's cores (bot/core/scaling.py)
+    flatten_gain: float = _VERIFY.flatten_gain
+
+    def reference(self, name: str) -> Reference | None:
+        return next((r for r in self.references if r.name == name), None)
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    build: tuple[str, ...] | None = None
+    build_script: BuildScript | None = None
+    run_language: tuple[str, ...] | None = _RUN.language
+    c_compile: tuple[str, ...] = _RUN.c_compile
+    c_run: tuple[str, ...] = _RUN.c_run
+    suite: Suite | None = None
+    seq_threshold: float = _VERIFY.seq_threshold
+    par_efficiency: float = _VERIFY.par_efficiency
+    min_samples: int = _VERIFY.min_samples
+    max_samples: int = _VERIFY.max_samples
+    budget_seconds: int = _VERIFY.budget_seconds
+    timeout_seconds: int = _VERIFY.timeout_seconds
+    memory_mb: int = _VERIFY.memory_mb
+    verify_fixes: bool = _VERIFY.fixes
+    verify_on_open: bool = _VERIFY.on_open
+    runners: tuple[Runner, ...] = field(default=(_LOCAL,))
+    runners_named: bool = False  # [[runners]] written: the service may then use a local runner it names
+    milestones: tuple[Milestone, ...] = ()
+    digest: DigestSchedule = DigestSchedule()
+    run: RunSettings = RunSettings()
+    parity: ParityConfig = ParityConfig()
+    notify: NotifySettings = NotifySettings()
+    guards: GuardSettings = GuardSettings()
+    gpu: GpuSettings = GpuSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    new: New | None = None  # what `perfbot new` scaffolds; None: the format's own example
+
+    def runner_for(self, backend: str) -> Runner | None:
+        return next((r for r in self.runners if backend in r.labels), None)
+
+
+def parse_repo_config(text: str) -> RepoConfig:
+    """The file checked against the model; the first mistake raised as `.perfbot.toml:LINE: key: problem`."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else max(1, len(text.rstrip("\n").splitlines()))  # "end of document"
+        raise ConfigFileError("(syntax)", line, str(exc).split(" (at")[0]) from None
+    try:
+        return repo_config(PerfbotFile.model_validate(data))
+    except ValidationError as exc:
+        raise first_error(exc, PerfbotFile, key_lines(text)) from None
+
+
+def repo_config(file: PerfbotFile) -> RepoConfig:
+    run, verify = file.run, file.verify
+    build = file.build or Build()
+    return RepoConfig(
+        build=build.argv, build_script=BuildScript(build.script) if build.script else None,
+        run_language=run.language, c_compile=run.c_compile, c_run=run.c_run, suite=file.suite,
+        seq_threshold=verify.seq_threshold, par_efficiency=verify.par_efficiency, min_samples=verify.min_samples,
+        max_samples=verify.max_samples, budget_seconds=verify.budget_seconds, timeout_seconds=verify.timeout_seconds,
+        memory_mb=verify.memory_mb, verify_fixes=verify.fixes, verify_on_open=verify.on_open,
+        runners=file.runners if file.runners is not None else (_LOCAL,), runners_named=file.runners is not None,
+        milestones=file.milestones,
+        digest=file.digest.written() if file.digest else DigestSchedule(),
+        run=RunSettings(program=run.program, output=run.output, normalize=run.normalize, metrics=run.metrics,
+                        measure=verify.measure, reference_factor=verify.reference_factor,
+                        references=tuple(Reference(name=name, **table.model_dump(exclude_unset=True))
+                                         for name, table in file.references.items()),
+                        threads=verify.threads, flatten_gain=verify.flatten_gain),
+        parity=file.parity.written() if file.parity else ParityConfig(),
+        notify=file.notify.written() if file.notify else NotifySettings(),
+        guards=file.guards, gpu=file.gpu or GpuSettings(), sandbox=file.sandbox, new=file.new)
+
+
+def json_schema() -> dict:
+    """The file's JSON Schema, for editors that complete and check TOML (taplo, Even Better TOML)."""
+    schema = PerfbotFile.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": ".perfbot.toml", **schema}
