@@ -217,16 +217,6 @@ def _text(record: PerfIssue) -> str:
     return f"# {record.title}\nfacts: {json.dumps(record.facts())}\n\n{sections}"
 
 
-def reviewer_for(settings):
-    """The agent reviewer when an API key is configured, else the offline one (the embedded default)."""
-    from bot.core.offline_reviewer import OfflineReviewer
-
-    if not settings.anthropic_api_key:
-        return OfflineReviewer()
-    return AgentReviewer(settings.anthropic_api_key, settings.review_model, base_url=settings.anthropic_base_url,
-                         max_tokens=settings.review_max_tokens)
-
-
 def _merge_problem(new: PerfIssue, old: PerfIssue, verdict: Verdict) -> str:
     if not verdict.merged_report:
         return ""

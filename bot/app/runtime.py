@@ -17,7 +17,7 @@ from bot.core.outgoing import Outgoing
 from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
-from bot.adapters.reviewer_agent import reviewer_for
+from bot.adapters.reviewers import reviewer_for
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery

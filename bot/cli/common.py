@@ -42,7 +42,7 @@ def agent_fact_review(settings: Settings, db: Database):
     takes over a second to load, and agents run `perfbot lint` and `perfbot sync` offline all day."""
     if not settings.anthropic_api_key:
         return None
-    from bot.adapters.reviewer_agent import reviewer_for
+    from bot.adapters.reviewers import reviewer_for
     from bot.services.fact_review import fact_review_for
 
     return fact_review_for(reviewer_for(settings), db)

@@ -8,7 +8,7 @@ import click
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
-from bot.adapters.reviewer_agent import reviewer_for
+from bot.adapters.reviewers import reviewer_for
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.parse import parse
 from bot.services.dedup import Dedup
