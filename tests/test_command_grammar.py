@@ -11,19 +11,8 @@ import pytest
 
 from bot.core.commands import (ALIASES, MAX_COMMANDS, VERBS, CommandSyntaxError, Invocation, find_commands,
                                help_text, new_commands)
-from bot.core.commands.attach import Attach
-from bot.core.commands.bisect import Bisect
-from bot.core.commands.cancel import Cancel
-from bot.core.commands.close import Close
-from bot.core.commands.detach import Detach
-from bot.core.commands.digest import Digest
-from bot.core.commands.dup import Dup
-from bot.core.commands.help import Help
-from bot.core.commands.merge import Merge
-from bot.core.commands.not_dup import NotDup
-from bot.core.commands.reopen import Reopen
-from bot.core.commands.status import Status
-from bot.core.commands.verify import Verify
+from bot.core.commands.verbs import (Attach, Bisect, Cancel, Close, Detach, Digest, Dup, Help, Merge, NotDup,
+                                    Reopen, Status, Verify)
 from bot.errors import UserError
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bot" / "core" / "commands"
@@ -144,7 +133,7 @@ def test_a_malformed_command_says_what_is_wrong_and_shows_the_right_form(body, v
     invocation = only(body)
     assert invocation.command is None and not invocation.unknown and invocation.verb == verb
     assert problem in invocation.error
-    assert invocation.error.endswith(f"(usage: {VERBS[verb].USAGE})")
+    assert invocation.error.endswith(f"(usage: {VERBS[verb].usage})")
 
 
 @pytest.mark.parametrize("body,verb", [
@@ -323,21 +312,20 @@ def test_an_edit_runs_only_the_commands_that_are_new(old, new, expected):
 def test_help_lists_every_verb_once_in_a_stable_order_with_the_bot_name():
     text = help_text("benchy")
     usages = [line for line in text.splitlines() if line.startswith("- `")]
-    assert usages == [f"- `{m.USAGE}` — {m.SUMMARY}" for m in VERBS.values()]
+    assert usages == [f"- `{v.usage}` — {v.summary}" for v in VERBS.values()]
     assert "@benchy <verb>" in text and "except help and status" in text
     assert help_text() == help_text("perfbot") and "@perfbot <verb>" in help_text("@perfbot[bot]")
 
 
-def test_every_verb_module_follows_the_contract():
+def test_every_verb_follows_the_contract():
     assert list(VERBS) == ["help", "status", "verify", "attach", "detach", "dup", "not-dup", "merge", "close",
                            "reopen", "digest", "cancel", "bisect"]
     assert all(target in VERBS for target in ALIASES.values())
-    for verb, module in VERBS.items():
-        assert module.USAGE.startswith(f"/perf {verb}") and module.SUMMARY and isinstance(module.WRITE, bool)
-        assert module.WRITE == (verb not in ("help", "status"))
-        assert module.__doc__ and "\n" not in module.__doc__.strip()
-        command = module.parse(*_example_arguments(verb))
-        assert dataclasses.is_dataclass(command)
+    for name, verb in VERBS.items():
+        assert verb.name == name and verb.usage.startswith(f"/perf {name}") and verb.summary
+        assert verb.write == (name not in ("help", "status"))
+        command = verb.parse(*_example_arguments(name))
+        assert dataclasses.is_dataclass(command) and type(command).__doc__
         with pytest.raises(dataclasses.FrozenInstanceError):
             command.x = 1
 

@@ -15,7 +15,8 @@ from bot.adapters.store.dedup_store import remember_not_duplicate
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.core import commands as grammar
-from bot.core.commands import attach, bisect, cancel, close, detach, dup, merge, not_dup, reopen, status, verify
+from bot.core.commands.verbs import (Attach, Bisect, Cancel, Close, Detach, Dup, Help, Merge, NotDup, Reopen,
+                                    Status, Verify)
 from bot.core.bench_view import code_span
 from bot.core.fixes import slugs_fixed
 from bot.errors import TransientError, UserError
@@ -83,7 +84,7 @@ class CommandFlow:
         if invocation.command is None:
             return f"⚠️ {invocation.error}"
         try:
-            if grammar.VERBS[invocation.verb].WRITE:
+            if grammar.VERBS[invocation.verb].write:
                 if where.edited_by_other:  # else anyone able to edit could borrow the author's standing
                     return (f"🚫 `{invocation.verb}` was edited into {where.comment_author}'s comment by "
                             f"@{where.author}; commands that spend bench time or change state run only from their "
@@ -104,30 +105,30 @@ class CommandFlow:
             return f"⚠️ internal error (delivery `{where.delivery_id}`); the maintainers have the log."
 
     def _carry_out(self, command, where: Where, tracker, answer_id: int, index: int) -> str:
-        if isinstance(command, grammar.VERBS["help"].Help):
+        if isinstance(command, Help):
             return grammar.help_text(self.bot_name)
-        if isinstance(command, status.Status):
+        if isinstance(command, Status):
             return self._status(command, where)
-        if isinstance(command, verify.Verify):
+        if isinstance(command, Verify):
             return self._verify(command, where, tracker, answer_id, index)
-        if isinstance(command, attach.Attach):
+        if isinstance(command, Attach):
             return self._attach(command, where, tracker)
-        if isinstance(command, detach.Detach):
+        if isinstance(command, Detach):
             return self._detach(command, where, tracker)
-        if isinstance(command, (dup.Dup, merge.Merge)):
-            keep, drop = (command.of, command.slug) if isinstance(command, dup.Dup) else self._newer_first(where, command)
+        if isinstance(command, (Dup, Merge)):
+            keep, drop = (command.of, command.slug) if isinstance(command, Dup) else self._newer_first(where, command)
             pull = self._person_merge(where, tracker, keep, drop)
             return f"opened #{pull}: `{drop}` merged into `{keep}` (review the merged text, then merge it)"
-        if isinstance(command, not_dup.NotDup):
+        if isinstance(command, NotDup):
             self._records(where, command.a, command.b)
             remember_not_duplicate(self.db, where.full_name, command.a, command.b, where.author)
             self.services.mirror(where.full_name, where.installation_id, {command.a, command.b})
             return f"noted: `{command.a}` and `{command.b}` are not duplicates; dedup will not pair them again"
-        if isinstance(command, (close.Close, reopen.Reopen)):
-            return self._override(where, command.slug, isinstance(command, close.Close), getattr(command, "reason", ""))
-        if isinstance(command, cancel.Cancel):
+        if isinstance(command, (Close, Reopen)):
+            return self._override(where, command.slug, isinstance(command, Close), getattr(command, "reason", ""))
+        if isinstance(command, Cancel):
             return self._cancel(command, where, tracker)
-        if isinstance(command, bisect.Bisect):
+        if isinstance(command, Bisect):
             bisect_id = self.services.request_bisection(where.full_name, command.slug, command.good, command.bad,
                                                         where.author, where.installation_id)
             return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
@@ -143,7 +144,7 @@ class CommandFlow:
                 raise UserError(f"`{slug}` is not an open report here; `/perf status` lists what this thread knows")
         return records
 
-    def _newer_first(self, where: Where, command: merge.Merge) -> tuple[str, str]:
+    def _newer_first(self, where: Where, command: Merge) -> tuple[str, str]:
         """The team's rule: the newer report survives and covers both; the older file is deleted."""
         records = self._records(where, command.a, command.b)
         a, b = records[command.a], records[command.b]
@@ -155,7 +156,7 @@ class CommandFlow:
             raise UserError("this issue mirrors no report; name one, e.g. `/perf status perf_x`")
         return found[1]
 
-    def _status(self, command: status.Status, where: Where) -> str:
+    def _status(self, command: Status, where: Where) -> str:
         if command.slug:
             slugs = [command.slug]
         elif where.is_pull:
@@ -171,7 +172,7 @@ class CommandFlow:
             raise UserError("this command works on a pull request: write it on the PR that holds the fix")
         return PullInfo(**tracker.pull_request(where.number))
 
-    def _verify(self, command: verify.Verify, where: Where, tracker, answer_id: int, index: int) -> str:
+    def _verify(self, command: Verify, where: Where, tracker, answer_id: int, index: int) -> str:
         options = {k: v for k, v in (("runner", command.runner), ("samples", command.samples)) if v}
         runs = []
         if where.is_pull:
@@ -221,7 +222,7 @@ class CommandFlow:
                           extra={"delivery": where.delivery_id})
             return f"⚠️ internal error (delivery `{where.delivery_id}`); the maintainers have the log."
 
-    def _attach(self, command: attach.Attach, where: Where, tracker) -> str:
+    def _attach(self, command: Attach, where: Where, tracker) -> str:
         pull = self._pull(where, tracker)
         self._records(where, command.slug)
         fix = self._attach_pull(where, pull, command.slug)
@@ -230,7 +231,7 @@ class CommandFlow:
         return (f"attached {code_span(fix.branch)} as a fix of `{command.slug}` (+{fix.additions} -{fix.deletions} in "
                 f"{fix.changed_files} file(s){delta}); `/perf verify {command.slug}` measures it")
 
-    def _detach(self, command: detach.Detach, where: Where, tracker) -> str:
+    def _detach(self, command: Detach, where: Where, tracker) -> str:
         pull = self._pull(where, tracker)
         fix = next((f for f in fix_store.fixes_for(self.db, where.full_name, command.slug)
                     if f.branch == pull.head_ref and f.state != fix_store.DETACHED), None)
@@ -276,7 +277,7 @@ class CommandFlow:
         return f"`{slug}` {'closed' if closing else 'reopened'} as a logged override by @{where.author}" + \
             (f": {reason}" if reason else "")
 
-    def _cancel(self, command: cancel.Cancel, where: Where, tracker) -> str:
+    def _cancel(self, command: Cancel, where: Where, tracker) -> str:
         if command.run is not None:
             run = bench_store.get_run(self.db, command.run)
             if run is None or run["repo"] != where.full_name:

@@ -5,26 +5,17 @@ import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass
-from types import ModuleType
 
-from bot.core.commands import (attach, bisect, cancel, close, detach, digest, dup, merge, not_dup, reopen, status,
-                               verify)
-from bot.core.commands import help as help_verb
 from bot.core.commands.args import CommandSyntaxError, shown, split_arguments
 from bot.core.commands.lines import normalise, prose_lines
+from bot.core.commands.verbs import VERBS, Verb
 
-__all__ = ["ALIASES", "CommandSyntaxError", "Invocation", "MAX_COMMANDS", "MAX_LINE", "VERBS",
+__all__ = ["ALIASES", "CommandSyntaxError", "Invocation", "MAX_COMMANDS", "MAX_LINE", "VERBS", "Verb",
            "find_commands", "help_text", "new_commands"]
 
 MAX_COMMANDS = 10
 MAX_LINE = 1000
 
-# The order is the order of the help text.
-VERBS: dict[str, ModuleType] = {
-    "help": help_verb, "status": status, "verify": verify, "attach": attach, "detach": detach, "dup": dup,
-    "not-dup": not_dup, "merge": merge, "close": close, "reopen": reopen, "digest": digest, "cancel": cancel,
-    "bisect": bisect,
-}
 # Other spellings people reach for; an Invocation always carries the canonical verb, so VERBS[verb] works.
 ALIASES = {"notdup": "not-dup", "not_dup": "not-dup"}
 
@@ -82,8 +73,8 @@ def help_text(bot_name: str = "perfbot") -> str:
         f"hold up to {MAX_COMMANDS}. Lines in code blocks, code spans, quotes and HTML comments are ignored.",
         "",
     ]
-    lines += [f"- `{module.USAGE}` — {module.SUMMARY}" for module in VERBS.values()]
-    free = " and ".join(verb for verb, module in VERBS.items() if not module.WRITE)
+    lines += [f"- `{verb.usage}` — {verb.summary}" for verb in VERBS.values()]
+    free = " and ".join(name for name, verb in VERBS.items() if not verb.write)
     lines += [
         "",
         "SLUG is a report's name, such as `perf_sort_alloc`; RUN is a bench run number. "
@@ -124,8 +115,8 @@ def _verb_of(rest: str) -> str:
 
 def _invocation(number: int, text: str, rest: str) -> Invocation:
     verb = _verb_of(rest)
-    module = VERBS.get(verb)
-    if module is None:
+    grammar = VERBS.get(verb)
+    if grammar is None:
         return Invocation(shown(verb), number, text, None, f"unknown command '{shown(verb)}'", unknown=True)
     if len(text) > MAX_LINE:
         return Invocation(verb, number, text, None,
@@ -136,9 +127,9 @@ def _invocation(number: int, text: str, rest: str) -> Invocation:
         except ValueError as error:  # "No closing quotation", "No escaped character"
             raise CommandSyntaxError(f"cannot read the arguments: {str(error).lower()}") from None
         args, options = split_arguments(tokens[1:])
-        command = module.parse(args, options)
+        command = grammar.parse(args, options)
     except CommandSyntaxError as error:
-        return Invocation(verb, number, text, None, f"{error} (usage: {module.USAGE})")
+        return Invocation(verb, number, text, None, f"{error} (usage: {grammar.usage})")
     return Invocation(verb, number, text, command, None)
 
 
