@@ -2,6 +2,8 @@
 perf_x`, verified on the PR head with a comment and a commit status, and closing the record when merged."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import handlers
@@ -54,12 +56,16 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     assert (run["verdict"], run["pr"], run["head"]) == ("pass", 2, heads["fix/perf_boxed_sum"])
     with github.state.lock:
         statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run["head"]]
+        described = [s.description for s in repo_state(github).statuses if s.sha == run["head"]][-1]
         pr_comments = [c.body for c in repo_state(github).comments.values() if c.issue_number == 2]
         labels = sorted(label.name for label in repo_state(github).issues[1].labels)
     assert statuses[0] == ("perfbot/verify perf_boxed_sum", "pending")
     assert statuses[-1] == ("perfbot/verify perf_boxed_sum", "success")
+    # the head's ratio; then, when the claim is off in size at the base, both figures (wall time decides that)
+    assert re.fullmatch(r"fixed \d+\.\d\dx \[\d+\.\d\d, \d+\.\d\d\](; claimed \S+x, measured .*)?", described), described
     assert len(pr_comments) == 1 and "```mermaid" in pr_comments[0] and "| head |" in pr_comments[0]
-    assert "has fix" in labels and "verified: pass" in labels
+    assert "perfbot verification of `perf_boxed_sum`: fixed" in pr_comments[0]
+    assert "has fix" in labels and "verified: fixed" in labels
 
     assert handlers.dispatch(pull_event(github, heads, "synchronize"), services) == []
     assert not worker.run_once()  # the same head again: nothing new to measure

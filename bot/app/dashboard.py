@@ -10,6 +10,7 @@ from bot.adapters.store import digest_store
 from bot.adapters.store.engine import Database
 from bot.app import dashboard_auth, dashboard_render as render
 from bot.config import PROJECT_ROOT
+from bot.core import verdict_words as words
 
 PREFIX = "/dashboard"
 # The near-C threshold every seq claim is judged against (repo config may move it; the chart only orients).
@@ -41,7 +42,7 @@ def _headers(response):
 
 @dashboard.app_context_processor
 def _helpers() -> dict:
-    return {"render": render}
+    return {"render": render, "words": words}
 
 
 for _name, _function in render.FILTERS.items():

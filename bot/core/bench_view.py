@@ -6,9 +6,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
-STATUS_STATES = {"pass": "success", "fail": "failure", "mismatch": "failure", "inconclusive": "failure",
-                 "error": "error", "cancelled": "error"}
-VERDICT_ICONS = {"pass": "✅", "fail": "❌", "mismatch": "❌", "inconclusive": "❔", "error": "⚠️", "cancelled": "⏹️"}
+from bot.core import verdict_words as words
 
 
 @dataclass(frozen=True)
@@ -25,7 +23,8 @@ class SideRow:
     metrics: str = ""  # the runtime's own counters, median per program: "ITRS 1,245,802 vs 3,110"
 
 
-def side_rows(result: dict) -> list[SideRow]:
+def side_rows(result: dict, purpose: str = "fix") -> list[SideRow]:
+    """`decision`: each side's answer (the base of a fix measures the claim, the head the fix)."""
     rows = []
     for side in result.get("sides", []):
         first = side.get("language_seconds", side.get("one_thread_seconds")) or []
@@ -34,7 +33,9 @@ def side_rows(result: dict) -> list[SideRow]:
         rows.append(SideRow(side["side"], side["sha"], statistics.median(first) if first else None,
                             statistics.median(second) if second else None, interval.get("low"),
                             interval.get("point"), interval.get("high"), min(len(first), len(second)),
-                            side.get("decision", ""), _metrics_cell(side.get("metrics") or {})))
+                            words.text(words.of_side(purpose, side["side"], side.get("decision"),
+                                                     side.get("against") or "C", side.get("factor")), ""),
+                            _metrics_cell(side.get("metrics") or {})))
     return rows
 
 
@@ -100,11 +101,19 @@ def status_description(run: dict) -> str:
         return progress_line(run["slug"], run.get("progress") or {}, run.get("host", ""))[:140]
     rows = [r for r in side_rows(run.get("result") or {}) if r.point is not None]
     ratio = f" {rows[-1].point:.2f}x [{rows[-1].low:.2f}, {rows[-1].high:.2f}]" if rows else ""
-    return f"{run['verdict']}{ratio}"[:140]
+    told = words.of_run(run)
+    note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
+    return f"{words.text(told, run['verdict'] or '')}{ratio}{note}"[:140]
 
 
 def status_state(run: dict) -> str:
-    return "pending" if run["status"] != "done" else STATUS_STATES.get(run["verdict"], "error")
+    told = words.of_run(run)
+    return "pending" if run["status"] != "done" else told.status_state if told else "error"
+
+
+def verdict_icon(run: dict) -> str:
+    told = words.of_run(run)
+    return told.icon if told else ""
 
 
 def fenced(text: str) -> str:

@@ -16,6 +16,7 @@
     [verify]
     seq_threshold = 2.0
     par_efficiency = 0.75
+    claim_factor = 1.5          # a claim outside the measured interval and this far off is flagged
     min_samples = 5
     max_samples = 30
     budget_seconds = 900
@@ -106,6 +107,7 @@ class RepoConfig:
     suite: Suite | None = None
     seq_threshold: float = 2.0
     par_efficiency: float = 0.75
+    claim_factor: float = 1.5  # core/claim_size.py
     min_samples: int = 5
     max_samples: int = 30
     budget_seconds: int = 900
@@ -131,7 +133,8 @@ SCHEMA = {
     "run": {"language": "argv", "c_compile": "argv", "c_run": "argv"},
     "suite": {"command": "argv", "format": ("json", "tsv"), "tolerance": "fraction", "samples": "count",
               "timeout_seconds": "count"},
-    "verify": {"seq_threshold": "positive", "par_efficiency": "fraction", "min_samples": "count",
+    "verify": {"seq_threshold": "positive", "par_efficiency": "fraction", "claim_factor": "positive",
+               "min_samples": "count",
                "max_samples": "count", "budget_seconds": "count", "timeout_seconds": "count", "memory_mb": "count",
                "fixes": "flag", "on_open": "flag"},
     "runners": {"name": "name", "kind": ("local", "ssh", "actions"), "host": "host", "user": "user", "port": "port",

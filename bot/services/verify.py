@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from bot.core.claim_size import ClaimSize, in_claim_terms, judge
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
@@ -49,6 +50,7 @@ class Side:
     output: str = ""
     input: str | None = None
     against: str = "C"  # C | reference NAME@sha | N threads
+    factor: float | None = None  # a reference: the factor of it the program must stay within
     measure: str = "wall"
     runs: dict = field(default_factory=lambda: {"language": [], "c": []})  # per sample: times, faults, metrics
     sweep: dict = field(default_factory=dict)  # par: thread count -> samples, taken round-robin
@@ -77,6 +79,7 @@ class Side:
         return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
                 "output": self.output, "input": self.input, "against": self.against, "measure": self.measure,
+                **({"factor": self.factor} if self.factor is not None else {}),
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
                 "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
                 **({"sweep": self.sweep_summary()} if self.sweep else {}),
@@ -94,10 +97,12 @@ class Outcome:
     sides: list[Side]
     runner: str
     suite: SuiteResult | None = None
+    claim: ClaimSize | None = None  # the report's ratio against the one measured where the claim was measured
 
     def as_dict(self) -> dict:
         return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
-                "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None}
+                "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None,
+                "claim": self.claim.as_dict() if self.claim else None}
 
 
 @dataclass(frozen=True)
@@ -156,11 +161,23 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
         _honesty_note(heads[-1])
     decisions = {s.decision for s in heads}
     verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
+    claim = _claim_size(record, config, sides)
+    if claim is not None and claim.off:
+        message += f"; {claim.text()}"
     if suite is not None and suite.verdict == FAIL:
-        return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite)
+        return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite, claim)
     if suite is not None:
         message += f"; suite: {suite.summary()}"
-    return Outcome(verdict, message, sides, runner.name, suite)
+    return Outcome(verdict, message, sides, runner.name, suite, claim)
+
+
+def _claim_size(record: PerfIssue, config: RepoConfig, sides: list[Side]) -> ClaimSize | None:
+    """The claim is about the code before any fix: the base side when there is one, else the head."""
+    where = next((s for s in sides if s.interval and not s.modes), None)
+    if where is None:
+        return None
+    measured = in_claim_terms(where.interval, record.threads if record.track == "par" else None)
+    return judge(record.ratio, measured, config.claim_factor)
 
 
 def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
@@ -224,7 +241,7 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     template = with_input(config.run_language, side.input)
     argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
     if target is not None:
-        side.against = target.label
+        side.against, side.factor = target.label, target.factor
         return _Pair(argv_language, target.argv(side.input, threads), folder, target.folder,
                      ("the program", f"the reference {target.label}")), None
     runner.write_file(folder / "translation.c", translation)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, PairOverride, RecordEvent
+from bot.core import verdict_words as words
 
 STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
 SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
@@ -44,6 +45,17 @@ def _counts(session: Session, column, where=None) -> dict[str, int]:
     return {key or "none": count for key, count in session.execute(query).all()}
 
 
+def _answer_counts(session: Session) -> dict[str, int]:
+    """Finished runs by their answer (fixed, reproduced ...), not by the interval test they stored."""
+    counts: dict[str, int] = {}
+    rows = session.execute(select(BenchRun.purpose, BenchRun.verdict, func.count()).where(BenchRun.status == "done")
+                           .group_by(BenchRun.purpose, BenchRun.verdict)).all()
+    for purpose, verdict, n in rows:
+        said = words.text(words.answer(purpose or "fix", verdict), "none")
+        counts[said] = counts.get(said, 0) + n
+    return counts
+
+
 def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
     live = Record.state.in_(("open", "closed"))
     ranked = session.execute(
@@ -55,7 +67,7 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
         "states": _counts(session, Record.state),
         "tracks": _counts(session, Record.track, live),
         "backends": _counts(session, Record.backend, live),
-        "verdicts": _counts(session, BenchRun.verdict, BenchRun.status == "done"),
+        "verdicts": _answer_counts(session),
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
         "ranked": [row._asdict() for row in ranked],
