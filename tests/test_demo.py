@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import git
 import pytest
@@ -85,6 +86,14 @@ def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
     assert base["decision"] == "fail" and base["interval"]["low"] > 2.0 and head["interval"]["high"] <= 2.0
     assert data["plan"]["head"] == git.Repo(demo[0]).commit("fix/perf_boxed_sum-unbox").hexsha
     assert base["output"] == head["output"] == "4463072"
+    gain = data["gain"]  # the program's own base/head times, beside each side's ratio to C
+    assert gain["low"] <= gain["point"] <= gain["high"] and data["already_in_base"] is False
+    assert re.search(r"; the program itself: \d+\.\d\dx (faster|slower) \[\d+\.\d\d, \d+\.\d\d\], base to head",
+                     data["message"]), data["message"]
+    fix = data["plan"]["head"]
+    code, merged = verify(demo, "perf_boxed_sum", "--base", fix, "--head", "main")  # main is behind the fix
+    assert merged["already_in_base"] is True and merged["message"].startswith(
+        f"already in base: the fix is an ancestor of {fix[:12]}; "), merged["message"]
     code, data = verify(demo, "perf_boxed_sum", "--head", "main")
     assert code == 0 and data["verdict"] == "reproduced" and [s["side"] for s in data["sides"]] == ["head"]
 
@@ -92,6 +101,10 @@ def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
 def test_the_report_without_a_fix_is_measured_on_main_and_reproduces(demo):
     code, data = verify(demo, "perf_mod_shift_subtract")
     assert code == 0 and data["verdict"] == "reproduced", data["message"]
+    claim = data["claim"]  # the report's own ratio against the measured one; named in the verdict only when off
+    assert claim["measured"]["low"] <= claim["measured"]["point"] <= claim["measured"]["high"]
+    assert claim["claimed"] > 2 and ("; claimed " in data["message"]) == claim["off"] == (
+        data["verdict_text"] != "reproduced"), data["verdict_text"]
     assert data["plan"]["head"] == git.Repo(demo[0]).commit("main").hexsha and data["sides"][0]["output"] == "1222781"
     head = data["sides"][0]  # the runtime's -s statistics were dropped before comparing, and captured
     assert head["metrics"] == {"language": {"steps": 6000000}, "c": {}} and "steps 6,000,000 vs -" in data["message"]

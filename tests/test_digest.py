@@ -390,7 +390,12 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
                     (SidePoint("base", 60.0, 58.0, 62.0), SidePoint("head", 1.2, 1.1, 1.3)), None))
     fixes = (FixFact("perf_slow", "fix/slow", 7, "pr", "open", None, at(24), at(24)),
              FixFact("perf_done", "fix/done", 8, "pr", "merged", None, at(25), at(26)))
-    d = build_digest(DigestFacts(REPO, records=(bogus, slow, merged), runs=runs, fixes=fixes), START, END, (), 2.0)
+    par = RecordFact("perf_par", "Par", "par", "c", 8, 5.0, "open", None, None, at(1))
+    older = RecordFact("perf_v1", "Slower than v1", "seq", "c", None, 1.4, "open", None, None, at(1), "runtime@v1")
+    d = build_digest(DigestFacts(REPO, records=(bogus, slow, merged, par, older), runs=runs, fixes=fixes),
+                     START, END, (), 2.0)
+    assert {r.slug: r.kind for r in d.open_ranked} == {"perf_slow": "language/C", "perf_done": "language/C",
+                                                       "perf_par": "ideal/achieved", "perf_v1": "head/v1"}
     assert [(m.slug, m.claimed, m.run_id) for m in d.mismatches] == [("perf_bogus", 1016.0, 1)]
     assert "perf_bogus" not in [r.slug for r in d.open_ranked]  # never ranked by its claimed 1016x
     assert [v.slug for v in d.merged_fixes] == ["perf_done"] and [v.slug for v in d.branch_fixes] == ["perf_slow"]
@@ -399,3 +404,6 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
     assert problems.index("## Output mismatches (1)") < problems.index("## Claims not reproduced (0)")
     assert "| `perf_bogus` | Wrong translation | 1016.00x | 1 |" in body
     assert "1 fixes verified · 1 pass on their branch · 1 output mismatches" in body
+    kinds = [line for line in body.splitlines() if line.startswith("### ")]
+    assert kinds == ["### language/C (2)", "### ideal/achieved (1)", "### head/v1 (1)"]  # three kinds, kept apart
+    assert "| 1 | `perf_par` | Par | par | c | 5.00x | claimed | 0 |" in body

@@ -101,6 +101,18 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
     labels = issue(tracker)["labels"]
     assert "claim: not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
+    # A prose edit is no new claim; a changed C translation is, and is measured again.
+    path = f"devs/issues/{SLUG}.md"
+    text = (repo.root / path).read_text()
+    repo.write(path, text.replace("## Root cause", "Seen again this week.\n\n## Root cause", 1)).commit("prose only")
+    services.sync_and_mirror(key, None, None)
+    assert len(bench_store.runs_for(database, SLUG)) == 1
+    c_block = text.index("```c\n") + len("```c\n")
+    repo.write(path, text[:c_block] + "/* the translation, reviewed */\n" + text[c_block:]).commit("new translation")
+    services.sync_and_mirror(key, None, None)
+    again, first = bench_store.runs_for(database, SLUG)
+    assert (again["purpose"], again["status"]) == ("reproduce", "queued")
+    assert again["options"]["claim"] != first["options"]["claim"]
 
 
 def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):

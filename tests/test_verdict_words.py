@@ -84,3 +84,18 @@ def test_a_records_issue_carries_the_words_as_labels_and_in_its_table():
     assert "verified: fixed" in labels and "claim: output mismatch" in labels
     assert not any("pass" in label or "fail" in label for label in labels)
     assert view.verified == "fixed, claim output mismatch"
+
+
+def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
+    from bot.core.bench_view import gain_line
+    from bot.core.gain import fix_gain, gain_text
+
+    assert gain_text(Interval(1.31, 1.46, 1.62)) == "1.46x faster [1.31, 1.62]"
+    assert gain_text(Interval(0.5, 0.8, 1.0)) == "1.25x slower [1.00, 2.00]"
+    exact = fix_gain([3.0] * 5, [2.0] * 5)  # instruction counts do not vary: the interval is the point
+    assert (exact.low, exact.point, exact.high) == (1.5, 1.5, 1.5) and fix_gain([], [1.0]) is None
+    result = {"gain": {"low": 1.31, "point": 1.46, "high": 1.62}, "already_in_base": True}
+    assert gain_line(result) == "already in base: program 1.46x faster [1.31, 1.62]"
+    fixed = run("fix", "pass")
+    fixed["result"]["gain"] = result["gain"]
+    assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; program 1.46x faster [1.31, 1.62]"

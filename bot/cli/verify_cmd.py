@@ -58,6 +58,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
         record = read_record(repo, slug, source.sha, where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         config = bench_config(repo, source)
         base_sha, head_sha = _choose_refs(repo, record, base, head)
+        in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         repo_key = repo.key
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
@@ -87,6 +88,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)
+    if in_base:
+        outcome.mark_in_base(base_sha)
     purpose = "fix" if base_sha else "reproduce"
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
     with open_database(db_url) as db:
@@ -104,6 +107,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     else:
         for side in outcome.sides:
             if side.interval:
-                click.echo(side.summary())
+                said = words.of_side(purpose, side.label, side.decision, side.against, side.factor)
+                click.echo(side.summary(words.text(said, side.decision)))
         click.echo(f"{told.text}: {outcome.message} (bench run {run_id})")
     raise SystemExit(EXIT.get(told.key, 1))

@@ -7,6 +7,8 @@ import statistics
 from dataclasses import dataclass
 
 from bot.core import verdict_words as words
+from bot.core.gain import gain_text
+from bot.core.stats import Interval
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,11 @@ def _metrics_cell(metrics: dict) -> str:
     """`[run] metrics` beside the times: a deterministic count is the least noisy signal a runtime gives."""
     first, second = metrics.get("language") or {}, metrics.get("c") or {}
     names = sorted({*first, *second})
-    shown = [f"{name} {_count(first.get(name))} vs {_count(second.get(name))}" for name in names]
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in names]
     return code_span("; ".join(shown)) if shown else ""
 
 
-def _count(value) -> str:
+def count_text(value) -> str:
     if not isinstance(value, (int, float)):
         return "-"
     return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
@@ -103,7 +105,15 @@ def status_description(run: dict) -> str:
     ratio = f" {rows[-1].point:.2f}x [{rows[-1].low:.2f}, {rows[-1].high:.2f}]" if rows else ""
     told = words.of_run(run)
     note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
-    return f"{words.text(told, run['verdict'] or '')}{ratio}{note}"[:140]
+    gain = f"; {gain_line(run.get('result') or {})}" if (run.get("result") or {}).get("gain") else ""
+    return f"{words.text(told, run['verdict'] or '')}{ratio}{gain}{note}"[:140]
+
+
+def gain_line(result: dict) -> str:
+    """'program 1.46x faster [1.31, 1.62]' base to head, and whether the fix was already in the base."""
+    gain = result.get("gain")
+    text = f"program {gain_text(Interval(**gain))}" if gain else ""
+    return ("already in base: " + text) if result.get("already_in_base") else text
 
 
 def status_state(run: dict) -> str:

@@ -27,6 +27,13 @@ class ClaimSize:
         return {"claimed": self.claimed, "measured": self.measured.as_dict(), "off": self.off}
 
 
+def ratio_kind(track: str | None, reference: str | None = None) -> str:
+    """The three kinds of ratio a report claims, never mixed in one column unlabelled."""
+    if reference:
+        return f"head/{reference.split('@')[-1] if reference.startswith('runtime@') else reference}"
+    return "ideal/achieved" if track == "par" else "language/C"
+
+
 def in_claim_terms(interval: Interval, par_threads: int | None = None) -> Interval:
     """A par bench interval is a speedup; the claim is ideal (threads) over it."""
     if not par_threads:

@@ -5,6 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.core.claim_size import ratio_kind
 from bot.core.digest_scaling import ParScaling, par_scaling
 from bot.core.milestone_config import Milestone
 from bot.core.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
@@ -130,6 +131,7 @@ class Ranked:
     ratio: float | None
     source: str
     fixes: int
+    kind: str = "language/C"  # language/C, ideal/achieved (par) or head/REF: never mixed unlabelled
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,7 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         _verified(by_slug, runs, inside, merged),
         _not_reproduced(by_slug, runs, inside),
         tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio, standings[r.slug].source,
-                             sum(f.slug == r.slug for f in fixes)) for r in records
+                             sum(f.slug == r.slug for f in fixes), ratio_kind(r.track, r.reference)) for r in records
                              if r.state == "open" and r.slug not in unranked),
                      key=lambda x: (x.ratio is None, -(x.ratio or 0), x.slug))),
         _stale(records, revisions, facts.runs, fixes, facts.events, window_end),

@@ -3,6 +3,7 @@ program is compared with, and argument templates filled so that no text a report
 arguments a command gets (an input's words become arguments of their own, never a shell string)."""
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import replace
 
@@ -77,6 +78,13 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
                         f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
     return replace(table, branch=ref) if ref else table
+
+
+def claim_fingerprint(record: PerfIssue) -> str:
+    """What a claim check measures: the program, its C translation, the inputs and the reference. A change to
+    any of them is a new claim (measured again with `on_open`); an edit of the prose is not."""
+    code = [(b.lang, b.code) for b in record.code_blocks if b.lang in ("language", "c")]
+    return hashlib.sha256(repr((code, record.inputs, record.reference)).encode()).hexdigest()[:16]
 
 
 def inputs_of(record: PerfIssue) -> tuple[str | None, ...]:

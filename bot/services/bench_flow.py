@@ -104,6 +104,8 @@ class BenchFlow:
             self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
                          tracker, target, config, record)
             raise
+        if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
+            outcome.mark_in_base(run["base"])
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
@@ -218,4 +220,5 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
                   or bench_view.mermaid_chart(run["slug"], result, threads),
                   scaling=scaling_view.scaling_tables(result), result=result,
                   fenced_message=bench_view.fenced(run["message"]), suite=result.get("suite"), criterion=criterion,
-                  suite_said=words.text(words.of_suite((result.get("suite") or {}).get("verdict"))))
+                  suite_said=words.text(words.of_suite((result.get("suite") or {}).get("verdict"))),
+                  gain=bench_view.gain_line(result))

@@ -16,7 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from bot.core.bench_view import count_text
 from bot.core.claim_size import ClaimSize, in_claim_terms, judge
+from bot.core.gain import fix_gain, gain_text
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
@@ -62,8 +64,8 @@ class Side:
         return {name: statistics.median(r["metrics"][name] for r in self.runs[which] if name in r.get("metrics", {}))
                 for name in sorted(names)}
 
-    def summary(self) -> str:
-        """One line for a terminal: medians, ratio, pairs, decision, and the runtime's metrics beside them."""
+    def summary(self, decision: str | None = None) -> str:
+        """One line for a terminal: medians, ratio, pairs, decision (as said), and the runtime's metrics beside them."""
         unit = "s" if self.measure != "instructions" else " instr"
         fmt = (lambda v: f"{v:.4f}{unit}") if self.measure != "instructions" else (lambda v: f"{v:.4g}{unit}")
         first = ("the CPU" if self.modes else "1 thread") if self.par else "language"
@@ -71,7 +73,7 @@ class Side:
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
                 f"{first} {fmt(statistics.median(self.language))}  {second} {fmt(statistics.median(self.c))}  "
                 f"ratio {self.interval.point:.2f}x [{self.interval.low:.2f}, {self.interval.high:.2f}]  "
-                f"{len(self.c)} pairs  {self.decision}")
+                f"{len(self.c)} pairs  {decision or self.decision}")
         return line + _metrics_text(self)
 
     def as_dict(self) -> dict:
@@ -98,11 +100,18 @@ class Outcome:
     runner: str
     suite: SuiteResult | None = None
     claim: ClaimSize | None = None  # the report's ratio against the one measured where the claim was measured
+    gain: Interval | None = None  # a fix: the program's base time over its head time (core/gain.py)
+    already_in_base: bool = False  # the fix commit is an ancestor of the base: nothing left to merge
+
+    def mark_in_base(self, base: str) -> None:
+        self.already_in_base = True
+        self.message = f"already in base: the fix is an ancestor of {base[:12]}; {self.message}"
 
     def as_dict(self) -> dict:
         return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
                 "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None,
-                "claim": self.claim.as_dict() if self.claim else None}
+                "claim": self.claim.as_dict() if self.claim else None,
+                "gain": self.gain.as_dict() if self.gain else None, "already_in_base": self.already_in_base}
 
 
 @dataclass(frozen=True)
@@ -164,11 +173,15 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     claim = _claim_size(record, config, sides)
     if claim is not None and claim.off:
         message += f"; {claim.text()}"
+    base_side = next((s for s in sides if s.label == "base" and not s.par), None)
+    gain = fix_gain(base_side.language, heads[0].language) if base_side else None
+    if gain is not None:
+        message += f"; the program itself: {gain_text(gain)}, base to head"
     if suite is not None and suite.verdict == FAIL:
-        return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite, claim)
+        return Outcome(FAIL, f"{message}; {suite.summary()}", sides, runner.name, suite, claim, gain)
     if suite is not None:
         message += f"; suite: {suite.summary()}"
-    return Outcome(verdict, message, sides, runner.name, suite, claim)
+    return Outcome(verdict, message, sides, runner.name, suite, claim, gain)
 
 
 def _claim_size(record: PerfIssue, config: RepoConfig, sides: list[Side]) -> ClaimSize | None:
@@ -189,7 +202,7 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
     bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
     if side.modes:
         target_speedup = (auto_target(config.gpu.auto_tolerance) if AUTO in side.modes else config.gpu.min_speedup)
-        text = f"speedup of {side.against}{measure} {bounds} {at}, to pass at {target_speedup:.3g}x or above"
+        text = f"speedup of {side.against}{measure} {bounds} {at}, judged against {target_speedup:.3g}x"
     elif record.track == "par":
         target_speedup = record.threads * config.par_efficiency
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
@@ -197,7 +210,7 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
         if side.sweep:
             text += f"; {sweep_text(side.sweep_summary())}"
     elif target is not None:
-        text = f"head/{target.label}{measure} {bounds} {at}, to pass within {target.factor:g}x of the reference"
+        text = f"head/{target.label}{measure} {bounds} {at}, judged against {target.factor:g}x of the reference"
     else:
         text = f"language/C{measure} {bounds} {at} against the {config.seq_threshold:g}x threshold"
     return prefix + text + _metrics_text(side)
@@ -205,14 +218,10 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
 
 def _metrics_text(side: Side) -> str:
     first, second = side.metric_medians("language"), side.metric_medians("c")
-    shown = [f"{name} {_number(first.get(name))} vs {_number(second.get(name))}" for name in sorted({*first, *second})]
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in sorted({*first, *second})]
     return f" ({', '.join(shown)})" if shown else ""
 
 
-def _number(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
 
 
 def _honesty_note(side: Side) -> str:

@@ -10,6 +10,7 @@ from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, PairOverride, RecordEvent
 from bot.core import verdict_words as words
+from bot.core.claim_size import ratio_kind
 
 STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
 SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
@@ -59,7 +60,8 @@ def _answer_counts(session: Session) -> dict[str, int]:
 def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
     live = Record.state.in_(("open", "closed"))
     ranked = session.execute(
-        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict)
+        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
+               Record.reference)
         .where(Record.state == "open", Record.ratio.is_not(None))
         .order_by(Record.ratio.desc(), Record.slug).limit(top)).all()
     runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(recent))
@@ -70,7 +72,7 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
         "verdicts": _answer_counts(session),
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
-        "ranked": [row._asdict() for row in ranked],
+        "ranked": [row._asdict() | {"ratio_kind": ratio_kind(row.track, row.reference)} for row in ranked],
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
 
