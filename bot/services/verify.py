@@ -34,6 +34,7 @@ from bot.services.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.sweep import ERROR, MISMATCH, counts_for, measure_sweep
 
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
+MEASURE_NAMES = {"wall": "wall time", "user": "user time", "instructions": "instructions"}
 
 
 @dataclass
@@ -197,7 +198,7 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
                 first: bool = True) -> str:
     ratio = side.interval
     at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
-    measure = "" if config.run.measure == "wall" else f" ({config.run.measure})"
+    measure = f" ({MEASURE_NAMES.get(side.measure, side.measure)})"  # the verdict says which measure decided it
     prefix = f"{record.slug} on {runner.name}: " if first else ""
     bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
     if side.modes:
@@ -210,7 +211,7 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
         if side.sweep:
             text += f"; {sweep_text(side.sweep_summary())}"
     elif target is not None:
-        text = f"head/{target.label}{measure} {bounds} {at}, judged against {target.factor:g}x of the reference"
+        text = f"head/{target.label}{measure} {bounds} {at}, limit within {target.factor:g}x of the reference"
     else:
         text = f"language/C{measure} {bounds} {at} against the {config.seq_threshold:g}x threshold"
     return prefix + text + _metrics_text(side)
