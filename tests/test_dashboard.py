@@ -95,6 +95,7 @@ def test_verdicts_are_shown_as_answers_coloured_by_what_they_mean(client, ids):
     assert '<span class="badge verdict-bad" data-verdict="not_fixed">not fixed</span>' in par
     overview = client.get("/dashboard/").get_data(as_text=True)
     assert "<td>fixed</td>" in overview and "<td>not fixed</td>" in overview and "<td>pass</td>" not in overview
+    assert "63.6x <span class=\"muted\">language/C, claimed</span>" in overview  # nothing measured it on main
     runs = client.get("/dashboard/runs").get_data(as_text=True)
     assert 'data-verdict="fixed"' in runs and 'class="badge pass"' not in runs
 

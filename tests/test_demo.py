@@ -156,3 +156,31 @@ def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert create_demo(empty).heads["main"]
+
+
+def test_a_report_measured_by_the_runtimes_step_count_is_decided_by_it(demo):
+    """`measure: metric:steps` on the reference report: both runtimes count the same steps, so the ratio is
+    exactly 1 and the claim is within 1.1x of runtime v1, whatever the host's load."""
+    path, cli, env, _, db = demo
+    repo = git.Repo(path)
+    report = (path / "devs/issues/perf_mod_slower_than_v1.md").read_text()
+    repo.git.checkout("-q", "-b", "by-steps")
+    try:
+        (path / "devs/issues/perf_mod_slower_than_v1.md").write_text(report.replace("---\n", "---\nmeasure: metric:steps\n", 1))
+        repo.git.commit("-qam", "count steps")
+    finally:
+        repo.git.checkout("-q", "main")
+    code, data = verify(demo, "perf_mod_slower_than_v1", "--ref", "by-steps")
+    assert (code, data["verdict"]) == (1, "within_reference"), data["message"]
+    # counted in steps the two runtimes do the same work: the report's wall-time 12.4x is named as off in size
+    assert data["verdict_text"] == "within 1.1x of runtime@v1; claimed 12.4x, measured 1.00x [1.00, 1.00]"
+    assert all(s["measure"] == "metric:steps" and s["interval"] == {"low": 1.0, "point": 1.0, "high": 1.0}
+               for s in data["sides"])
+    assert "head/runtime@v1" in data["message"] and "(metric:steps) 1.00x [1.00, 1.00]" in data["message"]
+    # The C translation prints no step count: a per-track default of metric:steps cannot judge language/C.
+    config = path.parent / "by-steps.toml"
+    config.write_text((path / ".perfbot.toml").read_text().replace("[verify]\n", '[verify]\nmeasure = {seq = "metric:steps"}\n', 1))
+    result = cli.invoke(main, ["verify", "perf_mod_shift_subtract", "--repo", str(path), "--config", str(config),
+                               "--format", "json", "--db", db], env=env)
+    data = json.loads(result.output[result.output.index("{"):])
+    assert (result.exit_code, data["verdict"]) == (1, "error") and "printed no steps count" in data["message"]

@@ -87,7 +87,7 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
     assert "perfbot/fixed-perf_boxed_sum" not in [h.name for h in repo.repo.heads]
 
 
-def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
+def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, tmp_path):
     repo, heads, key, queue, tracker, services, worker = world
     # The fixed runtime lands on main with the report still claiming 12x: the claim no longer reproduces.
     repo.repo.git.merge("-q", "--no-ff", "-m", "land the runtime fix", "fix/perf_boxed_sum")
@@ -101,6 +101,10 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
     labels = issue(tracker)["labels"]
     assert "claim: not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
+    from tests.test_dashboard import make_client  # the dashboard ranks it by what was measured, and says so
+
+    overview = make_client(database, tmp_path).get("/dashboard/").get_data(as_text=True)
+    assert re.search(r"<td class=\"num\">[0-9.]+x <span class=\"muted\">language/C, measured</span>", overview)
     # A prose edit is no new claim; a changed C translation is, and is measured again.
     path = f"devs/issues/{SLUG}.md"
     text = (repo.root / path).read_text()

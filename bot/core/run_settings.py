@@ -6,7 +6,8 @@
     normalize = [["(?m)^- ITRS:.*\\n?", ""], ["(\\d+)n\\b", "\\1"]]  # regex, replacement; applied to both, in order
     metrics = {itrs = "- ITRS: ([0-9,]+)"}  # numbers the runtime prints, captured per sample
     [verify]
-    measure = "wall"                    # wall | user | instructions: what the verdict's ratio is made of
+    measure = "wall"                    # wall | user | instructions | metric:NAME (a [run] metrics count), or
+                                        # per track: {seq = "instructions", par = "wall"}; a report's `measure:` wins
     reference_factor = 1.0              # `reference:` reports: head passes within this factor of the reference
     threads = [1, 2, 4, 8, 12]          # par reports: the sweep of thread counts (default 1..the host's cores)
     flatten_gain = 0.5                  # par sweeps: a step gaining less than this of ideal is where it flattens
@@ -59,6 +60,7 @@ class RunSettings:
     normalize: tuple[tuple[str, str], ...] = ()
     metrics: tuple[tuple[str, str], ...] = ()
     measure: str = "wall"
+    measure_by_track: tuple[tuple[str, str], ...] = ()  # (track, measure): the default of that track's reports
     reference_factor: float = 1.0
     references: tuple[Reference, ...] = field(default=())
     threads: tuple[int, ...] | None = None  # None: 1..the runner's cores (bot/core/scaling.py adds 1 and the claim)
@@ -66,6 +68,10 @@ class RunSettings:
 
     def reference(self, name: str) -> Reference | None:
         return next((r for r in self.references if r.name == name), None)
+
+    def measure_for(self, track: str | None, stated: str | None = None) -> str:
+        """A report's measure: its own `measure:`, else its track's default, else the repository's."""
+        return stated or dict(self.measure_by_track).get(track or "seq") or self.measure
 
 
 def parse_run_settings(run: dict, verify: dict, references, lines: list[str]) -> RunSettings:
@@ -85,7 +91,7 @@ def parse_run_settings(run: dict, verify: dict, references, lines: list[str]) ->
     if "metrics" in run:
         values["metrics"] = _metrics(run["metrics"], line_of(lines, "metrics"))
     if "measure" in verify:
-        values["measure"] = check("verify.measure", verify["measure"], MEASURES, line_of(lines, "measure"))
+        values.update(_measures(verify["measure"], dict(values.get("metrics", ())), line_of(lines, "measure")))
     if "reference_factor" in verify:
         values["reference_factor"] = check("verify.reference_factor", verify["reference_factor"], "positive",
                                            line_of(lines, "reference_factor"))
@@ -100,6 +106,31 @@ def parse_run_settings(run: dict, verify: dict, references, lines: list[str]) ->
                                   "write each reference as a [references.NAME] table")
         values["references"] = tuple(_reference(name, table, lines) for name, table in references.items())
     return RunSettings(**values)
+
+
+def measure_problem(value, metrics) -> str | None:
+    """Why `value` is no measure (None when it is one): wall, user, instructions, or metric:NAME of a metric."""
+    if isinstance(value, str) and value in MEASURES:
+        return None
+    if isinstance(value, str) and value.startswith("metric:"):
+        name = value.removeprefix("metric:")
+        return None if name in metrics else (f"'{name}' is not one of the [run] metrics "
+                                             f"({', '.join(metrics) or 'none declared'})")
+    return f"must be one of {', '.join(MEASURES)} or metric:NAME"
+
+
+def _measures(value, metrics: dict, line: int) -> dict:
+    tracks = value if isinstance(value, dict) else {None: value}
+    for track, measure in tracks.items():
+        key = "verify.measure" + (f".{track}" if track else "")
+        if track not in (None, "seq", "par"):
+            raise ConfigFileError(key, line, "per-track measures name seq and par only")
+        problem = measure_problem(measure, metrics)
+        if problem:
+            raise ConfigFileError(key, line, problem)
+    if isinstance(value, dict):
+        return {"measure_by_track": tuple(sorted(value.items()))}
+    return {"measure": value}
 
 
 def _threads(value, line: int) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from bot.core.config_checks import fill
 from bot.core.records import PerfIssue
 from bot.core.repo_config import RepoConfig
-from bot.core.run_settings import PROGRAM_NAME, Reference
+from bot.core.run_settings import PROGRAM_NAME, Reference, measure_problem
 from bot.errors import UserError
 
 _SAFE_TAG = re.compile(r"[a-z0-9_+-]{1,16}")
@@ -78,6 +78,17 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
                         f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
     return replace(table, branch=ref) if ref else table
+
+
+def with_measure(config: RepoConfig, record: PerfIssue) -> RepoConfig:
+    """The configuration as this report is measured: its own `measure:`, else its track's, else the repository's."""
+    measure = config.run.measure_for(record.track, record.measure)
+    problem = measure_problem(measure, dict(config.run.metrics)) if record.measure else None
+    if problem:  # .perfbot.toml checked its own measures; a report's names a metric the runtime may not print
+        raise UserError(f"cannot verify {record.slug}: `measure: {measure}`: {problem}")
+    if measure == config.run.measure:
+        return config
+    return replace(config, run=replace(config.run, measure=measure))
 
 
 def claim_fingerprint(record: PerfIssue) -> str:

@@ -25,7 +25,8 @@ from bot.core.repo_config import RepoConfig
 from bot.core.scaling import summary as sweep_summary, sweep_text
 from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.suite import SuiteResult, compare_suites
-from bot.core.verify_plan import fill, from_root, inputs_of, program_name, programs, reference_of, with_input
+from bot.core.verify_plan import (fill, from_root, inputs_of, program_name, programs, reference_of, with_input,
+                                  with_measure)
 from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
 from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
@@ -67,8 +68,9 @@ class Side:
 
     def summary(self, decision: str | None = None) -> str:
         """One line for a terminal: medians, ratio, pairs, decision (as said), and the runtime's metrics beside them."""
-        unit = "s" if self.measure != "instructions" else " instr"
-        fmt = (lambda v: f"{v:.4f}{unit}") if self.measure != "instructions" else (lambda v: f"{v:.4g}{unit}")
+        counted = self.measure == "instructions" or self.measure.startswith("metric:")
+        unit = {"instructions": " instr"}.get(self.measure, f" {self.measure[7:]}" if counted else "s")
+        fmt = (lambda v: f"{v:.4g}{unit}") if counted else (lambda v: f"{v:.4f}{unit}")
         first = ("the CPU" if self.modes else "1 thread") if self.par else "language"
         second = self.against
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
@@ -130,6 +132,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
            progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
+    config = with_measure(config, record)
     language, translation = programs(record, config)
     reference = reference_of(record, config)
     par = record.track == "par"

@@ -57,13 +57,36 @@ def _answer_counts(session: Session) -> dict[str, int]:
     return counts
 
 
+def _ranked(session: Session, top: int) -> list[dict]:
+    """Open records, worst first by the ratio measured on the default branch where there is one (the latest
+    claim check), else by the claimed one; each says which it is and what kind of ratio it is."""
+    rows = session.execute(
+        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
+               Record.reference, Record.threads, Repo.key).join(Repo, Repo.id == Record.repo_id)
+        .where(Record.state == "open")).all()
+    checks = session.scalars(select(BenchRun).where(BenchRun.status == "done", BenchRun.purpose == "reproduce")
+                             .order_by(BenchRun.id))
+    measured = {}
+    for run in checks:  # later runs win
+        head = next((s for s in (run.result or {}).get("sides") or [] if s.get("side") == "head"
+                     and (s.get("interval") or {}).get("point")), None)
+        if head is not None:
+            measured[(run.repo_key, run.slug)] = head["interval"]["point"]
+    ranked = []
+    for row in rows:
+        point = measured.get((row.key, row.slug))
+        if point is not None and row.track == "par":
+            point = (row.threads or 1) / point  # the bench measured a speedup; the claim is ideal / achieved
+        shown = point if point is not None else row.ratio
+        if shown is not None:
+            ranked.append({**row._asdict(), "shown": shown, "source": "measured" if point is not None else "claimed",
+                           "ratio_kind": ratio_kind(row.track, row.reference)})
+    return sorted(ranked, key=lambda r: (-r["shown"], r["slug"]))[:top]
+
+
 def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
     live = Record.state.in_(("open", "closed"))
-    ranked = session.execute(
-        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
-               Record.reference)
-        .where(Record.state == "open", Record.ratio.is_not(None))
-        .order_by(Record.ratio.desc(), Record.slug).limit(top)).all()
+    ranked = _ranked(session, top)
     runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(recent))
     return {
         "states": _counts(session, Record.state),
@@ -72,7 +95,7 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
         "verdicts": _answer_counts(session),
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
-        "ranked": [row._asdict() | {"ratio_kind": ratio_kind(row.track, row.reference)} for row in ranked],
+        "ranked": ranked,
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
 
