@@ -213,7 +213,8 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         tuple(sorted((f for f in fixes if inside(f.created_at)), key=lambda f: (f.created_at, f.slug, f.branch))),
         _verified(by_slug, runs, inside, merged),
         _not_reproduced(by_slug, runs, inside),
-        tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio, standings[r.slug].source,
+        tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio,
+                             _source(standings[r.slug].source, r.slug in merged),
                              sum(f.slug == r.slug for f in fixes), ratio_kind(r.track, r.reference)) for r in records
                              if r.state == "open" and r.slug not in unranked),
                      key=lambda x: (x.ratio is None, -(x.ratio or 0), x.slug))),
@@ -223,6 +224,11 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         par_scaling(records, runs),
         mismatches,
     )
+
+
+def _source(source: str, merged: bool) -> str:
+    """A passing fix's ratio is "verified" only once the fix merged; before, it passes on its branch."""
+    return "passes on its branch" if source == "verified" and not merged else source
 
 
 def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:
