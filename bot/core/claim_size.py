@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.records import PerfIssue
 from bot.core.stats import Interval
 
 DEFAULT_FACTOR = 1.5
@@ -49,6 +50,13 @@ def judge(claimed: float | None, measured: Interval, factor: float = DEFAULT_FAC
     outside = claimed > measured.high or claimed < measured.low
     off = outside and max(claimed / measured.point, measured.point / claimed) > factor
     return ClaimSize(claimed, measured, off)
+
+
+def judge_claim(record: PerfIssue, measured: Interval | None, factor: float = DEFAULT_FACTOR) -> ClaimSize | None:
+    """A report's ratio against a bench interval measured where the claim is (par: a speedup, turned over)."""
+    if measured is None:
+        return None
+    return judge(record.ratio, in_claim_terms(measured, record.threads if record.track == "par" else None), factor)
 
 
 def number(value: float) -> str:

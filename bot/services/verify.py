@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from bot.core.bench_view import count_text
-from bot.core.claim_size import ClaimSize, in_claim_terms, judge
+from bot.core.claim_size import ClaimSize, judge_claim
 from bot.core.gain import fix_gain, gain_text
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
@@ -174,7 +174,9 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
         _honesty_note(heads[-1])
     decisions = {s.decision for s in heads}
     verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
-    claim = _claim_size(record, config, sides)
+    # The claim is about the code before any fix: the base side when there is one, else the head.
+    claim = judge_claim(record, next((s.interval for s in sides if s.interval and not s.modes), None),
+                        config.claim_factor)
     if claim is not None and claim.off:
         message += f"; {claim.text()}"
     base_side = next((s for s in sides if s.label == "base" and not s.par), None)
@@ -186,15 +188,6 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     if suite is not None:
         message += f"; suite: {suite.summary()}"
     return Outcome(verdict, message, sides, runner.name, suite, claim, gain)
-
-
-def _claim_size(record: PerfIssue, config: RepoConfig, sides: list[Side]) -> ClaimSize | None:
-    """The claim is about the code before any fix: the base side when there is one, else the head."""
-    where = next((s for s in sides if s.interval and not s.modes), None)
-    if where is None:
-        return None
-    measured = in_claim_terms(where.interval, record.threads if record.track == "par" else None)
-    return judge(record.ratio, measured, config.claim_factor)
 
 
 def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
