@@ -3,6 +3,8 @@ with command bodies put in, through the handlers, against the GitHub double, for
 access; every verb, answered in one marked comment per command comment."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import handlers
@@ -80,7 +82,7 @@ def test_help_and_status_are_open_to_everyone_and_the_comment_gets_eyes(world, g
     comment_id, text = say(github, services, ISSUE, "What can you do?\n\n/perf help", "nobody")
     assert reactions(github, comment_id) == ["eyes"] and "/perf verify [SLUG...]" in text and "@nobody" in text
     _, text = say(github, services, ISSUE, "/perf status", "rita")
-    assert f"`{SLUG}`: open; verified -; claim not measured; fixes none" in text
+    assert f"`{SLUG}`: open; not verified; fixes none" in text
 
 
 @pytest.mark.parametrize("user", ["rita", "nobody"])
@@ -110,7 +112,9 @@ def test_verify_on_a_pr_queues_a_run_whose_answer_follows_it_to_the_verdict(worl
     assert run["status"] == "done" and run["verdict"] in ("pass", "inconclusive"), run["message"]
     assert (run["requested_by"], run["options"]["samples"]) == (user, 30)
     final = answer(github, comment_id)
-    assert f"bench run 1, `perf_boxed_sum`: **{run['verdict']}**" in final and "queued" not in final
+    said = {"pass": "fixed", "inconclusive": "inconclusive"}[run["verdict"]]
+    assert re.search(rf"bench run 1, `perf_boxed_sum`: \*\*{said}\*\* \d+\.\d\dx \[", final), final
+    assert "queued" not in final and "**pass**" not in final
 
 
 def test_attach_detach_cancel_and_an_edit_that_adds_a_command(world, github, database):

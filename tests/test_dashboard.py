@@ -87,6 +87,19 @@ def test_every_page_answers_with_html(client, ids):
     assert "perfbot:digest" not in client.get(f"/dashboard/digests/{ids['digest']}").get_data(as_text=True)
 
 
+def test_verdicts_are_shown_as_answers_coloured_by_what_they_mean(client, ids):
+    done = client.get(f"/dashboard/runs/{ids['run_done']}").get_data(as_text=True)
+    assert '<span class="badge verdict-good" data-verdict="fixed">fixed</span>' in done
+    assert re.search(r"<td>base</td>.*?<td>reproduced</td>", done, re.S) and ">pass<" not in done
+    par = client.get(f"/dashboard/runs/{ids['run_par']}").get_data(as_text=True)
+    assert '<span class="badge verdict-bad" data-verdict="not_fixed">not fixed</span>' in par
+    overview = client.get("/dashboard/").get_data(as_text=True)
+    assert "<td>fixed</td>" in overview and "<td>not fixed</td>" in overview and "<td>pass</td>" not in overview
+    assert "63.6x <span class=\"muted\">language/C, claimed</span>" in overview  # nothing measured it on main
+    runs = client.get("/dashboard/runs").get_data(as_text=True)
+    assert 'data-verdict="fixed"' in runs and 'class="badge pass"' not in runs
+
+
 def test_the_root_leads_to_the_dashboard_and_the_service_routes_stay(client):
     response = client.get("/")
     assert response.status_code == 302 and response.headers["Location"].endswith("/dashboard/")

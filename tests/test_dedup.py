@@ -118,7 +118,7 @@ def test_the_cli_exits_3_on_overlap_and_0_when_new(git_repo, tmp_path, monkeypat
     assert result.exit_code == 3 and "perf_u24_again vs perf_u24_mul_slow" in result.output
     as_json = json.loads(runner.invoke(main, ["dedup", str(draft), "--repo", str(git_repo.root),
                                               "--format", "json"]).output)
-    assert as_json[0]["candidate"] == "perf_u24_mul_slow" and as_json[0]["cached"] is True
+    assert as_json[0]["candidate"] == "perf_u24_mul_slow" and as_json[0]["cached"] is False  # a draft stores none
     assert {"score", "text", "shape", "locations", "verdict", "confidence", "reasons"} <= set(as_json[0])
     fresh = tmp_path / "perf_new.md"
     fresh.write_text(canonical_report("perf_new", track="par", backend="metal", threads=64, ratio=9.0,

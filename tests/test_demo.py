@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import git
 import pytest
@@ -80,18 +81,30 @@ def test_the_same_commits_every_time(demo, tmp_path):
 
 def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
     code, data = verify(demo, "perf_boxed_sum")
-    assert code == 0 and data["verdict"] == "pass", data["message"]
+    assert code == 0 and data["verdict"] == "fixed", data["message"]
     base, head = data["sides"]
     assert base["decision"] == "fail" and base["interval"]["low"] > 2.0 and head["interval"]["high"] <= 2.0
     assert data["plan"]["head"] == git.Repo(demo[0]).commit("fix/perf_boxed_sum-unbox").hexsha
     assert base["output"] == head["output"] == "4463072"
+    gain = data["gain"]  # the program's own base/head times, beside each side's ratio to C
+    assert gain["low"] <= gain["point"] <= gain["high"] and data["already_in_base"] is False
+    assert re.search(r"; the program itself: \d+\.\d\dx (faster|slower) \[\d+\.\d\d, \d+\.\d\d\], base to head",
+                     data["message"]), data["message"]
+    fix = data["plan"]["head"]
+    code, merged = verify(demo, "perf_boxed_sum", "--base", fix, "--head", "main")  # main is behind the fix
+    assert merged["already_in_base"] is True and merged["message"].startswith(
+        f"already in base: the fix is an ancestor of {fix[:12]}; "), merged["message"]
     code, data = verify(demo, "perf_boxed_sum", "--head", "main")
-    assert code == 1 and data["verdict"] == "fail" and [s["side"] for s in data["sides"]] == ["head"]
+    assert code == 0 and data["verdict"] == "reproduced" and [s["side"] for s in data["sides"]] == ["head"]
 
 
-def test_the_report_without_a_fix_is_measured_on_main_and_fails(demo):
+def test_the_report_without_a_fix_is_measured_on_main_and_reproduces(demo):
     code, data = verify(demo, "perf_mod_shift_subtract")
-    assert code == 1 and data["verdict"] == "fail", data["message"]
+    assert code == 0 and data["verdict"] == "reproduced", data["message"]
+    claim = data["claim"]  # the report's own ratio against the measured one; named in the verdict only when off
+    assert claim["measured"]["low"] <= claim["measured"]["point"] <= claim["measured"]["high"]
+    assert claim["claimed"] > 2 and ("; claimed " in data["message"]) == claim["off"] == (
+        data["verdict_text"] != "reproduced"), data["verdict_text"]
     assert data["plan"]["head"] == git.Repo(demo[0]).commit("main").hexsha and data["sides"][0]["output"] == "1222781"
     head = data["sides"][0]  # the runtime's -s statistics were dropped before comparing, and captured
     assert head["metrics"] == {"language": {"steps": 6000000}, "c": {}} and "steps 6,000,000 vs -" in data["message"]
@@ -101,7 +114,8 @@ def test_the_reference_report_measures_main_against_runtime_v1_at_both_sizes(dem
     path = demo[0]
     code, data = verify(demo, "perf_mod_slower_than_v1")
     v1 = git.Repo(path).commit("v1").hexsha
-    assert code == 1 and data["verdict"] == "fail", data["message"]
+    assert code == 0 and data["verdict"] == "slower_than_reference", data["message"]
+    assert data["verdict_text"].startswith(f"slower than runtime@v1"), data["verdict_text"]
     assert [(s["side"], s["input"]) for s in data["sides"]] == [("head", "2000000"), ("head", "6000000")]
     for side in data["sides"]:
         assert side["against"] == f"runtime@v1 ({v1[:12]})" and side["decision"] == "fail"
@@ -142,3 +156,31 @@ def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert create_demo(empty).heads["main"]
+
+
+def test_a_report_measured_by_the_runtimes_step_count_is_decided_by_it(demo):
+    """`measure: metric:steps` on the reference report: both runtimes count the same steps, so the ratio is
+    exactly 1 and the claim is within 1.1x of runtime v1, whatever the host's load."""
+    path, cli, env, _, db = demo
+    repo = git.Repo(path)
+    report = (path / "devs/issues/perf_mod_slower_than_v1.md").read_text()
+    repo.git.checkout("-q", "-b", "by-steps")
+    try:
+        (path / "devs/issues/perf_mod_slower_than_v1.md").write_text(report.replace("---\n", "---\nmeasure: metric:steps\n", 1))
+        repo.git.commit("-qam", "count steps")
+    finally:
+        repo.git.checkout("-q", "main")
+    code, data = verify(demo, "perf_mod_slower_than_v1", "--ref", "by-steps")
+    assert (code, data["verdict"]) == (1, "within_reference"), data["message"]
+    # counted in steps the two runtimes do the same work: the report's wall-time 12.4x is named as off in size
+    assert data["verdict_text"] == "within 1.1x of runtime@v1; claimed 12.4x, measured 1.00x [1.00, 1.00]"
+    assert all(s["measure"] == "metric:steps" and s["interval"] == {"low": 1.0, "point": 1.0, "high": 1.0}
+               for s in data["sides"])
+    assert "head/runtime@v1" in data["message"] and "(metric:steps) 1.00x [1.00, 1.00]" in data["message"]
+    # The C translation prints no step count: a per-track default of metric:steps cannot judge language/C.
+    config = path.parent / "by-steps.toml"
+    config.write_text((path / ".perfbot.toml").read_text().replace("[verify]\n", '[verify]\nmeasure = {seq = "metric:steps"}\n', 1))
+    result = cli.invoke(main, ["verify", "perf_mod_shift_subtract", "--repo", str(path), "--config", str(config),
+                               "--format", "json", "--db", db], env=env)
+    data = json.loads(result.output[result.output.index("{"):])
+    assert (result.exit_code, data["verdict"]) == (1, "error") and "printed no steps count" in data["message"]

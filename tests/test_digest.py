@@ -15,7 +15,7 @@ from bot.core.digest import DigestFacts, RecordFact, build_digest
 from bot.core.milestones import Failing, RunFact, SidePoint
 from bot.core.config import Milestone, parse_repo_config
 from bot.core.untrusted import cell
-from bot.services.digest import make_digest, mermaid_label
+from bot.services.digest import make_digest, mermaid_label, render_digest
 
 REPO = "team/runtime"
 SEQ = ("seq-agent", "seq@agents.invalid")
@@ -228,7 +228,8 @@ def test_every_section_of_the_week(month):
         ("perf_gpu_matmul", 7.53, "measured", 0), ("perf_tree_seq", 6.1, "claimed", 1),
         ("perf_hash_seq", 2.8, "claimed", 0), ("perf_boundary", 2.5, "claimed", 0),
         ("perf_vec_par", 2.5, "claimed", 1), ("perf_str_seq", 1.7, "measured", 0),
-        ("perf_sort_seq", 1.6, "verified", 1), ("perf_fib_par", 1.25, "verified", 1)]  # its fix under its old name
+        # neither fix has merged: their ratios are what the fix branches measure, and are labelled so
+        ("perf_sort_seq", 1.6, "passes on its branch", 1), ("perf_fib_par", 1.25, "passes on its branch", 1)]
     # perf_boundary's last revision is exactly 14 days old: still alive.
     assert [(s.slug, s.last_activity, s.idle_days) for s in d.stale] == [
         ("perf_hash_seq", at(5), 25), ("perf_gpu_matmul", at(12, 10), 17)]
@@ -304,7 +305,9 @@ def test_the_markdown_has_its_marker_tables_and_charts(month):
     lines = body.splitlines()
     assert lines[0] == "<!-- perfbot:digest team/runtime 2026-W49 -->"
     assert lines[1] == "# perfbot digest for team/runtime: 2026-W49"
-    for heading in ("New reports (4)", "Duplicates merged (2)", "Fixes attached (2)", "Verified fixes (2)",
+    # Neither passing fix has merged: they pass on their branch, and nothing is called verified yet.
+    for heading in ("New reports (4)", "Duplicates merged (2)", "Fixes attached (2)", "Verified fixes (0)",
+                    "Fixes that pass on their branch, not merged yet (2)", "Output mismatches (0)",
                     "Claims not reproduced (1)", "Open reports by ratio (8)", "Stale: no activity for 14 days (2)",
                     "Authors (3)", "Milestones (6)"):
         assert f"## {heading}" in lines
@@ -318,12 +321,10 @@ def test_the_markdown_has_its_marker_tables_and_charts(month):
     assert "| gpu \\| agent | gpu@\u200bagents.invalid | 1 | 0 | 1 | 1 |" in body
     assert "`fix/perf_vec_par\\|x`" in body
     charts = re.findall(r"```mermaid\n(.*?)```", body, flags=re.S)
-    assert [c.splitlines()[0] for c in charts] == ["pie showData",
-                                                   "xychart-beta", "xychart-beta"]
+    assert [c.splitlines()[0] for c in charts] == ["pie showData", "xychart-beta"]
     assert "title New reports by track and backend" in charts[0] and '"seq c" : 2' in charts[0] and '"seq metal" : 1' in charts[0]
-    assert 'x-axis ["perf_sort_seq", "perf_fib_par"]' in charts[1] and "bar [3.40, 4.00]" in charts[1]
-    assert "bar [1.60, 1.25]" in charts[1]
-    assert '"1_every_seq_report_at_or_under_2x"' in charts[2] and "bar [50, 100, 50, 100, 0]" in charts[2]
+    assert "| `perf_sort_seq` | #11 | 3.40x | 1.60x [1.50, 1.70] |" in body and "| `perf_fib_par` | #12 | 4.00x | 1.25x [" in body
+    assert '"1_every_seq_report_at_or_under_2x"' in charts[1] and "bar [50, 100, 50, 100, 0]" in charts[1]
     for chart in charts:  # nothing from a report or a person reaches mermaid
         quoted = re.findall(r'"([^"]*)"', chart)
         assert all(re.fullmatch(r"[a-z0-9_ ]+", q) for q in quoted if not q[0].isupper()), quoted
@@ -377,3 +378,36 @@ def test_par_records_are_listed_by_efficiency_at_their_highest_count():
     row = r"\| `perf_serial` \| open \| 8 \| 0\.26 \[0\.\d\d, 0\.\d\d\] \| 2\.1\dx \| 4 \| 1 \| 2 \|"
     assert re.search(row, section)
     assert section.index("perf_serial") < section.index("perf_even") and "perf_gone" not in section
+
+
+def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merged():
+    from bot.core.digest import FixFact
+    bogus = RecordFact("perf_bogus", "Wrong translation", "seq", "c", None, 1016.0, "open", None, "mismatch", at(1))
+    slow = RecordFact("perf_slow", "Slow", "seq", "c", None, 9.5, "open", None, None, at(1))
+    merged = RecordFact("perf_done", "Done", "seq", "c", None, 60.0, "open", None, None, at(1))
+    runs = (RunFact(1, "perf_bogus", "mini", "reproduce", "done", "mismatch", None, at(24), at(24), (), None),
+            RunFact(2, "perf_slow", "mini", "fix", "done", "pass", 7, at(24), at(24),
+                    (SidePoint("base", 9.2, 9.0, 9.4), SidePoint("head", 1.5, 1.4, 1.6)), None),
+            RunFact(3, "perf_done", "mini", "fix", "done", "pass", 8, at(25), at(25),
+                    (SidePoint("base", 60.0, 58.0, 62.0), SidePoint("head", 1.2, 1.1, 1.3)), None))
+    fixes = (FixFact("perf_slow", "fix/slow", 7, "pr", "open", None, at(24), at(24)),
+             FixFact("perf_done", "fix/done", 8, "pr", "merged", None, at(25), at(26)))
+    par = RecordFact("perf_par", "Par", "par", "c", 8, 5.0, "open", None, None, at(1))
+    older = RecordFact("perf_v1", "Slower than v1", "seq", "c", None, 1.4, "open", None, None, at(1), "runtime@v1")
+    d = build_digest(DigestFacts(REPO, records=(bogus, slow, merged, par, older), runs=runs, fixes=fixes),
+                     START, END, (), 2.0)
+    assert {r.slug: r.kind for r in d.open_ranked} == {"perf_slow": "language/C", "perf_done": "language/C",
+                                                       "perf_par": "ideal/achieved", "perf_v1": "head/v1"}
+    assert [(m.slug, m.claimed, m.run_id) for m in d.mismatches] == [("perf_bogus", 1016.0, 1)]
+    assert "perf_bogus" not in [r.slug for r in d.open_ranked]  # never ranked by its claimed 1016x
+    assert [v.slug for v in d.merged_fixes] == ["perf_done"] and [v.slug for v in d.branch_fixes] == ["perf_slow"]
+    sources = {r.slug: r.source for r in d.open_ranked}
+    assert (sources["perf_done"], sources["perf_slow"]) == ("verified", "passes on its branch")
+    body = render_digest(d)
+    problems = [line for line in body.splitlines() if line.startswith("## ")]
+    assert problems.index("## Output mismatches (1)") < problems.index("## Claims not reproduced (0)")
+    assert "| `perf_bogus` | Wrong translation | 1016.00x | 1 |" in body
+    assert "1 fixes verified · 1 pass on their branch · 1 output mismatches" in body
+    kinds = [line for line in body.splitlines() if line.startswith("### ")]
+    assert kinds == ["### language/C (2)", "### ideal/achieved (1)", "### head/v1 (1)"]  # three kinds, kept apart
+    assert "| 1 | `perf_par` | Par | par | c | 5.00x | claimed | 0 |" in body

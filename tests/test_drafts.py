@@ -70,3 +70,27 @@ def test_sync_reads_nothing_outside_devs_issues_even_committed_drafts(database, 
     sync_repo(database, git_repo)
     with database.session() as session:
         assert [r.path for r in session.scalars(select(Record))] == ["devs/issues/perf_u24_mul_slow.md"]
+
+
+def test_dedup_of_a_draft_stores_no_verdict_and_says_what_the_causes_share(run, git_repo, tmp_path, monkeypatch):
+    from bot.adapters.store.engine import Database
+    from bot.adapters.store.service_models import DedupVerdict
+
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    boxed = OLD.replace("u24 OPE boxing.", "`box_u24` boxes the product, in runtime/u24.c, before `ope_mul`.")
+    git_repo.write("devs/issues/perf_u24_mul_slow.md", boxed).commit("old report")
+    assert run("sync", "--repo", str(git_repo.root), "--db", db_url).exit_code == 0
+    draft = tmp_path / "elsewhere" / "perf_u24_again.md"
+    draft.parent.mkdir()
+    draft.write_text(OLD.replace("perf_u24_mul_slow", "perf_u24_again").replace(
+        "u24 OPE boxing.", "`box_u24` boxes every u24 product before `ope_mul` reads it."))
+    result = run("dedup", "--repo", str(git_repo.root), "--db", db_url, str(draft))
+    assert result.exit_code == 3, result.output
+    assert "both root causes blame " in result.output and "in files none" not in result.output, result.output
+    assert "rare root-cause places" in result.output and " places 0.00" not in result.output
+    database = Database(db_url)
+    with database.session() as session:
+        assert session.scalars(select(DedupVerdict)).all() == []  # the draft is no partner of any record
+    database.dispose()
+    backlog = run("dedup", "--all", "--repo", str(git_repo.root), "--db", db_url)
+    assert backlog.exit_code == 0, backlog.output  # one report: nothing to pair, nothing stored either way

@@ -3,6 +3,7 @@ on a real C project, and closes its record when it merges with that passing verd
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -43,8 +44,10 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
     assert (run["status"], run["verdict"], run["base"], run["head"]) == ("done", "pass", heads["main"], fix.head_sha)
     assert run["progress"]["taken"] >= 5 and run["host"]
     body = comment(tracker, "bench")
-    assert "| base |" in body and "| head |" in body and "```mermaid\nxychart-beta" in body and "pass" in body
-    assert "verified: pass" in issue(tracker)["labels"] and "has fix" in issue(tracker)["labels"]
+    assert "| base |" in body and "| head |" in body and "```mermaid\nxychart-beta" in body
+    assert "### ✅ perfbot verification of `perf_boxed_sum`: fixed" in body and "pass" not in body
+    assert re.search(r"\| base \|.*\| reproduced \|", body) and re.search(r"\| head \|.*\| fixed \|", body), body
+    assert "verified: fixed" in issue(tracker)["labels"] and "has fix" in issue(tracker)["labels"]
 
     services.sync_and_mirror(key, None, None)  # the hourly reconcile: same head, nothing queued again
     assert len(queue.listing()) == 1
@@ -75,7 +78,7 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
     assert worker.run_once() and not worker.run_once()
     [run] = bench_store.runs_for(database, SLUG)
     assert run["verdict"] == "fail", run["message"]
-    assert "verified: fail" in issue(tracker)["labels"]
+    assert "verified: not fixed" in issue(tracker)["labels"]
 
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the attempt", "fix/perf_boxed_sum-attempt")
     services.sync_and_mirror(key, None, None)
@@ -84,7 +87,7 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
     assert "perfbot/fixed-perf_boxed_sum" not in [h.name for h in repo.repo.heads]
 
 
-def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
+def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, tmp_path):
     repo, heads, key, queue, tracker, services, worker = world
     # The fixed runtime lands on main with the report still claiming 12x: the claim no longer reproduces.
     repo.repo.git.merge("-q", "--no-ff", "-m", "land the runtime fix", "fix/perf_boxed_sum")
@@ -96,8 +99,24 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database):
     [run] = bench_store.runs_for(database, SLUG)
     assert (run["purpose"], run["verdict"], run["base"]) == ("reproduce", "pass", None)
     labels = issue(tracker)["labels"]
-    assert "not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
+    assert "claim: not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
+    from tests.test_dashboard import make_client  # the dashboard ranks it by what was measured, and says so
+
+    overview = make_client(database, tmp_path).get("/dashboard/").get_data(as_text=True)
+    assert re.search(r"<td class=\"num\">[0-9.]+x <span class=\"muted\">language/C, measured</span>", overview)
+    # A prose edit is no new claim; a changed C translation is, and is measured again.
+    path = f"devs/issues/{SLUG}.md"
+    text = (repo.root / path).read_text()
+    repo.write(path, text.replace("## Root cause", "Seen again this week.\n\n## Root cause", 1)).commit("prose only")
+    services.sync_and_mirror(key, None, None)
+    assert len(bench_store.runs_for(database, SLUG)) == 1
+    c_block = text.index("```c\n") + len("```c\n")
+    repo.write(path, text[:c_block] + "/* the translation, reviewed */\n" + text[c_block:]).commit("new translation")
+    services.sync_and_mirror(key, None, None)
+    again, first = bench_store.runs_for(database, SLUG)
+    assert (again["purpose"], again["status"]) == ("reproduce", "queued")
+    assert again["options"]["claim"] != first["options"]["claim"]
 
 
 def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):

@@ -2,14 +2,20 @@
 perf_x`, verified on the PR head with a comment and a commit status, and closing the record when merged."""
 from __future__ import annotations
 
+import re
+from datetime import datetime, timezone
+
 import pytest
 
 import handlers
 from bot.adapters.store import bench_store, fix_store
+from bot.core.config import RepoConfig
+from bot.services.digest import make_digest
 from bot.services.worker import Event
 from tests.bench_project import build_project
 from tests.flows import github_bot
 from tests.npm_fixtures import webhook_examples
+from tests.test_dashboard import make_client
 
 REPO, SLUG, BRANCH = "team/runtime", "perf_boxed_sum", "unbox-accumulator"
 
@@ -42,7 +48,7 @@ def repo_state(github):
     return github.state.repo("team", "runtime")
 
 
-def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(world, github, database):
+def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(world, github, database, tmp_path):
     remote, heads, services, worker, queue = world
     github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                     base_sha=heads["main"], body="Fixes perf_boxed_sum", user="dev")
@@ -54,12 +60,24 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     assert (run["verdict"], run["pr"], run["head"]) == ("pass", 2, heads["fix/perf_boxed_sum"])
     with github.state.lock:
         statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run["head"]]
+        described = [s.description for s in repo_state(github).statuses if s.sha == run["head"]][-1]
         pr_comments = [c.body for c in repo_state(github).comments.values() if c.issue_number == 2]
         labels = sorted(label.name for label in repo_state(github).issues[1].labels)
     assert statuses[0] == ("perfbot/verify perf_boxed_sum", "pending")
     assert statuses[-1] == ("perfbot/verify perf_boxed_sum", "success")
+    # the head's ratio to C, the program's own gain base to head, and when the claim is off in size at the base,
+    # both figures (wall time decides which; the test asserts the shape)
+    assert re.fullmatch(r"fixed \d+\.\d\dx \[\d+\.\d\d, \d+\.\d\d\]; program \d+\.\d\dx (faster|slower) "
+                        r"\[\d+\.\d\d, \d+\.\d\d\](; claimed \S+x, measured .*)?", described), described
+    assert "**Gain of the fix**: program " in pr_comments[0]
     assert len(pr_comments) == 1 and "```mermaid" in pr_comments[0] and "| head |" in pr_comments[0]
-    assert "has fix" in labels and "verified: pass" in labels
+    assert "perfbot verification of `perf_boxed_sum`: fixed" in pr_comments[0]
+    assert "has fix" in labels and "verified: fixed" in labels
+    # The same words on the dashboard and in the digest; before the merge the fix only passes on its branch.
+    page = make_client(database, tmp_path).get(f"/dashboard/runs/{run['id']}").get_data(as_text=True)
+    assert '<span class="badge verdict-good" data-verdict="fixed">fixed' in page
+    week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(timezone.utc))[1]  # noqa: E731
+    assert "## Verified fixes (0)" in week() and "## Fixes that pass on their branch, not merged yet (1)" in week()
 
     assert handlers.dispatch(pull_event(github, heads, "synchronize"), services) == []
     assert not worker.run_once()  # the same head again: nothing new to measure
@@ -72,6 +90,7 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
         move = repo_state(github).issues[3].pull
     assert (state, reason) == ("closed", "completed") and "state: fixed" in labels
     assert move.head_ref == "perfbot/fixed-perf_boxed_sum" and move.base_ref == "main"
+    assert "## Verified fixes (1)" in week() and "## Fixes that pass on their branch, not merged yet (0)" in week()
 
 
 def test_a_fork_pr_is_attached_but_never_benchmarked_unasked(world, github, database):

@@ -177,3 +177,30 @@ def test_perfbot_bisect_measures_the_ends_and_the_middle_and_names_the_commit(tm
     assert cli.invoke(main, ["bisect", SLUG, "--upload-pack=touch x", "--repo", str(repo.root)]).exit_code == 2
     hostile = cli.invoke(main, ["bisect", SLUG, "--repo", str(repo.root), "--", "--upload-pack=touch x"])
     assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()
+
+
+def test_perfbot_bisect_tries_a_configuration_before_it_is_committed(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from bot.cli import main
+    from tests.bench_project import FAST
+
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    repo, _ = build_project(tmp_path / "runtime")
+    good = repo.write("runtime.c", FAST).commit("runtime: unboxed values")
+    for n in range(3):
+        repo.write("NOTES.md", f"note {n}\n").commit(f"docs {n}")
+    committed = (repo.root / ".perfbot.toml").read_text()
+    narrow = tmp_path / "narrow.toml"
+    narrow.write_text(committed + "\n[guards]\nmax_bisect_commits = 2\n")
+    cli = CliRunner()
+    refused = cli.invoke(main, ["bisect", SLUG, good[:10], "--repo", str(repo.root), "--config", str(narrow)])
+    # the file's limit, not the committed one, and nothing was measured
+    assert refused.exit_code == 1 and "more than [guards] max_bisect_commits = 2" in refused.output, refused.output
+    assert f"configuration: {narrow}" in refused.output
+    broken = tmp_path / "broken.toml"
+    broken.write_text(committed.replace("[verify]", "[verify]\nmax_sample = 3"))
+    failed = cli.invoke(main, ["bisect", SLUG, good[:10], "--repo", str(repo.root), "--config", str(broken)])
+    assert failed.exit_code == 1 and f"{broken}:" in failed.output and "max_sample" in failed.output, failed.output
+    missing = cli.invoke(main, ["bisect", SLUG, good[:10], "--repo", str(repo.root), "--config", str(tmp_path / "no")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output

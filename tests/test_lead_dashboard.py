@@ -237,7 +237,7 @@ def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(wor
     [told] = comments(github, f"<!-- perfbot:notice fix-verified {SLUG} run {run['id']} -->")
     assert told.splitlines()[1] == "@lead @ana: 🎉 **Fix verified**"
     body = dashboards(github)[0].body  # re-drawn by the dashboard handler on the same delivery
-    assert f"- Fix verified: `{SLUG}`: bench run {run['id']} passed" in body
+    assert f"- Fix verified: `{SLUG}`: bench run {run['id']} found it fixed" in body
     assert "## Verifications in flight (0)" in body and "## Fixes waiting for a verdict (0)" in body
     assert f"- [ ] <!-- perfbot:action verify {SLUG} --> **" in body and "(verified)" in body
     github.clear_requests()

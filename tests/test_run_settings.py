@@ -137,3 +137,27 @@ def test_a_sweep_takes_any_thread_counts_in_order():
     settings = parse_repo_config('[verify]\nthreads = [12, 1, 6, 3]\nflatten_gain = 0.3\npar_efficiency = 0.8\n')
     assert settings.run.threads == (1, 3, 6, 12) and settings.run.flatten_gain == 0.3 and settings.par_efficiency == 0.8
     assert parse_repo_config("").run.threads is None  # the host's cores decide
+
+
+def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
+    from dataclasses import replace
+
+    from bot.core.verify_plan import with_measure
+
+    base = '[run]\nmetrics = {itrs = "ITRS: ([0-9]+)"}\n[verify]\n'
+    settings = parse_repo_config(base + 'measure = {seq = "instructions", par = "wall"}\n').run
+    assert (settings.measure_for("seq"), settings.measure_for("par"), settings.measure_for("seq", "metric:itrs")) == (
+        "instructions", "wall", "metric:itrs")
+    assert parse_repo_config(base + 'measure = "metric:itrs"\n').run.measure == "metric:itrs"
+    for text, problem in (('measure = "metric:steps"', "'steps' is not one of the [run] metrics (itrs)"),
+                          ('measure = {gpu = "wall"}', "per-track measures name seq and par only"),
+                          ('measure = {seq = "cycles"}', "must be one of wall, user, instructions or metric:NAME")):
+        with pytest.raises(ConfigFileError, match=re.escape(problem)):
+            parse_repo_config(base + text + "\n")
+    config = parse_repo_config(base + 'measure = {seq = "instructions"}\n')
+    record = parse("devs/issues/perf_x.md", report().encode()).record
+    assert with_measure(config, record).run.measure == "instructions"
+    stated = replace(record, measure="metric:itrs")
+    assert with_measure(config, stated).run.measure == "metric:itrs"
+    with pytest.raises(UserError, match=re.escape("`measure: metric:steps`: 'steps' is not one of the [run] metrics")):
+        with_measure(config, replace(record, measure="metric:steps"))

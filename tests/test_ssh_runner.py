@@ -243,7 +243,7 @@ def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_
                   repo_path=repo.root, port=sshd.port).close()
     assert result.exit_code == 1, result.output
     data = json.loads(result.output[result.output.index("{"):])
-    assert data["verdict"] == MISMATCH and data["runner"] == "bench-ssh" and (sshd.root / "cli" / "worktrees").is_dir()
+    assert data["verdict"] == "output_mismatch" and data["runner"] == "bench-ssh" and (sshd.root / "cli" / "worktrees").is_dir()
 
 
 def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(sshd, tmp_path):  # noqa: F811

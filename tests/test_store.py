@@ -114,3 +114,31 @@ def test_the_migrations_build_exactly_the_schema_the_models_describe(database):
     with database.engine.connect() as connection:
         diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert diff == []
+
+
+def test_migration_0013_gives_stored_reference_reports_their_reference(tmp_path):
+    from sqlalchemy import create_engine, text
+
+    from bot.adapters.store.engine import migrate
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    engine = create_engine(url)
+    migrate(engine, "0012")
+    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    with engine.begin() as c:
+        c.execute(text("INSERT INTO repos (id, key) VALUES (1, 'team/runtime')"))
+        for n, (slug, front) in enumerate((("perf_ref", "reference: runtime@v1\n"), ("perf_c", "")), start=1):
+            c.execute(text("INSERT INTO records (id, repo_id, slug, path, state, title, supersedes, errors, warnings) "
+                           "VALUES (:id, 1, :slug, 'p', 'open', '', '[]', 0, 0)"), {"id": n, "slug": slug})
+            content = f"---\ntrack: seq\n{front}ratio: 1.4\n---\n# t\n\nreference: not-front-matter\n"
+            c.execute(text("INSERT INTO revisions (record_id, commit_sha, author_name, author_email, committed_at, "
+                           "path, change, content, facts, findings) VALUES (:id, 'abc', '', '', :at, 'p', 'added', "
+                           ":content, '{}', '[]')"), {"id": n, "at": now, "content": content})
+    engine.dispose()
+    database = Database(url)  # opening migrates to head
+    with database.session() as session:
+        rows = {r.slug: (r.reference, list_records(session, RecordFilter(("open",)))) for r in session.scalars(select(Record))}
+    database.dispose()
+    assert {slug: reference for slug, (reference, _) in rows.items()} == {"perf_ref": "runtime@v1", "perf_c": None}
+    listed = {r["slug"]: r["ratio_kind"] for r in rows["perf_ref"][1]}
+    assert listed == {"perf_ref": "head/v1", "perf_c": "language/C"}

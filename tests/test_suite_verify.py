@@ -46,7 +46,7 @@ def test_a_fix_that_slows_the_suite_fails_and_says_which_benchmark(project):
     assert [b.name for b in outcome.suite.regressions] == ["loop"] and "loop" in outcome.message
     run = {"id": 1, "slug": record.slug, "status": "done", "purpose": "fix", "verdict": outcome.verdict,
            "message": outcome.message, "result": outcome.as_dict(), "runner": "local", "host": "h", "requested_by": ""}
-    assert "**Suite** (fail, tolerance 25%)" in comment_body("<!-- m -->", run, config, record)
+    assert "**Suite** (regression, tolerance 25%)" in comment_body("<!-- m -->", run, config, record)
 
 
 def test_a_fix_that_leaves_the_suite_alone_passes_with_the_suite_measured(project):

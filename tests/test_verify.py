@@ -121,15 +121,32 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     result = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output[result.output.index("{"):])
-    assert data["verdict"] == "pass" and data["plan"]["head"] == heads["fix/perf_boxed_sum"]
+    assert data["verdict"] == "fixed" and data["plan"]["head"] == heads["fix/perf_boxed_sum"]
     assert [s["side"] for s in data["sides"]] == ["base", "head"] and data["sides"][1]["language_seconds"]
-    assert cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "not-a-fix"]).exit_code == 1
+    slow = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "not-a-fix"])
+    assert slow.exit_code == 0 and "\nreproduced: " in slow.output, slow.output  # the claim holds there: exit 0
     hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "--upload-pack=touch x"])
     assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()
     assert cli.invoke(main, ["verify", "perf_nope", "--repo", str(repo.root)]).exit_code == 1
     assert cli.invoke(main, ["sync", "--repo", str(repo.root)]).exit_code == 0
     shown = json.loads(cli.invoke(main, ["show", "perf_boxed_sum", "--format", "json"]).output)
-    assert [run["verdict"] for run in shown["bench_runs"]] == ["fail", "pass"]  # newest first: not-a-fix, then the fix
+    assert [run["verdict"] for run in shown["bench_runs"]] == ["reproduced", "fixed"]  # newest first: not-a-fix, the fix
+    assert [run["verdict_text"].split(";")[0] for run in shown["bench_runs"]] == ["reproduced", "fixed"]
+    assert "pass" not in json.dumps(shown).replace("passes", "")  # the stored interval test never shows
+    # `list` names each record's last finished run in the same words; `show` lists its bisections.
+    listed = json.loads(cli.invoke(main, ["list", "--format", "json"]).output)
+    assert [(r["slug"], r["last_run"]["verdict"]) for r in listed] == [("perf_boxed_sum", "reproduced")]
+    assert f"#{shown['bench_runs'][0]['id']} reproduced" in cli.invoke(main, ["list"]).output
+    from bot.adapters.store import bisect_store
+    from bot.adapters.store.engine import Database
+
+    database = Database(f"sqlite:///{tmp_path / 'instance' / 'perfbot.sqlite3'}")
+    bisection = bisect_store.create(database, shown["repo"], "perf_boxed_sum", heads["main"], heads["not-a-fix"],
+                                    requested_by="dev")
+    bisect_store.finish(database, bisection, "found", "the claim came back", heads["not-a-fix"])
+    database.dispose()
+    text = cli.invoke(main, ["show", "perf_boxed_sum"]).output
+    assert f"#{bisection}  {heads['main'][:12]}..{heads['not-a-fix'][:12]}  culprit {heads['not-a-fix'][:12]}" in text
 
 
 def test_a_par_fix_reaches_the_target_speedup_and_main_does_not(tmp_path):

@@ -187,9 +187,9 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     outcome = _verify(project, report(), config(), "fix", base="main")
     result = {"sides": [side.as_dict() for side in outcome.sides]}
     rows = bench_view.side_rows(result)
-    assert rows[-1].metrics == f"`itrs {3 * N:,} vs -; mips {bench_view._count(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
+    assert rows[-1].metrics == f"`itrs {3 * N:,} vs -; mips {bench_view.count_text(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
     comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1, "runner": "local", "host": "", "requested_by": ""},
-                     slug="perf_fold", icon="", headline="pass", progress="", rows=rows,
+                     slug="perf_fold", icon="", headline="fixed", progress="", rows=rows, gain="", suite_said="",
                      columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
                      criterion="", scaling=[], result=result)
     header, separator, *lines = [line for line in comment.splitlines() if line.startswith("|")]

@@ -10,6 +10,7 @@ from bot.adapters.store import digest_store
 from bot.adapters.store.engine import Database
 from bot.app import dashboard_auth, dashboard_render as render
 from bot.config import PROJECT_ROOT
+from bot.core import verdict_words as words
 
 PREFIX = "/dashboard"
 # The near-C threshold every seq claim is judged against (repo config may move it; the chart only orients).
@@ -44,7 +45,7 @@ def _headers(response):
 
 @dashboard.app_context_processor
 def _helpers() -> dict:
-    return {"render": render}
+    return {"render": render, "words": words}
 
 
 for _name, _function in render.FILTERS.items():
@@ -63,14 +64,14 @@ def overview():
     latest = next(iter(digest_store.list_digests(_db(), limit=1)), None)
     states = [(state, numbers["states"].get(state, 0)) for state in queries.STATES]
     ranked = numbers["ranked"]
-    seq = [r for r in ranked if r["track"] != "par"]  # a par report's ratio is a speedup: another scale
+    seq = [r for r in ranked if r["ratio_kind"] == "language/C"]  # one kind of ratio per chart
     return render_template(
         "overview.html", numbers=numbers, states=states, latest=latest,
         milestones=render.milestones(latest["summary"]) if latest else [],
         # The adapter draws from numbers and escapes its labels: its SVG is ours, not the reports' text.
         state_chart=Markup(bar_chart([s for s, _ in states], [n for _, n in states], "records by state")),
-        ratio_chart=Markup(ratio_chart([r["slug"] for r in seq], [r["ratio"] for r in seq], NEAR_C,
-                                       "open seq reports: language / C")))
+        ratio_chart=Markup(ratio_chart([r["slug"] for r in seq], [r["shown"] for r in seq], NEAR_C,
+                                       "open seq reports: language / C, measured else claimed")))
 
 
 @dashboard.get("/records")

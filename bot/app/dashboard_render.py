@@ -96,7 +96,7 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
                       "output": side.get("output") or ""})
     first_name, second_name = _names(result, threads)
     return {"first": first_name, "second": second_name, "ratio": "speedup" if par else "language/C", "sides": sides,
-            "rows": bench_view.side_rows(result), "columns": bench_view.column_names(result, threads)}
+            "rows": bench_view.side_rows(result, run.get("purpose") or "fix"), "columns": bench_view.column_names(result, threads)}
 
 
 def milestones(summary: dict | None) -> list[dict]:

@@ -1,6 +1,8 @@
 """`perfbot bisect`: find the first-parent commit that brought a report's claim back, measuring as it goes."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from bot.adapters.git import GitRepository
@@ -25,9 +27,11 @@ class _Terminal:
 @click.argument("good")
 @click.argument("bad", required=False)
 @click.option("--repo", "repo_path", default=".", show_default=True, type=click.Path(file_okay=False))
+@click.option("--config", "config_file", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Try this file instead of the committed .perfbot.toml (its [build] script from the working tree).")
 @db_option
 @reports_errors
-def bisect_command(slug, good, bad, repo_path, db_url) -> None:
+def bisect_command(slug, good, bad, repo_path, config_file, db_url) -> None:
     """Bisect the default branch's first-parent commits from GOOD (passing) to BAD (failing; default: the
     default branch), each step measured as `perfbot verify` measures. Exit 0 found, 1 not found, 2 usage."""
     settings = settings_for(None)
@@ -46,9 +50,11 @@ def bisect_command(slug, good, bad, repo_path, db_url) -> None:
     try:
         with open_database(db_url) as db:
             flow = BisectFlow(db, BenchFlow(db, runner), lambda _delivery: True)  # run here, not queued
+            if config_file is not None:
+                click.echo(f"configuration: {config_file}", err=True)
             bisect_id = flow.start(repo, repo.key, slug, good, bad or repo.default_ref(), requested_by="",
-                                   installation_id=None)
-            row = flow.run(bisect_id, repo, _Terminal(), lambda _seconds: None, on_step=show)
+                                   installation_id=None, config_file=config_file)
+            row = flow.run(bisect_id, repo, _Terminal(), lambda _seconds: None, on_step=show, config_file=config_file)
     except (UserError, TransientError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:

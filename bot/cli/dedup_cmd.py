@@ -11,7 +11,7 @@ from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
 from bot.adapters.reviewers import reviewer_for
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.parse import parse
-from bot.services.dedup import Dedup
+from bot.services.dedup import Dedup, ReadOnlyCache
 
 EXIT_OVERLAPS = 3
 
@@ -25,7 +25,8 @@ def _print(review) -> None:
     v, c = review.verdict, review.candidate
     label = "not a duplicate (a person said so)" if review.overruled else v.kind
     click.echo(f"{review.new} vs {review.old}: {label} (confidence {v.confidence:.2f}; "
-               f"score {c.score:.2f} = text {c.text:.2f}, shape {c.shape:.2f}, places {c.locations:.2f})"
+               f"retrieval score {c.score:.2f} = text {c.text:.2f}, shape {c.shape:.2f}, "
+               f"rare root-cause places {c.locations:.2f})"
                + (" [cached]" if review.cached else ""))
     for reason in v.reasons:
         click.echo(f"    - {reason}")
@@ -69,7 +70,10 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
         repo.close()
     with open_database(db_url) as db:
         reviewer = reviewer_for(settings_for(db_url))
-        dedup = Dedup(existing, reviewer, VerdictCache(db), not_duplicates(db, key), k=k)
+        # A draft is no record: its verdicts are read from the cache but never stored, or the draft would
+        # show up as a partner on a real record's page. The backlog's verdicts are about records: kept.
+        cache = VerdictCache(db) if backlog else ReadOnlyCache(VerdictCache(db))
+        dedup = Dedup(existing, reviewer, cache, not_duplicates(db, key), k=k)
         if backlog:
             reviews = [r for r in dedup.review_all() if r.overlapping]
         else:

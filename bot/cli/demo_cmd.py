@@ -43,10 +43,10 @@ def demo_command(path: Path) -> None:
     click.echo(f"  {'branch ' + info.reference_branch:<40} runtime v1, the older implementation (hardware %)")
     click.echo(f"  {'branch ' + PARITY_BRANCH:<40} changes one GPU twin only: `perfbot parity` flags it")
     repo = shlex.quote(str(path))
-    steps = ((f"perfbot verify {info.fixed_slug} --repo {repo}", "its fix branch against main: pass"),
-             (f"perfbot verify {info.fixed_slug} --repo {repo} --head main", "main alone: the claim holds, fail"),
-             (f"perfbot verify {info.open_slug} --repo {repo}", "no fix yet: main alone, fail"),
-             (f"perfbot verify {info.reference_slug} --repo {repo}", "main against runtime v1: fail"),
+    steps = ((f"perfbot verify {info.fixed_slug} --repo {repo}", "its fix branch against main: fixed"),
+             (f"perfbot verify {info.fixed_slug} --repo {repo} --head main", "main alone: the claim holds, reproduced"),
+             (f"perfbot verify {info.open_slug} --repo {repo}", "no fix yet: main alone, reproduced"),
+             (f"perfbot verify {info.reference_slug} --repo {repo}", "main against runtime v1: slower than runtime@v1"),
              (f"perfbot serve --repo {repo}", "records and local issues for these reports"))
     width = max(len(command) for command, _ in steps)
     click.echo("\nnext:")

@@ -6,9 +6,11 @@ import json
 import click
 
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
-from bot.adapters.store.bench_store import runs_for
+from bot.adapters.store import bisect_store
+from bot.adapters.store.bench_store import latest_finished, runs_for
 from bot.adapters.store.fix_store import fixes_for
 from bot.cli.common import db_option, open_database, reports_errors
+from bot.core import verdict_words as words
 from bot.core.records import BACKENDS, TRACKS
 
 STATES = ("open", "merged", "deleted")
@@ -31,21 +33,29 @@ def list_command(states, track, backend, min_ratio, with_errors, repo_key, sort,
     """List records, worst ratio first."""
     chosen = STATES if "all" in states else (tuple(states) or ("open",))
     flt = RecordFilter(chosen, track, backend, min_ratio, with_errors, repo_key, sort)
-    with open_database(db_url) as db, db.session() as session:
-        rows = list_records(session, flt)
+    with open_database(db_url) as db:
+        with db.session() as session:
+            rows = [_in_words(row) for row in list_records(session, flt)]
+        last = latest_finished(db)
+    for row in rows:
+        row["last_run"] = _run_in_words(last.get((row["repo"], row["slug"])))
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
     if not rows:
         click.echo("no records match; run `perfbot sync --repo PATH` first if the store is empty")
         return
-    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'ratio':>7} {'state':<8} {'lint':<9} title")
+    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'ratio':>7} {'of':<14} {'state':<8} {'lint':<9} "
+               f"{'verdict':<28} {'last run':<24} title")
     for row in rows:
+        run = row["last_run"]
+        shown = f"#{run['id']} {run['verdict_text']}"[:24] if run else "-"
         ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
         lint = f"{row['errors']}E {row['warnings']}W" if row["errors"] or row["warnings"] else "clean"
         merged = f" (merged into {row['merged_into']})" if row["merged_into"] else ""
         click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} {ratio:>7} "
-                   f"{row['state']:<8} {lint:<9} {row['title']}{merged}")
+                   f"{row['ratio_kind']:<14} "
+                   f"{row['state']:<8} {lint:<9} {row['verdict_text']:<28} {shown:<24} {row['title']}{merged}")
     click.echo(f"{len(rows)} record(s)")
 
 
@@ -64,16 +74,34 @@ def show_command(slug: str, repo_key: str | None, fmt: str, db_url: str | None) 
         if len(matches) > 1:
             repos = ", ".join(key for _, key in matches)
             raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --repo-key")
-        detail = record_detail(session, *matches[0])
+        detail = _in_words(record_detail(session, *matches[0]))
     with open_database(db_url) as db:
         detail["bench_runs"] = runs_for(db, detail["slug"], repo_key=detail["repo"])
-        for run in detail["bench_runs"]:
-            run.pop("result")  # every sample: in `perfbot verify --format json`, too long for a record view
+        detail["bench_runs"] = [_run_in_words(run) for run in detail["bench_runs"]]
+        detail["bisections"] = [{key: b[key] for key in ("id", "status", "outcome", "good", "bad", "culprit", "message")}
+                                for b in bisect_store.for_record(db, detail["repo"], detail["slug"])]
         detail["fixes"] = [f.as_dict() for f in fixes_for(db, detail["repo"], detail["slug"])]
     if fmt == "json":
         click.echo(json.dumps(detail, indent=2))
         return
     _print_detail(detail)
+
+
+def _run_in_words(run: dict | None) -> dict | None:
+    """A bench run with its answer for `verdict` and without its samples (`perfbot verify --format json` has them)."""
+    if run is None:
+        return None
+    told = words.of_run(run)
+    run = {key: value for key, value in run.items() if key != "result"}
+    run["verdict"], run["verdict_text"] = (told.key, told.said) if told else (None, run["status"])
+    return run
+
+
+def _in_words(row: dict) -> dict:
+    """A record's verdicts in the JSON enum (README, "What the verdicts mean"): its fix's and its claim's."""
+    shown = words.of_record(row["verdict"], row["reproduced"])
+    fix, claim = words.of_fix(row["verdict"]), words.of_claim(row.pop("reproduced"))
+    return {**row, "verdict": fix.key if fix else None, "claim": claim.key if claim else None, "verdict_text": shown}
 
 
 def _print_detail(d: dict) -> None:
@@ -88,7 +116,7 @@ def _print_detail(d: dict) -> None:
                + (f"    host {d['host']}" if d.get("host") else ""))
     for explanation in d.get("derived", {}).values():  # facts not stated in front matter: where each came from
         click.echo(f"  {explanation}")
-    click.echo(f"  verified  {d['verdict'] or '-'}    claim {d['reproduced'] or 'not measured'}")
+    click.echo(f"  verified  {d['verdict_text']}")
     if len(d["aliases"]) > 1:
         click.echo(f"  also known as {', '.join(a for a in d['aliases'] if a != d['slug'])}")
     click.echo(f"findings ({len(d['findings'])}):" if d["findings"] else "findings: none, the report lints clean")
@@ -106,8 +134,13 @@ def _print_detail(d: dict) -> None:
     if d.get("bench_runs"):
         click.echo(f"bench runs ({len(d['bench_runs'])}):")
         for run in d["bench_runs"]:
-            click.echo(f"  {run['at'][:19]}  #{run['id']}  {run['purpose']:<9} {run['verdict'] or run['status']:<12} "
+            click.echo(f"  {run['at'][:19]}  #{run['id']}  {run['purpose']:<9} {run['verdict_text']:<16} "
                        f"{run['runner']}  {run['message']}")
+    if d.get("bisections"):
+        click.echo(f"bisections ({len(d['bisections'])}):")
+        for b in d["bisections"]:
+            culprit = f"culprit {b['culprit'][:12]}" if b["culprit"] else b["outcome"] or b["status"]
+            click.echo(f"  #{b['id']}  {b['good'][:12]}..{b['bad'][:12]}  {culprit}  {b['message']}")
     click.echo(f"history ({len(d['history'])} revision(s)):")
     for h in d["history"]:
         click.echo(f"  {h['date'][:19]}  {h['commit'][:10]}  {h['change']:<8}  {h['author']} <{h['email']}>  {h['path']}")

@@ -1,4 +1,5 @@
-"""`perfbot verify`: measure a report's claim at a commit on a bench runner and say pass, fail or inconclusive."""
+"""`perfbot verify`: measure a report's claim (or its fix, base against head) at a commit on a bench runner and
+answer in the words of core/verdict_words.py: reproduced, fixed, slower than REF ... or inconclusive."""
 from __future__ import annotations
 
 import json
@@ -11,13 +12,15 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
+from bot.core import verdict_words as words
 from bot.core.refnames import branch_name_problem
 from bot.errors import TransientError, UserError
 from bot.services.bench_flow import reproduction
 from bot.services.bench_inputs import bench_config, read_record, source_of
 from bot.services.verify import verify
 
-EXIT = {"pass": 0, "fail": 1, "mismatch": 1, "error": 1, "inconclusive": 3}
+# 0: what was asked holds (fixed; the claim reproduced), 1: it does not, or the run could not say, 3: inconclusive.
+EXIT = {words.FIXED: 0, words.REPRODUCED: 0, words.SLOWER: 0, words.INCONCLUSIVE: 3}
 
 
 def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str]:
@@ -48,13 +51,14 @@ def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None
 @db_option
 @reports_errors
 def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, fmt, db_url) -> None:
-    """Exit 0 pass, 1 fail (or mismatch, or error), 3 inconclusive, 2 usage."""
+    """Exit 0 fixed or reproduced, 1 not (or output mismatch, or error), 3 inconclusive, 2 usage."""
     repo = GitRepository(repo_path)
     try:
         source = source_of(repo, ref, config_file)
         record = read_record(repo, slug, source.sha, where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         config = bench_config(repo, source)
         base_sha, head_sha = _choose_refs(repo, record, base, head)
+        in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         repo_key = repo.key
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
@@ -86,9 +90,12 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)
+    if in_base:
+        outcome.mark_in_base(base_sha)
+    purpose = "fix" if base_sha else "reproduce"
+    told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
     with open_database(db_url) as db:
-        run_id = save_run(db, repo_key, slug, base_sha, head_sha, outcome, host=runner.host,
-                          purpose="fix" if base_sha else "reproduce")
+        run_id = save_run(db, repo_key, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
         if base_sha is not None:  # base against head: a fix's verdict; the head alone: whether the claim holds
             set_record_result(db, repo_key, slug, verdict=outcome.verdict, verdict_run_id=run_id)
         else:
@@ -97,10 +104,12 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
         click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
                                                       "config": source.describe(),
                                                       "threshold": config.seq_threshold, "min_samples": config.min_samples,
-                                                      "max_samples": config.max_samples}, **outcome.as_dict()}, indent=2))
+                                                      "max_samples": config.max_samples}, **outcome.as_dict(),
+                                "verdict": told.key, "verdict_text": told.said}, indent=2))
     else:
         for side in outcome.sides:
             if side.interval:
-                click.echo(side.summary())
-        click.echo(f"{outcome.verdict}: {outcome.message} (bench run {run_id})")
-    raise SystemExit(EXIT.get(outcome.verdict, 1))
+                said = words.of_side(purpose, side.label, side.decision, side.against, side.factor)
+                click.echo(side.summary(words.text(said, side.decision)))
+        click.echo(f"{told.text}: {outcome.message} (bench run {run_id})")
+    raise SystemExit(EXIT.get(told.key, 1))

@@ -6,9 +6,9 @@ import re
 import statistics
 from dataclasses import dataclass
 
-STATUS_STATES = {"pass": "success", "fail": "failure", "mismatch": "failure", "inconclusive": "failure",
-                 "error": "error", "cancelled": "error"}
-VERDICT_ICONS = {"pass": "✅", "fail": "❌", "mismatch": "❌", "inconclusive": "❔", "error": "⚠️", "cancelled": "⏹️"}
+from bot.core import verdict_words as words
+from bot.core.gain import gain_text
+from bot.core.stats import Interval
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class SideRow:
     metrics: str = ""  # the runtime's own counters, median per program: "ITRS 1,245,802 vs 3,110"
 
 
-def side_rows(result: dict) -> list[SideRow]:
+def side_rows(result: dict, purpose: str = "fix") -> list[SideRow]:
+    """`decision`: each side's answer (the base of a fix measures the claim, the head the fix)."""
     rows = []
     for side in result.get("sides", []):
         first = side.get("language_seconds", side.get("one_thread_seconds")) or []
@@ -34,7 +35,9 @@ def side_rows(result: dict) -> list[SideRow]:
         rows.append(SideRow(side["side"], side["sha"], statistics.median(first) if first else None,
                             statistics.median(second) if second else None, interval.get("low"),
                             interval.get("point"), interval.get("high"), min(len(first), len(second)),
-                            side.get("decision", ""), _metrics_cell(side.get("metrics") or {})))
+                            words.text(words.of_side(purpose, side["side"], side.get("decision"),
+                                                     side.get("against") or "C", side.get("factor")), ""),
+                            _metrics_cell(side.get("metrics") or {})))
     return rows
 
 
@@ -42,11 +45,11 @@ def _metrics_cell(metrics: dict) -> str:
     """`[run] metrics` beside the times: a deterministic count is the least noisy signal a runtime gives."""
     first, second = metrics.get("language") or {}, metrics.get("c") or {}
     names = sorted({*first, *second})
-    shown = [f"{name} {_count(first.get(name))} vs {_count(second.get(name))}" for name in names]
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in names]
     return code_span("; ".join(shown)) if shown else ""
 
 
-def _count(value) -> str:
+def count_text(value) -> str:
     if not isinstance(value, (int, float)):
         return "-"
     return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
@@ -100,11 +103,27 @@ def status_description(run: dict) -> str:
         return progress_line(run["slug"], run.get("progress") or {}, run.get("host", ""))[:140]
     rows = [r for r in side_rows(run.get("result") or {}) if r.point is not None]
     ratio = f" {rows[-1].point:.2f}x [{rows[-1].low:.2f}, {rows[-1].high:.2f}]" if rows else ""
-    return f"{run['verdict']}{ratio}"[:140]
+    told = words.of_run(run)
+    note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
+    gain = f"; {gain_line(run.get('result') or {})}" if (run.get("result") or {}).get("gain") else ""
+    return f"{words.text(told, run['verdict'] or '')}{ratio}{gain}{note}"[:140]
+
+
+def gain_line(result: dict) -> str:
+    """'program 1.46x faster [1.31, 1.62]' base to head, and whether the fix was already in the base."""
+    gain = result.get("gain")
+    text = f"program {gain_text(Interval(**gain))}" if gain else ""
+    return ("already in base: " + text) if result.get("already_in_base") else text
 
 
 def status_state(run: dict) -> str:
-    return "pending" if run["status"] != "done" else STATUS_STATES.get(run["verdict"], "error")
+    told = words.of_run(run)
+    return "pending" if run["status"] != "done" else told.status_state if told else "error"
+
+
+def verdict_icon(run: dict) -> str:
+    told = words.of_run(run)
+    return told.icon if told else ""
 
 
 def code_span(text: str) -> str:

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from bot.core import verdict_words as words
 from bot.core.digest import FixFact
 from bot.core.milestones import MilestoneProgress, RecordFact, RunFact, standing
 from bot.core.notices import Notice
@@ -98,7 +99,7 @@ def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[
                                       f"in bench run {last.id}; close it as not reproduced?"))
         elif last.purpose == "fix" and last.verdict in FAILED:
             decisions.append(Decision(Action("rerun", record.slug), f"`{record.slug}`: bench run {last.id} ended "
-                                      f"{last.verdict}; run the verification again?"))
+                                      f"{words.text(words.of_fix(last.verdict))}; run the verification again?"))
     for pull in merges:
         decisions.append(Decision(Action("accept", pull.keep), f"merge PR #{pull.number} into `{pull.keep}`: review "
                                   "the merged text, then accept it here or merge it on GitHub"))

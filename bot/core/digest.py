@@ -5,6 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.core.claim_size import ratio_kind
 from bot.core.digest_scaling import ParScaling, par_scaling
 from bot.core.config import Milestone
 from bot.core.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
@@ -96,6 +97,7 @@ class VerifiedFix:
     after_low: float
     after_high: float
     at: datetime
+    merged: bool = False  # "verified" only once merged; before that it passes on its branch
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,18 @@ class NotReproduced:
 
 
 @dataclass(frozen=True)
+class Mismatch:
+    """A claim whose C translation (or reference) prints a different result: nothing was timed, so its ratio
+    says nothing, and it is never ranked by it."""
+
+    slug: str
+    title: str
+    claimed: float | None
+    run_id: int
+    at: datetime
+
+
+@dataclass(frozen=True)
 class Ranked:
     slug: str
     title: str
@@ -117,6 +131,7 @@ class Ranked:
     ratio: float | None
     source: str
     fixes: int
+    kind: str = "language/C"  # language/C, ideal/achieved (par) or head/REF: never mixed unlabelled
 
 
 @dataclass(frozen=True)
@@ -154,6 +169,15 @@ class Digest:
     authors: tuple[AuthorQuality, ...]
     milestones: tuple[MilestoneProgress, ...]
     par_scaling: tuple[ParScaling, ...] = ()  # live PAR records, least efficient at their highest count first
+    mismatches: tuple[Mismatch, ...] = ()  # live records whose last measurement found an output mismatch
+
+    @property
+    def merged_fixes(self) -> tuple[VerifiedFix, ...]:
+        return tuple(v for v in self.verified if v.merged)
+
+    @property
+    def branch_fixes(self) -> tuple[VerifiedFix, ...]:
+        return tuple(v for v in self.verified if not v.merged)
 
 
 def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetime,
@@ -177,6 +201,9 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
     kinds: dict[tuple[str, str], int] = defaultdict(int)
     for r in new:
         kinds[(r.track or "?", r.backend or "?")] += 1
+    mismatches = _mismatches(records, runs_of)
+    unranked = {m.slug for m in mismatches}
+    merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
     return Digest(
         facts.repo_key, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
         tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0],
@@ -184,16 +211,33 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         tuple((track, backend, n) for (track, backend), n in sorted(kinds.items())),
         _merged(records, revisions, facts.verdicts, inside),
         tuple(sorted((f for f in fixes if inside(f.created_at)), key=lambda f: (f.created_at, f.slug, f.branch))),
-        _verified(by_slug, runs, inside),
+        _verified(by_slug, runs, inside, merged),
         _not_reproduced(by_slug, runs, inside),
-        tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio, standings[r.slug].source,
-                             sum(f.slug == r.slug for f in fixes)) for r in records if r.state == "open"),
+        tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio,
+                             _source(standings[r.slug].source, r.slug in merged),
+                             sum(f.slug == r.slug for f in fixes), ratio_kind(r.track, r.reference)) for r in records
+                             if r.state == "open" and r.slug not in unranked),
                      key=lambda x: (x.ratio is None, -(x.ratio or 0), x.slug))),
         _stale(records, revisions, facts.runs, fixes, facts.events, window_end),
         _authors(new, revisions, runs_of),
         tuple(progress(m, standings, latest_suites(runs), seq_threshold, window_end.date()) for m in milestones),
         par_scaling(records, runs),
+        mismatches,
     )
+
+
+def _source(source: str, merged: bool) -> str:
+    """A passing fix's ratio is "verified" only once the fix merged; before, it passes on its branch."""
+    return "passes on its branch" if source == "verified" and not merged else source
+
+
+def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:
+    out = []
+    for r in records:
+        last = runs_of[r.slug][-1] if runs_of[r.slug] else None
+        if r.state in ("open", "regressed") and last is not None and last.verdict == "mismatch":
+            out.append(Mismatch(r.slug, r.title, r.ratio, last.id, last.finished_at or last.created_at))
+    return tuple(sorted(out, key=lambda m: m.slug))
 
 
 def _merged(records, revisions, verdicts, inside) -> tuple[Merged, ...]:
@@ -206,7 +250,7 @@ def _merged(records, revisions, verdicts, inside) -> tuple[Merged, ...]:
     return tuple(sorted(out, key=lambda m: (m.at, m.slug)))
 
 
-def _verified(by_slug: dict[str, RecordFact], runs, inside) -> tuple[VerifiedFix, ...]:
+def _verified(by_slug: dict[str, RecordFact], runs, inside, merged: set[str]) -> tuple[VerifiedFix, ...]:
     out = []
     for run in _latest_per_slug(r for r in runs if r.purpose == "fix" and r.verdict == "pass" and r.side("head")
                                 and inside(r.finished_at or r.created_at)):
@@ -214,7 +258,7 @@ def _verified(by_slug: dict[str, RecordFact], runs, inside) -> tuple[VerifiedFix
         bounds = sorted((as_ratio(record, head.low), as_ratio(record, head.high)), key=lambda b: b or 0)
         out.append(VerifiedFix(run.slug, record and record.track, run.id, run.pr_number,
                                as_ratio(record, base.point) if base else None, as_ratio(record, head.point),
-                               *bounds, run.finished_at or run.created_at))
+                               *bounds, run.finished_at or run.created_at, run.slug in merged))
     return tuple(out)
 
 

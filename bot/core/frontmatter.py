@@ -10,7 +10,8 @@ import yaml
 
 from bot.core.records import BACKENDS, SLUG_RE, TRACKS, Finding, Severity, slug_from_filename
 
-KNOWN_KEYS = ("track", "backend", "threads", "ratio", "fix", "supersedes", "reference", "inputs", "mode")
+_MEASURE = re.compile(r"wall|user|instructions|metric:[A-Za-z][A-Za-z0-9_]{0,31}")
+KNOWN_KEYS = ("track", "backend", "threads", "ratio", "fix", "supersedes", "reference", "inputs", "mode", "measure")
 # `mode:` of a metal/cuda par report: what its claim is about (bot/services/gpu_sweep.py verifies each).
 MODES = ("gpu", "auto")
 # `reference: runtime@<ref>` (this project at another ref) or `reference: NAME[@<ref>]` ([references.NAME])
@@ -170,6 +171,14 @@ def _verify_inputs(data: dict, raw: dict, lines: dict, problems: _Problems, fact
         else:
             _value_error(problems, lines, "reference", f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
                          "write `reference: runtime@<branch or commit>` or the name of a [references.NAME] table")
+    measure = data.get("measure")
+    if measure is not None:  # [run] metrics live in .perfbot.toml: verify checks a metric:NAME against them
+        if isinstance(measure, str) and _MEASURE.fullmatch(measure.strip()):
+            facts["measure"] = measure.strip()
+        else:
+            _value_error(problems, lines, "measure", f"measure '{shown(measure)}' is not a measure",
+                         "write `measure: wall`, `user`, `instructions` or `metric:NAME` (a count the runtime "
+                         "prints, named in [run] metrics)")
     mode = data.get("mode")
     if mode is not None:
         if isinstance(mode, str) and mode.strip().lower() in MODES:

@@ -5,6 +5,7 @@ import hashlib
 from dataclasses import dataclass
 
 from bot.core.untrusted import quiet_mentions
+from bot.core import verdict_words as words
 
 BOT_LABEL = "perfbot"
 # Fixed colours so labels look the same in every repository perfbot creates them in.
@@ -14,9 +15,9 @@ LABEL_COLORS = {
     "backend: c": "c5def5", "backend: metal": "d4c5f9", "backend: cuda": "bfe5bf",
     "state: open": "fbca04", "state: merged": "cfd3d7", "state: deleted": "cfd3d7", "state: override": "b60205",
     "state: fixed": "0e8a16",
-    "verified: pass": "0e8a16", "verified: fail": "d93f0b", "verified: inconclusive": "fbca04",
-    "verified: mismatch": "d93f0b", "verified: error": "cfd3d7",
-    "not reproduced": "b60205", "reproduced": "c2e0c6",
+    # Verdict labels take the colour of what they mean for the team (core/verdict_words.py).
+    **{f"verified: {a.text}": a.colour for a in map(words.of_fix, ("pass", "fail", "inconclusive", "mismatch", "error"))},
+    **{f"claim: {a.text}": a.colour for a in map(words.of_claim, ("reproduced", "not reproduced", "mismatch"))},
     "lint: errors": "d93f0b",
     "has fix": "0e8a16",
     "dedup: duplicate": "e99695", "dedup: subsumes": "e99695", "dedup: overlaps": "f9d0c4",
@@ -54,6 +55,11 @@ class RecordView:
     reproduced: str | None = None  # what measuring the claim on the default branch found
     attached_fixes: int = 0  # PRs and branches attached as fixes
 
+    @property
+    def verified(self) -> str:
+        """The fix verdict and the claim check as people read them: "fixed, claim reproduced"."""
+        return words.of_record(self.verdict, self.reproduced, "-")
+
 
 @dataclass(frozen=True)
 class IssueSpec:
@@ -76,9 +82,10 @@ def issue_spec(record: RecordView) -> IssueSpec:
     if record.attached_fixes or (record.fix and record.fix.lower() not in ("unknown", "none")):
         labels.append("has fix")  # a branch, a commit, a PR or an inline fix: verification can start
     if record.verdict:
-        labels.append(f"verified: {record.verdict}")
-    if record.reproduced in ("reproduced", "not reproduced"):
-        labels.append(record.reproduced)  # a claim that does not reproduce is flagged, not trusted
+        labels.append(f"verified: {words.text(words.of_fix(record.verdict))}")
+    if record.reproduced in ("reproduced", "not reproduced", "mismatch"):
+        # a claim that does not reproduce, or whose translation computes something else, is flagged, not trusted
+        labels.append(f"claim: {words.text(words.of_claim(record.reproduced))}")
     if record.dedup and record.state in ("open", "closed"):
         labels.append(f"dedup: {record.dedup}")
     state, reason = "open", None

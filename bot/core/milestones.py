@@ -22,6 +22,7 @@ class RecordFact:
     merged_into: str | None
     reproduced: str | None
     created_at: datetime | None
+    reference: str | None = None  # `reference:`: its ratio is head/REF (claim_size.ratio_kind)
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def current_notices(facts: NoticeFacts, now: datetime, cell=str) -> tuple[Notice
         if run.purpose == "fix" and run.verdict == "pass" and now - at <= NEWS_WINDOW:
             pr = f" (PR #{run.pr_number})" if run.pr_number else ""
             found.append(Notice("fix-verified", f"{run.slug} run {run.id}",
-                                f"`{run.slug}`: bench run {run.id} passed{pr}", run.slug))
+                                f"`{run.slug}`: bench run {run.id} found it fixed{pr}", run.slug))
     fix_runs = defaultdict(list)
     for run in done:
         if run.purpose == "fix":
@@ -89,7 +89,7 @@ def current_notices(facts: NoticeFacts, now: datetime, cell=str) -> tuple[Notice
         last = runs[-2:]
         if slug in open_slugs and len(last) == 2 and all(r.verdict == "fail" for r in last):
             found.append(Notice("fix-failed-twice", slug, f"`{slug}`: bench runs {last[0].id} and {last[1].id} "
-                                "both failed; re-run it or rethink the fix", slug))
+                                "both found it not fixed; re-run it or rethink the fix", slug))
     waiting = defaultdict(list)
     for run in facts.runs:
         if run.status in ("queued", "running") and now - run.created_at >= timedelta(hours=facts.host_hours):

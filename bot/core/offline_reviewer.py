@@ -47,10 +47,7 @@ def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str
     reasons = list(scores.reasons) or ["no shared words, code shape or root-cause places"]
     if new.places and old.places:
         places, words = overlap(new.places, old.places), jaccard(new.words, old.words)
-        shared = ", ".join(sorted(new.places & old.places)) or "none"
-        files = ", ".join(sorted(new.files & old.files)) or "none"
-        reasons.append(f"root causes blame places {shared} in files {files} (place overlap {places:.2f}, "
-                       f"mechanism words {words:.2f}); places a report rules out are not counted")
+        reasons.append(_places_reason(new, old, places, words))
         if places < SAME_PLACES or (words < CAUSE_WORDS and scores.score < SCORE_WITH_PLACES):
             return "distinct", reasons
         duplicate = all(values[k] >= v for k, v in DUPLICATE.items())
@@ -90,6 +87,16 @@ def _mechanism(new: CauseProfile, old: CauseProfile) -> str:
         return ""
     named = ", ".join(f"`{p}`" for p in places[:4])
     return "; ".join(part for part in (f"places {named}" if named else "", f"words {', '.join(words[:6])}") if part)
+
+
+def _places_reason(new: CauseProfile, old: CauseProfile, places: float, words: float) -> str:
+    """"both root causes blame heap_alloc, in heap.c" in words a person reads, then the two figures."""
+    shared, files = sorted(new.places & old.places), sorted(new.files & old.files)
+    blamed = (f"both root causes blame {', '.join(shared)}" if shared
+              else "the root causes blame no place in common")
+    where = f", in {', '.join(files)}" if shared and files else ""
+    return (f"{blamed}{where} (place overlap {places:.2f} of the shorter list, mechanism words {words:.2f}; "
+            "places a report rules out are not counted)")
 
 
 def merge_reports(new: PerfIssue, old: PerfIssue) -> str:

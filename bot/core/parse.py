@@ -147,6 +147,7 @@ def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, ti
         reference=stated.get("reference"),
         inputs=stated.get("inputs", ()),
         mode=stated.get("mode"),
+        measure=stated.get("measure"),
         host=values.get("host"),
         evidence=tuple(resolved.evidence.items()),
         table_evidence=resolved.table.evidence,

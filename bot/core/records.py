@@ -162,6 +162,7 @@ class PerfIssue:
     reference: str | None = None  # front matter `reference:`: what the program is measured against (default C)
     inputs: tuple[str, ...] = ()  # front matter `inputs:`: the program's argument(s), one verification each
     mode: str | None = None  # front matter `mode:` of a GPU report: gpu (forced, the default) | auto
+    measure: str | None = None  # front matter `measure:`: what this report's ratio is made of (default: config)
 
     def line_of(self, name: str, default: int = 1) -> int:
         """The line where a fact or section was stated (1-based), or `default`."""

@@ -3,10 +3,11 @@ program is compared with, and argument templates filled so that no text a report
 arguments a command gets (an input's words become arguments of their own, never a shell string)."""
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import replace
 
-from bot.core.config import fill, PROGRAM_NAME, Reference, RepoConfig
+from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, fill, measure_problem
 from bot.core.records import PerfIssue
 from bot.errors import UserError
 
@@ -75,6 +76,24 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
                         f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
     return replace(table, branch=ref) if ref else table
+
+
+def with_measure(config: RepoConfig, record: PerfIssue) -> RepoConfig:
+    """The configuration as this report is measured: its own `measure:`, else its track's, else the repository's."""
+    measure = config.run.measure_for(record.track, record.measure)
+    problem = measure_problem(measure, dict(config.run.metrics)) if record.measure else None
+    if problem:  # .perfbot.toml checked its own measures; a report's names a metric the runtime may not print
+        raise UserError(f"cannot verify {record.slug}: `measure: {measure}`: {problem}")
+    if measure == config.run.measure:
+        return config
+    return replace(config, run=replace(config.run, measure=measure))
+
+
+def claim_fingerprint(record: PerfIssue) -> str:
+    """What a claim check measures: the program, its C translation, the inputs and the reference. A change to
+    any of them is a new claim (measured again with `on_open`); an edit of the prose is not."""
+    code = [(b.lang, b.code) for b in record.code_blocks if b.lang in ("language", "c")]
+    return hashlib.sha256(repr((code, record.inputs, record.reference)).encode()).hexdigest()[:16]
 
 
 def inputs_of(record: PerfIssue) -> tuple[str | None, ...]:

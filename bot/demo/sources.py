@@ -189,7 +189,7 @@ max_samples = 30
 budget_seconds = 60
 timeout_seconds = 5
 memory_mb = 512
-reference_factor = 1.1        # `reference: runtime@v1` reports pass within 1.1x of runtime v1
+reference_factor = 1.1        # `reference: runtime@v1` reports: within 1.1x of runtime v1, or slower
 
 [[runners]]
 name = "local"
@@ -235,9 +235,9 @@ A self-contained stand-in for a language runtime's repository, made by `perfbot 
 
 Try:
 
-    perfbot verify {fixed_slug} --repo .                 # the fix against main: pass
-    perfbot verify {fixed_slug} --repo . --head main     # main alone: the claim reproduces, fail
-    perfbot verify {open_slug} --repo .        # no fix yet: fail
-    perfbot verify {reference_slug} --repo .    # main against runtime v1, two input sizes: fail
+    perfbot verify {fixed_slug} --repo .                 # the fix against main: fixed
+    perfbot verify {fixed_slug} --repo . --head main     # main alone: the claim is reproduced
+    perfbot verify {open_slug} --repo .        # no fix yet: reproduced
+    perfbot verify {reference_slug} --repo .    # main against runtime v1, two input sizes: slower
     perfbot serve --repo .                                 # records and local issues for these reports
 """

@@ -6,7 +6,7 @@ from bot.adapters.store import answer_store, bench_store
 from bot.adapters.store.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
 from bot.adapters.templates import render
-from bot.core import bench_view
+from bot.core import bench_view, verdict_words as words
 
 UNFINISHED = ("queued", "running")
 
@@ -46,8 +46,9 @@ class Answers:
         if run["status"] == "running":
             return "⏳ " + bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")) + \
                 f" (bench run {run['id']})"
-        icon = bench_view.VERDICT_ICONS.get(run["verdict"], "")
-        return f"{icon} bench run {run['id']}, `{run['slug']}`: **{run['verdict']}**, {bench_view.status_description(run)}"
+        said, shown = words.text(words.of_run(run), run["verdict"]), bench_view.status_description(run)
+        return (f"{bench_view.verdict_icon(run)} bench run {run['id']}, `{run['slug']}`: "
+                f"**{said}**{shown.removeprefix(said)}")  # "**fixed** 1.11x [0.74, 1.99]"
 
     def run_changed(self, run: dict, tracker) -> None:
         """A bench run moved on: the answer line of every command that asked for it says so."""
@@ -67,7 +68,7 @@ class Answers:
             return f"`{slug}`: no such report here"
         state, verdict, reproduced = standing
         runs = bench_store.runs_for(self.db, slug, limit=1, repo_key=repo_key)
-        last = f"; last bench run {runs[0]['id']}: {runs[0]['verdict'] or runs[0]['status']}" if runs else ""
+        last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
+                if runs else "")
         fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, repo_key, slug)) or "none"
-        return (f"`{slug}`: {state}; verified {verdict or '-'}; claim {reproduced or 'not measured'}; "
-                f"fixes {fixes}{last}")
+        return f"`{slug}`: {state}; {words.of_record(verdict, reproduced)}; fixes {fixes}{last}"

@@ -16,7 +16,7 @@ from bot.adapters.store import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
-from bot.core import bench_view, scaling_view
+from bot.core import bench_view, scaling_view, verdict_words as words
 from bot.core.issue_view import comment_marker
 from bot.core.records import PerfIssue
 from bot.core.config import RepoConfig
@@ -29,7 +29,6 @@ from bot.services.verify import Outcome, verify
 
 log = logging.getLogger("perfbot.bench")
 COMMENT_EVERY_SECONDS = 10.0  # a live comment, not a flood of edits: GitHub paces writes
-REPRODUCTION_ICONS = {"reproduced": "✅", "not reproduced": "❗", "inconclusive": "❔", "mismatch": "❌", "error": "⚠️"}
 
 
 @dataclass(frozen=True)
@@ -106,6 +105,8 @@ class BenchFlow:
             self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
                          tracker, target, config, record)
             raise
+        if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
+            outcome.mark_in_base(run["base"])
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
@@ -148,7 +149,7 @@ class BenchFlow:
                 marker = comment_marker(MARKERS[run["purpose"]], run["slug"])
                 tracker.upsert_comment(target.number, marker, comment_body(marker, run, config, record), None)
             if target.on_pull:
-                tracker.set_status(run["head"], status_context(run["slug"]), bench_view.status_state(run),
+                tracker.set_status(run["head"], status_context(run["slug"], run["purpose"]), bench_view.status_state(run),
                                    bench_view.status_description(run))
         except TransientError as exc:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
@@ -184,34 +185,41 @@ def reproduction(verdict: str, measured: bool) -> str:
 def comment_body(marker: str, run: dict, config: RepoConfig | None, record: PerfIssue | None) -> str:
     result = run.get("result") or {}
     threads = record.threads if record else None
-    if run["status"] != bench_store.DONE:
+    told = words.of_run(run)
+    if told is None:
         headline, icon = "running", "⏳"
     elif run["purpose"] == GUARD:
-        found = reproduction(run["verdict"], bool(result.get("sides")))
-        headline = {"reproduced": "guard failed: the fixed claim reproduces again (regressed)",
-                    "not reproduced": "guard held"}.get(found, f"guard could not measure ({found})")
-        icon = {"reproduced": "❌", "not reproduced": "✅"}.get(found, "⚠️")
+        held = {words.NOT_REPRODUCED: "guard held", words.WITHIN: "guard held",
+                words.REPRODUCED: "guard failed: the fixed claim reproduces again (regressed)",
+                words.SLOWER: "guard failed: the fixed claim reproduces again (regressed)"}
+        headline, icon = held.get(told.key, f"guard could not measure ({told.text})"), told.icon
     elif run["purpose"] == REPRODUCE:
-        found = reproduction(run["verdict"], bool(result.get("sides")))
-        headline, icon = f"claim {found}", REPRODUCTION_ICONS.get(found, "")
+        headline, icon = f"claim {told.said}", told.icon
     else:
-        headline, icon = run["verdict"], bench_view.VERDICT_ICONS.get(run["verdict"], "")
+        headline, icon = told.said, told.icon
+    held = "fixed" if run["purpose"] == FIX else "not reproduced"  # what the interval test passing means
     if config is None or record is None:
         criterion = "no plan could be made"
     elif is_gpu_report(record, config) and record.mode == "auto":
-        criterion = (f"passes when the automatic mode is within {config.gpu.auto_tolerance:.0%} of the faster forced "
+        criterion = (f"{held} when the automatic mode is within {config.gpu.auto_tolerance:.0%} of the faster forced "
                      "mode (CPU or GPU)")
     elif is_gpu_report(record, config):
         against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
-        criterion = f"passes when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
+        criterion = f"{held} when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
     elif record.track == "par":
-        criterion = f"passes at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
+        criterion = f"{held} at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
+    elif record.reference:
+        factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
+                      config.run.reference_factor)
+        criterion = f"{held} when the whole interval is within {factor:g}x of the reference"
     else:
-        criterion = f"passes when the whole interval is at or under {config.seq_threshold:g}x"
+        criterion = f"{held} when the whole interval is at or under {config.seq_threshold:g}x"
     return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
                   progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
-                  rows=bench_view.side_rows(result), columns=bench_view.column_names(result, threads),
+                  rows=bench_view.side_rows(result, run["purpose"]), columns=bench_view.column_names(result, threads),
                   chart=scaling_view.mermaid_curve(run["slug"], result)
                   or bench_view.mermaid_chart(run["slug"], result, threads),
                   scaling=scaling_view.scaling_tables(result), result=result,
-                  fenced_message=fenced(run["message"]), suite=result.get("suite"), criterion=criterion)
+                  fenced_message=fenced(run["message"]), suite=result.get("suite"), criterion=criterion,
+                  suite_said=words.text(words.of_suite((result.get("suite") or {}).get("verdict"))),
+                  gain=bench_view.gain_line(result))

@@ -11,6 +11,7 @@ from bot.adapters.git import GitRepository
 from bot.core.config import BuildScript, ConfigFileError, parse_repo_config, RepoConfig, script_problem
 from bot.core.parse import parse
 from bot.core.records import FIXED_DIR, REPORT_DIR, PerfIssue
+from bot.core.verify_plan import with_measure
 from bot.errors import UserError
 
 FIX, REPRODUCE, GUARD = "fix", "reproduce", "guard"  # guard: a fixed claim measured again
@@ -80,7 +81,8 @@ def for_run(repo: GitRepository, run: dict) -> tuple[RepoConfig, PerfIssue]:
     report falling back to the head for a fix that adds its own report."""
     source = source_of(repo)
     config = with_options(bench_config(repo, source), run["options"])
-    return config, read_record(repo, run["slug"], source.sha, run["head"])
+    record = read_record(repo, run["slug"], source.sha, run["head"])
+    return with_measure(config, record), record
 
 
 def with_options(config: RepoConfig, options: dict) -> RepoConfig:

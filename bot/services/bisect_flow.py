@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from pathlib import Path
 from typing import Callable
 
 from bot.adapters.git import GitError, GitRepository
@@ -25,7 +26,7 @@ from bot.core.issue_view import comment_marker
 from bot.core.untrusted import cell
 from bot.errors import TransientError, UserError
 from bot.services.bench_flow import BenchFlow, reproduction
-from bot.services.bench_inputs import bench_config, read_config, read_record, source_of
+from bot.services.bench_inputs import bench_config, read_record, source_of
 from bot.services.verify import verify
 
 log = logging.getLogger("perfbot.bisect")
@@ -40,7 +41,7 @@ class BisectFlow:
         self.enqueue = enqueue
 
     def start(self, repo: GitRepository, full_name: str, slug: str, good: str, bad: str, *, requested_by: str,
-              installation_id: int | None, options: dict | None = None) -> int:
+              installation_id: int | None, options: dict | None = None, config_file: Path | None = None) -> int:
         """Check the range and queue the bisection; a user error says what is wrong with it."""
         running = bisect_store.unfinished(self.db, full_name, slug)
         if running is not None:
@@ -50,7 +51,7 @@ class BisectFlow:
             line = repo.bisect_range(good_sha, bad_sha)
         except GitError as exc:
             raise UserError(f"cannot bisect {slug}: {exc}") from None
-        limit = read_config(repo, source_of(repo).sha).guards.max_bisect_commits
+        limit = bench_config(repo, source_of(repo, None, config_file)).guards.max_bisect_commits
         if len(line) - 1 > limit:
             raise UserError(f"cannot bisect {slug}: {len(line) - 1} first-parent commits lie between "
                             f"{good_sha[:12]} and {bad_sha[:12]}, more than [guards] max_bisect_commits = {limit}; "
@@ -64,7 +65,8 @@ class BisectFlow:
         return bisect_id
 
     def run(self, bisect_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object],
-            on_step: Callable[[dict], None] | None = None) -> dict | None:
+            on_step: Callable[[dict], None] | None = None, config_file: Path | None = None) -> dict | None:
+        """`config_file`: `perfbot bisect --config`, a .perfbot.toml not committed yet (the service never has one)."""
         row = bisect_store.get(self.db, bisect_id)
         if row is None or row["status"] == bisect_store.DONE:
             return row  # redelivered after it finished
@@ -72,7 +74,7 @@ class BisectFlow:
         commits = tuple(c.sha for c in line)
         summaries = {c.sha: c.summary for c in line}
         try:
-            source = source_of(repo)
+            source = source_of(repo, None, config_file)
             config = bench_config(repo, source)
             record = read_record(repo, row["slug"], source.sha, row["bad"])
             runner = self.bench.make_runner(self.bench.runner_conf(config, record, config.guards.runner),

@@ -46,7 +46,7 @@ def close_if_verified(db: Database, repo: GitRepository, tracker, publish: Calla
         log.info("%s: %s merged without a passing verdict on %s; %s stays open", full_name, where,
                  merged_head[:12], fix.slug)
         return Closed(fix.slug, "kept open")
-    detail = f"fix {where} merged at {merged_head[:12]}; bench run {run['id']} passed: {run['message']}"
+    detail = f"fix {where} merged at {merged_head[:12]}; bench run {run['id']} found it fixed: {run['message']}"
     if not fix_store.mark_fixed(db, full_name, fix.slug, detail, "perfbot", delivery_id):
         return Closed(fix.slug, "kept open")  # merged or deleted meanwhile: nothing of ours to close
     pull = _propose_move(repo, tracker, publish, fix.slug, run, where)

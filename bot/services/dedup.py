@@ -47,6 +47,19 @@ class PairReview:
                 "overruled": self.overruled, **self.verdict.as_dict()}
 
 
+class ReadOnlyCache:
+    """Verdicts looked up, never stored: for drafts, which are no records."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+
+    def get(self, new_hash: str, old_hash: str, reviewer: str, prompt_version: str) -> Verdict | None:
+        return self.cache.get(new_hash, old_hash, reviewer, prompt_version)
+
+    def put(self, new_hash: str, old_hash: str, new_slug: str, old_slug: str, verdict: Verdict) -> None:
+        return None
+
+
 class Dedup:
     def __init__(self, existing: list[PerfIssue], reviewer: Reviewer, cache: Cache | None = None,
                  not_duplicates: set[frozenset[str]] | None = None, k: int = 5, *,

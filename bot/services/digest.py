@@ -40,7 +40,7 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
     """`parity`: the guard's report on the default branch as it stands; None when `[parity]` is not declared."""
     zone = digest.window_end.tzinfo
     charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
-    top_ratio = max([v for f in digest.verified for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
+    top_ratio = max([v for f in digest.merged_fixes for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
     return render("digest.md.j2", d=digest, marker=marker(digest.repo_key, digest.week), zone=str(zone),
                   cell=cell, code=code, label=mermaid_label, ratio=ratio,
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),

@@ -29,7 +29,7 @@ log = logging.getLogger("perfbot.digest")
 def summary_of(digest) -> dict:
     """The numbers the dashboard shows beside a posted digest."""
     return {"new": len(digest.new_reports), "duplicates": len(digest.duplicates), "fixes": len(digest.fixes),
-            "verified": len(digest.verified), "not_reproduced": len(digest.not_reproduced),
+            "verified": len(digest.merged_fixes), "passes_on_branch": len(digest.branch_fixes), "mismatches": len(digest.mismatches), "not_reproduced": len(digest.not_reproduced),
             "open": len(digest.open_ranked), "stale": len(digest.stale),
             "milestones": [{"name": m.name, "done": m.done, "total": m.total, "met": m.met}
                            for m in digest.milestones]}

@@ -21,7 +21,8 @@ from bot.core.fixes import slugs_fixed, token_delta
 from bot.core.refnames import branch_name_problem
 from bot.core.config import RepoConfig
 from bot.errors import UserError
-from bot.services.bench_inputs import FIX, REPRODUCE, read_config
+from bot.core.verify_plan import claim_fingerprint
+from bot.services.bench_inputs import FIX, REPRODUCE, read_config, read_record
 
 log = logging.getLogger("perfbot.fixes")
 Enqueue = Callable[[NewDelivery], bool]
@@ -159,15 +160,26 @@ class FixFlow:
 
     def verify_new_claims(self, repo: GitRepository, full_name: str, slugs: set[str],
                           installation_id: int | None) -> list[int]:
-        """Verify on open: measure each new report's claim on the default branch once."""
+        """Verify on open: measure each new report's claim on the default branch, and again whenever its program,
+        C translation, inputs or reference change there (a prose edit measures nothing)."""
         default = repo.resolve(repo.default_ref())
         if not slugs or not _config(repo, default, full_name).verify_on_open:
             return []
         records = fix_store.open_records(self.db, full_name)
-        return [self.request_run(full_name, slug, base=None, head=default, purpose=REPRODUCE,
-                                 installation_id=installation_id)
-                for slug in sorted(slugs) if slug in records and records[slug].reproduced is None
-                and not fix_store.has_run(self.db, full_name, slug, REPRODUCE)]
+        queued = []
+        for slug in sorted(s for s in slugs if s in records):
+            try:
+                claim = claim_fingerprint(read_record(repo, slug, default))
+            except UserError:
+                continue  # not on the default branch (moved or deleted meanwhile): nothing to measure
+            last = bench_store.last_options(self.db, full_name, slug, REPRODUCE)
+            if last is not None and last.get("claim") == claim:
+                continue  # this very claim was measured already
+            if last is None and records[slug].reproduced is not None:
+                continue  # measured by hand (`perfbot verify`) before any queued run
+            queued.append(self.request_run(full_name, slug, base=None, head=default, purpose=REPRODUCE,
+                                           installation_id=installation_id, options={"claim": claim}))
+        return queued
 
 
 def _config(repo: GitRepository, sha: str, full_name: str) -> RepoConfig:

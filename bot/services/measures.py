@@ -1,4 +1,5 @@
-"""What a sample is made of (`[verify] measure`): wall time, user CPU time, or instructions counted on the host."""
+"""What a sample is made of (`[verify] measure`, or a report's `measure:`): wall time, user CPU time, instructions
+counted on the host, or a count the runtime prints itself (metric:NAME of [run] metrics)."""
 from __future__ import annotations
 
 import time
@@ -47,6 +48,13 @@ def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -
             return 0.0, ("a run took no measurable user CPU time (the kernel counts it in scheduler ticks): give "
                          'the program a larger input, or use measure = "wall" or "instructions"')
         return result.user, None
+    if measure.startswith("metric:"):
+        name = measure.removeprefix("metric:")
+        value = metrics_of(result.stdout, result.stderr, config.run).get(name)
+        if not value or value <= 0:
+            return 0.0, (f"a run printed no {name} count (measure = \"{measure}\"): a count the runtime prints "
+                         "measures the runtime against itself (a `reference:` report), not against its C translation")
+        return float(value), None
     count = instructions(counter["name"], result.stderr)
     if not count:
         return 0.0, f"{counter['name']} printed no instruction count for a run"

@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from bot.core.outgoing import window
+from bot.core.bench_view import count_text
+from bot.core.claim_size import ClaimSize, judge_claim
+from bot.core.gain import fix_gain, gain_text
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.config import RepoConfig
 from bot.core.scaling import summary as sweep_summary, sweep_text
 from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.suite import SuiteResult, compare_suites
-from bot.core.verify_plan import fill, from_root, inputs_of, program_name, programs, reference_of, with_input
+from bot.core.verify_plan import (fill, from_root, inputs_of, program_name, programs, reference_of, with_input,
+                                  with_measure)
 from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
 from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
@@ -32,6 +36,7 @@ from bot.services.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.sweep import ERROR, MISMATCH, counts_for, measure_sweep
 
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
+MEASURE_NAMES = {"wall": "wall time", "user": "user time", "instructions": "instructions"}
 
 
 @dataclass
@@ -50,6 +55,7 @@ class Side:
     output: str = ""
     input: str | None = None
     against: str = "C"  # C | reference NAME@sha | N threads
+    factor: float | None = None  # a reference: the factor of it the program must stay within
     measure: str = "wall"
     runs: dict = field(default_factory=lambda: {"language": [], "c": []})  # per sample: times, faults, metrics
     sweep: dict = field(default_factory=dict)  # par: thread count -> samples, taken round-robin
@@ -61,16 +67,17 @@ class Side:
         return {name: statistics.median(r["metrics"][name] for r in self.runs[which] if name in r.get("metrics", {}))
                 for name in sorted(names)}
 
-    def summary(self) -> str:
-        """One line for a terminal: medians, ratio, pairs, decision, and the runtime's metrics beside them."""
-        unit = "s" if self.measure != "instructions" else " instr"
-        fmt = (lambda v: f"{v:.4f}{unit}") if self.measure != "instructions" else (lambda v: f"{v:.4g}{unit}")
+    def summary(self, decision: str | None = None) -> str:
+        """One line for a terminal: medians, ratio, pairs, decision (as said), and the runtime's metrics beside them."""
+        counted = self.measure == "instructions" or self.measure.startswith("metric:")
+        unit = {"instructions": " instr"}.get(self.measure, f" {self.measure[7:]}" if counted else "s")
+        fmt = (lambda v: f"{v:.4g}{unit}") if counted else (lambda v: f"{v:.4f}{unit}")
         first = ("the CPU" if self.modes else "1 thread") if self.par else "language"
         second = self.against
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
                 f"{first} {fmt(statistics.median(self.language))}  {second} {fmt(statistics.median(self.c))}  "
                 f"ratio {self.interval.point:.2f}x [{self.interval.low:.2f}, {self.interval.high:.2f}]  "
-                f"{len(self.c)} pairs  {self.decision}")
+                f"{len(self.c)} pairs  {decision or self.decision}")
         return line + _metrics_text(self)
 
     def as_dict(self) -> dict:
@@ -78,6 +85,7 @@ class Side:
         return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
                 "output": window(self.output) if self.output else self.output, "input": self.input, "against": self.against, "measure": self.measure,
+                **({"factor": self.factor} if self.factor is not None else {}),
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
                 "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
                 **({"sweep": self.sweep_summary()} if self.sweep else {}),
@@ -95,10 +103,19 @@ class Outcome:
     sides: list[Side]
     runner: str
     suite: SuiteResult | None = None
+    claim: ClaimSize | None = None  # the report's ratio against the one measured where the claim was measured
+    gain: Interval | None = None  # a fix: the program's base time over its head time (core/gain.py)
+    already_in_base: bool = False  # the fix commit is an ancestor of the base: nothing left to merge
+
+    def mark_in_base(self, base: str) -> None:
+        self.already_in_base = True
+        self.message = f"already in base: the fix is an ancestor of {base[:12]}; {self.message}"
 
     def as_dict(self) -> dict:
         return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
-                "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None}
+                "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None,
+                "claim": self.claim.as_dict() if self.claim else None,
+                "gain": self.gain.as_dict() if self.gain else None, "already_in_base": self.already_in_base}
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
            progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
+    config = with_measure(config, record)
     language, translation = programs(record, config)
     reference = reference_of(record, config)
     par = record.track == "par"
@@ -157,30 +175,39 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
         _honesty_note(heads[-1])
     decisions = {s.decision for s in heads}
     verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
+    # The claim is about the code before any fix: the base side when there is one, else the head.
+    claim = judge_claim(record, next((s.interval for s in sides if s.interval and not s.modes), None),
+                        config.claim_factor)
+    if claim is not None and claim.off:
+        message += f"; {claim.text()}"
+    base_side = next((s for s in sides if s.label == "base" and not s.par), None)
+    gain = fix_gain(base_side.language, heads[0].language) if base_side else None
+    if gain is not None:
+        message += f"; the program itself: {gain_text(gain)}, base to head"
     if suite is not None and suite.verdict == FAIL:
-        return _outcome(FAIL, f"{message}; {suite.summary()}", sides, runner, suite)
+        return _outcome(FAIL, f"{message}; {suite.summary()}", sides, runner, suite, claim, gain)
     if suite is not None:
         message += f"; suite: {suite.summary()}"
-    return _outcome(verdict, message, sides, runner, suite)
+    return _outcome(verdict, message, sides, runner, suite, claim, gain)
 
 
-def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None) -> Outcome:
+def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None, claim=None, gain=None) -> Outcome:
     """Every result of a runner that opted out of the sandbox says so, wherever it is shown."""
     if getattr(runner, "sandbox", "bwrap") == "none":
         message += f' (run uncontained: runner {runner.name} has sandbox = "none")'
-    return Outcome(verdict, message, sides, runner.name, suite)
+    return Outcome(verdict, message, sides, runner.name, suite, claim, gain)
 
 
 def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
                 first: bool = True) -> str:
     ratio = side.interval
     at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
-    measure = "" if config.run.measure == "wall" else f" ({config.run.measure})"
+    measure = f" ({MEASURE_NAMES.get(side.measure, side.measure)})"  # the verdict says which measure decided it
     prefix = f"{record.slug} on {runner.name}: " if first else ""
     bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
     if side.modes:
         target_speedup = (auto_target(config.gpu.auto_tolerance) if AUTO in side.modes else config.gpu.min_speedup)
-        text = f"speedup of {side.against}{measure} {bounds} {at}, to pass at {target_speedup:.3g}x or above"
+        text = f"speedup of {side.against}{measure} {bounds} {at}, judged against {target_speedup:.3g}x"
     elif record.track == "par":
         target_speedup = record.threads * config.par_efficiency
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
@@ -188,7 +215,7 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
         if side.sweep:
             text += f"; {sweep_text(side.sweep_summary())}"
     elif target is not None:
-        text = f"head/{target.label}{measure} {bounds} {at}, to pass within {target.factor:g}x of the reference"
+        text = f"head/{target.label}{measure} {bounds} {at}, limit within {target.factor:g}x of the reference"
     else:
         text = f"language/C{measure} {bounds} {at} against the {config.seq_threshold:g}x threshold"
     return prefix + text + _metrics_text(side)
@@ -196,14 +223,10 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
 
 def _metrics_text(side: Side) -> str:
     first, second = side.metric_medians("language"), side.metric_medians("c")
-    shown = [f"{name} {_number(first.get(name))} vs {_number(second.get(name))}" for name in sorted({*first, *second})]
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in sorted({*first, *second})]
     return f" ({', '.join(shown)})" if shown else ""
 
 
-def _number(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
 
 
 def _honesty_note(side: Side) -> str:
@@ -232,7 +255,7 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     template = with_input(config.run_language, side.input)
     argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
     if target is not None:
-        side.against = target.label
+        side.against, side.factor = target.label, target.factor
         return _Pair(argv_language, target.argv(side.input, threads), folder, target.folder,
                      ("the program", f"the reference {target.label}")), None
     runner.write_file(folder / "translation.c", translation)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo
@@ -138,6 +138,23 @@ def runs_for(db: Database, slug: str, limit: int = 10, repo_key: str | None = No
             query = query.where(BenchRun.repo_key == repo_key)
         rows = session.scalars(query.order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
         return [_as_dict(r) for r in rows]
+
+
+def last_options(db: Database, repo_key: str, slug: str, purpose: str) -> dict | None:
+    """The options of a record's latest run for `purpose` (what it measured), None when it has none."""
+    with db.session() as session:
+        run = session.scalars(select(BenchRun).where(BenchRun.repo_key == repo_key, BenchRun.slug == slug,
+                                                     BenchRun.purpose == purpose)
+                              .order_by(BenchRun.id.desc()).limit(1)).first()
+        return dict(run.options or {}) if run is not None else None
+
+
+def latest_finished(db: Database) -> dict[tuple[str, str], dict]:
+    """Each record's last finished run, by (repository, slug): what `perfbot list` shows as its last verdict."""
+    with db.session() as session:
+        last = (select(func.max(BenchRun.id)).where(BenchRun.status == DONE)
+                .group_by(BenchRun.repo_key, BenchRun.slug).scalar_subquery())
+        return {(r.repo_key, r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
 
 
 def set_record_result(db: Database, repo_key: str, slug: str, **values) -> bool:

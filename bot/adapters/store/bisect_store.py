@@ -35,6 +35,14 @@ def unfinished(db: Database, repo_key: str, slug: str) -> dict | None:
         return _as_dict(row) if row else None
 
 
+def for_record(db: Database, repo_key: str, slug: str) -> list[dict]:
+    """A record's bisections, newest first, for `perfbot show`."""
+    with db.session() as session:
+        rows = session.scalars(select(Bisection).where(Bisection.repo_key == repo_key, Bisection.slug == slug)
+                               .order_by(Bisection.id.desc()))
+        return [_as_dict(row) for row in rows]
+
+
 def add_step(db: Database, bisect_id: int, step: dict) -> None:
     with db.session() as session:
         row = session.get(Bisection, bisect_id)

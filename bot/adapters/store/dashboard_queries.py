@@ -9,6 +9,8 @@ from sqlalchemy.orm import Session
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, PairOverride, RecordEvent
+from bot.core import verdict_words as words
+from bot.core.claim_size import ratio_kind
 
 STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
 SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
@@ -44,21 +46,56 @@ def _counts(session: Session, column, where=None) -> dict[str, int]:
     return {key or "none": count for key, count in session.execute(query).all()}
 
 
+def _answer_counts(session: Session) -> dict[str, int]:
+    """Finished runs by their answer (fixed, reproduced ...), not by the interval test they stored."""
+    counts: dict[str, int] = {}
+    rows = session.execute(select(BenchRun.purpose, BenchRun.verdict, func.count()).where(BenchRun.status == "done")
+                           .group_by(BenchRun.purpose, BenchRun.verdict)).all()
+    for purpose, verdict, n in rows:
+        said = words.text(words.answer(purpose or "fix", verdict), "none")
+        counts[said] = counts.get(said, 0) + n
+    return counts
+
+
+def _ranked(session: Session, top: int) -> list[dict]:
+    """Open records, worst first by the ratio measured on the default branch where there is one (the latest
+    claim check), else by the claimed one; each says which it is and what kind of ratio it is."""
+    rows = session.execute(
+        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
+               Record.reference, Record.threads, Repo.key).join(Repo, Repo.id == Record.repo_id)
+        .where(Record.state == "open")).all()
+    checks = session.scalars(select(BenchRun).where(BenchRun.status == "done", BenchRun.purpose == "reproduce")
+                             .order_by(BenchRun.id))
+    measured = {}
+    for run in checks:  # later runs win
+        head = next((s for s in (run.result or {}).get("sides") or [] if s.get("side") == "head"
+                     and (s.get("interval") or {}).get("point")), None)
+        if head is not None:
+            measured[(run.repo_key, run.slug)] = head["interval"]["point"]
+    ranked = []
+    for row in rows:
+        point = measured.get((row.key, row.slug))
+        if point is not None and row.track == "par":
+            point = (row.threads or 1) / point  # the bench measured a speedup; the claim is ideal / achieved
+        shown = point if point is not None else row.ratio
+        if shown is not None:
+            ranked.append({**row._asdict(), "shown": shown, "source": "measured" if point is not None else "claimed",
+                           "ratio_kind": ratio_kind(row.track, row.reference)})
+    return sorted(ranked, key=lambda r: (-r["shown"], r["slug"]))[:top]
+
+
 def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
     live = Record.state.in_(("open", "closed"))
-    ranked = session.execute(
-        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict)
-        .where(Record.state == "open", Record.ratio.is_not(None))
-        .order_by(Record.ratio.desc(), Record.slug).limit(top)).all()
+    ranked = _ranked(session, top)
     runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(recent))
     return {
         "states": _counts(session, Record.state),
         "tracks": _counts(session, Record.track, live),
         "backends": _counts(session, Record.backend, live),
-        "verdicts": _counts(session, BenchRun.verdict, BenchRun.status == "done"),
+        "verdicts": _answer_counts(session),
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
-        "ranked": [row._asdict() for row in ranked],
+        "ranked": ranked,
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
 

@@ -28,7 +28,7 @@ def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end
         rows = session.execute(select(Record, into.slug).outerjoin(into, into.id == Record.merged_into_id)
                                .where(Record.repo_id == repo_id).order_by(Record.id)).all()
         records = tuple(RecordFact(r.slug, r.title or "", r.track, r.backend, r.threads, r.ratio, r.state, merged,
-                                   r.reproduced, r.created_at) for r, merged in rows)
+                                   r.reproduced, r.created_at, r.reference) for r, merged in rows)
         slug_of_id = {r.id: r.slug for r, _ in rows}
         # Runs and fixes name a record by the slug it had then; every former slug leads to its current one.
         current = {alias: slug_of_id[record_id] for alias, record_id in session.execute(

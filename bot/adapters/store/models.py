@@ -58,6 +58,7 @@ class Record(Base):
     threads: Mapped[int | None] = mapped_column(Integer)
     ratio: Mapped[float | None] = mapped_column(Float)
     table_ratio: Mapped[float | None] = mapped_column(Float)
+    reference: Mapped[str | None] = mapped_column(String(200))  # `reference:`: the ratio is head/REF, not language/C
     fix: Mapped[str | None] = mapped_column(String(300))
     supersedes: Mapped[list] = mapped_column(JSON, default=list)
     errors: Mapped[int] = mapped_column(Integer, default=0)

@@ -7,6 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
+from bot.core.claim_size import ratio_kind
 
 SORTS = {
     "ratio": (Record.ratio.desc().nulls_last(), Record.slug),
@@ -37,6 +38,7 @@ def record_summary(record: Record, repo_key: str, merged_into: str | None = None
         "threads": record.threads,
         "ratio": record.ratio,
         "table_ratio": record.table_ratio,
+        "ratio_kind": ratio_kind(record.track, record.reference),
         "fix": record.fix,
         "supersedes": list(record.supersedes or []),
         "state": record.state, "verdict": record.verdict, "reproduced": record.reproduced,

@@ -216,6 +216,7 @@ class RecordRepository:
         facts = rev.record.facts() if rev.record else {}
         values = {name: facts.get(name) for name in _FACT_COLUMNS}
         values["title"] = values["title"] or ""
+        values["reference"] = rev.record.reference if rev.record else None
         values.update(
             path=rev.path,
             supersedes=list(facts.get("supersedes", [])),

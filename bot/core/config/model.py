@@ -18,7 +18,7 @@ from bot.core.config.errors import ConfigFileError, FieldError, first_error, sug
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
 from bot.core.config.lines import key_lines
 from bot.core.config.parity import ParityConfig
-from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, Run, Verify
+from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, Run, Verify, measure_problem
 from bot.core.config.runners import Runner, Suite
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import Section
@@ -42,6 +42,11 @@ class PerfbotFile(Section):
 
     @model_validator(mode="after")
     def _across_sections(self):
+        measures = self.verify.measure if isinstance(self.verify.measure, dict) else {"": self.verify.measure}
+        for measure in measures.values():
+            problem = measure_problem(measure, dict(self.run.metrics))
+            if problem:
+                raise FieldError(problem, "verify", "measure")
         names = [runner.name for runner in self.runners or ()]
         for index, name in enumerate(names):
             if name in names[:index]:
@@ -74,7 +79,8 @@ class RunSettings:
     output: str = _RUN.output
     normalize: tuple[tuple[str, str], ...] = _RUN.normalize
     metrics: tuple[tuple[str, str], ...] = _RUN.metrics
-    measure: str = _VERIFY.measure
+    measure: str = "wall"
+    measure_by_track: tuple[tuple[str, str], ...] = ()  # (track, measure): the default of that track's reports
     reference_factor: float = _VERIFY.reference_factor
     references: tuple[Reference, ...] = ()
     threads: tuple[int, ...] | None = _VERIFY.threads  # None: 1..the runner's cores (bot/core/scaling.py)
@@ -82,6 +88,10 @@ class RunSettings:
 
     def reference(self, name: str) -> Reference | None:
         return next((r for r in self.references if r.name == name), None)
+
+    def measure_for(self, track: str | None, stated: str | None = None) -> str:
+        """A report's measure: its own `measure:`, else its track's default, else the repository's."""
+        return stated or dict(self.measure_by_track).get(track or "seq") or self.measure
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,7 @@ class RepoConfig:
     suite: Suite | None = None
     seq_threshold: float = _VERIFY.seq_threshold
     par_efficiency: float = _VERIFY.par_efficiency
+    claim_factor: float = _VERIFY.claim_factor  # core/claim_size.py
     min_samples: int = _VERIFY.min_samples
     max_samples: int = _VERIFY.max_samples
     budget_seconds: int = _VERIFY.budget_seconds
@@ -137,14 +148,17 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
     return RepoConfig(
         build=build.argv, build_script=BuildScript(build.script) if build.script else None,
         run_language=run.language, c_compile=run.c_compile, c_run=run.c_run, suite=file.suite,
-        seq_threshold=verify.seq_threshold, par_efficiency=verify.par_efficiency, min_samples=verify.min_samples,
+        seq_threshold=verify.seq_threshold, par_efficiency=verify.par_efficiency, claim_factor=verify.claim_factor,
+        min_samples=verify.min_samples,
         max_samples=verify.max_samples, budget_seconds=verify.budget_seconds, timeout_seconds=verify.timeout_seconds,
         memory_mb=verify.memory_mb, verify_fixes=verify.fixes, verify_on_open=verify.on_open,
         runners=file.runners if file.runners is not None else (_LOCAL,), runners_named=file.runners is not None,
         milestones=file.milestones,
         digest=file.digest.written() if file.digest else DigestSchedule(),
         run=RunSettings(program=run.program, output=run.output, normalize=run.normalize, metrics=run.metrics,
-                        measure=verify.measure, reference_factor=verify.reference_factor,
+                        measure=verify.measure if isinstance(verify.measure, str) else "wall",
+                        measure_by_track=tuple(sorted(verify.measure.items())) if isinstance(verify.measure, dict)
+                        else (), reference_factor=verify.reference_factor,
                         references=tuple(Reference(name=name, **table.model_dump(exclude_unset=True))
                                          for name, table in file.references.items()),
                         threads=verify.threads, flatten_gain=verify.flatten_gain),

@@ -7,7 +7,9 @@
     normalize = [["(?m)^- ITRS:.*\\n?", ""]]  # regex, replacement; applied to both, in order
     metrics = {itrs = "- ITRS: ([0-9,]+)"}  # numbers the runtime prints, captured per sample
     [verify]
-    measure = "wall"                    # wall | user | instructions: what the verdict's ratio is made of
+    measure = "wall"                    # wall | user | instructions | metric:NAME (a [run] metrics count), or
+                                        # per track: {seq = "instructions", par = "wall"}; a report's `measure:` wins
+    claim_factor = 1.5                  # a claim outside the measured interval and this far off is flagged
     threads = [1, 2, 4, 8, 12]          # par reports: the sweep of thread counts (default 1..the host's cores)
     [references.v1]                     # an implementation a report names with `reference: v1` (or v1@<ref>)
     repository = "../runtime-v1"        # a git path or URL (default: this repository)
@@ -107,7 +109,33 @@ def _reference_name(value):
 Program = Annotated[str, BeforeValidator(_program)]
 OutputRule = Annotated[Literal["exact", "normalize", "last-line"],
                        BeforeValidator(choice("exact", "normalize", "last-line"))]
-Measure = Annotated[Literal["wall", "user", "instructions"], BeforeValidator(choice("wall", "user", "instructions"))]
+MEASURES = ("wall", "user", "instructions")
+
+
+def measure_problem(value, metrics) -> str | None:
+    """Why `value` is no measure (None when it is one): wall, user, instructions, or metric:NAME of a metric."""
+    if isinstance(value, str) and value in MEASURES:
+        return None
+    if isinstance(value, str) and value.startswith("metric:"):
+        name = value.removeprefix("metric:")
+        return None if name in metrics else (f"'{name}' is not one of the [run] metrics "
+                                             f"({', '.join(metrics) or 'none declared'})")
+    return f"must be one of {', '.join(MEASURES)} or metric:NAME"
+
+
+def _measure(value):
+    """A measure, or one per track; metric:NAME is checked against [run] metrics with the whole file."""
+    tracks = value if isinstance(value, dict) else {"": value}
+    for track, measure in tracks.items():
+        if track not in ("", "seq", "par"):
+            raise ValueError("per-track measures name seq and par only")
+        if not isinstance(measure, str) or not (measure in MEASURES or _METRIC_NAME.fullmatch(
+                measure.removeprefix("metric:")) and measure.startswith("metric:")):
+            raise ValueError(f"must be one of {', '.join(MEASURES)} or metric:NAME")
+    return value
+
+
+Measure = Annotated[str | dict[str, str], BeforeValidator(_measure)]
 Substitutions = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_substitutions)]
 Metrics = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_metrics)]
 Threads = Annotated[tuple[int, ...], BeforeValidator(_threads)]
@@ -151,8 +179,11 @@ class Verify(Section):
     fixes: Flag = Field(True, description="verify a fix of this repository whenever its head moves")
     on_open: Flag = Field(False, description="measure each new report's claim on the default branch")
     measure: Measure = Field("wall",
-                             description="what the verdict's ratio is made of: wall, user (CPU) time or instructions "
-                                   "counted")
+                             description="what the verdict's ratio is made of: wall, user (CPU) time, instructions "
+                                         "counted or metric:NAME (a count the runtime prints); or one per track, "
+                                         "{seq = ..., par = ...}")
+    claim_factor: Positive = Field(1.5, description="a claim outside the measured interval and this many times off "
+                                                    "the measured ratio is flagged")
     reference_factor: Positive = Field(1.0, description="`reference:` reports pass within this factor of the reference")
     threads: Threads | None = Field(None, description="par sweeps' thread counts (default 1..the host's cores)")
     flatten_gain: Fraction = Field(FLATTEN_GAIN,

@@ -1,0 +1,101 @@
+"""One vocabulary for verdicts: the answer to what was asked, and a colour that says what it means."""
+from __future__ import annotations
+
+import pytest
+
+from bot.core import verdict_words as words
+from bot.core.bench_view import side_rows, status_description, status_state
+from bot.core.claim_size import in_claim_terms, judge
+from bot.core.issue_view import LABEL_COLORS, RecordView, issue_spec
+from bot.core.stats import Interval
+
+GREEN = "0e8a16"
+
+
+@pytest.mark.parametrize("purpose, test, key, text, state", [
+    ("reproduce", "fail", "reproduced", "reproduced", "failure"),  # a real slowdown: not green
+    ("reproduce", "pass", "not_reproduced", "not reproduced", "failure"),  # a bogus claim: not green
+    ("fix", "pass", "fixed", "fixed", "success"),
+    ("fix", "fail", "not_fixed", "not fixed", "failure"),
+    ("guard", "pass", "not_reproduced", "not reproduced", "success"),  # the fix still holds
+    ("guard", "fail", "reproduced", "reproduced", "failure"),
+    ("fix", "inconclusive", "inconclusive", "inconclusive", "failure"),
+    ("reproduce", "mismatch", "output_mismatch", "output mismatch", "failure"),
+    ("fix", "error", "error", "error", "error"),
+])
+def test_each_interval_test_answers_what_was_asked(purpose, test, key, text, state):
+    told = words.answer(purpose, test)
+    assert (told.key, told.text, told.status_state) == (key, text, state) and told.key in words.KEYS
+
+
+def test_only_a_fix_that_holds_is_green():
+    greens = {(p, t) for p in ("fix", "reproduce", "guard") for t in ("pass", "fail", "inconclusive", "mismatch")
+              if words.answer(p, t).colour == GREEN}
+    assert greens == {("fix", "pass"), ("guard", "pass")}
+    assert LABEL_COLORS["verified: fixed"] == GREEN and LABEL_COLORS["claim: reproduced"] != GREEN
+    assert LABEL_COLORS["claim: not reproduced"] != GREEN and LABEL_COLORS["verified: output mismatch"] != GREEN
+
+
+def test_a_reference_claim_is_told_against_its_reference():
+    slower = words.answer("reproduce", "fail", against="runtime@v1 (0123456789ab)", factor=1.2)
+    within = words.answer("reproduce", "pass", against="runtime@v1 (0123456789ab)", factor=1.2)
+    assert (slower.key, slower.text) == ("slower_than_reference", "slower than runtime@v1")
+    assert (within.key, within.text) == ("within_reference", "within 1.2x of runtime@v1")
+    assert words.answer("fix", "pass", against="runtime@v1 (0123456789ab)", factor=1.2).text == "fixed"
+
+
+def test_a_claim_off_in_size_is_flagged_with_both_numbers_and_an_honest_one_is_not():
+    measured = Interval(138.0, 218.0, 361.0)
+    off = judge(517.0, measured, 1.5)
+    assert off.off and off.text() == "claimed 517x, measured 218x [138, 361]"
+    assert not judge(300.0, measured, 1.5).off and not judge(150.0, measured, 1.5).off  # inside
+    assert not judge(9.52, Interval(9.0, 9.22, 9.4), 1.5).off  # outside a tight interval, but close to it
+    assert judge(130.0, measured, 1.5).off  # understated by more than the factor, too
+    assert not judge(517.0, measured, 2.5).off  # the factor is the repository's
+    assert judge(None, measured) is None
+    # par: the bench measures a speedup; the claim is ideal/achieved, so 8 threads at 2x [1.6, 2.5] is 4x [3.2, 5]
+    assert in_claim_terms(Interval(1.6, 2.0, 2.5), 8) == Interval(3.2, 4.0, 5.0)
+
+
+def run(purpose: str, test: str, claim: dict | None = None) -> dict:
+    sides = [{"side": "base", "sha": "a" * 40, "language_seconds": [4.0], "c_seconds": [1.0], "decision": "fail",
+              "interval": {"low": 3.5, "point": 4.0, "high": 4.5}},
+             {"side": "head", "sha": "b" * 40, "language_seconds": [1.1], "c_seconds": [1.0], "decision": test,
+              "interval": {"low": 1.0, "point": 1.1, "high": 1.2}}]
+    return {"id": 3, "slug": "perf_x", "status": "done", "purpose": purpose, "verdict": test,
+            "result": {"sides": sides, "claim": claim}}
+
+
+def test_a_run_is_shown_in_words_in_its_status_and_its_rows():
+    claim = {"claimed": 12.0, "measured": {"low": 3.5, "point": 4.0, "high": 4.5}, "off": True}
+    fixed = run("fix", "pass", claim)
+    assert status_state(fixed) == "success"
+    assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; claimed 12x, measured 4.00x [3.50, 4.50]"
+    assert [row.decision for row in side_rows(fixed["result"], "fix")] == ["reproduced", "fixed"]
+    assert words.of_run(fixed).said == "fixed; claimed 12x, measured 4.00x [3.50, 4.50]"
+    assert status_description(run("reproduce", "fail")) == "reproduced 1.10x [1.00, 1.20]"
+    assert status_state(run("reproduce", "fail")) == "failure"
+
+
+def test_a_records_issue_carries_the_words_as_labels_and_in_its_table():
+    view = RecordView("perf_x", "X", "devs/issues/perf_x.md", "seq", "c", None, 9.0, "fix/x", "open", 0, 0,
+                      verdict="pass", reproduced="mismatch")
+    labels = issue_spec(view).labels
+    assert "verified: fixed" in labels and "claim: output mismatch" in labels
+    assert not any("pass" in label or "fail" in label for label in labels)
+    assert view.verified == "fixed, claim output mismatch"
+
+
+def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
+    from bot.core.bench_view import gain_line
+    from bot.core.gain import fix_gain, gain_text
+
+    assert gain_text(Interval(1.31, 1.46, 1.62)) == "1.46x faster [1.31, 1.62]"
+    assert gain_text(Interval(0.5, 0.8, 1.0)) == "1.25x slower [1.00, 2.00]"
+    exact = fix_gain([3.0] * 5, [2.0] * 5)  # instruction counts do not vary: the interval is the point
+    assert (exact.low, exact.point, exact.high) == (1.5, 1.5, 1.5) and fix_gain([], [1.0]) is None
+    result = {"gain": {"low": 1.31, "point": 1.46, "high": 1.62}, "already_in_base": True}
+    assert gain_line(result) == "already in base: program 1.46x faster [1.31, 1.62]"
+    fixed = run("fix", "pass")
+    fixed["result"]["gain"] = result["gain"]
+    assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; program 1.46x faster [1.31, 1.62]"
