@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
 from bot.core.config.errors import FieldError
 from bot.core.config.values import Argv, Count, Flag, Fraction, NAME_RE, Positive, Section, choice
@@ -135,7 +135,9 @@ def _measure(value):
     return value
 
 
-Measure = Annotated[str | dict[str, str], BeforeValidator(_measure)]
+OneMeasure = Literal["wall", "user", "instructions"] | Annotated[
+    str, StringConstraints(pattern=r"^metric:[A-Za-z][A-Za-z0-9_]{0,31}$")]
+Measure = Annotated[OneMeasure | dict[Literal["seq", "par"], OneMeasure], BeforeValidator(_measure)]
 Substitutions = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_substitutions)]
 Metrics = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_metrics)]
 Threads = Annotated[tuple[int, ...], BeforeValidator(_threads)]
