@@ -42,7 +42,7 @@ def in_claim_terms(interval: Interval, par_threads: int | None = None) -> Interv
     """A par bench interval is a speedup; the claim is ideal (threads) over it."""
     if not par_threads:
         return interval
-    return Interval(par_threads / interval.high, par_threads / interval.point, par_threads / interval.low)
+    return type(interval)(par_threads / interval.high, par_threads / interval.point, par_threads / interval.low)
 
 
 def judge(claimed: float | None, measured: Interval, factor: float = DEFAULT_FACTOR) -> ClaimSize | None:
