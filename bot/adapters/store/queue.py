@@ -73,10 +73,9 @@ class DeliveryQueue:
             with self.db.bounded(wait, flush=True) as connection:
                 stored = connection.execute(self._insert, row).first() is not None
                 connection.commit()
-        except DBAPIError as exc:
-            where = f" within {wait:g}s" if wait is not None else ""
-            raise NotStored(f"not stored{where}: {exc.__class__.__name__}: {str(exc.orig).splitlines()[0][:200]}") \
-                from exc
+        except DBAPIError as exc:  # locked past `wait`, refused, or down: the caller must not acknowledge it
+            reason = str(exc.orig).partition("\n")[0][:200]
+            raise NotStored(f"not stored: {exc.__class__.__name__}: {reason}") from exc
         return stored
 
     def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
