@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/webhook_ack.py [--requests 3000] [--clients 4,16] [-
 Both endpoints live in the same app under the same waitress server (8 threads, as `perfbot serve`); requests
 alternate in blocks (A B A B ...) so drift on the machine hits both alike, and each client count in the sweep
 runs in the same process, one after the other. /webhook verifies the signature, parses the JSON and stores the
-delivery durably (SQLite, WAL, synchronous=FULL for the queue's group commit) before answering 202; /bare
+delivery durably (SQLite, WAL, synchronous=FULL for the queue's one INSERT) before answering 202; /bare
 answers 202 and does nothing. The database lives on disk (--dir, default a new directory under the system's
 temporary directory), never in memory. The clients run in a process of their own (GitHub is not inside
 perfbot's process, and clients sharing the server's interpreter lock measure the lock's hand-offs between
@@ -35,7 +35,6 @@ import handlers
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue
 from bot.app import create_app
-from bot.app.runtime import tune_interpreter
 from bot.config import Settings
 
 SECRET = "bench-secret"
@@ -57,7 +56,6 @@ def build_server(workdir: Path):
     settings = Settings(instance_dir=workdir, database_url=f"sqlite:///{workdir / 'bench.sqlite3'}",
                         webhook_secrets=(SECRET,), github_token="unused")
     db = Database(settings.database_url)
-    tune_interpreter()  # as `perfbot serve` and the gunicorn app do
     app = create_app(settings, DeliveryQueue(db), wanted_events=handlers.github_events())
     app.add_url_rule("/bare", "bare", lambda: ("", 202), methods=["POST"])
     server = create_server(app, host="127.0.0.1", port=0, threads=8)

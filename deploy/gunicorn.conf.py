@@ -38,7 +38,5 @@ control_socket_disable = True
 
 def post_fork(server, worker):
     from bot.app import wsgi
-    from bot.app.runtime import tune_interpreter
 
     wsgi.after_fork()
-    tune_interpreter()  # each worker serves as `perfbot serve` does

@@ -86,8 +86,8 @@ def test_readyz_answers_not_ready_while_deliveries_wait_on_a_locked_store(tmp_pa
         posts = [threading.Thread(target=post, args=(n,)) for n in range(10)]  # more than the server's threads
         for thread in posts:
             thread.start()
-        group = runtime.queue._group  # every server thread busy: one delivery writing, the others queued behind it
-        assert wait_until(lambda: len(group._queued) >= SERVE_THREADS - 1), len(group._queued)
+        pool = runtime.db.engine.pool  # every server thread busy: each delivery holds a connection, waiting on the lock
+        assert wait_until(lambda: pool.checkedout() >= SERVE_THREADS), pool.status()
         answer = requests.get(f"{base}/readyz", timeout=30)
         assert answer.status_code == 503 and "database is locked" in answer.json()["detail"], answer.text
         locker.execute("ROLLBACK")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -249,3 +250,23 @@ def test_a_handled_event_of_odd_shape_is_stored_without_the_odd_hints(service, o
     assert row.repo == (None if "repository" in odd else payload["repository"]["full_name"])
     assert row.installation_id == (None if "installation" in odd else (payload.get("installation") or {}).get("id"))
     assert row.action == (None if "action" in odd else payload.get("action"))
+
+
+def test_concurrent_deliveries_racing_their_redeliveries_are_each_stored_once(service):
+    url, database = service
+    payload = webhook_examples("push")[0]
+    ids = [f"hook-{n % 20}" for n in range(40)]  # each id sent twice at once, as GitHub's redelivery may race
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda d: (d, post_delivery(url, "push", payload, secret=SECRET, delivery=d)), ids))
+    for delivery in set(ids):
+        codes = sorted(a.status_code for d, a in answers if d == delivery)
+        assert codes == [200, 202], (delivery, codes)  # stored once, the copy acknowledged as a duplicate
+    assert DeliveryQueue(database).counts() == {"pending": 20}
+
+
+def test_a_store_that_fails_acknowledges_nothing(service):
+    url, database = service
+    with database.engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE deliveries")
+    answer = post_delivery(url, "push", webhook_examples("push")[0], secret=SECRET, delivery="d1")
+    assert answer.status_code == 503 and "did not take this delivery" in answer.json()["error"]

@@ -1,16 +1,22 @@
-"""The durable queue and the worker: leases, retries with backoff, permanent failures, redelivery, isolation."""
+"""The durable queue and the worker: a delivery stored once and flushed before it is acknowledged, a stuck store
+refused in bounded time; leases, retries with backoff, permanent failures, redelivery, isolation."""
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import create_engine, event
 
 import handlers
-from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.adapters.store.engine import SQLITE_BUSY_SECONDS, Database
+from bot.adapters.store.queue import DeliveryQueue, NewDelivery, NotStored
 from bot.cli import main
 from bot.errors import TransientError
 from bot.services.worker import Worker, backoff_seconds
@@ -24,6 +30,85 @@ def new(n: int | str, event: str = "push") -> NewDelivery:
 
 def worker(queue, dispatch, owner="w1", max_attempts=3) -> Worker:
     return Worker(queue, dispatch, owner=owner, lease_seconds=60, max_attempts=max_attempts)
+
+
+def test_concurrent_enqueues_store_each_delivery_once_and_report_redeliveries(database):
+    queue = DeliveryQueue(database)
+    ids = [n % 30 for n in range(60)]  # every id twice, the copies racing each other
+    with ThreadPoolExecutor(8) as pool:
+        stored = list(pool.map(lambda n: (n, queue.enqueue(new(n), wait=5)), ids))
+    for n in range(30):
+        assert sorted(s for i, s in stored if i == n) == [False, True], n  # one stored, one a duplicate
+    assert queue.counts() == {"pending": 30}
+    assert queue.enqueue(new(5)) is False
+
+
+def sqlite_setting(connection, name: str):
+    return connection.exec_driver_sql(f"PRAGMA {name}").scalar()
+
+
+def test_a_delivery_commits_with_a_flush_and_the_pool_keeps_its_own_settings(database):
+    at_commit: list[object] = []
+
+    def on_commit(connection) -> None:  # read through the driver: SQLAlchemy is inside its own commit here
+        cursor = connection.connection.dbapi_connection.cursor()
+        cursor.execute("PRAGMA synchronous" if connection.dialect.name == "sqlite" else "SHOW synchronous_commit")
+        at_commit.append(cursor.fetchone()[0])
+        cursor.close()
+
+    event.listen(database.engine, "commit", on_commit)
+    try:
+        assert DeliveryQueue(database).enqueue(new(1), wait=0.5) is True
+    finally:
+        event.remove(database.engine, "commit", on_commit)
+    if database.engine.dialect.name == "sqlite":
+        assert at_commit == [2]  # FULL: the log synced before the commit returned
+        with database.engine.connect() as connection:  # the same pooled connection, back to the store's settings
+            assert (sqlite_setting(connection, "synchronous"), sqlite_setting(connection, "busy_timeout")) == \
+                (1, SQLITE_BUSY_SECONDS * 1000)
+    else:
+        assert at_commit == ["on"]
+
+
+def hold_the_write_lock(database):
+    """Another client holding the deliveries table (a backup, a stuck migration); returns its release."""
+    if database.engine.dialect.name == "sqlite":
+        locker = sqlite3.connect(database.engine.url.database, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")
+        return lambda: (locker.execute("ROLLBACK"), locker.close())
+    engine = create_engine(database.engine.url)
+    connection = engine.connect()
+    connection.exec_driver_sql("LOCK TABLE deliveries IN ACCESS EXCLUSIVE MODE")
+    return lambda: (connection.rollback(), connection.close(), engine.dispose())
+
+
+def test_a_locked_store_refuses_within_the_wait_and_takes_the_delivery_once_free(database):
+    queue = DeliveryQueue(database)
+    release = hold_the_write_lock(database)
+    began = time.monotonic()
+    try:
+        with pytest.raises(NotStored, match=r"not stored: OperationalError: .*(locked|timeout)"):
+            queue.enqueue(new(1), wait=0.2)
+    finally:
+        release()
+    assert time.monotonic() - began < SQLITE_BUSY_SECONDS / 2  # gave up on its own wait, not the store's usual one
+    assert queue.enqueue(new(1), wait=0.2) is True and queue.counts() == {"pending": 1}
+    if database.engine.dialect.name == "sqlite":  # the short wait was this write's, not the pool's from now on
+        with database.engine.connect() as connection:
+            assert sqlite_setting(connection, "busy_timeout") == SQLITE_BUSY_SECONDS * 1000
+
+
+@pytest.mark.postgres
+def test_a_delivery_postgresql_refuses_is_not_stored_and_the_next_one_is(postgres_server):
+    db = Database(postgres_server.create_database("perfbot_test_refused_delivery"))
+    try:
+        queue = DeliveryQueue(db)
+        refused = NewDelivery("d-nul", "push", None, "team/runtime", 7, "nul \x00 inside")
+        with pytest.raises(NotStored, match="NUL"):
+            queue.enqueue(refused, wait=5)
+        assert queue.enqueue(new(2), wait=5) is True and queue.counts() == {"pending": 1}
+    finally:
+        db.dispose()
 
 
 def test_a_delivery_runs_and_is_done(database):

@@ -5,7 +5,6 @@ import json
 import logging
 import os
 import socket
-import sys
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,19 +33,6 @@ from bot.services.worker import Worker
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
 READY_TIMEOUT_SECONDS = 2.0  # within a load balancer's usual probe timeout
-
-
-# A thread whose database write returned must win the interpreter lock back before it can answer. With waitress
-# handing every request between its I/O thread and a worker, CPython's default 5 ms switch interval made that
-# wait the largest part of an acknowledgement under concurrency (bench/webhook_ack.py); 1 ms keeps it short at
-# little cost to the CPU-bound work (parsing reports), which runs in the same process.
-SWITCH_INTERVAL_SECONDS = 0.001
-
-
-def tune_interpreter() -> None:
-    """What every serving process sets before it answers requests (`perfbot serve`, gunicorn's workers); set
-    by those entry points, never on import or by the app factory, so tests and tools keep the default."""
-    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
 
 class Runtime:

@@ -8,8 +8,7 @@ import re
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from bot.adapters.store.group_commit import NotStored
-from bot.adapters.store.queue import NewDelivery
+from bot.adapters.store.queue import NewDelivery, NotStored
 
 webhook = Blueprint("webhook", __name__)
 # GitHub sends a GUID (github.com and GHES alike); the id is stored (a 100-character column), logged and quoted

@@ -47,7 +47,7 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     """Run the webhook service, the worker and the scheduler in one process (address: $PERFBOT_BIND)."""
     from waitress import serve
 
-    from bot.app.runtime import Runtime, tune_interpreter
+    from bot.app.runtime import Runtime
 
     settings = _settings(db_url, repo)
     try:
@@ -65,7 +65,6 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     click.echo(f"perfbot serving on http://{settings.bind} ({mode}); dashboard http://{settings.bind}/dashboard/; "
                f"store {runtime.db.safe_url}", err=True)
     _stop_on_sigterm()
-    tune_interpreter()
     runtime.start_background()
     try:
         serve(runtime.app, host=host, port=port, threads=SERVE_THREADS, ident="perfbot", _quiet=True)

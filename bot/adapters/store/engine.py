@@ -22,20 +22,18 @@ def default_url(instance_dir: Path) -> str:
     return f"sqlite:///{instance_dir / 'perfbot.sqlite3'}"
 
 
-def _sqlite_pragmas(synchronous: str):
-    def on_connect(dbapi_connection, _record) -> None:
-        # WAL lets the CLI read while a sync writes; foreign keys are off by default in SQLite. Under WAL, NORMAL
-        # survives a killed process but may lose the last commits to a power cut; FULL syncs the log on every commit.
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA synchronous={synchronous}")
-        cursor.close()
-    return on_connect
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # WAL lets the CLI read while a sync writes; foreign keys are off by default in SQLite. Under WAL, NORMAL
+    # survives a killed process but may lose the last commits to a power cut (`Database.bounded` says FULL).
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
 
 
-def make_engine(url: str, *, synchronous: str = "NORMAL") -> Engine:
-    """An engine for the URL; `synchronous` is SQLite's setting for its connections (PostgreSQL ignores it)."""
+def make_engine(url: str) -> Engine:
+    """An engine for the URL, PostgreSQL's driver chosen when the URL names none."""
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with the bad URL inside
@@ -46,7 +44,7 @@ def make_engine(url: str, *, synchronous: str = "NORMAL") -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS})
-        event.listen(engine, "connect", _sqlite_pragmas(synchronous))
+        event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
         return create_engine(parsed, pool_pre_ping=True)
@@ -82,9 +80,6 @@ class Database:
             except Exception as exc:
                 raise StoreError(f"cannot open the store at {self.safe_url}: {exc.__class__.__name__}: {exc}") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        # A second engine on the same file, not possible for a private in-memory database (nothing to sync there).
-        on_file = self.engine.dialect.name == "sqlite" and self.engine.url.database not in (None, "", ":memory:")
-        self._durable_engine = make_engine(url, synchronous="FULL") if on_file else None
 
     @property
     def safe_url(self) -> str:
@@ -98,44 +93,53 @@ class Database:
             yield session
 
     @contextmanager
-    def durable(self) -> Iterator[Connection]:
-        """A Core transaction whose commit returns only once it is on disk, even against a power cut.
-
-        On SQLite these transactions run on engine connections of their own that say synchronous=FULL, so the rest
-        of the store keeps NORMAL's cheaper commits. On PostgreSQL the transaction asks for synchronous_commit, the
-        default, in case the server was configured to answer commits before their flush.
+    def bounded(self, timeout: float | None, *, flush: bool = False) -> Iterator[Connection]:
+        """A connection whose statements wait at most `timeout` seconds for another writer's lock (None: SQLite's
+        usual 30 s, PostgreSQL without limit), so a stuck store fails the caller instead of holding its thread.
+        `flush`: on SQLite this connection commits with synchronous=FULL (the log synced on every commit, so a
+        power cut cannot take it back; the rest of the store keeps WAL's NORMAL, which survives only a killed
+        process); PostgreSQL's default synchronous_commit already flushes. Whatever the caller did not commit is
+        rolled back when the block ends.
         """
-        with (self._durable_engine or self.engine).begin() as connection:
-            if connection.dialect.name == "postgresql":
-                connection.exec_driver_sql("SET LOCAL synchronous_commit TO on")
-            yield connection
+        with self.engine.connect() as connection:
+            if connection.dialect.name != "sqlite":
+                if timeout is not None:  # SET LOCAL: undone with the transaction
+                    ms = _milliseconds(timeout)
+                    connection.exec_driver_sql(f"SELECT set_config('lock_timeout', '{ms}', true), "
+                                              f"set_config('statement_timeout', '{ms}', true)")
+                yield connection
+                return
+            # Pooled connections are shared: each setting changed here is put back before the pool has it again.
+            changed = ([("busy_timeout", _milliseconds(timeout), SQLITE_BUSY_SECONDS * 1000)] if timeout is not None
+                       else []) + ([("synchronous", "FULL", "NORMAL")] if flush else [])
+            try:
+                for name, value, _ in changed:
+                    connection.exec_driver_sql(f"PRAGMA {name} = {value}")
+                yield connection
+            finally:
+                try:
+                    connection.rollback()
+                    for name, _, usual in changed:
+                        connection.exec_driver_sql(f"PRAGMA {name} = {usual}")
+                except Exception:  # a connection whose settings are unknown must not go back to the pool
+                    connection.invalidate()
+                    raise
 
     def takes_a_write(self, timeout: float) -> str | None:
         """None when the store would take a write within `timeout` seconds, else why not. The probe is a DELETE
         that matches no row, rolled back: it needs the write lock (SQLite) or a writable transaction (a read-only
         PostgreSQL), so a read-only or locked store says so, and nothing is ever written."""
-        ms = max(int(timeout * 1000), 1)
         try:
-            with self.engine.connect() as connection:
-                sqlite = connection.dialect.name == "sqlite"
-                try:
-                    if sqlite:  # the pool's connections wait 30 s on a lock; this one as long as the probe may
-                        connection.exec_driver_sql(f"PRAGMA busy_timeout = {ms}")
-                    else:  # undone with the transaction
-                        connection.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
-                        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
-                    connection.exec_driver_sql("DELETE FROM deliveries WHERE id IS NULL")
-                finally:
-                    connection.rollback()
-                    if sqlite:
-                        connection.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_BUSY_SECONDS * 1000}")
-                        connection.rollback()
+            with self.bounded(timeout) as connection:
+                connection.exec_driver_sql("DELETE FROM deliveries WHERE id IS NULL")
         except Exception as exc:  # whatever the driver says: the probe's verdict, not a crash of /readyz
             return f"the store does not take a write: {exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}"
         return None
 
     def dispose(self, close: bool = True) -> None:
         """Drop the pooled connections; close=False in a forked child, whose parent still owns their sockets."""
-        for engine in (self.engine, self._durable_engine):
-            if engine is not None:
-                engine.dispose(close=close)
+        self.engine.dispose(close=close)
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(int(seconds * 1000), 1)

@@ -6,16 +6,19 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.group_commit import GroupCommit
 from bot.adapters.store.service_models import Delivery
-from bot.adapters.store.sqlite_appender import SqliteAppender
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 # How many due deliveries one SQLite claim looks at; other workers race for the same rows and some claims lose.
 CLAIM_WINDOW = 8
 ERROR_LIMIT = 4000
+
+
+class NotStored(Exception):
+    """A delivery was not committed: the store refused it or did not take the write in time; its cause is chained."""
 
 
 def utcnow() -> datetime:
@@ -49,37 +52,31 @@ class Claimed:
 class DeliveryQueue:
     def __init__(self, db: Database) -> None:
         self.db = db
-        path = db.engine.url.database if db.engine.dialect.name == "sqlite" else None
-        # A file database's acknowledgements go through a sqlite3 connection of their own (sqlite_appender.py).
-        self._appender = SqliteAppender(path, Delivery.__table__, "id") if path not in (None, "", ":memory:") else None
-        self._group = GroupCommit(self._store_batch)
+        dialect = postgresql if db.engine.dialect.name == "postgresql" else sqlite
+        # DO NOTHING rather than an IntegrityError: a redelivery, even one racing its first copy, is no failure.
+        self._insert = dialect.insert(Delivery).on_conflict_do_nothing(index_elements=[Delivery.id]) \
+            .returning(Delivery.id)
 
     def enqueue(self, new: NewDelivery, now: datetime | None = None, due: datetime | None = None,
                 wait: float | None = None) -> bool:
         """Store a delivery durably; False when this id was stored before (a redelivery), which is not an error.
-        `due`: not claimed before then (a debounced check), else at once. `wait`: how long to wait behind another
-        write (a webhook's thread must not wait out a locked store), else as long as the store takes.
+        `due`: not claimed before then (a debounced check), else at once. `wait`: how long to wait for another
+        writer's lock (a webhook's thread must not wait out a locked store), else as long as the store takes.
 
-        Concurrent calls share one transaction and one flush (group commit); each returns once that commit did, and
-        raises group_commit.NotStored when it did not.
+        Returns only once the row's commit reached the disk; raises NotStored when the store did not take it.
         """
         now = now or utcnow()
-        return self._group.submit((new, now, due or now), timeout=wait)
-
-    def _store_batch(self, batch: list[tuple[NewDelivery, datetime, datetime]]) -> list[bool]:
-        """One transaction for the batch; DO NOTHING rather than an IntegrityError, so a redelivery cannot abort
-        the transaction its neighbours share: the row not written is the duplicate, also when the same id comes
-        twice in one batch."""
-        rows = [dict(id=new.id, event=new.event, action=new.action, repo=new.repo, installation_id=new.installation_id,
-                     payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=due,
-                     lease_owner=None, lease_expires_at=None, last_error=None, finished_at=None)
-                for new, now, due in batch]
-        if self._appender is not None:
-            return self._appender.write(rows)
-        dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
-        insert = dialect.insert(Delivery).on_conflict_do_nothing(index_elements=[Delivery.id]).returning(Delivery.id)
-        with self.db.durable() as connection:
-            return [connection.execute(insert, row).first() is not None for row in rows]
+        row = dict(id=new.id, event=new.event, action=new.action, repo=new.repo, installation_id=new.installation_id,
+                   payload=new.payload, received_at=now, status=PENDING, attempts=0, next_attempt_at=due or now,
+                   lease_owner=None, lease_expires_at=None, last_error=None, finished_at=None)
+        try:
+            with self.db.bounded(wait, flush=True) as connection:
+                stored = connection.execute(self._insert, row).first() is not None
+                connection.commit()
+        except DBAPIError as exc:  # locked past `wait`, refused, or down: the caller must not acknowledge it
+            reason = str(exc.orig).partition("\n")[0][:200]
+            raise NotStored(f"not stored: {exc.__class__.__name__}: {reason}") from exc
+        return stored
 
     def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
         """Take one due delivery: pending and due, or running with an expired lease (its worker died)."""
