@@ -64,6 +64,7 @@ def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -
 def run_record(result: RunResult, config: RepoConfig, **extra) -> dict:
     """What a bench run keeps of one timed run beside its sample: times, page faults, the runtime's metrics."""
     return {"wall": result.seconds, "user": result.user, "system": result.system, "faults": result.faults,
+            "load": result.load, "steal": result.steal, "cores": result.cores,
             "metrics": metrics_of(result.stdout, result.stderr, config.run), **extra}
 
 

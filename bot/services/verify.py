@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from bot.core.noise import noise
 from bot.core.outgoing import window
 from bot.core.bench_view import count_text
 from bot.core.claim_size import ClaimSize, judge_claim
@@ -106,6 +107,7 @@ class Outcome:
     claim: ClaimSize | None = None  # the report's ratio against the one measured where the claim was measured
     gain: Interval | None = None  # a fix: the program's base time over its head time (core/gain.py)
     already_in_base: bool = False  # the fix commit is an ancestor of the base: nothing left to merge
+    noisy: str | None = None  # why the host was too busy for these times to mean much (core/noise.py)
 
     def mark_in_base(self, base: str) -> None:
         self.already_in_base = True
@@ -115,7 +117,8 @@ class Outcome:
         return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
                 "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None,
                 "claim": self.claim.as_dict() if self.claim else None,
-                "gain": self.gain.as_dict() if self.gain else None, "already_in_base": self.already_in_base}
+                "gain": self.gain.as_dict() if self.gain else None, "already_in_base": self.already_in_base,
+                "noisy": self.noisy}
 
 
 @dataclass(frozen=True)
@@ -184,18 +187,22 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     gain = fix_gain(base_side.language, heads[0].language) if base_side else None
     if gain is not None:
         message += f"; the program itself: {gain_text(gain)}, base to head"
+    noisy = noise([r for s in sides for runs in s.runs.values() for r in runs], heads[-1].measure, config.quiet)
+    if noisy is not None:
+        message += f"; noisy: {noisy} while it measured, so these times may reflect contention"
     if suite is not None and suite.verdict == FAIL:
-        return _outcome(FAIL, f"{message}; {suite.summary()}", sides, runner, suite, claim, gain)
+        return _outcome(FAIL, f"{message}; {suite.summary()}", sides, runner, suite, claim, gain, noisy)
     if suite is not None:
         message += f"; suite: {suite.summary()}"
-    return _outcome(verdict, message, sides, runner, suite, claim, gain)
+    return _outcome(verdict, message, sides, runner, suite, claim, gain, noisy)
 
 
-def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None, claim=None, gain=None) -> Outcome:
+def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None, claim=None, gain=None,
+             noisy: str | None = None) -> Outcome:
     """Every result of a runner that opted out of the sandbox says so, wherever it is shown."""
     if getattr(runner, "sandbox", "bwrap") == "none":
         message += f' (run uncontained: runner {runner.name} has sandbox = "none")'
-    return Outcome(verdict, message, sides, runner.name, suite, claim, gain)
+    return Outcome(verdict, message, sides, runner.name, suite, claim, gain, noisy=noisy)
 
 
 def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,

@@ -32,6 +32,9 @@ class RunResult:
     system: float | None = None
     faults: int | None = None
     limit: str | None = None  # the limit that ended the run: time, memory, processes or output (kept, cut short)
+    load: float | None = None  # the host's 1-minute load average before the run
+    steal: float | None = None  # the share of the host's CPU time a hypervisor took during the run
+    cores: int | None = None  # CPUs the run could use on that host
 
     @classmethod
     def from_answer(cls, answer: dict, runner: str, secrets: tuple[str, ...] = ()) -> RunResult:
@@ -42,7 +45,7 @@ class RunResult:
         return cls(int(answer["returncode"]), scrub(answer["stdout"], secrets), scrub(answer["stderr"], secrets),
                    float(answer["seconds"]),
                    bool(answer["timed_out"]), answer.get("user"), answer.get("system"), answer.get("faults"),
-                   answer.get("limit"))
+                   answer.get("limit"), answer.get("load"), answer.get("steal"), answer.get("cores"))
 
     @property
     def ok(self) -> bool:

@@ -6,7 +6,8 @@ Python 3.8+, and works on Linux and macOS. The local runner imports it, so both 
     run  JSON   {"argv", "cwd", "timeout", "memory_mb", "processes", "output_bytes", "sandbox": "bwrap"|"none",
                  "workspace": folder shown read-only, "readable": [folders]} -> one JSON line on stdout:
                 {"returncode", "seconds", "timed_out", "stdout", "stderr", "user", "system", "faults",
-                 "limit": None|"time"|"memory"|"processes"|"output", "sandbox", "refused"}
+                 "limit": None|"time"|"memory"|"processes"|"output", "sandbox", "refused",
+                 "load", "steal", "cores": the host's 1-minute load before the run, its CPU steal during it}
     root PATH   the folder expanded on this host (~ is the remote user's home), created 0700, printed
     lock PATH   flock PATH, print "locked", hold it until stdin ends (the ssh session closes or dies)
 
@@ -156,6 +157,7 @@ def run(request):
             group.close()
         return _answer(127, b"", ("cannot run %s: %s" % (argv[0], exc)).encode(), 0.0, None, sandbox)
     os.close(status_write)
+    load, ticks = os.getloadavg()[0], _cpu_ticks()
     started = time.perf_counter()
     out, err, timed_out, clipped = _collect(process, started + timeout, cap, group)
     seconds = time.perf_counter() - started
@@ -170,6 +172,7 @@ def run(request):
         group.close()
     limit = limit or ("output" if clipped else None)
     answer = _answer(process.returncode, out, err, seconds, limit, sandbox)
+    answer.update(load=load, steal=_steal(ticks, _cpu_ticks()), cores=_cores())
     if len(report) == 5 and not timed_out:
         answer.update(seconds=float(report[0]), returncode=int(report[1]), user=float(report[2]),
                       system=float(report[3]), faults=int(report[4]))
@@ -232,6 +235,29 @@ def _answer(returncode, out, err, seconds, limit, sandbox):
     return {"returncode": returncode, "seconds": seconds, "timed_out": limit == "time", "limit": limit,
             "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace"),
             "user": None, "system": None, "faults": None, "sandbox": sandbox}
+
+
+def _cpu_ticks():
+    """(steal, total) jiffies of the whole host since boot; None where there is no /proc/stat (macOS)."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def _steal(before, after):
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _interpreter():

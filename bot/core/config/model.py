@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError, model_validator
 
+from bot.core.noise import Quiet
 from bot.core.config.build import Build, BuildScript
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
@@ -105,6 +106,8 @@ class RepoConfig:
     seq_threshold: float = _VERIFY.seq_threshold
     par_efficiency: float = _VERIFY.par_efficiency
     claim_factor: float = _VERIFY.claim_factor  # core/claim_size.py
+    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)  # core/noise.py: when a host is too busy to time on
+    noisy_retries: int = _VERIFY.noisy_retries
     min_samples: int = _VERIFY.min_samples
     max_samples: int = _VERIFY.max_samples
     budget_seconds: int = _VERIFY.budget_seconds
@@ -149,6 +152,7 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
         build=build.argv, build_script=BuildScript(build.script) if build.script else None,
         run_language=run.language, c_compile=run.c_compile, c_run=run.c_run, suite=file.suite,
         seq_threshold=verify.seq_threshold, par_efficiency=verify.par_efficiency, claim_factor=verify.claim_factor,
+        quiet=Quiet(verify.busy_load, verify.max_steal), noisy_retries=verify.noisy_retries,
         min_samples=verify.min_samples,
         max_samples=verify.max_samples, budget_seconds=verify.budget_seconds, timeout_seconds=verify.timeout_seconds,
         memory_mb=verify.memory_mb, verify_fixes=verify.fixes, verify_on_open=verify.on_open,

@@ -10,6 +10,7 @@
     measure = "wall"                    # wall | user | instructions | metric:NAME (a [run] metrics count), or
                                         # per track: {seq = "instructions", par = "wall"}; a report's `measure:` wins
     claim_factor = 1.5                  # a claim outside the measured interval and this far off is flagged
+    busy_load = 1.25                    # load per core at which a host is busy and a timed run noisy
     threads = [1, 2, 4, 8, 12]          # par reports: the sweep of thread counts (default 1..the host's cores)
     [references.v1]                     # an implementation a report names with `reference: v1` (or v1@<ref>)
     repository = "../runtime-v1"        # a git path or URL (default: this repository)
@@ -186,6 +187,13 @@ class Verify(Section):
                                          "{seq = ..., par = ...}")
     claim_factor: Positive = Field(1.5, description="a claim outside the measured interval and this many times off "
                                                     "the measured ratio is flagged")
+    busy_load: Positive = Field(1.25, description="a host whose load per core reaches this during timed runs is "
+                                                  "busy, and the run noisy (a single-threaded benchmark adds about "
+                                                  "1 itself)")
+    max_steal: Fraction = Field(0.05, description="a host whose hypervisor takes more of its CPU time than this "
+                                                  "is busy")
+    noisy_retries: Count = Field(2, description="the service measures a noisy run again this many times, 10 "
+                                                "minutes apart, before it reports it as noisy")
     reference_factor: Positive = Field(1.0, description="`reference:` reports pass within this factor of the reference")
     threads: Threads | None = Field(None, description="par sweeps' thread counts (default 1..the host's cores)")
     flatten_gain: Fraction = Field(FLATTEN_GAIN,
