@@ -9,18 +9,16 @@ mode auto: the speedup is the faster forced mode's time over auto's; a pass need
 """
 from __future__ import annotations
 
-import time
 
 from bot.core import gpu_modes
 from bot.core.outputs import normalised
 from bot.core.records import PerfIssue
 from bot.core.config import RepoConfig
-from bot.core.scaling import round_order
 from bot.core.stats import SamplingPlan, decide_at_least
 from bot.core.verify_plan import fill, from_root, program_name, with_input
 from bot.errors import UserError
-from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
-from bot.services.sweep import ERROR, host_cores, warm_up
+from bot.services.measures import timed_rounds, wrap_for_measure
+from bot.services.sweep import host_cores, warm_up
 
 
 def is_gpu_report(record: PerfIssue, config: RepoConfig) -> bool:
@@ -67,25 +65,18 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
     side.sweep = {n: [] for n in counts}
     side.modes = {mode: [] for mode in argv if not isinstance(mode, int)}
     target = gpu_modes.auto_target(gpu.auto_tolerance) if auto else gpu.min_speedup
-    deadline = time.monotonic() + config.budget_seconds
-    rounds = 0
-    while True:
-        for mode in round_order(list(argv), rounds):
-            result = runner.run(argv[mode], folder, config.timeout_seconds)
-            if not result.ok:
-                return ERROR, result.failure(f"a timed run of {_name(mode)}", at, config.timeout_seconds,
-                                             config.memory_mb)
-            value, problem = sample_value(result, config, counter, runner)
-            if problem is not None:
-                return ERROR, f"{problem} {at}"
-            (side.sweep if isinstance(mode, int) else side.modes)[mode].append(value)
-            which = "c" if mode == (gpu_modes.AUTO if auto else gpu_modes.GPU) else "language"
-            side.runs[which].append(run_record(result, config, mode=str(mode)))
-        rounds += 1
+    decided = gpu_modes.AUTO if auto else gpu_modes.GPU
+
+    def keep(mode, value: float, run: dict) -> None:
+        (side.sweep if isinstance(mode, int) else side.modes)[mode].append(value)
+        side.runs["c" if mode == decided else "language"].append({**run, "mode": str(mode)})
+
+    def decide():
         _compare(side, auto)
-        step, interval = plan.next_step(side.language, side.c, target, decide_at_least)
-        if settle_round(side, step, interval, deadline, progress, rounds, plan.maximum):
-            return None
+        return plan.next_step(side.language, side.c, target, decide_at_least)
+
+    return timed_rounds(side, list(argv), lambda mode: (argv[mode], folder, f"a timed run of {_name(mode)}"), keep,
+                        decide, config=config, runner=runner, counter=counter, plan=plan, progress=progress, at=at)
 
 
 def _compare(side, auto: bool) -> None:

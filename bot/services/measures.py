@@ -8,8 +8,11 @@ from bot.adapters.runners.base import RunResult
 from bot.core.counters import counted, instructions
 from bot.core.outputs import metrics_of
 from bot.core.config import RepoConfig
+from bot.core.scaling import round_order
 from bot.core.stats import INCONCLUSIVE, ratio_interval
 from bot.errors import UserError
+
+MISMATCH, ERROR = "mismatch", "error"  # a verification that measured nothing, and why
 
 
 def find_counter(runner, cwd) -> str:
@@ -81,3 +84,28 @@ def settle_round(side, step: str, interval, deadline: float, progress, taken: in
         side.decision = INCONCLUSIVE
         return True
     return False
+
+
+def timed_rounds(side, keys: list, job, keep, decide, *, config: RepoConfig, runner, counter: dict, plan, progress,
+                 at: str, rotate: bool = True) -> tuple[str, str] | None:
+    """The sampling loop every verification shares: each round runs every key once (up, then down, unless
+    `rotate` is off), `keep(key, value, run)` stores its sample and run record, then `decide()` gives the plan's
+    next step and interval, until the side is decided or out of time. (verdict, message) when a run fails.
+
+    `job(key)` -> (argv, cwd, name): what to run for a key, and what to call it in an error."""
+    deadline = time.monotonic() + config.budget_seconds
+    rounds = 0
+    while True:
+        for key in (round_order(keys, rounds) if rotate else keys):
+            argv, cwd, name = job(key)
+            result = runner.run(argv, cwd, config.timeout_seconds)
+            if not result.ok:
+                return ERROR, result.failure(name, at, config.timeout_seconds, config.memory_mb)
+            value, problem = sample_value(result, config, counter, runner)
+            if problem is not None:
+                return ERROR, f"{problem} {at}"
+            keep(key, value, run_record(result, config))
+        rounds += 1
+        step, interval = decide()
+        if settle_round(side, step, interval, deadline, progress, rounds, plan.maximum):
+            return None

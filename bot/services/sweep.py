@@ -8,18 +8,16 @@ round and down the next, until the claimed count's speedup interval decides agai
 """
 from __future__ import annotations
 
-import time
 
 from bot.core.outputs import mismatch, normalised
 from bot.core.records import PerfIssue
 from bot.core.config import RepoConfig
-from bot.core.scaling import round_order, sweep_counts
+from bot.core.scaling import sweep_counts
 from bot.core.stats import SamplingPlan, decide_at_least
 from bot.core.verify_plan import fill, from_root, program_name, with_input
 from bot.errors import UserError
-from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
+from bot.services.measures import ERROR, MISMATCH, timed_rounds, wrap_for_measure
 
-MISMATCH, ERROR = "mismatch", "error"
 
 
 def host_cores(runner) -> int | None:
@@ -79,23 +77,13 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
     side.sweep = {n: [] for n in counts}
     side.language, side.c = side.sweep[1], side.sweep[claimed]
     target = claimed * config.par_efficiency
-    deadline = time.monotonic() + config.budget_seconds
-    rounds = 0
-    while True:
-        for n in round_order(counts, rounds):
-            result = runner.run(argv[n], folder, config.timeout_seconds)
-            if not result.ok:
-                return ERROR, result.failure(f"a timed run of {_threads(n)}", at, config.timeout_seconds,
-                                             config.memory_mb)
-            value, problem = sample_value(result, config, counter, runner)
-            if problem is not None:
-                return ERROR, f"{problem} {at}"
-            side.sweep[n].append(value)
-            run = run_record(result, config)
-            for which, count in (("language", 1), ("c", claimed)):
-                if n == count:
-                    side.runs[which].append(run)
-        rounds += 1
-        step, interval = plan.next_step(side.language, side.c, target, decide_at_least)
-        if settle_round(side, step, interval, deadline, progress, rounds, plan.maximum):
-            return None
+
+    def keep(n: int, value: float, run: dict) -> None:
+        side.sweep[n].append(value)
+        for which, count in (("language", 1), ("c", claimed)):
+            if n == count:
+                side.runs[which].append(run)
+
+    return timed_rounds(side, list(counts), lambda n: (argv[n], folder, f"a timed run of {_threads(n)}"), keep,
+                        lambda: plan.next_step(side.language, side.c, target, decide_at_least), config=config,
+                        runner=runner, counter=counter, plan=plan, progress=progress, at=at)

@@ -12,7 +12,6 @@ the runtime's own metrics; the ratio is made of `[verify] measure`.
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -29,7 +28,7 @@ from bot.core.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.suite import SuiteResult, compare_suites
 from bot.core.verify_plan import (fill, from_root, inputs_of, program_name, programs, reference_of, with_input,
                                   with_measure)
-from bot.services.measures import run_record, sample_value, settle_round, wrap_for_measure
+from bot.services.measures import timed_rounds, wrap_for_measure
 from bot.services.references import ReferenceTarget, prepare_reference
 from bot.services.suite import measure_suites
 from bot.core.gpu_modes import AUTO, GPU, auto_target, modes_summary
@@ -295,19 +294,13 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
     if different is not None:
         return MISMATCH, different
     side.output = normalised(second.stdout, config.run)
-    deadline = time.monotonic() + config.budget_seconds
-    while True:
-        for argv, cwd, samples, which in ((first_argv, pair.first_cwd, side.language, "language"),
-                                          (second_argv, pair.second_cwd, side.c, "c")):
-            result = runner.run(argv, cwd, config.timeout_seconds)
-            if not result.ok:
-                return ERROR, result.failure("a timed run", at, config.timeout_seconds, config.memory_mb)
-            value, problem = sample_value(result, config, counter, runner)
-            if problem is not None:
-                return ERROR, f"{problem} {at}"
-            samples.append(value)
-            side.runs[which].append(run_record(result, config))
-        limit = target.factor if target is not None else config.seq_threshold
-        step, interval = plan.next_step(side.language, side.c, limit)
-        if settle_round(side, step, interval, deadline, progress, len(side.c), plan.maximum):
-            return None
+    jobs = {"language": (first_argv, pair.first_cwd, "a timed run"), "c": (second_argv, pair.second_cwd, "a timed run")}
+
+    def keep(which: str, value: float, run: dict) -> None:
+        (side.language if which == "language" else side.c).append(value)
+        side.runs[which].append(run)
+
+    limit = target.factor if target is not None else config.seq_threshold
+    return timed_rounds(side, ["language", "c"], jobs.__getitem__, keep,
+                        lambda: plan.next_step(side.language, side.c, limit), config=config, runner=runner,
+                        counter=counter, plan=plan, progress=progress, at=at, rotate=False)
