@@ -116,11 +116,11 @@ def test_the_walkthrough_adopts_perfbot_on_a_runtime_with_statistics_and_a_renam
     for revision in (heads["old"], "main"):
         check = perfbot("check", "--repo", root, "--revision", revision)
         assert check.exit_code == 0, check.output
-    # 4. verify, counted in instructions: the fix branch passes, main alone still shows the slowdown.
+    # 4. verify, counted in instructions: the fix branch fixes it, main alone still shows the slowdown.
     verdict = perfbot("verify", "perf_slow_tally", "--repo", root)
-    assert verdict.exit_code == 0 and "pass:" in verdict.output, verdict.output
+    assert verdict.exit_code == 0 and "fixed:" in verdict.output, verdict.output
     verdict = perfbot("verify", "perf_slow_tally", "--repo", root, "--head", "main")
-    assert verdict.exit_code == 1 and "fail:" in verdict.output, verdict.output
+    assert verdict.exit_code == 0 and "reproduced:" in verdict.output, verdict.output
     assert str(OUTPUT) in (repo.root / "devs/issues/perf_slow_tally.md").read_text()
     assert ran == readme_commands(), "README's Adopt section and this walkthrough differ"
 
