@@ -2,23 +2,25 @@
 
 Run: .venv/bin/python bench/sync_scale.py [--reports 10000 --reports 1000] [--db URL]
 The goals: a first sync of 10,000 reports under 15 s, and an incremental sync (one changed report, the
-median of five edits, each its own commit) that costs no more on top of 10,000 reports than on top of 1,000.
-The full sync runs twice on fresh stores, with reports read by worker processes (as perfbot does) and all
-in this process, so the pool shows whether it pays; for the largest N the phases of a full sync are then
-timed one at a time: git, reading (parse, lint, audit), store writes.
+median of 15 edits, each its own commit) that costs no more on top of 10,000 reports than on top of 1,000.
+The first sync runs three times on fresh stores. For the largest N the phases of a first sync are then
+timed one at a time: git, reading (parse, lint, audit), store writes; and reading is timed again by a pool
+of worker processes, alternating with reading in this process, to show whether a pool would pay.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import shutil
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import git
 
-import bot.adapters.report_pool as report_pool
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.repository import RecordRepository
@@ -29,7 +31,8 @@ from bot.services.identities import Identities
 from bot.services.sync import SyncSummary, apply_step, plan, sync
 
 ROUNDS = 15  # incremental and no-op syncs are timed this many times each; the median is printed
-FULL_ROUNDS = 3  # first syncs, each way
+FULL_ROUNDS = 3  # first syncs; and reading the largest N each way
+POOL_BATCH = 50  # reports per task handed to a worker
 
 
 def build_repo(root: Path, n: int) -> git.Repo:
@@ -59,20 +62,14 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
     root = workdir / f"repo-{n}"
     build_seconds, repo = timed(lambda: build_repo(root, n))
     source = GitRepository(root)
-    # Pooled and one-process first syncs alternate on fresh stores, so a change in the machine's load during
-    # the run falls on both. A --db URL is one store: one pooled first sync.
-    orders = [("pooled",)] if db_url else [("pooled", "one process"), ("one process", "pooled")] * FULL_ROUNDS
-    full: dict[str, list[float]] = {"pooled": [], "one process": []}
-    for round_, order in enumerate(orders[:FULL_ROUNDS]):
-        for way in order:
-            name = f"bench-{n}-{round_}-{way.replace(' ', '-')}.sqlite3"
-            url = db_url or f"sqlite:///{workdir / name}"
-            db = Database(url)
-            seconds, summary = timed(lambda: sync(db, source)) if way == "pooled" else \
-                _in_one_process(lambda: timed(lambda: sync(db, source)))
-            assert summary.counts["added"] == n, summary.counts
-            full[way].append(seconds)
-            db.dispose()
+    full = []
+    for round_ in range(1 if db_url else FULL_ROUNDS):  # a --db URL is one store: one first sync
+        url = db_url or f"sqlite:///{workdir / f'bench-{n}-{round_}.sqlite3'}"
+        db = Database(url)
+        seconds, summary = timed(lambda: sync(db, source))
+        assert summary.counts["added"] == n, summary.counts
+        full.append(seconds)
+        db.dispose()
     db = Database(url)  # the last store: every report synced
     incremental, noop = [], []
     for round_ in range(ROUNDS):
@@ -85,7 +82,7 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
         noop.append(timed(lambda: sync(db, source))[0])
     source.close()
     db.dispose()
-    return {"n": n, "build": build_seconds, "full": full["pooled"], "one_process": full["one process"] or [float("nan")],
+    return {"n": n, "build": build_seconds, "full": full,
             "incremental": statistics.median(incremental), "incremental_range": (min(incremental), max(incremental)),
             "noop": statistics.median(noop), "root": root}
 
@@ -93,15 +90,6 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
 def _spread(seconds: list[float]) -> str:
     """Median (min-max) of first syncs."""
     return f"{statistics.median(seconds):.2f}s ({min(seconds):.2f}-{max(seconds):.2f})"
-
-
-def _in_one_process(fn):
-    cores = report_pool.usable_cores
-    report_pool.usable_cores = lambda: 1
-    try:
-        return fn()
-    finally:
-        report_pool.usable_cores = cores
 
 
 def phases(root: Path, workdir: Path) -> dict[str, float]:
@@ -127,6 +115,26 @@ def phases(root: Path, workdir: Path) -> dict[str, float]:
     return {"git": git_seconds, "read": read_seconds, "write": write_seconds}
 
 
+def reading_pooled(root: Path) -> dict[str, list[float]]:
+    """Seconds to read every report under `root` in this process and by a pool of forked workers, alternating."""
+    items = [(str(path), path.read_bytes()) for path in sorted((root / "devs" / "issues").glob("*.md"))]
+    batches = [items[at:at + POOL_BATCH] for at in range(0, len(items), POOL_BATCH)]
+    workers = len(os.sched_getaffinity(0))
+    times: dict[str, list[float]] = {"this process": [], f"{workers} workers": []}
+    for round_ in range(FULL_ROUNDS):
+        for way in list(times) if round_ % 2 == 0 else reversed(list(times)):
+            if way == "this process":
+                times[way].append(timed(lambda: _read_batch(items))[0])
+                continue
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                times[way].append(timed(lambda: [r for b in pool.map(_read_batch, batches) for r in b])[0])
+    return times
+
+
+def _read_batch(batch: list[tuple[str, bytes]]) -> list:
+    return [read_report(path, data) for path, data in batch]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=int, action="append", help="report counts (repeatable)")
@@ -138,18 +146,18 @@ def main() -> None:
         rows = [measure(n, args.db, workdir) for n in counts]
         biggest = max(rows, key=lambda r: r["n"])
         split = phases(biggest["root"], workdir)
+        pooled = reading_pooled(biggest["root"])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"first syncs: {FULL_ROUNDS} each way, alternating; reads in {report_pool.usable_cores()} worker processes "
-          "(pooled) or all in the syncing process; one changed report and no-op: median of "
-          f"{ROUNDS}")
-    print(f"{'reports':>8} {'pooled':>19} {'one process':>19} {'pool pays':>10} {'1 changed':>10} {'no-op':>8}")
+    print(f"first syncs: {FULL_ROUNDS} each, median (min-max); one changed report and no-op: median of {ROUNDS}")
+    print(f"{'reports':>8} {'first sync':>19} {'per report':>11} {'1 changed':>10} {'no-op':>8}")
     for r in rows:
-        pays = statistics.median(r["one_process"]) / statistics.median(r["full"])
-        print(f"{r['n']:>8} {_spread(r['full']):>19} {_spread(r['one_process']):>19} {pays:>9.2f}x "
+        print(f"{r['n']:>8} {_spread(r['full']):>19} {statistics.median(r['full']) / r['n'] * 1000:>9.2f}ms "
               f"{r['incremental'] * 1000:>8.1f}ms {r['noop'] * 1000:>6.1f}ms")
     print(f"phases of a full sync of {biggest['n']} in one process: " +
           ", ".join(f"{name} {seconds:.2f}s" for name, seconds in split.items()))
+    print(f"reading the same {biggest['n']} reports, alternating: " +
+          ", ".join(f"{way} {_spread(seconds)}" for way, seconds in pooled.items()))
     for r in rows:
         low, high = r["incremental_range"]
         print(f"one changed report on top of {r['n']}: median {r['incremental'] * 1000:.1f}ms "

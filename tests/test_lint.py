@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bot.core.lint import RULES, RULES_BY_ID, lint, lint_bytes
+from bot.core.lint import RULES, RULES_BY_ID, lint, lint_bytes, with_history
 from bot.core.parse import parse
 from bot.core.records import Severity
 from bot.core.refnames import branch_name_problem, suggest_branch_name
@@ -283,3 +283,16 @@ def test_empty_file_gets_only_parse_and_path_findings():
 def test_warnings_are_not_errors():
     findings = TRIGGERS["title-missing"].findings()
     assert [(f.rule, f.is_error) for f in findings] == [("title-missing", False)]
+
+
+def test_lint_then_history_finds_what_lint_with_known_slugs_finds():
+    # Sync lints without the store, then adds the one check that needs the slugs history has seen.
+    reports = [canonical_report(f"perf_case_{i}", supersedes=named)
+               for i, named in enumerate(((), ("perf_case_0",), ("perf_case_0", "perf_ghost"), ("perf_case_3",)))]
+    reports.append("---\ntrack: seq\nsupersedes: [perf_case_0\n---\n# Broken\n")
+    for i, text in enumerate(reports):
+        path = f"devs/issues/perf_case_{i}.md"
+        result = parse(path, text.encode())
+        for known in (frozenset(), frozenset({"perf_ghost"}), frozenset({f"perf_case_{i}" for i in range(5)})):
+            later = with_history(lint(result, path=path), result, path=path, known_slugs=known)
+            assert later == lint(result, path=path, known_slugs=known)

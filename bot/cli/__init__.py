@@ -6,8 +6,7 @@ import importlib
 import click
 
 # name -> "module:attribute". A command's module is imported only when that command runs (or help lists
-# it): `perfbot lint` need not load the anthropic SDK, and worker processes that re-import this
-# program's main module (bot/adapters/report_pool.py) pay for click alone.
+# it): `perfbot lint` need not load the anthropic SDK.
 COMMANDS = {
     "lint": "bot.cli.lint_cmd:lint_command",
     "sync": "bot.cli.sync_cmd:sync_command",

@@ -94,8 +94,8 @@ def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: st
                  known_slugs: frozenset[str]) -> tuple[Finding, ...]:
     """`findings` from lint(known_slugs=None), plus the checks against the slugs history has seen.
 
-    Sync reads reports in worker processes that cannot ask the store; this adds what they left out, so
-    the two steps together find exactly what lint(known_slugs=...) finds, in the same order.
+    Sync reads a chunk's reports before the transaction that writes them, without the store; this adds what
+    that reading left out, so the two steps together find exactly what lint(known_slugs=...) finds, in the same order.
     """
     context = LintContext(path=_file_of(result, path), known_slugs=known_slugs, word_budget=0)
     added = list(_run_rules(result.record, context, HISTORY_RULES))

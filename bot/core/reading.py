@@ -1,4 +1,4 @@
-"""A report as sync reads it: parsed, linted and audited in one pure step that a worker process can run."""
+"""A report as sync reads it: parsed, linted and audited in one pure step."""
 from __future__ import annotations
 
 from dataclasses import dataclass
