@@ -1,38 +1,38 @@
-"""Sync at scale: full sync of N reports, then one changed report, side by side for several N.
+"""Sync at scale: full sync of N reports, then one changed report on top of them, side by side for several N.
 
 Run: .venv/bin/python bench/sync_scale.py [--reports 10000 --reports 1000] [--db URL]
-Incremental work must not grow with the number of reports: compare the incremental column across N
-(each the median of five one-report edits). The full sync runs twice, with reports read by worker
-processes (as perfbot does) and all in this process; for the largest N the phases are then timed
-one at a time: git, reading (parse, lint, audit), store writes; and the block parser alone, markdown-it-py's
-token stream (what perfbot parsed with before) against markdown-it-pyrs's tree (what it parses with), on the
-same reports.
+The goals: a first sync of 10,000 reports under 15 s, and an incremental sync (one changed report, the
+median of 15 edits, each its own commit) that costs no more on top of 10,000 reports than on top of 1,000.
+The first sync runs three times on fresh stores. For the largest N the phases of a first sync are then
+timed one at a time: git, reading (parse, lint, audit), store writes; and reading is timed again by a pool
+of worker processes, alternating with reading in this process, to show whether a pool would pay.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import shutil
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import git
-from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 
-import bot.adapters.report_pool as report_pool
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.repository import RecordRepository
 from bot.cli.new_cmd import scaffold
 from bot.core.history import DELETED
 from bot.core.reading import read_report
-from bot.core.scan import PARSER
 from bot.services.identities import Identities
 from bot.services.sync import SyncSummary, apply_step, plan, sync
 
-ROUNDS = 5  # incremental and no-op syncs are timed this many times each; the median is printed
+ROUNDS = 15  # incremental and no-op syncs are timed this many times each; the median is printed
+FULL_ROUNDS = 3  # first syncs; and reading the largest N each way
+POOL_BATCH = 50  # reports per task handed to a worker
 
 
 def build_repo(root: Path, n: int) -> git.Repo:
@@ -61,15 +61,16 @@ def timed(fn) -> tuple[float, object]:
 def measure(n: int, db_url: str | None, workdir: Path) -> dict:
     root = workdir / f"repo-{n}"
     build_seconds, repo = timed(lambda: build_repo(root, n))
-    url = db_url or f"sqlite:///{workdir / f'bench-{n}.sqlite3'}"
-    db = Database(url)
     source = GitRepository(root)
-    full_seconds, full = timed(lambda: sync(db, source))
-    one_process_seconds = float("nan")
-    if db_url is None:  # a second fresh store, for the same full sync read all in this process
-        alone = Database(f"sqlite:///{workdir / f'bench-{n}-one-process.sqlite3'}")
-        one_process_seconds = _in_one_process(lambda: timed(lambda: sync(alone, source))[0])
-        alone.dispose()
+    full = []
+    for round_ in range(1 if db_url else FULL_ROUNDS):  # a --db URL is one store: one first sync
+        url = db_url or f"sqlite:///{workdir / f'bench-{n}-{round_}.sqlite3'}"
+        db = Database(url)
+        seconds, summary = timed(lambda: sync(db, source))
+        assert summary.counts["added"] == n, summary.counts
+        full.append(seconds)
+        db.dispose()
+    db = Database(url)  # the last store: every report synced
     incremental, noop = [], []
     for round_ in range(ROUNDS):
         target = root / "devs" / "issues" / f"perf_case_{(n // 2 + round_) % n:05d}.md"
@@ -81,18 +82,14 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
         noop.append(timed(lambda: sync(db, source))[0])
     source.close()
     db.dispose()
-    assert full.counts["added"] == n, full.counts
-    return {"n": n, "build": build_seconds, "full": full_seconds, "one_process": one_process_seconds,
-            "incremental": statistics.median(incremental), "noop": statistics.median(noop), "root": root}
+    return {"n": n, "build": build_seconds, "full": full,
+            "incremental": statistics.median(incremental), "incremental_range": (min(incremental), max(incremental)),
+            "noop": statistics.median(noop), "root": root}
 
 
-def _in_one_process(fn):
-    cores = report_pool.usable_cores
-    report_pool.usable_cores = lambda: 1
-    try:
-        return fn()
-    finally:
-        report_pool.usable_cores = cores
+def _spread(seconds: list[float]) -> str:
+    """Median (min-max) of first syncs."""
+    return f"{statistics.median(seconds):.2f}s ({min(seconds):.2f}-{max(seconds):.2f})"
 
 
 def phases(root: Path, workdir: Path) -> dict[str, float]:
@@ -118,17 +115,24 @@ def phases(root: Path, workdir: Path) -> dict[str, float]:
     return {"git": git_seconds, "read": read_seconds, "write": write_seconds}
 
 
-def block_parsers(root: Path) -> dict[str, float]:
-    """Seconds each block parser takes over every report under `root`, with the settings scan uses."""
-    texts = [path.read_text(encoding="utf-8") for path in sorted((root / "devs" / "issues").glob("*.md"))]
-    tokens = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+def reading_pooled(root: Path) -> dict[str, list[float]]:
+    """Seconds to read every report under `root` in this process and by a pool of forked workers, alternating."""
+    items = [(str(path), path.read_bytes()) for path in sorted((root / "devs" / "issues").glob("*.md"))]
+    batches = [items[at:at + POOL_BATCH] for at in range(0, len(items), POOL_BATCH)]
+    workers = len(os.sched_getaffinity(0))
+    times: dict[str, list[float]] = {"this process": [], f"{workers} workers": []}
+    for round_ in range(FULL_ROUNDS):
+        for way in list(times) if round_ % 2 == 0 else reversed(list(times)):
+            if way == "this process":
+                times[way].append(timed(lambda: _read_batch(items))[0])
+                continue
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                times[way].append(timed(lambda: [r for b in pool.map(_read_batch, batches) for r in b])[0])
+    return times
 
-    def each(parse) -> None:  # one result alive at a time, as in scan
-        for text in texts:
-            parse(text)
 
-    return {"markdown-it-py tokens": timed(lambda: each(tokens.parse))[0],
-            "markdown-it-pyrs tree": timed(lambda: each(PARSER.tree))[0]}
+def _read_batch(batch: list[tuple[str, bytes]]) -> list:
+    return [read_report(path, data) for path, data in batch]
 
 
 def main() -> None:
@@ -142,21 +146,22 @@ def main() -> None:
         rows = [measure(n, args.db, workdir) for n in counts]
         biggest = max(rows, key=lambda r: r["n"])
         split = phases(biggest["root"], workdir)
-        parsers = block_parsers(biggest["root"])
+        pooled = reading_pooled(biggest["root"])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"reading with {report_pool.usable_cores()} worker processes; 'one process' reads in the syncing process")
-    print(f"{'reports':>8} {'full sync':>10} {'per report':>11} {'one process':>12} {'speedup':>8} {'1 changed':>10} "
-          f"{'no-op':>8} {'full/1 changed':>15}")
+    print(f"first syncs: {FULL_ROUNDS} each, median (min-max); one changed report and no-op: median of {ROUNDS}")
+    print(f"{'reports':>8} {'first sync':>19} {'per report':>11} {'1 changed':>10} {'no-op':>8}")
     for r in rows:
-        print(f"{r['n']:>8} {r['full']:>9.2f}s {r['full'] / r['n'] * 1000:>9.2f}ms {r['one_process']:>11.2f}s "
-              f"{r['one_process'] / r['full']:>7.2f}x {r['incremental'] * 1000:>8.1f}ms "
-              f"{r['noop'] * 1000:>6.1f}ms {r['full'] / r['incremental']:>14.0f}x")
+        print(f"{r['n']:>8} {_spread(r['full']):>19} {statistics.median(r['full']) / r['n'] * 1000:>9.2f}ms "
+              f"{r['incremental'] * 1000:>8.1f}ms {r['noop'] * 1000:>6.1f}ms")
     print(f"phases of a full sync of {biggest['n']} in one process: " +
           ", ".join(f"{name} {seconds:.2f}s" for name, seconds in split.items()))
-    py, rs = parsers.values()
-    print(f"block parser over the same {biggest['n']} reports: markdown-it-py {py:.2f}s, markdown-it-pyrs {rs:.2f}s "
-          f"({py / rs:.1f}x)")
+    print(f"reading the same {biggest['n']} reports, alternating: " +
+          ", ".join(f"{way} {_spread(seconds)}" for way, seconds in pooled.items()))
+    for r in rows:
+        low, high = r["incremental_range"]
+        print(f"one changed report on top of {r['n']}: median {r['incremental'] * 1000:.1f}ms "
+              f"({ROUNDS} edits: {low * 1000:.1f}-{high * 1000:.1f}ms)")
     if len(rows) > 1:
         big, small = max(rows, key=lambda r: r["n"]), min(rows, key=lambda r: r["n"])
         print(f"incremental at {big['n']} vs {small['n']} reports: {big['incremental'] / small['incremental']:.2f}x "

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bot.core.lint import RULES, RULES_BY_ID, lint, lint_bytes
+from bot.core.lint import RULES, RULES_BY_ID, lint, lint_bytes, with_history
 from bot.core.parse import parse
 from bot.core.records import Severity
 from bot.core.refnames import branch_name_problem, suggest_branch_name
@@ -15,7 +15,7 @@ from tests.reports import canonical_report
 PATH = "devs/issues/perf_example.md"
 SPEC_RULES = {
     "empty": "error", "encoding": "error", "front-matter": "error", "front-matter-key": "warning",
-    "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "unreadable": "error", "file-name": "error", "title-missing": "warning",
+    "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "file-name": "error", "title-missing": "warning",
     "track-missing": "error", "backend-missing": "error", "threads-missing": "error", "ratio-missing": "error",
     "seq-within-tolerance": "error", "reference-within-factor": "error", "ratio-mismatch": "error",
     "ratio-unsure": "warning", "context-missing": "warning",
@@ -140,12 +140,8 @@ def test_rules_match_the_spec_ids_and_severities():
     assert RULES_BY_ID["file-name"].emitted_by == "linter" and RULES_BY_ID["empty"].emitted_by == "parser"
 
 
-# Found only when reading a file kills its process: tests/test_report_pool.py kills real readers for it.
-FOUND_BY_A_DYING_READER = {"unreadable"}
-
-
 def test_every_rule_has_a_trigger_and_a_quiet_case():
-    assert set(TRIGGERS) == set(QUIET) == set(SPEC_RULES) - FOUND_BY_A_DYING_READER
+    assert set(TRIGGERS) == set(QUIET) == set(SPEC_RULES)
 
 
 @pytest.mark.parametrize("rule", sorted(TRIGGERS))
@@ -287,3 +283,16 @@ def test_empty_file_gets_only_parse_and_path_findings():
 def test_warnings_are_not_errors():
     findings = TRIGGERS["title-missing"].findings()
     assert [(f.rule, f.is_error) for f in findings] == [("title-missing", False)]
+
+
+def test_lint_then_history_finds_what_lint_with_known_slugs_finds():
+    # Sync lints without the store, then adds the one check that needs the slugs history has seen.
+    reports = [canonical_report(f"perf_case_{i}", supersedes=named)
+               for i, named in enumerate(((), ("perf_case_0",), ("perf_case_0", "perf_ghost"), ("perf_case_3",)))]
+    reports.append("---\ntrack: seq\nsupersedes: [perf_case_0\n---\n# Broken\n")
+    for i, text in enumerate(reports):
+        path = f"devs/issues/perf_case_{i}.md"
+        result = parse(path, text.encode())
+        for known in (frozenset(), frozenset({"perf_ghost"}), frozenset({f"perf_case_{i}" for i in range(5)})):
+            later = with_history(lint(result, path=path), result, path=path, known_slugs=known)
+            assert later == lint(result, path=path, known_slugs=known)

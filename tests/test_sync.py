@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-import bot.adapters.report_pool as report_pool
+import bot.services.sync as sync_service
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.services.sync import sync
@@ -77,8 +77,8 @@ def test_only_changed_reports_are_parsed(database, git_repo, monkeypatch):
     git_repo.commit("twenty reports")
     run_sync(database, git_repo)
     parsed = []
-    real_read = report_pool.read_report
-    monkeypatch.setattr(report_pool, "read_report", lambda path, data: parsed.append(path) or real_read(path, data))
+    real_read = sync_service.read_report
+    monkeypatch.setattr(sync_service, "read_report", lambda path, data: parsed.append(path) or real_read(path, data))
     git_repo.write("devs/issues/perf_r7.md", canonical_report("perf_r7", ratio=8.0)).commit("edit one")
     run_sync(database, git_repo)
     assert parsed == ["devs/issues/perf_r7.md"]

@@ -42,8 +42,7 @@ RULES: tuple[Rule, ...] = (
     Rule("front-matter-key", W, "front matter has an unknown (or repeated) key; the closest known key is suggested"),
     Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
     Rule("fence-unclosed", E, "a code fence is opened and never closed"),
-    Rule("nesting", E, "a line opens more than 100 nested blockquotes or list items (the rest is read as text)"),
-    Rule("unreadable", E, "reading the file stopped the process reading it; the line that makes it fail is named"),
+    Rule("nesting", E, "blockquotes and lists nested more than 100 levels deep (a list item counts two): not read"),
     Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
     Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
          draft_location, needs_record=False),
@@ -95,8 +94,8 @@ def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: st
                  known_slugs: frozenset[str]) -> tuple[Finding, ...]:
     """`findings` from lint(known_slugs=None), plus the checks against the slugs history has seen.
 
-    Sync reads reports in worker processes that cannot ask the store; this adds what they left out, so
-    the two steps together find exactly what lint(known_slugs=...) finds, in the same order.
+    Sync reads a chunk's reports before the transaction that writes them, without the store; this adds what
+    that reading left out, so the two steps together find exactly what lint(known_slugs=...) finds, in the same order.
     """
     context = LintContext(path=_file_of(result, path), known_slugs=known_slugs, word_budget=0)
     added = list(_run_rules(result.record, context, HISTORY_RULES))

@@ -40,9 +40,10 @@ def parse(path: str, data: bytes) -> ParseResult:
 
     for line in document.too_deep:
         findings.append(Finding(path, line, "nesting", Severity.ERROR,
-                                f"line {line} opens more than {MAX_NESTING} nested blockquotes or list items; "
-                                f"the markers past the {MAX_NESTING}th were read as text",
-                                "write the line without the run of `>` or list markers (a report needs a few levels)"))
+                                f"reading stopped at line {line}: it nests blockquotes and lists more than "
+                                f"{MAX_NESTING} levels deep (a list item counts two); what it holds, and in a list "
+                                "everything after it, was not read",
+                                "write it without the run of `>` or list markers (a report needs a few levels)"))
 
     title = _title_of(document, lines)
     spans = locate_sections([h for h in document.headings if h.index + 1 != (title.line if title else 0)],

@@ -1,4 +1,4 @@
-"""A report as sync reads it: parsed, linted and audited in one pure step that a worker process can run."""
+"""A report as sync reads it: parsed, linted and audited in one pure step."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from bot.core.audit import audit
 from bot.core.lint import lint, with_history
 from bot.core.parse import parse
-from bot.core.records import Finding, ParseResult, Severity
+from bot.core.records import Finding, ParseResult
 
 
 @dataclass(frozen=True)
@@ -39,14 +39,3 @@ def reading_of(path: str, result: ParseResult) -> Reading:
 def read_report(path: str, data: bytes) -> Reading:
     return reading_of(path, parse(path, data))
 
-
-def unreadable(path: str, line: int, how: str) -> Reading:
-    """A report whose reading kills the process that reads it: stored without contents, its one finding says why."""
-    where = (f"the file up to line {line - 1} reads, and line {line} is what makes it fail" if line > 1
-             else "its first line alone makes it fail")
-    finding = Finding(path, line, "unreadable", Severity.ERROR,
-                      f"reading this file stopped the process reading it ({how}); {where}, so nothing of the "
-                      "file was read",
-                      f"rewrite line {line} (an unusual run of markup characters, say) and push it again")
-    result = ParseResult(None, (finding,))
-    return Reading(path, result, lint(result, path=path), ())

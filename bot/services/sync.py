@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from bot.adapters.git import GitRepository
-from bot.adapters.report_pool import read_reports
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository, RevisionInput
@@ -82,7 +81,7 @@ def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) ->
 
 
 def _parts(changes: list[ReportChange]) -> list[list[ReportChange]]:
-    """A snapshot commit's additions in steps of SNAPSHOT_STEP, in path order, so writing starts while workers read.
+    """A snapshot commit's additions in steps of SNAPSHOT_STEP, in path order.
 
     Only additions: no step can rename or delete what another holds, and the merge rule finds a superseded
     report of the same commit live (so leaves it alone) whichever step holds it.
@@ -121,13 +120,12 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     if on_plan:
         on_plan(sum(len(s.changes) for s in steps))
     ids = Identities(replay=mode == "history")
-    with read_reports([(c.path, c.data or b"") for s in steps for c in s.changes if c.kind != DELETED]) as readings:
-        for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
-            chunk = steps[start:start + COMMITS_PER_TRANSACTION]
-            # The agent is asked before the transaction opens, so the store is never held over a request.
-            read = [_with_agent_facts(step, _step_readings(step, readings), facts) for step in chunk]
-            _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
-                         mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk))
+    for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
+        chunk = steps[start:start + COMMITS_PER_TRANSACTION]
+        # The agent is asked before the transaction opens, so the store is never held over a request.
+        read = [_with_agent_facts(step, read_step(step), facts) for step in chunk]
+        _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
+                     mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk))
     summary.commits = len(steps)
     return summary
 
@@ -162,7 +160,7 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
                seen: frozenset[str] = frozenset(), read: dict[str, Reading] | None = None) -> None:
     """Apply one commit's report changes, then the team's merge rule for the reports it touched."""
     if read is None:
-        read = {c.path: read_report(c.path, c.data or b"") for c in step.changes if c.kind != DELETED}
+        read = read_step(step)
     named = [s for r in read.values() for s in r.supersedes]
     records.preload([c.slug for c in step.changes] + [c.old_slug for c in step.changes if c.old_slug] + named)
     touched: list[Record] = []
@@ -188,9 +186,10 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             summary.touched.add(old.slug)
 
 
-def _step_readings(step: Step, readings) -> dict[str, Reading]:
-    """The step's share of `readings`, which holds every non-deleted change of every step in order."""
-    return {change.path: next(readings) for change in step.changes if change.kind != DELETED}
+def read_step(step: Step) -> dict[str, Reading]:
+    """Each report the step adds or changes, read (parsed, linted, audited) in this process."""
+    return {change.path: read_report(change.path, change.data or b"") for change in step.changes
+            if change.kind != DELETED}
 
 
 def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | None) -> dict[str, Reading]:

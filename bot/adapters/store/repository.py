@@ -120,7 +120,7 @@ class RecordRepository:
                       **self._fact_values(rev))
         self._queued.append((slug, record, self._revision_values(rev)))
         self._current[slug] = self._aliases[slug] = _QUEUED
-        if len(self._queued) >= self.INSERT_BATCH:  # written while sync's workers read on, not all at the end
+        if len(self._queued) >= self.INSERT_BATCH:  # one statement's worth at a time, not all at the end
             self.insert_queued()
 
     def insert_queued(self) -> None:
