@@ -127,3 +127,21 @@ def test_a_reference_report_without_reference_rows_says_so():
     text = edit(REFERENCE, ("ratio: 1.6\n", ""), ("runtime @v1", "runtime old"))
     found = next(f for f in lint_bytes(PATH, text.encode()) if f.rule == "ratio-missing")
     assert "names the reference `runtime@v1`" in found.message and "is C" not in found.message
+
+
+def test_perfbot_lint_holds_reference_claims_to_the_repositorys_factor(tmp_path):
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    (tmp_path / ".git").mkdir()
+    report = tmp_path / "devs" / "issues" / "perf_ref.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(REFERENCE)
+    lint = lambda *extra: CliRunner().invoke(main, ["lint", *extra, str(report)])  # noqa: E731
+    assert lint().exit_code == 0  # no .perfbot.toml: the default factor, 1.0
+    (tmp_path / ".perfbot.toml").write_text("[verify]\nreference_factor = 2.0\n")
+    assert lint().exit_code == 1 and "reference-within-factor" in lint().output
+    assert lint("--reference-factor", "1.0").exit_code == 0
+    (tmp_path / ".perfbot.toml").write_text("[verify]\nreference_factor = -1\n")
+    assert lint().exit_code == 2 and ".perfbot.toml:2: verify.reference_factor" in lint().output

@@ -282,3 +282,21 @@ def test_an_interrupted_incremental_sync_resumes_from_the_last_commit_it_stored(
     assert (resumed.mode, resumed.previous, resumed.commits) == ("incremental", shas[1], 2)
     assert [sha for _, sha in history(database, "perf_a")][1:] == shas[:3]
     assert records(database)["perf_a"].ratio == 6.0 and history(database, "perf_b") == [("added", shas[3])]
+
+
+def test_reference_claims_are_linted_against_the_repositorys_reference_factor(database, git_repo):
+    from tests.test_lint_claims import REFERENCE  # the format's reference example: 1.6x slower than runtime@v1
+
+    git_repo.write("devs/issues/perf_ref.md", REFERENCE).commit("a reference report")
+    run_sync(database, git_repo)
+    assert "reference-within-factor" not in _rules(database, "devs/issues/perf_ref.md")  # the default factor, 1.0
+    git_repo.write(".perfbot.toml", "[verify]\nreference_factor = 2.0\n").write(
+        "devs/issues/perf_ref.md", REFERENCE + "\n").commit("the team allows 2x of v1")
+    run_sync(database, git_repo)
+    assert "reference-within-factor" in _rules(database, "devs/issues/perf_ref.md")
+
+
+def _rules(database, path: str) -> set[str]:
+    with database.session() as session:
+        found = [r for r in session.scalars(select(Revision).order_by(Revision.id)) if r.path == path]
+        return {f["rule"] for f in found[-1].findings}

@@ -62,14 +62,17 @@ def render_text(findings: list, n_files: int, agent_notes: list[tuple[str, str]]
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--word-budget", type=click.IntRange(min=1), default=500, show_default=True,
               help="Most words of prose (code and tables excluded) a report may have.")
-@click.option("--reference-factor", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="[verify] reference_factor: a `reference:` report must be slower than the reference by more.")
+@click.option("--reference-factor", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="[verify] reference_factor: a `reference:` report must be slower than the reference by more "
+                   "(default: the repository's .perfbot.toml, else 1.0).")
 @db_option
 @reports_errors
-def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, reference_factor: float,
+def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, reference_factor: float | None,
                  db_url: str | None) -> None:
     """Check report files (or folders of them). Exit 0: no errors; 1: errors; 2: usage."""
     files = collect_files(paths)
+    if reference_factor is None:
+        reference_factor = repository_reference_factor(Path(files[0]) if files else Path.cwd())
     db = store_if_any(db_url)
     facts, cache_db = agent_facts(db, db_url)
     notes: list[tuple[str, str]] = []
@@ -89,3 +92,20 @@ def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, reference_f
     else:
         click.echo(render_text(findings, len(files), notes))
     raise SystemExit(1 if any(f.is_error for f in findings) else 0)
+
+
+def repository_reference_factor(start: Path) -> float:
+    """`[verify] reference_factor` of the `.perfbot.toml` at the root of the repository `start` is in, as sync
+    lints with it; 1.0 where there is none. A file that does not parse is an error that names its line."""
+    for folder in (start.resolve(), *start.resolve().parents):
+        config = folder / ".perfbot.toml"
+        if config.is_file():
+            from bot.core.config import ConfigFileError, parse_repo_config  # pydantic loads only when needed
+
+            try:
+                return parse_repo_config(config.read_text(encoding="utf-8")).run.reference_factor
+            except ConfigFileError as exc:
+                raise click.UsageError(f"{config}:{exc.line}: {exc.key}: {exc.problem}") from None
+        if (folder / ".git").exists():
+            break
+    return 1.0

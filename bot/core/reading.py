@@ -30,12 +30,13 @@ class Reading:
         return found + self.audit_findings
 
 
-def reading_of(path: str, result: ParseResult) -> Reading:
-    """Lint and audit an already parsed report (one the agent reviewer filled facts into, say)."""
+def reading_of(path: str, result: ParseResult, reference_factor: float = 1.0) -> Reading:
+    """Lint and audit an already parsed report (one the agent reviewer filled facts into, say);
+    `reference_factor` is the repository's `[verify] reference_factor`, which reference claims are held to."""
     audited = audit(result.record, path) if result.record is not None else ()
-    return Reading(path, result, lint(result, path=path), audited)
+    return Reading(path, result, lint(result, path=path, reference_factor=reference_factor), audited)
 
 
-def read_report(path: str, data: bytes) -> Reading:
-    return reading_of(path, parse(path, data))
+def read_report(path: str, data: bytes, reference_factor: float = 1.0) -> Reading:
+    return reading_of(path, parse(path, data), reference_factor)
 

@@ -12,8 +12,7 @@ from typing import Mapping, Sequence
 
 from bot.core.stats import CONFIDENCE, Interval, ratio_interval
 
-FLATTEN_GAIN = 0.5  # a step adding less than half of the ideal gain is where the curve flattens
-MAX_THREADS = 1024
+from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
 
 
 def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: int | None) -> tuple[int, ...]:

@@ -30,8 +30,9 @@ from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 from bot.core.config.errors import FieldError
 from bot.core.config.values import Argv, Count, Flag, Fraction, NAME_RE, Positive, Section, choice
 from bot.core.refnames import branch_name_problem
-from bot.core.scaling import FLATTEN_GAIN, MAX_THREADS
 
+FLATTEN_GAIN = 0.5  # a sweep step adding less than half of the ideal gain is where the curve flattens
+MAX_THREADS = 1024
 # A program file name reaches argv and a path: a plain name in the run folder, never a path or a dot file.
 PROGRAM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
 _METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
