@@ -6,6 +6,7 @@ seen here is the sandbox's doing. scripts/ensure-bwrap installs bubblewrap: with
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -285,3 +286,18 @@ def test_the_timer_reports_on_its_own_clock(host, tmp_path):
     wall = time.perf_counter() - started
     assert result.ok and result.seconds >= 0.1 and wall - result.seconds > 0.003
     assert json.loads(json.dumps(result.__dict__))["limit"] is None
+
+
+def test_a_refused_allocation_names_the_cap_even_without_a_cgroup(host):
+    """With a cgroup the limit is known (test above); without one, RLIMIT_AS refuses the allocation and the
+    program's own words are all there is: the failure points at memory_mb."""
+    *_, sha = host
+    runner = _local(host, cgroups=False, memory_mb=64)
+    folder = _built(runner, sha)
+    result = runner.run(["python3", "-c", "import sys; b = bytearray(1 << 30)"], folder, 30)
+    assert not result.ok and result.limit is None and "MemoryError" in result.stderr
+    hint = "may have hit the memory cap of 64 MB a process: raise [verify] memory_mb"
+    assert hint in result.failure("the program", "at x", 30, 64)
+    assert hint in dataclasses.replace(result, stderr="ERROR: Memory allocation failed\n").failure(
+        "the program", "at x", 30, 64)
+    assert "memory" not in dataclasses.replace(result, stderr="segfault\n").failure("it", "at x", 30, 64)

@@ -3,6 +3,7 @@ it, argument lists run with a timeout and limits, and one benchmark at a time pe
 from __future__ import annotations
 
 import hashlib
+import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -12,6 +13,9 @@ from bot.core.config import BuildScript, build_argv
 from bot.core.outgoing import scrub
 from bot.errors import UserError
 
+# What programs print when an allocation is refused: malloc's ENOMEM, C++'s bad_alloc, a runtime's own words.
+_OUT_OF_MEMORY = re.compile(r"out of memory|cannot allocate memory|memory allocation failed|bad_alloc|"
+                            r"MemoryError|ENOMEM", re.IGNORECASE)
 BUILT_MARK = ".perfbot-built"
 RECIPE_MARK = ".perfbot-recipe"  # what built it: a changed [build] (or its script) builds the commit afresh
 
@@ -61,7 +65,11 @@ class RunResult:
                     f"memory_mb if the program needs more): {tail}")
         if self.limit == "processes":
             return (f"{what} hit the process limit {at} (a fork bomb, or raise [sandbox] processes): {tail}")
-        return f"{what} {at} exited {self.returncode}:\n{tail}"
+        hint = ""
+        if _OUT_OF_MEMORY.search(tail):  # no cgroup told us; the program's own words point at the cap
+            hint = (f"\n(it may have hit the memory cap of {memory_mb} MB a process: raise [verify] memory_mb if "
+                     "the program needs more)")
+        return f"{what} {at} exited {self.returncode}:\n{tail}{hint}"
 
 
 class Runner(Protocol):
