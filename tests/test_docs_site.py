@@ -21,7 +21,7 @@ FORMER_README = [
     ("Adopt perfbot on your runtime", "A runtime's repository (here `tally`: one C file, `./tally [--jobs N]"),
     ("The report format", "`devs/ISSUE_FORMAT.md` is the spec, written for the agents: YAML"),
     ("Commands", "Every command that touches the store takes `--db URL`. Without it,"),
-    ("The service", "**Flow.** GitHub POSTs a delivery to `/webhook`. perfbot checks the"),
+    ("The service", "GitHub POSTs a delivery to `/webhook`. perfbot checks the"),
     ("Dedup", "The team's first rule is \"no duplicates\"; perfbot checks every report"),
     ("Verification", "A report closes only when the slowdown it describes is measured gone,"),
     ("What a report's code can reach", "Every program of a report, its C translation, every build of a fix"),
