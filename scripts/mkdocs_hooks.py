@@ -2,6 +2,8 @@
 or an option the code no longer has. A page asks for one with a line `<!-- generated: NAME -->`."""
 from __future__ import annotations
 
+import re
+
 
 def _config_reference() -> str:
     from bot.core.config.reference import reference_markdown
@@ -22,3 +24,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         if marker in markdown:
             markdown = markdown.replace(marker, make())
     return markdown
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    """A table cell's code writes `|` as `\\|` so GitHub's tables keep it in its cell (docs/*.md are read on
+    GitHub too); Python-Markdown keeps the backslash inside code, so it goes here."""
+    return re.sub(r"<td[^>]*>.*?</td>", lambda cell: cell.group(0).replace("\\|", "|"), html, flags=re.S)
