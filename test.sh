@@ -9,5 +9,5 @@ scripts/ensure-sshd
 scripts/ensure-bwrap
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 && scripts/ensure-browser  # Debian's chromium; pip never fetches a browser
 scripts/ensure-npm-fixtures
-scripts/bootstrap test
+scripts/bootstrap test,docs
 exec .venv/bin/python -m pytest "$@"

@@ -1,6 +1,6 @@
 """Two runtimes that are not the demo, in real git repositories, for `perfbot init` and `perfbot check`.
 
-`tally` (one C file, the README's walkthrough): `./tally [--jobs N] PROGRAM.tl [N]` reads `tally N` and prints
+`tally` (one C file, the walkthrough of docs/adopt.md): `./tally [--jobs N] PROGRAM.tl [N]` reads `tally N` and prints
 the u24 sum of i % 7 for i < N, then statistics lines (`heap words:`, `steps:`) on every run. Its heap size is
 a define the build must pass, renamed HEAP_CELLS -> HEAP_WORDS after the commit `old`; main is slow (an inner
 loop per step), branch fix/perf_slow_tally is not.

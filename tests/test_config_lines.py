@@ -94,3 +94,11 @@ def test_the_reference_is_generated_from_the_model_and_lists_every_key():
         for key in _fields_at(PerfbotFile, path):
             assert f"| `{key}` |" in text, f"{section}.{key}"
     assert '| `measure` | `"wall"` \\| `"user"` \\| `"instructions"` or string or table | `"wall"` |' in text
+
+
+def test_the_reference_escapes_what_markdown_would_take_for_html():
+    from bot.core.config.reference import reference_markdown
+
+    text = reference_markdown()
+    assert "program.&lt;fence tag>" in text
+    assert [row for row in text.splitlines() if row.startswith("| `") and "<" in row] == []

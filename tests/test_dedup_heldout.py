@@ -1,7 +1,7 @@
-"""The held-out and tuning dedup sets: intact, and the offline reviewer keeps the figures the README reports.
+"""The held-out and tuning dedup sets: intact, and the offline reviewer keeps the figures docs/benchmarks.md reports.
 
-bench/dedup_eval.py prints the same figures side by side. The floors below are the measured figures
-(README, Dedup): a change that loses one true pair or adds one false pair on the held-out set fails here.
+bench/dedup_eval.py prints the same figures side by side. The floors below are the measured figures (docs/benchmarks.md,
+"Dedup: quality and scale"): a change that loses one true pair or adds one false pair on the held-out set fails here.
 """
 from __future__ import annotations
 

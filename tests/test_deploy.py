@@ -1,7 +1,7 @@
 """deploy/: the App manifest, the WSGI entry, gunicorn for real, the image's layout, compose and systemd units."""
 
 # Building the image and starting the units need a Docker engine and systemd as PID 1, which test machines
-# lack; these tests run what those files run, the way they run it (README, "Deployment").
+# lack; these tests run what those files run, the way they run it (docs/deployment.md).
 from __future__ import annotations
 
 import html
@@ -239,8 +239,9 @@ def test_the_build_context_lets_through_everything_the_dockerfile_copies():
 
 def test_an_installed_copy_finds_its_templates_where_the_dockerfile_puts_them(tmp_path):
     """The image's layout without Docker: the packages in a site-packages folder as a regular install puts
-    them (this venv has no wheel builder offline; `pip install .` into a fresh venv was run by hand, see the
-    README), then the Dockerfile's own steps: ask PROJECT_ROOT, copy templates/ there, run its check."""
+    them (this venv has no wheel builder offline; `pip install .` into a fresh venv was run by hand, see
+    "What was not exercised here" in docs/deployment.md), then the Dockerfile's own steps: ask PROJECT_ROOT,
+    copy templates/ there, run its check."""
     site = tmp_path / "site-packages"
     for package in ("bot", "handlers"):  # pyproject.toml: include = ["bot*", "handlers*"]
         shutil.copytree(PROJECT_ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))

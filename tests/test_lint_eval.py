@@ -1,6 +1,6 @@
 """The lint evaluation sets: the tuning set stays perfect, and every held-out set meets the issue's bar.
 
-The figures themselves are printed by bench/lint_eval.py and reported in the README.
+The figures themselves are printed by bench/lint_eval.py and reported in docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_there_is_a_tuning_set_and_at_least_one_held_out_set_of_40():
         assert {e["file"] for e in entries} == {p.name for p in (lint_eval.DATA / name).glob("perf_*.md")}
 
 
-# Misses read and left as they are, each for the reason given (the README says the same).
+# Misses read and left as they are, each for the reason given (docs/benchmarks.md says the same).
 KNOWN_MISSES = {
     "heldout_b/perf_tak_grid_tuple_t8.md": "its C translation inlines the program's join helper: the audit's "
                                           "warning is fair",

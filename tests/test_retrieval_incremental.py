@@ -101,7 +101,7 @@ def test_bm25_scores_are_bm25s_scores(labelled):
 
 
 def test_the_labelled_sets_pairs_are_found_as_before(labelled):
-    """The recall the README reports: every labelled overlapping pair in the top 5 of one side or the other."""
+    """The recall docs/benchmarks.md reports: every labelled overlapping pair in the top 5 of one side or the other."""
     index = RetrievalIndex(labelled)
     pairs = [p for p in json.loads((DATA / "pairs.json").read_text())
              if p["label"] in {"duplicate", "subsumes", "overlaps"}]

@@ -13,18 +13,18 @@ from bot.core.verify_plan import program_name, programs, reference_of, with_inpu
 from bot.errors import UserError
 from tests.runtime_project import config, report
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+VERIFICATION_PAGE = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 
 
-def _readme_example() -> str:
-    text = README.read_text()
+def _documented_example() -> str:
+    text = VERIFICATION_PAGE.read_text()
     start = text.index("**Fitting a real runtime**")
     block = text[text.index("    [build]", start):text.index("\n\n", text.index("    [build]", start))]
     return "\n".join(line[4:] for line in block.splitlines())
 
 
-def test_the_readme_example_parses_and_its_rule_makes_an_hvm_output_equal_to_c():
-    conf = parse_repo_config(_readme_example())
+def test_the_documented_example_parses_and_its_rule_makes_an_hvm_output_equal_to_c():
+    conf = parse_repo_config(_documented_example())
     run = conf.run
     assert run.program == "main.hvm4" and run.measure == "instructions" and run.reference_factor == 1.1
     assert conf.run_language == ("./clang/hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}")

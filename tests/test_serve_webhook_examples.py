@@ -22,7 +22,7 @@ SECRET = "examples-secret"
 
 
 def expected_answer(event: str) -> tuple[int, str]:
-    """The README's answer table: stored (202) for an event a handler takes, 200 for ping and for the rest."""
+    """The answer table of docs/service.md: stored (202) for an event a handler takes, 200 for ping and for the rest."""
     if event == "ping":
         return 200, "ping"
     return (202, "queued") if event in handlers.github_events() else (200, "ignored")
@@ -73,7 +73,7 @@ def test_every_example_delivery_gets_a_2xx_from_a_running_service(mode, request,
         service.stop()
 
     assert sent == sum(len(examples) for events in sets.values() for examples in events.values()) > 700
-    assert wrong == [], f"{len(wrong)} of {sent} deliveries were not answered as the README says:\n" + "\n".join(wrong)
+    assert wrong == [], f"{len(wrong)} of {sent} deliveries were not answered as docs/service.md says:\n" + "\n".join(wrong)
     db = Database(database_url)
     try:
         with db.session() as session:

@@ -98,7 +98,7 @@ def _run_in_words(run: dict | None) -> dict | None:
 
 
 def _in_words(row: dict) -> dict:
-    """A record's verdicts in the JSON enum (README, "What the verdicts mean"): its fix's and its claim's."""
+    """A record's verdicts in the JSON enum (docs/verification.md, "What the verdicts mean"): its fix's and its claim's."""
     shown = words.of_record(row["verdict"], row["reproduced"])
     fix, claim = words.of_fix(row["verdict"]), words.of_claim(row.pop("reproduced"))
     return {**row, "verdict": fix.key if fix else None, "claim": claim.key if claim else None, "verdict_text": shown}

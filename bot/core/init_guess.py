@@ -101,7 +101,7 @@ def config_text(build: BuildGuess, run: RunGuess, compiler: str, binary: str) ->
         if run.extension else ""
     return f"""\
 # .perfbot.toml written by `perfbot init`: check it with `perfbot check --config .perfbot.toml`, then commit it.
-# Every key: `perfbot config schema`, and README "Adopt perfbot on your runtime".
+# Every key: `perfbot config reference`, and perfbot's docs/adopt.md.
 
 [build]                        # run in a checkout of each commit measured; guessed from {build.why}
 command = {_toml_list(build.command)}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from bot.core.claim_size import ClaimSize
 from bot.core.stats import Interval
 
-# The JSON `verdict` enum (README, "What the verdicts mean").
+# The JSON `verdict` enum (docs/verification.md, "What the verdicts mean").
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not_reproduced"
 FIXED, NOT_FIXED = "fixed", "not_fixed"
 SLOWER, WITHIN = "slower_than_reference", "within_reference"

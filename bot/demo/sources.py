@@ -170,7 +170,7 @@ memory_mb = 512
 # step count captured beside the times, and the factor a report comparing with runtime v1 is held to.
 # The runner is written out, though it is the default, so a newcomer sees where a bench host would go.
 # The demo also measures each new report's claim on main (verify on open), so serving it shows both flows.
-CONFIG = """# How perfbot builds this project and runs a report's programs (perfbot: README, "Verify").
+CONFIG = """# How perfbot builds this project and runs a report's programs (perfbot: docs/verification.md).
 [build]
 command = ["gcc", "-O2", "-pthread", "-o", "runtime", "runtime.c"]
 

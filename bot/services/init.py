@@ -38,7 +38,7 @@ def init(repo_path: Path, cache_dir: Path) -> InitResult:
     build = guess_build(files, compiler)
     if build is None:
         raise UserError(f"cannot tell how {repo_path} builds: no Makefile, CMakeLists.txt, build.sh, Cargo.toml "
-                        "or single .c file at its root; write [build] command by hand (README: Adopt perfbot)")
+                        "or single .c file at its root; write [build] command by hand (docs/adopt.md)")
     try:
         build, runner, workspace = _built(Path(repo_path), cache_dir, sha, build)
     except BuildError as exc:

@@ -26,7 +26,8 @@ def reference_markdown() -> str:
         required = set(table.get("required", ()))
         for key, field in table.get("properties", {}).items():
             default = "required" if key in required else _shown(field.get("default"))
-            meaning = field.get("description", "").replace("|", "\\|")
+            # `<` escaped: "program.<fence tag>" is text, not an HTML tag a renderer would swallow.
+            meaning = field.get("description", "").replace("|", "\\|").replace("<", "&lt;")
             out.append(f"| `{key}` | {_kind(field)} | {default} | {meaning} |")
         out.append("")
     return "\n".join(out)
