@@ -37,8 +37,8 @@ def main() -> None:
     server = SshServer().start()
     try:
         runners = {
-            "local": LocalRunner("local", demo.path, root / "plain", build=BUILD, sandbox=False),
-            "local+sandbox": LocalRunner("sandboxed", demo.path, root / "sandboxed", build=BUILD, sandbox=True),
+            "local": LocalRunner("local", demo.path, root / "plain", build=BUILD, sandbox="none"),
+            "local+sandbox": LocalRunner("sandboxed", demo.path, root / "sandboxed", build=BUILD, sandbox="bwrap"),
             "ssh 127.0.0.1": SshRunner("ssh", "127.0.0.1", options=SshOptions(
                 server.client_key, server.known_hosts, server.root / "ctl"), repo_path=demo.path, port=server.port,
                 path=f"{root}/remote", build=BUILD),
