@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, DigestPost, Fix, PairOverride,
-                                               RecordEvent)
+                                               PendingMerge, RecordEvent)
 from bot.core.config import Milestone
 from bot.core.digest import DigestFacts, FixFact, build_digest
 from bot.core.milestones import RecordFact, RunFact, SidePoint
@@ -162,6 +162,9 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
                                              "decision": "ok"}], "only_base": [], "only_head": []}}
         runs = [
             ("run_done", "perf_boxed_sum", "done", "pass", passing, {}, 1),
+            # the claim checked on the default branch: the overview ranks by this measured ratio, not the claim
+            ("run_reproduce", "perf_float_boxing", "done", "reproduced",
+             {"sides": [_side("head", "b" * 40, 0.0311, 0.0107, 6, "reproduced")]}, {}, 0),
             ("run_par", "perf_par_sort", "done", "fail",
              {"sides": [_side("head", "e" * 40, 0.8, 0.4, 5, "fail", par=True)]}, {}, 2),
             ("run_running", "perf_mod_shift_subtract", "running", "",
@@ -176,7 +179,8 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
         for name, slug, status, verdict, result, progress, hour in runs:
             run = BenchRun(repo_key=REPO, slug=slug, runner="mini-1" if status != "queued" else "", base_sha="a" * 40,
                            head_sha="b" * 40, verdict=verdict, message=result.get("message", status), result=result,
-                           status=status, purpose="fix", pr_number=12 if slug == "perf_boxed_sum" else None,
+                           status=status, purpose="reproduce" if name == "run_reproduce" else "fix",
+                           pr_number=12 if slug == "perf_boxed_sum" else None,
                            host="mini-1.lan" if status != "queued" else "", progress=progress,
                            created_at=T0 + timedelta(days=2, hours=hour),
                            started_at=T0 + timedelta(days=2, hours=hour) if status != "queued" else None,
@@ -184,6 +188,9 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
             session.add(run)
             session.flush()
             ids[name] = run.id
+        session.add(PendingMerge(repo_key=REPO, number=14, keep="perf_boxed_sum", merged_from="perf_float_boxing",
+                                 title="Merge perf_float_boxing into perf_boxed_sum", opened_by="offline",
+                                 opened_at=T0 + timedelta(days=2)))
         session.add(Bisection(repo_key=REPO, slug="perf_u24_arith_boxing", good_sha="a" * 40, bad_sha="f" * 40,
                               status="done", outcome="found", culprit_sha="9" * 40, message="first slow commit found",
                               steps=[{"sha": "c" * 40, "mark": "good"}, {"sha": "9" * 40, "mark": "bad"}],

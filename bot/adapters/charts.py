@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import textwrap
 import threading
 from functools import lru_cache
 from typing import Sequence
@@ -34,6 +35,12 @@ def _figure(width: float, height: float):
 def _plain(text: str) -> str:
     """Labels are data, never mathtext: a `$` must not switch matplotlib's math parser on."""
     return text.replace("\\", "\\\\").replace("$", r"\$")
+
+
+def _title(axes, title: str, width: float) -> None:
+    """A long title wraps to the figure's width instead of running off its edge (about 11 characters an inch)."""
+    if title:
+        axes.set_title(textwrap.fill(_plain(title), max(20, int(width * 11))), fontsize=10, loc="left")
 
 
 def _style(axes) -> None:
@@ -169,15 +176,14 @@ def pie_chart(slices: Sequence[tuple[str, float]], title: str = "") -> str:
 @lru_cache(maxsize=64)
 def _pie_chart(slices: tuple, title: str) -> str:
     with _lock:
-        figure = _figure(4.6, 3.0)
+        figure = _figure(4.6, 2.8)
         axes = figure.add_subplot()
         colours = (SECOND, FIRST, ACCENT, "#cc79a7", "#e69f00", "#56b4e9", "#f0e442", MUTED)
         axes.pie([v for _, v in slices], labels=[f"{_plain(name)} ({v:g})" for name, v in slices],
                  colors=[colours[i % len(colours)] for i in range(len(slices))], startangle=90, counterclock=False,
                  wedgeprops={"linewidth": 1, "edgecolor": "white"}, textprops={"fontsize": 8})
         axes.set_aspect("equal")
-        if title:
-            axes.set_title(_plain(title), fontsize=10, loc="left")
+        _title(axes, title, 4.6)
         return _svg(figure, title or "pie chart", f"pie {title} {slices!r}")
 
 
@@ -194,9 +200,11 @@ def xy_chart(categories: Sequence[str], series: Sequence[tuple[str, Sequence[flo
 @lru_cache(maxsize=64)
 def _xy_chart(categories: tuple, series: tuple, title: str, x_label: str, y_label: str, y_top: float | None) -> str:
     with _lock:
-        figure = _figure(max(4.2, 0.7 * len(categories) + 1.6), 3.0)
+        width = max(4.2, 0.7 * len(categories) + 1.6)
+        figure = _figure(width, 3.0)
         axes = figure.add_subplot()
         places = range(len(categories))
+        axes.set_xlim(-0.5 - max(0, 3 - len(categories)) / 2, len(categories) - 0.5 + max(0, 3 - len(categories)) / 2)
         bars = [values for kind, values in series if kind == "bar"]
         for number, values in enumerate(bars):
             shown = axes.bar(places, values, width=0.7 * 0.6 ** number, color=(SECOND, FIRST, ACCENT)[number % 3])
@@ -210,7 +218,6 @@ def _xy_chart(categories: tuple, series: tuple, title: str, x_label: str, y_labe
             axes.set_ylim(0, y_top)
         axes.set_xlabel(_plain(x_label), fontsize=9)
         axes.set_ylabel(_plain(y_label), fontsize=9)
-        if title:
-            axes.set_title(_plain(title), fontsize=10, loc="left")
+        _title(axes, title, width)
         _style(axes)
         return _svg(figure, title or "chart", f"xy {title} {categories!r} {series!r} {x_label} {y_label} {y_top}")

@@ -100,7 +100,8 @@ def record(record_id: int):
         if detail is None:
             abort(404, f"no record {record_id}")
         partners = queries.partner_ids(session, detail["repo"], [v["partner"] for v in detail["verdicts"]] +
-                                       [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]])
+                                       [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]] +
+                                       [m[k] for m in detail["merges"] for k in ("keep", "merged_from")])
     # A swept par run shows its curve under its samples: what a record's history of scaling looks like.
     charts = {run["id"]: render.run_chart(run, detail["threads"]) + render.scaling(run)["chart"]
               for run in detail["runs"]}

@@ -14,7 +14,7 @@ import logging
 from datetime import datetime
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store import notice_store
+from bot.adapters.store import merge_store, notice_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
@@ -70,6 +70,7 @@ class DashboardFlow:
             config.notify.stuck_days, config.notify.host_hours,
             {r.slug: runner.name for r in facts.records if (runner := config.runner_for(r.backend or "c"))}), now, cell)
         merges = merge_pulls(tracker.open_pulls_from(MERGE_BRANCH))
+        merge_store.set_open(self.db, full_name, [(m.number, m.keep, m.title) for m in merges])
         body = render_dashboard(build_dashboard(full_name, facts.records, facts.runs, facts.fixes, issues, milestones,
                                                 notices, merges))
         wanted = hashlib.sha256(body.encode()).hexdigest()
