@@ -25,7 +25,7 @@ from bot.core.issue_view import BOT_LABEL
 from bot.core.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.parse import parse
 from bot.core.config import RepoConfig
-from bot.core.untrusted import cell
+from bot.core.untrusted import cell, title_cell
 from bot.errors import UserError
 from bot.services.bench_inputs import read_config
 from bot.services.digest import code, ratio
@@ -42,7 +42,8 @@ def notice_marker(kind: str, subject: str) -> str:
 
 
 def render_dashboard(dashboard: Dashboard) -> str:
-    return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, code=code, ratio=ratio)
+    return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, title=title_cell, code=code,
+                  ratio=ratio)
 
 
 class DashboardFlow:
