@@ -408,7 +408,7 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
     problems = [line for line in body.splitlines() if line.startswith("## ")]
     assert problems.index("## Output mismatches (1)") < problems.index("## Claims not reproduced (0)")
     assert "| `perf_bogus` | Wrong translation | 1016.00x | 1 |" in body
-    assert "1 fixes verified · 1 pass on their branch · 1 output mismatches" in body
+    assert "1 fix verified · 1 passes on its branch · 1 output mismatch" in body
     kinds = [line for line in body.splitlines() if line.startswith("### ")]
     assert kinds == ["### language/C (2)", "### ideal/achieved (1)", "### head/v1 (1)"]  # three kinds, kept apart
     assert "| 1 | `perf_par` | Par | par | c | 5.00x | claimed | 0 |" in body
