@@ -297,7 +297,8 @@ def test_no_page_shows_mermaid_source_and_the_digest_draws_its_three_charts(clie
     digest = client.get(f"/dashboard/digests/{ids['digest']}").get_data(as_text=True)
     drawn = re.findall(r'<div class="panel mermaid-chart"><svg role="img" aria-label="([^"]*)"', digest)
     assert drawn == ["New reports by track and backend",
-                     "Verified fixes: ratio before (back) and after (front), lower is better", "Milestones: percent done"]
+                     "Verified fixes: ratio before (back) and after (front), lower is better",
+                     "Milestones: percent done"]
 
 
 def test_titles_show_their_markdown_as_code_and_plain_text(client, ids):

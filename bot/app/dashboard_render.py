@@ -35,7 +35,9 @@ def _markdown():
     def fence(renderer, tokens, idx, options, env):
         token = tokens[idx]
         drawn = mermaid_svg(token.content) if token.info.strip() == "mermaid" else ""
-        return f'<div class="panel mermaid-chart">{drawn}</div>\n' if drawn else renderer.fence(tokens, idx, options, env)
+        if not drawn:
+            return renderer.fence(tokens, idx, options, env)
+        return f'<div class="panel mermaid-chart">{drawn}</div>\n'
 
     md.add_render_rule("link_open", link_open)
     md.add_render_rule("front_matter", front_matter)
