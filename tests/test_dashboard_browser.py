@@ -153,6 +153,21 @@ def test_the_overview_screenshot(visit, shots, tmp_path):
         shutil.copyfile(shots / "overview.png", README_SHOT)
 
 
+def test_an_empty_store_says_on_every_page_what_to_do(visit, shots, tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'empty.sqlite3'}")
+    server = serve(db, tmp_path)
+    hints = {"/dashboard/": "perfbot digest", "/dashboard/records": "perfbot new SLUG",
+             "/dashboard/runs": "/perf verify SLUG", "/dashboard/digests": "perfbot digest"}
+    try:
+        for path, hint in hints.items():
+            assert visit.page.goto(server.url + path).status == 200
+            assert hint in visit.page.inner_text("main"), path
+            visit.page.screenshot(path=shots / f"empty-{path.strip('/').replace('/', '-')}.png", full_page=True)
+    finally:
+        server.stop()
+        db.dispose()
+
+
 def test_filter_and_sort_the_table(visit, base):
     page = visit.page
     page.goto(f"{base}/dashboard/records")
