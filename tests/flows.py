@@ -9,6 +9,16 @@ from bot.services.mirror import MirrorSummary, mirror_repo
 from bot.services.sync import sync
 
 
+def pending_merges(database) -> list[tuple]:
+    """The merge PRs the store holds as open: (number, keep, merged_from, opened_by)."""
+    from sqlalchemy import select
+
+    from bot.adapters.store.service_models import PendingMerge
+    with database.session() as session:
+        return [tuple(row) for row in session.execute(select(PendingMerge.number, PendingMerge.keep,
+                                                             PendingMerge.merged_from, PendingMerge.opened_by))]
+
+
 def sync_and_mirror(database, builder, tracker, key: str) -> MirrorSummary:
     repo = GitRepository(builder.root, key=key)
     try:

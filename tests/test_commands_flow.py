@@ -12,7 +12,7 @@ from bot.adapters.store import bench_store, fix_store
 from bot.adapters.store.dedup_store import not_duplicates
 from bot.services.worker import Event
 from tests.bench_project import build_project
-from tests.flows import github_bot
+from tests.flows import github_bot, pending_merges
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report
 
@@ -143,6 +143,21 @@ def test_dup_not_dup_and_merge_go_through_the_dedup_path(world, github, database
     assert pull.head_ref == f"perfbot/merge-{SLUG}"
     _, text = say(github, services, ISSUE, f"/perf merge {SLUG} {OTHER}", "alice")
     assert "merged into" in text  # the newer report survives; the same branch's PR is reused or updated
+
+
+def test_a_merge_pr_is_kept_as_pending_for_the_dashboard_until_github_says_it_closed(world, github, database):
+    import copy
+
+    services, *_ = world
+    say(github, services, ISSUE, f"/perf dup {OTHER} of {SLUG}", "alice")
+    assert pending_merges(database) == [(4, SLUG, OTHER, "alice")]
+    payload = copy.deepcopy(next(p for p in webhook_examples("pull_request") if p["action"] == "closed"))
+    payload["pull_request"].update(number=4, merged=False)
+    payload["pull_request"]["head"]["ref"] = f"perfbot/merge-{SLUG}"
+    payload["repository"]["full_name"] = payload["pull_request"]["head"]["repo"]["full_name"] = REPO
+    payload.pop("installation", None)
+    handlers.dispatch(Event("pull_request", "closed", "merge-closed", payload, REPO, None), services)
+    assert pending_merges(database) == []
 
 
 def test_bisect_queues_a_bisection_of_a_range_and_says_what_is_wrong_with_a_bad_one(world, github, database, tmp_path):

@@ -66,7 +66,7 @@ def slugs(response) -> list[str]:
 
 
 def test_every_page_answers_with_html(client, ids):
-    expected = {"overview": ["records by state", "seq reports near C", "perf_boxed_sum", "63.6x"],
+    expected = {"overview": ["against the 2x line", "63.6x claimed", "2.91x measured", "seq reports near C", "perf_boxed_sum", "63.6x"],
                 "record": ["audit-repro-size", "cut it to the smallest program", "fix/perf_boxed_sum-unbox", "+40",
                            "-35", "overlaps", "not-duplicate", "00cccccccc", "Bench run #", "<svg", "Unbox the loop"],
                 "merged": ["perf_u24_arith_boxing", "duplicate"],
@@ -74,7 +74,8 @@ def test_every_page_answers_with_html(client, ids):
                 "running": ['http-equiv="refresh"', "base: 4 of at most 30 sample pairs", "<svg"],
                 "queued": ["waiting for a worker", 'http-equiv="refresh"'],
                 "par run": ["1 thread (median s)", "8 threads (median s)", "speedup"],
-                "digests": ["2026-W19", "#40"], "digest": ["Week 2026-W19", "par reports scaling", ">met<", "stale"]}
+                "digests": ["2026-W19", "#40"],
+                "digest": ["digest for acme/runtime: 2026-W19", "par reports scaling", ">met<", "Stale"]}
     for name, url in pages(ids).items():
         response = client.get(url)
         assert response.status_code == 200, name
@@ -127,7 +128,8 @@ def test_unknown_records_runs_and_digests_are_404_pages(client):
     ("sort=updated", ["perf_par_sort", "perf_mod_shift_subtract", "perf_float_boxing", "perf_boxed_sum"]),
     ("state=all&q=U24&sort=slug", ["perf_u24_arith_boxing", "perf_u24_old"]),
     ("state=all&q=shift-and&sort=slug", ["perf_mod_shift_subtract"]),
-    ("state=all&q=%25", []),  # a LIKE wildcard typed in the box is a character, not "anything"
+    # a LIKE wildcard typed in the box is a character, not "anything": only the title with a `%` matches
+    ("state=all&q=%25", ["perf_mod_shift_subtract"]),
     ("state=all&track=par", ["perf_par_sort"]),
     ("state=all&backend=cuda", ["perf_float_boxing"]),
     ("state=merged", ["perf_u24_old"]),
@@ -255,7 +257,12 @@ def test_an_empty_store_has_an_overview_too(tmp_path):
         client = make_client(db, tmp_path)
         for url in ("/dashboard/", "/dashboard/records", "/dashboard/runs", "/dashboard/digests"):
             assert client.get(url).status_code == 200
-        assert "no bench runs yet" in client.get("/dashboard/").get_data(as_text=True)
+        overview = client.get("/dashboard/").get_data(as_text=True)
+        assert "No bench run yet. Comment <code>/perf verify SLUG</code>" in overview
+        assert "run <code>perfbot digest</code>" in overview
+        digests = client.get("/dashboard/digests").get_data(as_text=True)
+        assert "No digest posted yet. The service posts one each week" in digests
+        assert "<code>perfbot digest</code> to post one now" in digests and "<code>/perf digest</code>" in digests
     finally:
         db.dispose()
 
@@ -275,5 +282,67 @@ def test_charts_are_inline_svg_with_their_own_ids_and_no_addresses():
     assert first.startswith("<svg ") and "http" not in first and "<!DOCTYPE" not in first
     ids_of = lambda svg: set(re.findall(r'id="([^"]+)"', svg))  # noqa: E731
     assert ids_of(first) and not ids_of(first) & ids_of(second)
-    assert charts.bar_chart(["a$b$"], [1], "dollars are text") .startswith("<svg ")
+    assert charts.pie_chart([("a$b$", 1)], "dollars are text").startswith("<svg ")
+    assert charts.xy_chart(["a$"], [("bar", [1.0]), ("line", [2.0])], "x").startswith("<svg ")
+    assert charts.pie_chart([("none", 0)]) == "" and charts.xy_chart([], [("bar", [1.0])]) == ""
     assert charts.samples_chart([], ("language", "C")) == "" and charts.ratio_chart([], []) == ""
+
+
+MERMAID = re.compile(r"pie showData|xychart-beta|```mermaid|x-axis \[|class=\"language-mermaid")
+
+
+def test_no_page_shows_mermaid_source_and_the_digest_draws_its_three_charts(client, ids):
+    for name, url in pages(ids).items():
+        assert not MERMAID.search(client.get(url).get_data(as_text=True)), name
+    digest = client.get(f"/dashboard/digests/{ids['digest']}").get_data(as_text=True)
+    drawn = re.findall(r'<div class="panel mermaid-chart"><svg role="img" aria-label="([^"]*)"', digest)
+    assert drawn == ["New reports by track and backend",
+                     "Verified fixes: ratio before (back) and after (front), lower is better",
+                     "Milestones: percent done"]
+
+
+def test_titles_show_their_markdown_as_code_and_plain_text(client, ids):
+    code = "Modulo (<code>%</code>) is a shift-and-subtract loop in sum_mod"
+    for url in ("/dashboard/", "/dashboard/records", f"/dashboard/records/{ids['perf_mod_shift_subtract']}"):
+        text = client.get(url).get_data(as_text=True)
+        assert code in text and "sum\\_mod" not in text and "`%`" not in text, url
+
+
+def test_every_row_of_the_record_table_says_how_it_lints(client):
+    text = client.get("/dashboard/records?state=all").get_data(as_text=True)
+    cells = re.findall(r'<td class="num lint">(.*?)</td>', text, re.S)
+    assert len(cells) == len(ALL_BY_SLUG) and all(re.search(r"clean|error|warning", c) for c in cells)
+    assert '<span class="badge error">1 error</span>' in text and '<span class="badge warning">1 warning</span>' in text
+
+
+def test_counts_are_in_the_singular_when_there_is_one(client, ids):
+    record = client.get(f"/dashboard/records/{ids['perf_boxed_sum']}").get_data(as_text=True)
+    assert "0 errors, 1 warning" in record and "(s)" not in record
+    assert "8 threads" in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)
+    from bot.core.bench_view import column_names
+    assert column_names({"sides": [{"one_thread_seconds": [1.0]}]}, 1)[1] == "1 thread (median s)"
+
+
+def test_a_record_shows_its_bisections_and_says_how_to_start_one(client, ids):
+    bisected = client.get(f"/dashboard/records/{ids['perf_u24_arith_boxing']}").get_data(as_text=True)
+    table = bisected[bisected.index('id="bisection-table"'):]
+    assert "found" in table and "999999999999" in table and "first slow commit found" in table
+    never = client.get(f"/dashboard/records/{ids['perf_boxed_sum']}").get_data(as_text=True)
+    assert "Never bisected" in never and "<code>/perf bisect perf_boxed_sum</code>" in never
+
+
+def test_an_errored_run_shows_its_error_and_no_empty_tables(client, ids):
+    text = client.get(f"/dashboard/runs/{ids['run_error']}").get_data(as_text=True)
+    assert re.search(r'<pre class="output error" id="run-error">the C translation does not compile: main.c:3', text)
+    assert 'id="sides"' not in text and "samples-1" not in text and "No sample yet" not in text
+    assert "<code>/perf verify perf_mod_shift_subtract</code>" in text
+
+
+def test_a_pending_merge_pr_is_on_the_overview_and_on_both_records(client, ids):
+    overview = client.get("/dashboard/").get_data(as_text=True)
+    table = overview[overview.index('id="merge-table"'):]
+    assert re.search(r"<td>#14</td>\s*<td><a href=\"/dashboard/records/%d\">perf_boxed_sum</a></td>\s*"
+                     r"<td>perf_float_boxing</td>" % ids["perf_boxed_sum"], table)
+    for slug in ("perf_boxed_sum", "perf_float_boxing"):
+        assert "<td>#14</td>" in client.get(f"/dashboard/records/{ids[slug]}").get_data(as_text=True), slug
+    assert 'id="merge-table"' not in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -22,6 +23,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
         "--disable-component-update", "--disable-sync"]
 README_SHOT = Path(__file__).resolve().parent.parent / "docs" / "dashboard-overview.png"
 TOKEN = "browser-token"
+MERMAID = re.compile(r"pie showData|xychart-beta|```mermaid|x-axis \[")
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'perfbot[test]' for the browser tests")
 if not Path(CHROMIUM).exists():
@@ -103,16 +105,22 @@ def test_every_page_opens_loads_nothing_from_outside_and_is_screenshotted(visit,
         f"/dashboard/records/{ids['perf_boxed_sum']}": "perf_boxed_sum",
         f"/dashboard/records/{ids['perf_float_boxing']}": "perf_float_boxing",
         f"/dashboard/records/{ids['perf_u24_old']}": "perf_u24_old",
+        f"/dashboard/records/{ids['perf_u24_arith_boxing']}": "perf_u24_arith_boxing",
+        f"/dashboard/records/{ids['perf_mod_shift_subtract']}": "perf_mod_shift_subtract",
+        f"/dashboard/records/{ids['perf_par_sort']}": "perf_par_sort",
         "/dashboard/runs": "Bench runs", f"/dashboard/runs/{ids['run_done']}": f"Bench run #{ids['run_done']}",
         f"/dashboard/runs/{ids['run_par']}": f"Bench run #{ids['run_par']}",
         f"/dashboard/runs/{ids['run_running']}": f"Bench run #{ids['run_running']}",
         f"/dashboard/runs/{ids['run_queued']}": f"Bench run #{ids['run_queued']}",
+        f"/dashboard/runs/{ids['run_error']}": f"Bench run #{ids['run_error']}",
         "/dashboard/digests": "Digests", f"/dashboard/digests/{ids['digest']}": "Digest 2026-W19",
     }
     for number, (path, heading) in enumerate(expected.items()):
         response = page.goto(base + path)
         assert response.status == 200, path
         assert page.locator("main > h1").inner_text().startswith(heading), path
+        # what a person reads: a chart is drawn, never its mermaid source
+        assert not MERMAID.search(page.inner_text("main")), path
         page.screenshot(path=shots / f"{number:02d}-{path.strip('/').replace('/', '-').replace('?', '-')}.png",
                         full_page=True)
     missing = page.goto(f"{base}/dashboard/runs/999999")
@@ -143,6 +151,21 @@ def test_the_overview_screenshot(visit, shots, tmp_path):
     if os.environ.get("PERFBOT_UPDATE_SCREENSHOTS") == "1":
         README_SHOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(shots / "overview.png", README_SHOT)
+
+
+def test_an_empty_store_says_on_every_page_what_to_do(visit, shots, tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'empty.sqlite3'}")
+    server = serve(db, tmp_path)
+    hints = {"/dashboard/": "perfbot digest", "/dashboard/records": "perfbot new SLUG",
+             "/dashboard/runs": "/perf verify SLUG", "/dashboard/digests": "perfbot digest"}
+    try:
+        for path, hint in hints.items():
+            assert visit.page.goto(server.url + path).status == 200
+            assert hint in visit.page.inner_text("main"), path
+            visit.page.screenshot(path=shots / f"empty-{path.strip('/').replace('/', '-')}.png", full_page=True)
+    finally:
+        server.stop()
+        db.dispose()
 
 
 def test_filter_and_sort_the_table(visit, base):

@@ -5,7 +5,12 @@ from datetime import datetime, timedelta, timezone
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, DigestPost, Fix, PairOverride, RecordEvent
+from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, DigestPost, Fix, PairOverride,
+                                               PendingMerge, RecordEvent)
+from bot.core.config import Milestone
+from bot.core.digest import DigestFacts, FixFact, build_digest
+from bot.core.milestones import RecordFact, RunFact, SidePoint
+from bot.services.digest import render_digest
 
 REPO = "acme/runtime"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
@@ -54,7 +59,8 @@ HOSTILE_REPORT = """# <script>alert('heading')</script> boxed
 # (slug, state, track, backend, threads, ratio, title, errors, warnings, verdict)
 RECORDS = [
     ("perf_boxed_sum", "open", "seq", "c", None, 63.6, "Boxed sum allocates every intermediate", 0, 1, "pass"),
-    ("perf_mod_shift_subtract", "open", "seq", "c", None, 9.8, "Modulo is a shift-and-subtract loop", 1, 0, None),
+    ("perf_mod_shift_subtract", "open", "seq", "c", None, 9.8, r"Modulo (`%`) is a shift-and-subtract loop in sum\_mod",
+     1, 0, None),
     ("perf_par_sort", "open", "par", "metal", 8, 1.9, "Parallel sort stops scaling at 4 threads", 0, 0, "fail"),
     ("perf_float_boxing", "open", "seq", "cuda", None, 3.1, HOSTILE_TITLE, 0, 0, None),
     ("perf_closed_thing", "closed", "seq", "c", None, 2.5, "Closed by a person", 0, 0, None),
@@ -73,6 +79,21 @@ def _side(label: str, sha: str, language: float, c: float, count: int, decision:
     return {"side": label, "sha": sha, names[0]: _samples(language, count), names[1]: _samples(c, count, 0.05),
             "interval": {"low": point * 0.93, "point": point, "high": point * 1.07}, "decision": decision,
             "output": "499999500000"}
+
+
+def digest_body() -> str:
+    """The week's digest as perfbot posts it to GitHub (the real renderer): its charts are mermaid source."""
+    start, end = T0 - timedelta(days=7), T0
+    records = (RecordFact("perf_boxed_sum", "Boxed sum", "seq", "c", None, 63.6, "open", None, None, start),
+               RecordFact("perf_par_sort", "Par sort", "par", "metal", 8, 1.9, "open", None, None, start),
+               RecordFact("perf_u24_arith_boxing", "u24", "seq", "c", None, 4.2, "fixed", None, None, start))
+    runs = (RunFact(1, "perf_u24_arith_boxing", "mini-1", "fix", "done", "pass", 8, end - timedelta(days=1),
+                    end - timedelta(days=1), (SidePoint("base", 4.2, 4.0, 4.4), SidePoint("head", 1.2, 1.1, 1.3)),
+                    None),)
+    fixes = (FixFact("perf_u24_arith_boxing", "fix/perf_u24_arith_boxing", 8, "pr", "merged", None,
+                     end - timedelta(days=1), end - timedelta(hours=12)),)
+    return render_digest(build_digest(DigestFacts(REPO, records=records, runs=runs, fixes=fixes), start, end,
+                                      (Milestone(name="seq reports near C", kind="seq-near-c"),), 2.0))
 
 
 def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
@@ -141,16 +162,25 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
                                              "decision": "ok"}], "only_base": [], "only_head": []}}
         runs = [
             ("run_done", "perf_boxed_sum", "done", "pass", passing, {}, 1),
+            # the claim checked on the default branch: the overview ranks by this measured ratio, not the claim
+            ("run_reproduce", "perf_float_boxing", "done", "fail",  # the gap is there: the claim reproduced
+             {"sides": [_side("head", "b" * 40, 0.0311, 0.0107, 6, "fail")]}, {}, 0),
             ("run_par", "perf_par_sort", "done", "fail",
              {"sides": [_side("head", "e" * 40, 0.8, 0.4, 5, "fail", par=True)]}, {}, 2),
             ("run_running", "perf_mod_shift_subtract", "running", "",
              {"sides": [_side("base", "a" * 40, 0.05, 0.005, 4, "")]}, {"side": "base", "taken": 4, "most": 30}, 3),
             ("run_queued", "perf_par_sort", "queued", "", {}, {}, 4),
+            # what an error leaves: a side that failed before its first pair, and the reason in the message
+            ("run_error", "perf_mod_shift_subtract", "done", "error",
+             {"message": "the C translation does not compile: main.c:3: error: expected ';'",
+              "sides": [{"side": "base", "sha": "a" * 40, "language_seconds": [], "c_seconds": [],
+                         "interval": None, "decision": None}]}, {}, 5),
         ]
         for name, slug, status, verdict, result, progress, hour in runs:
             run = BenchRun(repo_key=REPO, slug=slug, runner="mini-1" if status != "queued" else "", base_sha="a" * 40,
                            head_sha="b" * 40, verdict=verdict, message=result.get("message", status), result=result,
-                           status=status, purpose="fix", pr_number=12 if slug == "perf_boxed_sum" else None,
+                           status=status, purpose="reproduce" if name == "run_reproduce" else "fix",
+                           pr_number=12 if slug == "perf_boxed_sum" else None,
                            host="mini-1.lan" if status != "queued" else "", progress=progress,
                            created_at=T0 + timedelta(days=2, hours=hour),
                            started_at=T0 + timedelta(days=2, hours=hour) if status != "queued" else None,
@@ -158,9 +188,15 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
             session.add(run)
             session.flush()
             ids[name] = run.id
+        session.add(PendingMerge(repo_key=REPO, number=14, keep="perf_boxed_sum", merged_from="perf_float_boxing",
+                                 title="Merge perf_float_boxing into perf_boxed_sum", opened_by="offline",
+                                 opened_at=T0 + timedelta(days=2)))
+        session.add(Bisection(repo_key=REPO, slug="perf_u24_arith_boxing", good_sha="a" * 40, bad_sha="f" * 40,
+                              status="done", outcome="found", culprit_sha="9" * 40, message="first slow commit found",
+                              steps=[{"sha": "c" * 40, "mark": "good"}, {"sha": "9" * 40, "mark": "bad"}],
+                              requested_by="lead", options={}, created_at=T0, finished_at=T0 + timedelta(hours=1)))
         digest = DigestPost(repo_key=REPO, week="2026-W19", window_start=T0 - timedelta(days=7), window_end=T0,
-                            body="<!-- perfbot:digest 2026-W19 -->\n# Week 2026-W19\n\n- 2 reports fixed\n"
-                                 "- `perf_boxed_sum` passed verification\n",
+                            body=digest_body(),
                             summary={"new": 3, "fixes": 2, "stale": 1, "milestones": [
                                 {"name": "seq reports near C", "done": 3, "total": 8, "met": False},
                                 {"name": "par reports scaling", "done": 4, "total": 4, "met": True}]},

@@ -9,6 +9,7 @@ from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
 from bot.config import Settings
 from bot.services.bot import BotServices, RepoSource
+from tests.flows import pending_merges
 from tests.gitrepo import RepoBuilder
 from tests.reports import canonical_report
 
@@ -53,7 +54,7 @@ def dedup_comments(github, number: int) -> list[str]:
                 if c.issue_number == number and c.body.startswith("<!-- perfbot:dedup")]
 
 
-def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(world, github):
+def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(world, github, database):
     remote, services = world
     remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value")).commit("old finding")
     services.sync_and_mirror(REPO, None, None)
@@ -67,6 +68,7 @@ def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(wor
     assert "#3 proposes that merge" in dedup_comments(github, 2)[0]
     *_, pull = issue(github, 3)
     assert pull.head_ref == "perfbot/merge-perf_u24_hash_slow" and pull.base_ref == "main"
+    assert pending_merges(database) == [(3, "perf_u24_hash_slow", "perf_u24_mul_slow", "offline")]
 
     branch = remote.repo.commit("perfbot/merge-perf_u24_hash_slow")
     assert remote.repo.heads.main.commit.hexsha == head  # the default branch is never written

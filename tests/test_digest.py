@@ -14,7 +14,7 @@ from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, Recor
 from bot.core.digest import DigestFacts, RecordFact, build_digest
 from bot.core.milestones import Failing, RunFact, SidePoint
 from bot.core.config import Milestone, parse_repo_config
-from bot.core.untrusted import cell
+from bot.core.untrusted import cell, title_cell
 from bot.services.digest import make_digest, mermaid_label, render_digest
 
 REPO = "team/runtime"
@@ -317,7 +317,8 @@ def test_the_markdown_has_its_marker_tables_and_charts(month):
         widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
         assert len(widths) == 1, rows
     assert "| `perf_hash_seq` | HashMap insert \\| lookup slow |" in body
-    assert "String concat \\`\\|\\` \\<b\\>bold\\</b\\> @\u200bteam second line" in body
+    # a title's `code` stays code (its pipe escaped, as GFM tables want even inside code); the rest is literal
+    assert "String concat `\\|` \\<b\\>bold\\</b\\> @\u200bteam second line" in body
     assert "| gpu \\| agent | gpu@\u200bagents.invalid | 1 | 0 | 1 | 1 |" in body
     assert "`fix/perf_vec_par\\|x`" in body
     charts = re.findall(r"```mermaid\n(.*?)```", body, flags=re.S)
@@ -407,7 +408,18 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
     problems = [line for line in body.splitlines() if line.startswith("## ")]
     assert problems.index("## Output mismatches (1)") < problems.index("## Claims not reproduced (0)")
     assert "| `perf_bogus` | Wrong translation | 1016.00x | 1 |" in body
-    assert "1 fixes verified · 1 pass on their branch · 1 output mismatches" in body
+    assert "1 fix verified · 1 passes on its branch · 1 output mismatch" in body
     kinds = [line for line in body.splitlines() if line.startswith("### ")]
     assert kinds == ["### language/C (2)", "### ideal/achieved (1)", "### head/v1 (1)"]  # three kinds, kept apart
     assert "| 1 | `perf_par` | Par | par | c | 5.00x | claimed | 0 |" in body
+
+
+@pytest.mark.parametrize("title, shown", [
+    ("`%` runs a 24-step loop", "`%` runs a 24-step loop"),  # code stays code
+    (r"sum\_mod is slow", r"sum\_mod is slow"),  # the agent's escape shows its character, escaped once
+    ("a | b `x|y` @bob <b>", "a \\| b `x\\|y` @\u200bbob \\<b\\>"),
+    ("``a`b`` c", "``a`b`` c"),  # a backtick inside a code span keeps the longer fence
+    ("one ` backtick", "one \\` backtick"),  # no span: the backtick is text
+])
+def test_a_title_keeps_its_code_spans_and_nothing_else_acts(title, shown):
+    assert title_cell(title) == shown

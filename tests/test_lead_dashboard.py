@@ -14,7 +14,7 @@ from bot.adapters.store.service_models import DashboardIssue, Notice
 from bot.core.dashboard import MARKER
 from bot.services.worker import Event
 from tests.bench_project import CONFIG, build_project
-from tests.flows import github_bot
+from tests.flows import github_bot, pending_merges
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report
 
@@ -245,13 +245,15 @@ def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(wor
     assert github.writes() == [] and len(comments(github, "<!-- perfbot:notice fix-verified ")) == 1
 
 
-def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github):
+def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github, database):
     services, *_ = world
     pull = github.add_pull(REPO, head_ref=f"perfbot/merge-{STUCK}", base_ref="main", title=f"Merge {SLUG} into {STUCK}",
                            user="perfbot[bot]")
     services.refresh_dashboard(REPO)
     assert f"- [ ] <!-- perfbot:action accept {STUCK} --> **accept the merge PR**: merge PR #{pull} into `{STUCK}`" \
         in dashboards(github)[0].body
+    # a PR GitHub lists that no webhook told of (opened while perfbot was down) is on the web dashboard too
+    assert pending_merges(database) == [(pull, STUCK, "", "")]
     dashboard = dashboards(github)[0].number  # the PR took #3
     assert tick(github, services, dashboard, STUCK, "accept", "rita") == []  # a reader: refused, nothing merged
     with github.state.lock:
@@ -264,6 +266,7 @@ def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github):
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
     assert f"**accept the merge PR** `{STUCK}` (ticked by @alice): merged #{pull}" in answer
     assert "accept the merge PR" not in dashboards(github)[0].body
+    assert pending_merges(database) == []  # the redraw after the tick found it merged
 
 
 def test_a_perf_command_in_a_comment_redraws_the_dashboard(world, github, database):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import textwrap
 import threading
 from functools import lru_cache
 from typing import Sequence
@@ -34,6 +35,12 @@ def _figure(width: float, height: float):
 def _plain(text: str) -> str:
     """Labels are data, never mathtext: a `$` must not switch matplotlib's math parser on."""
     return text.replace("\\", "\\\\").replace("$", r"\$")
+
+
+def _title(axes, title: str, width: float) -> None:
+    """A long title wraps to the figure's width instead of running off its edge (about 11 characters an inch)."""
+    if title:
+        axes.set_title(textwrap.fill(_plain(title), max(20, int(width * 11))), fontsize=10, loc="left")
 
 
 def _style(axes) -> None:
@@ -86,55 +93,42 @@ def _samples_chart(sides: tuple, names: tuple[str, str], title: str) -> str:
         return _svg(figure, title or "samples", f"samples {title} {sides!r}")
 
 
-def bar_chart(labels: Sequence[str], values: Sequence[float], title: str = "") -> str:
-    """Vertical bars, one per label (e.g. records per state)."""
+def ratio_chart(labels: Sequence[str], ratios: Sequence[float], threshold: float = 2.0, title: str = "",
+                measured: Sequence[bool] = ()) -> str:
+    """Horizontal bars of language/C ratios, worst on top, with the near-C threshold as a dashed line. With
+    `measured`, a bar the bench measured is solid and one only claimed is hatched, each labelled which it is."""
     if not labels:
         return ""
-    return _bar_chart(tuple(labels), tuple(float(v) for v in values), title)
+    return _ratio_chart(tuple(labels), tuple(float(r) for r in ratios), float(threshold), title,
+                        tuple(bool(m) for m in measured))
 
 
 @lru_cache(maxsize=64)
-def _bar_chart(labels: tuple[str, ...], values: tuple[float, ...], title: str) -> str:
+def _ratio_chart(labels: tuple[str, ...], ratios: tuple[float, ...], threshold: float, title: str,
+                 measured: tuple[bool, ...]) -> str:
     with _lock:
-        figure = _figure(max(3.0, 0.62 * len(labels) + 1.0), 2.6)
-        axes = figure.add_subplot()
-        bars = axes.bar(range(len(labels)), values, color=SECOND, width=0.6)
-        axes.bar_label(bars, fmt="%g", fontsize=8, padding=2)
-        axes.set_xticks(range(len(labels)), [_plain(label) for label in labels])
-        axes.set_ylim(0, max(values + (1.0,)) * 1.2)
-        axes.yaxis.get_major_locator().set_params(integer=True)
-        if title:
-            axes.set_title(_plain(title), fontsize=10, loc="left")
-        _style(axes)
-        return _svg(figure, title or "bar chart", f"bars {title} {labels!r} {values!r}")
-
-
-def ratio_chart(labels: Sequence[str], ratios: Sequence[float], threshold: float = 2.0, title: str = "") -> str:
-    """Horizontal bars of language/C ratios, worst on top, with the near-C threshold as a dashed line."""
-    if not labels:
-        return ""
-    return _ratio_chart(tuple(labels), tuple(float(r) for r in ratios), float(threshold), title)
-
-
-@lru_cache(maxsize=64)
-def _ratio_chart(labels: tuple[str, ...], ratios: tuple[float, ...], threshold: float, title: str) -> str:
-    with _lock:
-        figure = _figure(5.0, 0.3 * len(labels) + 1.0)
+        figure = _figure(5.6, 0.3 * len(labels) + 1.3)
         axes = figure.add_subplot()
         rows = range(len(labels))[::-1]
         colours = [FIRST if ratio > threshold else ACCENT for ratio in ratios]
         bars = axes.barh(list(rows), ratios, color=colours, height=0.6)
-        axes.bar_label(bars, labels=[times(r) for r in ratios], fontsize=8, padding=2)
+        texts = [times(r) for r in ratios]
+        if measured:
+            for bar, was in zip(bars, measured):
+                if not was:
+                    bar.set(facecolor="white", edgecolor=bar.get_facecolor(), hatch="////", linewidth=1)
+            texts = [f"{t} {'measured' if was else 'claimed'}" for t, was in zip(texts, measured)]
+        axes.bar_label(bars, labels=texts, fontsize=8, padding=2)
         axes.set_yticks(list(rows), [_plain(label) for label in labels])
         axes.axvline(threshold, color=MUTED, linestyle="--", linewidth=1)
-        axes.set_xlim(0, max(ratios + (threshold,)) * 1.18)
-        axes.set_xlabel("language / C (x)", fontsize=9)
+        axes.set_xlim(0, max(ratios + (threshold,)) * (1.45 if measured else 1.18))
+        axes.set_xlabel(f"language / C (x); dashed: {times(threshold)}", fontsize=9)
         if title:
             axes.set_title(_plain(title), fontsize=10, loc="left")
         _style(axes)
         axes.grid(axis="y", visible=False)
         axes.grid(axis="x", color="#e5e5e5", linewidth=0.8)
-        return _svg(figure, title or "ratios", f"ratios {title} {labels!r} {ratios!r} {threshold}")
+        return _svg(figure, title or "ratios", f"ratios {title} {labels!r} {ratios!r} {threshold} {measured!r}")
 
 
 def scaling_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float, float, float]]]], claimed: int | None = None,
@@ -171,3 +165,59 @@ def _scaling_chart(curves: tuple, claimed: int | None, title: str) -> str:
         _style(axes)
         axes.legend(fontsize=8, frameon=False, loc="upper left")
         return _svg(figure, title or "scaling", f"scaling {title} {curves!r} {claimed}")
+
+
+def pie_chart(slices: Sequence[tuple[str, float]], title: str = "") -> str:
+    """A mermaid `pie showData` drawn here: each slice labelled with its name and its count."""
+    frozen = tuple((str(name), float(value)) for name, value in slices if value > 0)
+    return _pie_chart(frozen, title) if frozen else ""
+
+
+@lru_cache(maxsize=64)
+def _pie_chart(slices: tuple, title: str) -> str:
+    with _lock:
+        figure = _figure(4.6, 2.8)
+        axes = figure.add_subplot()
+        colours = (SECOND, FIRST, ACCENT, "#cc79a7", "#e69f00", "#56b4e9", "#f0e442", MUTED)
+        axes.pie([v for _, v in slices], labels=[f"{_plain(name)} ({v:g})" for name, v in slices],
+                 colors=[colours[i % len(colours)] for i in range(len(slices))], startangle=90, counterclock=False,
+                 wedgeprops={"linewidth": 1, "edgecolor": "white"}, textprops={"fontsize": 8})
+        axes.set_aspect("equal")
+        _title(axes, title, 4.6)
+        return _svg(figure, title or "pie chart", f"pie {title} {slices!r}")
+
+
+def xy_chart(categories: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], title: str = "",
+             x_label: str = "", y_label: str = "", y_top: float | None = None) -> str:
+    """A mermaid `xychart-beta` drawn here: bars overlaid as mermaid draws them (the first at the back, each
+    next one narrower in front), lines on top."""
+    frozen = tuple((kind, tuple(float(v) for v in values)) for kind, values in series if values)
+    if not frozen or not categories:
+        return ""
+    return _xy_chart(tuple(map(str, categories)), frozen, title, x_label, y_label, y_top)
+
+
+@lru_cache(maxsize=64)
+def _xy_chart(categories: tuple, series: tuple, title: str, x_label: str, y_label: str, y_top: float | None) -> str:
+    with _lock:
+        width = max(4.2, 0.7 * len(categories) + 1.6)
+        figure = _figure(width, 3.0)
+        axes = figure.add_subplot()
+        places = range(len(categories))
+        axes.set_xlim(-0.5 - max(0, 3 - len(categories)) / 2, len(categories) - 0.5 + max(0, 3 - len(categories)) / 2)
+        bars = [values for kind, values in series if kind == "bar"]
+        for number, values in enumerate(bars):
+            shown = axes.bar(places, values, width=0.7 * 0.6 ** number, color=(SECOND, FIRST, ACCENT)[number % 3])
+            axes.bar_label(shown, fmt="%g", fontsize=7, padding=1)
+        for number, values in enumerate(values for kind, values in series if kind == "line"):
+            axes.plot(places, values, color=(FIRST, SECOND, ACCENT, MUTED)[number % 4], marker="o", markersize=3,
+                      linewidth=1.2)
+        axes.set_xticks(places, [_plain(c) for c in categories], rotation=30 if len(categories) > 4 else 0,
+                        ha="right" if len(categories) > 4 else "center")
+        if y_top:
+            axes.set_ylim(0, y_top)
+        axes.set_xlabel(_plain(x_label), fontsize=9)
+        axes.set_ylabel(_plain(y_label), fontsize=9)
+        _title(axes, title, width)
+        _style(axes)
+        return _svg(figure, title or "chart", f"xy {title} {categories!r} {series!r} {x_label} {y_label} {y_top}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from markupsafe import Markup
 
-from bot.adapters.charts import bar_chart, ratio_chart
+from bot.adapters.charts import ratio_chart
 from bot.adapters.store import dashboard_queries as queries
 from bot.adapters.store import digest_store
 from bot.adapters.store.engine import Database
@@ -63,15 +63,14 @@ def overview():
         numbers = queries.overview(session)
     latest = next(iter(digest_store.list_digests(_db(), limit=1)), None)
     states = [(state, numbers["states"].get(state, 0)) for state in queries.STATES]
-    ranked = numbers["ranked"]
-    seq = [r for r in ranked if r["ratio_kind"] == "language/C"]  # one kind of ratio per chart
+    seq = [r for r in numbers["ranked"] if r["ratio_kind"] == "language/C"]  # one kind of ratio per chart
     return render_template(
         "overview.html", numbers=numbers, states=states, latest=latest,
         milestones=render.milestones(latest["summary"]) if latest else [],
         # The adapter draws from numbers and escapes its labels: its SVG is ours, not the reports' text.
-        state_chart=Markup(bar_chart([s for s, _ in states], [n for _, n in states], "records by state")),
         ratio_chart=Markup(ratio_chart([r["slug"] for r in seq], [r["shown"] for r in seq], NEAR_C,
-                                       "open seq reports: language / C, measured else claimed")))
+                                       f"open seq reports against the {NEAR_C:g}x line",
+                                       [r["source"] == "measured" for r in seq])))
 
 
 @dashboard.get("/records")
@@ -101,7 +100,8 @@ def record(record_id: int):
         if detail is None:
             abort(404, f"no record {record_id}")
         partners = queries.partner_ids(session, detail["repo"], [v["partner"] for v in detail["verdicts"]] +
-                                       [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]])
+                                       [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]] +
+                                       [m[k] for m in detail["merges"] for k in ("keep", "merged_from")])
     # A swept par run shows its curve under its samples: what a record's history of scaling looks like.
     charts = {run["id"]: render.run_chart(run, detail["threads"]) + render.scaling(run)["chart"]
               for run in detail["runs"]}

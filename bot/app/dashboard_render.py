@@ -8,7 +8,7 @@ from functools import lru_cache
 from markupsafe import Markup
 
 from bot.adapters import charts
-from bot.core import bench_view, scaling_view
+from bot.core import bench_view, mermaid_charts, scaling_view
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
 
@@ -32,9 +32,46 @@ def _markdown():
         tokens[idx].attrSet("rel", "nofollow noopener noreferrer")
         return renderer.renderToken(tokens, idx, options, env)
 
+    def fence(renderer, tokens, idx, options, env):
+        token = tokens[idx]
+        drawn = mermaid_svg(token.content) if token.info.strip() == "mermaid" else ""
+        if not drawn:
+            return renderer.fence(tokens, idx, options, env)
+        return f'<div class="panel mermaid-chart">{drawn}</div>\n'
+
     md.add_render_rule("link_open", link_open)
     md.add_render_rule("front_matter", front_matter)
+    md.add_render_rule("fence", fence)
     return md
+
+
+def mermaid_svg(source: str) -> str:
+    """A mermaid block perfbot wrote (the digest's charts, for GitHub) drawn as SVG like every other chart here;
+    "" for one it cannot read, which then stays the report's own text."""
+    chart = mermaid_charts.parse(source)
+    if isinstance(chart, mermaid_charts.PieChart):
+        return charts.pie_chart(chart.slices, chart.title)
+    if isinstance(chart, mermaid_charts.XYChart):
+        return charts.xy_chart(chart.categories, chart.series, chart.title, chart.x_label, chart.y_label, chart.y_top)
+    return ""
+
+
+@lru_cache(maxsize=1)
+def _inline():
+    from markdown_it import MarkdownIt
+
+    # A title is one line an agent wrote: only `code`, *emphasis* and backslash escapes mean anything in it.
+    return MarkdownIt("zero", {"html": False}).enable(["backticks", "emphasis", "escape"])
+
+
+def title(text: str | None) -> Markup:
+    """A report's title as people read it: `%` as code, sum\\_mod as sum_mod, never raw markdown."""
+    return Markup(_inline().renderInline(text or ""))
+
+
+def plural(count, word: str, many: str | None = None) -> str:
+    """'1 thread', '8 threads', '0 errors'."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def markdown(text: str | None) -> Markup:
@@ -92,11 +129,13 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
         for number, (a, b) in enumerate(zip(first, second), start=1):
             # seq: language/C; par: one thread over N threads, the speedup. Either way first over second.
             pairs.append({"n": number, "first": a, "second": b, "ratio": a / b if b else None})
-        sides.append({"side": side.get("side", "?"), "sha": side.get("sha"), "pairs": pairs,
-                      "output": side.get("output") or ""})
+        if pairs or side.get("output"):  # a side that failed before its first pair has nothing to tabulate
+            sides.append({"side": side.get("side", "?"), "sha": side.get("sha"), "pairs": pairs,
+                          "output": side.get("output") or ""})
     first_name, second_name = _names(result, threads)
     return {"first": first_name, "second": second_name, "ratio": "speedup" if par else "language/C", "sides": sides,
-            "rows": bench_view.side_rows(result, run.get("purpose") or "fix"), "columns": bench_view.column_names(result, threads)}
+            "rows": [row for row in bench_view.side_rows(result, run.get("purpose") or "fix") if row.samples],
+            "columns": bench_view.column_names(result, threads)}
 
 
 def milestones(summary: dict | None) -> list[dict]:
@@ -147,4 +186,5 @@ def number(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-FILTERS = {"short": short, "when": when, "ratio": ratio, "seconds": seconds, "number": number}
+FILTERS = {"short": short, "when": when, "ratio": ratio, "seconds": seconds, "number": number, "title": title,
+           "plural": plural}

@@ -63,7 +63,8 @@ def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
     sides = result.get("sides") or [{}]
     unit = {"user": "median user s", "instructions": "median instructions"}.get(sides[0].get("measure"), "median s")
     if is_par(result):
-        return f"1 thread ({unit})", f"{threads or 'N'} threads ({unit})", "speedup [95% interval]"
+        many = f"{threads} thread{'' if threads == 1 else 's'}" if threads else "N threads"
+        return f"1 thread ({unit})", f"{many} ({unit})", "speedup [95% interval]"
     against = sides[0].get("against", "C")
     if against != "C":  # a `reference:` report: the other program is another implementation, not C
         name = against.split(" (")[0]

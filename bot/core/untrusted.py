@@ -17,6 +17,26 @@ def quiet_mentions(text: str) -> str:
     return str(text).replace("@", NO_PING)
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def title_cell(text: str) -> str:
+    """A report's title in a table cell or list line: its `code` stays code (what agents write for `%` or a
+    function's name), a backslash escape (sum\\_mod) shows its character, and everything else is made literal
+    as `cell` makes it. Inside a code span nothing is markdown, HTML or a mention; a `|` is escaped for tables."""
+    line, parts, start = " ".join(str(text).split()), [], 0
+    for found in _CODE_SPAN.finditer(line):
+        parts.append(_literal(_ESCAPED.sub(r"\1", line[start:found.start()])))
+        code = found.group(2).strip() or found.group(2)
+        fence = "`" * (max((len(m) for m in re.findall(r"`+", code)), default=0) + 1)
+        pad = " " if code.startswith("`") or code.endswith("`") else ""
+        parts.append(f"{fence}{pad}{code.replace('|', chr(92) + '|')}{pad}{fence}")
+        start = found.end()
+    parts.append(_literal(_ESCAPED.sub(r"\1", line[start:])))
+    return "".join(parts)
+
+
 def fenced(text: str, info: str = "text") -> str:
     """Untrusted text as a code block whose fence is longer than any backtick run inside it."""
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -26,4 +46,8 @@ def fenced(text: str, info: str = "text") -> str:
 
 def cell(text: str) -> str:
     """Untrusted text in a table cell: one line, markdown made literal, and no @mention that would ping anyone."""
-    return quiet_mentions(_MARKDOWN.sub(r"\\\1", " ".join(str(text).split())))
+    return _literal(" ".join(str(text).split()))
+
+
+def _literal(text: str) -> str:
+    return quiet_mentions(_MARKDOWN.sub(r"\\\1", text))

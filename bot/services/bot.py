@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from bot.adapters.git import GitRepository
+from bot.adapters.store import merge_store
 from bot.adapters.store import service_queries as queries
 from bot.adapters.store.engine import Database
 from bot.adapters.store.dedup_store import remember_not_duplicate
@@ -130,6 +131,10 @@ class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
             if reviews:
                 outcomes = propose_merges(reviews, repo, tracker, lambda branch: self.source.publish(
                     full_name, installation_id, branch), repo.default_ref())
+                for outcome in (o for o in outcomes if o.pull):
+                    review = outcome.review
+                    merge_store.opened(self.db, full_name, outcome.pull, review.new, review.old,
+                                       f"Merge {review.old} into {review.new}", review.verdict.reviewer)
             if self.fixes is not None:
                 self._follow_fixes(repo, tracker, full_name, summary.touched, installation_id)
             self._branches_parity(repo, tracker, full_name)

@@ -6,7 +6,7 @@ import logging
 from datetime import datetime
 from typing import Callable
 
-from bot.adapters.store import fix_store
+from bot.adapters.store import fix_store, merge_store
 from bot.adapters.store import service_queries as queries
 from bot.adapters.store.locks import repo_lock
 from bot.services.closing import close_if_verified
@@ -28,6 +28,7 @@ class FixWork:
             attached = self.fixes.pull_changed(repo, full_name, pull, installation_id)  # merged: attach, never run
             slugs = {a.fix.slug for a in attached}
             if pull.merged:
+                merge_store.closed(self.db, full_name, pull.number)
                 for fix in fix_store.fixes_of_pull(self.db, full_name, pull.number):
                     if fix.state == fix_store.OPEN:
                         fix_store.set_state(self.db, fix.id, fix_store.MERGED)
@@ -39,6 +40,7 @@ class FixWork:
         return sorted(slugs)
 
     def pull_closed_unmerged(self, full_name: str, number: int) -> None:
+        merge_store.closed(self.db, full_name, number)
         for fix in fix_store.fixes_of_pull(self.db, full_name, number):
             if fix.state == fix_store.OPEN:
                 fix_store.set_state(self.db, fix.id, fix_store.CLOSED)

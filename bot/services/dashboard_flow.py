@@ -14,7 +14,7 @@ import logging
 from datetime import datetime
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store import notice_store
+from bot.adapters.store import merge_store, notice_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
@@ -25,7 +25,7 @@ from bot.core.issue_view import BOT_LABEL
 from bot.core.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.parse import parse
 from bot.core.config import RepoConfig
-from bot.core.untrusted import cell
+from bot.core.untrusted import cell, title_cell
 from bot.errors import UserError
 from bot.services.bench_inputs import read_config
 from bot.services.digest import code, ratio
@@ -42,7 +42,8 @@ def notice_marker(kind: str, subject: str) -> str:
 
 
 def render_dashboard(dashboard: Dashboard) -> str:
-    return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, code=code, ratio=ratio)
+    return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, title=title_cell, code=code,
+                  ratio=ratio)
 
 
 class DashboardFlow:
@@ -70,6 +71,7 @@ class DashboardFlow:
             config.notify.stuck_days, config.notify.host_hours,
             {r.slug: runner.name for r in facts.records if (runner := config.runner_for(r.backend or "c"))}), now, cell)
         merges = merge_pulls(tracker.open_pulls_from(MERGE_BRANCH))
+        merge_store.set_open(self.db, full_name, [(m.number, m.keep, m.title) for m in merges])
         body = render_dashboard(build_dashboard(full_name, facts.records, facts.runs, facts.fixes, issues, milestones,
                                                 notices, merges))
         wanted = hashlib.sha256(body.encode()).hexdigest()

@@ -12,6 +12,7 @@ from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.dedup_store import VerdictCache, audited, not_duplicates, save_audit
+from bot.adapters.store import merge_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers, live_reports
 from bot.adapters.store.retrieval_store import live_reports_named
@@ -92,7 +93,9 @@ def propose_person_merge(db: Database, repo_key: str, repo: GitRepository, track
                       BOT_AUTHOR)
     publish(branch)
     body = render("person_merge_pull.md.j2", marker=comment_marker("merge", keep), keep=keep, drop=drop, actor=actor)
-    return tracker.open_pull(branch, base_ref, f"Merge {drop} into {keep}", body)
+    number = tracker.open_pull(branch, base_ref, f"Merge {drop} into {keep}", body)
+    merge_store.opened(db, repo_key, number, keep, drop, f"Merge {drop} into {keep}", actor)
+    return number
 
 
 def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[DedupOutcome]) -> int:

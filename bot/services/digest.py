@@ -13,7 +13,7 @@ from bot.core.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity import ParityReport
 from bot.core.parity_view import digest_rows
 from bot.core.config import RepoConfig
-from bot.core.untrusted import cell
+from bot.core.untrusted import cell, title_cell
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
@@ -42,7 +42,7 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
     charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
     top_ratio = max([v for f in digest.merged_fixes for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
     return render("digest.md.j2", d=digest, marker=marker(digest.repo_key, digest.week), zone=str(zone),
-                  cell=cell, code=code, label=mermaid_label, ratio=ratio,
+                  cell=cell, title=title_cell, code=code, label=mermaid_label, ratio=ratio,
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
                   top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,
                   parity=parity, parity_rows=digest_rows(parity) if parity else [], prose=prose)

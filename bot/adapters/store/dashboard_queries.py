@@ -8,7 +8,9 @@ from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, PairOverride, RecordEvent
+from bot.adapters.store.merge_store import as_dict as merge_dict
+from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, Fix, PairOverride, PendingMerge,
+                                               RecordEvent)
 from bot.core import verdict_words as words
 from bot.core.claim_size import ratio_kind
 
@@ -96,6 +98,8 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
         "ranked": ranked,
+        "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.repo_key, m.keep)}
+                   for m in session.scalars(select(PendingMerge).order_by(PendingMerge.number))],
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
 
@@ -133,7 +137,7 @@ def record_id_of(session: Session, repo_key: str, slug: str) -> int | None:
 
 
 def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | None:
-    """A record as the dashboard shows it: facts, report text, findings, history, verdicts, fixes, runs."""
+    """A record as the dashboard shows it: facts, text, findings, history, verdicts, fixes, runs, merges, bisections."""
     found = session.execute(select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id)
                             .where(Record.id == record_id)).first()
     if found is None:
@@ -159,6 +163,15 @@ def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | N
     detail["runs"] = [run_dict(r) for r in session.scalars(
         select(BenchRun).where(BenchRun.repo_key == key, BenchRun.slug.in_(slugs))
         .order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(runs))]
+    detail["merges"] = [merge_dict(m) for m in session.scalars(select(PendingMerge).where(
+        PendingMerge.repo_key == key, or_(PendingMerge.keep.in_(slugs), PendingMerge.merged_from.in_(slugs)))
+        .order_by(PendingMerge.number))]
+    detail["bisections"] = [
+        {"id": b.id, "status": b.status, "outcome": b.outcome, "good": b.good_sha, "bad": b.bad_sha,
+         "culprit": b.culprit_sha, "message": b.message, "steps": len(b.steps or []), "by": b.requested_by,
+         "at": b.created_at, "finished": b.finished_at}
+        for b in session.scalars(select(Bisection).where(Bisection.repo_key == key, Bisection.slug.in_(slugs))
+                                 .order_by(Bisection.id.desc()))]
     detail["events"] = [
         {"kind": e.kind, "actor": e.actor, "detail": e.detail, "at": e.at}
         for e in session.scalars(select(RecordEvent).where(RecordEvent.record_id == record.id)

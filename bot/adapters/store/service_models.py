@@ -271,3 +271,21 @@ class Bisection(Base):
     options: Mapped[dict] = mapped_column(JSON, default=dict)  # the answer line a command keeps current
     created_at: Mapped[datetime] = mapped_column()
     finished_at: Mapped[datetime | None] = mapped_column()
+
+
+class PendingMerge(Base):
+    """An open merge PR (dedup's or `/perf merge`'s), kept from its opening to its closing so the dashboard can show
+    it without asking GitHub; the campaign dashboard's refresh sets the list right against GitHub's own."""
+
+    __tablename__ = "pending_merges"
+    __table_args__ = (UniqueConstraint("repo_key", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    keep: Mapped[str] = mapped_column(String(200))  # the report that survives (the branch is named after it)
+    # the report merged into `keep`; "" when only GitHub's list named the PR
+    merged_from: Mapped[str] = mapped_column(String(200), default="")
+    title: Mapped[str] = mapped_column(String(400), default="")
+    opened_by: Mapped[str] = mapped_column(String(200), default="")  # a reviewer's name, or the person who asked
+    opened_at: Mapped[datetime] = mapped_column()
