@@ -78,7 +78,8 @@ def test_only_changed_reports_are_parsed(database, git_repo, monkeypatch):
     run_sync(database, git_repo)
     parsed = []
     real_read = sync_service.read_report
-    monkeypatch.setattr(sync_service, "read_report", lambda path, data: parsed.append(path) or real_read(path, data))
+    monkeypatch.setattr(sync_service, "read_report",
+                        lambda path, data, *rest: parsed.append(path) or real_read(path, data, *rest))
     git_repo.write("devs/issues/perf_r7.md", canonical_report("perf_r7", ratio=8.0)).commit("edit one")
     run_sync(database, git_repo)
     assert parsed == ["devs/issues/perf_r7.md"]
