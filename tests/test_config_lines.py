@@ -102,3 +102,16 @@ def test_the_reference_escapes_what_markdown_would_take_for_html():
     text = reference_markdown()
     assert "program.&lt;fence tag>" in text
     assert [row for row in text.splitlines() if row.startswith("| `") and "<" in row] == []
+
+
+def test_every_key_of_the_reference_has_an_example_that_is_toml():
+    import tomllib
+
+    from bot.core.config.reference import reference_markdown
+
+    rows = [line.split(" | ") for line in reference_markdown().splitlines() if line.startswith("| `")]
+    assert len(rows) > 80
+    for key, _, _, example, _ in rows:
+        assert example.startswith("`") and example.endswith("`"), key
+        line = example.strip("`").replace("\\|", "|")
+        assert line.split(" = ", 1)[0] == key.strip("|` ") and tomllib.loads(line), (key, line)

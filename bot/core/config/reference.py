@@ -7,6 +7,28 @@ import json
 from bot.core.config.model import json_schema
 
 _ARRAYS = ("runners", "milestones")
+# A line as it would be written, for each key without a default to show (the others show `key = default`).
+EXAMPLES = {
+    "build.command": 'command = ["make", "-j2"]', "build.script": 'script = ".perfbot/build.sh"',
+    "run.language": 'language = ["./bin/run", "{file}", "--threads", "{threads}"]',
+    "run.program": 'program = "main.hvm4"', "suite.command": 'command = ["make", "bench"]',
+    "suite.timeout_seconds": "timeout_seconds = 600", "verify.threads": "threads = [1, 2, 4, 8]",
+    "runners.name": 'name = "mini-1"', "runners.kind": 'kind = "ssh"', "runners.labels": 'labels = ["c", "metal"]',
+    "runners.host": 'host = "mini-1.lan"', "runners.user": 'user = "bench"',
+    "runners.path": 'path = "~/.cache/perfbot/mini-1"', "milestones.name": 'name = "seq reports near C"',
+    "milestones.kind": 'kind = "seq-near-c"', "milestones.due": "due = 2026-12-31",
+    "milestones.threshold": "threshold = 2.0", "milestones.backend": 'backend = "c"',
+    "milestones.target": "target = 6.0", "milestones.runner": 'runner = "mini-1"',
+    "references.run": 'run = ["./bin/run", "{file}"]', "references.repository": 'repository = "../runtime-v1"',
+    "references.branch": 'branch = "v1"', "references.build": 'build = ["make"]',
+    "references.program": 'program = "main.hvm"', "references.factor": "factor = 1.2",
+    "parity.metal": 'metal = "runtime/metal/"', "parity.cuda": 'cuda = "runtime/cuda/"',
+    "notify.webhook_url": 'webhook_url = "https://chat.example/hooks/perf"',
+    "guards.schedule": 'schedule = "daily 03:00"', "guards.runner": 'runner = "mini-1"',
+    "gpu.run": 'run = ["./bin/run", "--gpu", "{file}"]', "gpu.auto": 'auto = ["./bin/run", "{file}"]',
+    "new.program": 'program = "sum 1000"', "new.translation": 'translation = "int main(void) { return 0; }"',
+    "new.prints": 'prints = "500500"',
+}
 
 
 def reference_markdown() -> str:
@@ -22,13 +44,13 @@ def reference_markdown() -> str:
         header = f"[[{section}]]" if section in _ARRAYS else f"[{section}.NAME]" if section == "references" \
             else f"[{section}]"
         out += [f"## `{header}`", ""] + ([table["description"].strip(), ""] if table.get("description") else [])
-        out += ["| key | value | default | meaning |", "| --- | --- | --- | --- |"]
+        out += ["| key | value | default | example | meaning |", "| --- | --- | --- | --- | --- |"]
         required = set(table.get("required", ()))
         for key, field in table.get("properties", {}).items():
             default = "required" if key in required else _shown(field.get("default"))
             # `<` escaped: "program.<fence tag>" is text, not an HTML tag a renderer would swallow.
             meaning = field.get("description", "").replace("|", "\\|").replace("<", "&lt;")
-            out.append(f"| `{key}` | {_kind(field)} | {default} | {meaning} |")
+            out.append(f"| `{key}` | {_kind(field)} | {default} | {_example(section, key, field)} | {meaning} |")
         out.append("")
     return "\n".join(out)
 
@@ -63,3 +85,20 @@ def _one(spec: dict) -> str:
 
 def _shown(value) -> str:
     return "" if value is None else f"`{json.dumps(value)}`"
+
+
+def _example(section: str, key: str, field: dict) -> str:
+    written = EXAMPLES.get(f"{section}.{key}")
+    if written is None and field.get("default") is not None:
+        written = f"{key} = {_toml(field['default'])}"
+    return "`" + written.replace("|", "\\|") + "`" if written else ""
+
+
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(value)
