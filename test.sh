@@ -7,6 +7,7 @@ cd "$(dirname "$0")"
 scripts/ensure-postgres
 scripts/ensure-sshd
 scripts/ensure-bwrap
+scripts/ensure-build-tools
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 && scripts/ensure-browser  # Debian's chromium; pip never fetches a browser
 scripts/ensure-npm-fixtures
 scripts/bootstrap test,docs

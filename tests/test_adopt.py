@@ -173,3 +173,32 @@ def test_a_new_report_starts_from_a_program_the_configured_runtime_runs(tmp_path
     (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\n')
     plain = perfbot("new", "perf_plain", "--track", "seq", "--dir", str(repo.root / "devs/issues"))
     assert plain.exit_code == 0 and "add a [new] table" in plain.output
+
+
+CMAKE_RUNTIME = r"""#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--help")) { puts("usage: tiny [--threads N] PROGRAM.tn"); return 0; }
+  if (argc < 2) { fputs("usage: tiny [--threads N] PROGRAM.tn\n", stderr); return 2; }
+  FILE *f = fopen(argv[argc - 1], "r");
+  long n = 0, s = 0;
+  if (f) { if (fscanf(f, "sum %ld", &n) != 1) n = 0; fclose(f); }
+  for (long i = 1; i <= n; i++) s += i;
+  printf("%ld\n", s);
+  return 0;
+}
+"""
+
+
+def test_init_builds_a_cmake_project_in_the_sandbox_and_finds_its_runtime(tmp_path, perfbot):
+    """cmake comes from scripts/ensure-build-tools; the build runs contained, as every build does."""
+    from tests.gitrepo import RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "tiny")
+    repo.write("CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(tiny C)\nadd_executable(tiny main.c)\n")
+    repo.write("main.c", CMAKE_RUNTIME).commit("a runtime built with CMake")
+    init = perfbot("init", "--repo", str(repo.root))
+    assert init.exit_code == 0, init.output
+    assert "guessed build: sh -c cmake -S . -B build" in init.output and "(from CMakeLists.txt)" in init.output
+    assert "guessed runtime: ./build/tiny, programs *.tn" in init.output
+    assert "guessed run: ./build/tiny --threads {threads} {file}" in init.output
