@@ -202,3 +202,12 @@ def test_init_builds_a_cmake_project_in_the_sandbox_and_finds_its_runtime(tmp_pa
     assert "guessed build: sh -c cmake -S . -B build" in init.output and "(from CMakeLists.txt)" in init.output
     assert "guessed runtime: ./build/tiny, programs *.tn" in init.output
     assert "guessed run: ./build/tiny --threads {threads} {file}" in init.output
+
+
+def test_a_cargo_project_is_guessed_as_cargo_build_of_its_package():
+    """The guess alone: building needs cargo where the sandbox shows it (a system install, not ~/.cargo)."""
+    from bot.core.init_guess import guess_build
+
+    guess = guess_build({"Cargo.toml": '[package]\nname = "hvm-rt"\nversion = "0.1.0"\n', "src": None}, "gcc")
+    assert guess.command == ("cargo", "build", "--release") and guess.binary_hint == "target/release/hvm-rt"
+    assert guess_build({"Cargo.toml": "[workspace]\n"}, "gcc").binary_hint is None
