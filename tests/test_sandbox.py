@@ -234,6 +234,8 @@ def test_without_bubblewrap_nothing_runs(monkeypatch, tmp_path):
             LocalRunner("local", tmp_path, tmp_path / "cache", build=None)
         answer = contain.run({"argv": ["true"], "cwd": str(tmp_path), "timeout": 5, "memory_mb": 64})
         assert "nothing runs" in answer["refused"] and "returncode" not in answer
+        odd = contain.run({"argv": ["true"], "cwd": str(tmp_path), "timeout": 5, "memory_mb": 64, "sandbox": "off"})
+        assert "not 'off', so nothing runs" in odd["refused"] and "returncode" not in odd
     finally:
         contain.bwrap_problem.cache_clear()
 

@@ -114,6 +114,8 @@ def run(request):
     timeout, memory = float(request["timeout"]), int(request["memory_mb"]) * 1024 * 1024
     processes, cap = int(request.get("processes", 256)), int(request.get("output_bytes", 16 << 20))
     sandbox = request.get("sandbox", "bwrap")
+    if sandbox not in ("bwrap", "none"):  # fail closed: only the explicit opt-out runs uncontained
+        return {"refused": "sandbox must be \"bwrap\" or \"none\", not %r, so nothing runs" % str(sandbox)[:40]}
     if sandbox == "bwrap":
         problem = bwrap_problem()
         if problem:
