@@ -16,8 +16,8 @@ import argparse
 
 import numpy as np
 
-from bot.core.claim_size import DEFAULT_FACTOR, judge
-from bot.core.stats import SamplingPlan
+from bot.core.verify.claim_size import DEFAULT_FACTOR, judge
+from bot.core.verify.stats import SamplingPlan
 
 THRESHOLD = 2.0
 TRUE_RATIOS = (2.5, 9.5, 60.0, 218.0)

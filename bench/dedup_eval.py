@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from bot.core.offline_reviewer import OfflineReviewer
-from bot.core.parse import parse
-from bot.core.retrieval import RetrievalIndex
-from bot.core.similarity import Features, features
+from bot.core.dedup.offline_reviewer import OfflineReviewer
+from bot.core.reports.parse import parse
+from bot.core.dedup.retrieval import RetrievalIndex
+from bot.core.dedup.similarity import Features, features
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import retrieval_before  # noqa: E402  (a script's sibling module)

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.core.audit import audit  # noqa: E402  (the project root must be importable first)
-from bot.core.lint import lint  # noqa: E402
-from bot.core.parse import parse  # noqa: E402
+from bot.core.lint.audit import audit  # noqa: E402  (the project root must be importable first)
+from bot.core.lint.rules import lint  # noqa: E402
+from bot.core.reports.parse import parse  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "lint_eval"
 SETS = tuple(sorted((p.name for p in DATA.iterdir() if (p / "manifest.json").exists()),

@@ -20,10 +20,10 @@ from sqlalchemy import insert, select, update
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
-from bot.adapters.store.retrieval_store import store_features
-from bot.core.parse import parse
-from bot.core.similarity import features
-from bot.services.live_index import LiveIndexes
+from bot.adapters.store.reviews.retrieval_store import store_features
+from bot.core.reports.parse import parse
+from bot.core.dedup.similarity import features
+from bot.services.dedup.live_index import LiveIndexes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dedup_eval import DATA, generated, load_set  # noqa: E402  (a script's sibling module)

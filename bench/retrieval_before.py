@@ -13,8 +13,8 @@ from collections import defaultdict
 import bm25s
 from datasketch import MinHash, MinHashLSH
 
-from bot.core.retrieval import Candidate
-from bot.core.similarity import Features, jaccard
+from bot.core.dedup.retrieval import Candidate
+from bot.core.dedup.similarity import Features, jaccard
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.3

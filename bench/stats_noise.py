@@ -12,7 +12,7 @@ import argparse
 
 import numpy as np
 
-from bot.core.stats import FAIL, INCONCLUSIVE, PASS, SamplingPlan, decide_at_most, ratio_interval
+from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, SamplingPlan, decide_at_most, ratio_interval
 
 THRESHOLD = 2.0
 TRUE_RATIOS = (1.4, 1.8, 1.95, 2.05, 2.3, 3.0)

@@ -25,10 +25,10 @@ from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.repository import RecordRepository
 from bot.cli.new_cmd import scaffold
-from bot.core.history import DELETED
-from bot.core.reading import read_report
-from bot.services.identities import Identities
-from bot.services.sync import SyncSummary, apply_step, plan, sync
+from bot.core.reports.history import DELETED
+from bot.core.reports.reading import read_report
+from bot.services.reports.identities import Identities
+from bot.services.reports.sync import SyncSummary, apply_step, plan, sync
 
 ROUNDS = 15  # incremental and no-op syncs are timed this many times each; the median is printed
 FULL_ROUNDS = 3  # first syncs; and reading the largest N each way

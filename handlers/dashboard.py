@@ -6,7 +6,7 @@ Listed after the handlers it follows in HANDLERS, so on the same delivery it see
 from __future__ import annotations
 
 from bot.core.commands import find_commands
-from bot.core.dashboard import MARKER
+from bot.core.lead.dashboard import MARKER
 from bot.errors import UserError
 from handlers.payload import installation_id, login, repo_full_name
 

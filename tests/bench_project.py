@@ -18,7 +18,7 @@ SLOW = RUNTIME_MAIN
 FAST = RUNTIME_FIX
 TRANSLATION = SUM_TRANSLATION
 # The demo's settings without its runner table: tests append the runners they need. A shared test machine is
-# often busier than its cores; the service would then measure every run again later (core/noise.py), which
+# often busier than its cores; the service would then measure every run again later (core/verify/noise.py), which
 # tests/test_noise.py tests on its own, so here no load counts as busy.
 CONFIG = SETTINGS + "busy_load = 1000\n"
 

@@ -5,8 +5,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from bot.adapters.git import GitRepository
-from bot.services.mirror import MirrorSummary, mirror_repo
-from bot.services.sync import sync
+from bot.services.reports.mirror import MirrorSummary, mirror_repo
+from bot.services.reports.sync import sync
 
 
 def pending_merges(database) -> list[tuple]:
@@ -39,9 +39,9 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
-    from bot.services.bench_flow import BenchFlow
+    from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bot import BotServices, RepoSource
-    from bot.services.fix_flow import FixFlow
+    from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
 
     github.use_git_remotes(tmp_path / "remotes")
@@ -72,9 +72,9 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     from bot.adapters.local_issues import FileIssues
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
-    from bot.services.bench_flow import BenchFlow
+    from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bot import BotServices, RepoSource
-    from bot.services.fix_flow import FixFlow
+    from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
 
     key = local_key(repo_root)

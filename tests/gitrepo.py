@@ -50,7 +50,7 @@ class RepoBuilder:
 def sync_repo(database, builder: RepoBuilder, **kwargs):
     """One sync of a builder's repository into the store, the repository closed afterwards."""
     from bot.adapters.git import GitRepository
-    from bot.services.sync import sync
+    from bot.services.reports.sync import sync
 
     repo = GitRepository(builder.root)
     try:

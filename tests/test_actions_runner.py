@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import handlers
-from bot.adapters.store import bench_store, fix_store
+from bot.adapters.store.bench import bench_store, fix_store
 from bot.core.config import ConfigFileError, parse_repo_config
 from bot.services.worker import Event
 from tests.bench_project import CONFIG, build_project

@@ -142,14 +142,14 @@ def documented_commands() -> list[str]:
     ("x", "x: give it something", ("./x", "{file}"), None),
 ])
 def test_init_reads_the_run_template_from_a_usage_line(binary, help_text, language, extension):
-    from bot.core.init_guess import guess_run
+    from bot.core.config.init_guess import guess_run
 
     guess = guess_run(binary, help_text)
     assert (guess.language, guess.extension) == (language, extension)
 
 
 def test_check_offers_a_normalize_rule_only_for_statistics_lines():
-    from bot.core.check_advice import normalize_rules
+    from bot.core.config.check_advice import normalize_rules
 
     assert normalize_rules("42\n- ITRS: 9\n", "42\n") == [("(?m)^- ITRS.*\\n?", "")]
     assert normalize_rules("42\n", "43\n") == []  # a different result is never normalised away
@@ -206,7 +206,7 @@ def test_init_builds_a_cmake_project_in_the_sandbox_and_finds_its_runtime(tmp_pa
 
 def test_a_cargo_project_is_guessed_as_cargo_build_of_its_package():
     """The guess alone: building needs cargo where the sandbox shows it (a system install, not ~/.cargo)."""
-    from bot.core.init_guess import guess_build
+    from bot.core.config.init_guess import guess_build
 
     guess = guess_build({"Cargo.toml": '[package]\nname = "hvm-rt"\nversion = "0.1.0"\n', "src": None}, "gcc")
     assert guess.command == ("cargo", "build", "--release") and guess.binary_hint == "target/release/hvm-rt"

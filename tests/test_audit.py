@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.audit import RULES, audit, c_shape, language_shape
-from bot.core.parse import parse
+from bot.core.lint.audit import RULES, audit, c_shape, language_shape
+from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 
 PATH = "devs/issues/perf_audit.md"

@@ -10,11 +10,12 @@ import pytest
 from markdown_it import MarkdownIt
 from sqlalchemy import update
 
-from bot.adapters.store import bench_store, notice_store
+from bot.adapters.store.bench import bench_store
+from bot.adapters.store.lead import notice_store
 from bot.adapters.store.service_models import Delivery
 from bot.app.runtime import Runtime
 from bot.config import Settings
-from bot.core.dashboard import MARKER
+from bot.core.lead.dashboard import MARKER
 from tests.bench_project import CONFIG, build_project
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report

@@ -5,10 +5,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from bot.core.bisect import BAD, GOOD, RESAMPLE, SKIP, Found, NotBisectable, Probe, Unresolved, mark_of, next_step, \
+from bot.core.verify.bisect import BAD, GOOD, RESAMPLE, SKIP, Found, NotBisectable, Probe, Unresolved, mark_of, next_step, \
     steps_at_most
 from bot.core.config import ConfigFileError, parse_repo_config
-from bot.core.notices import NoticeFacts, ReportState, current_notices
+from bot.core.lead.notices import NoticeFacts, ReportState, current_notices
 
 COMMITS = tuple(f"c{n}" for n in range(9))  # c0 passes (the fix), c8 fails (the guard)
 

@@ -319,7 +319,7 @@ def test_counts_are_in_the_singular_when_there_is_one(client, ids):
     record = client.get(f"/dashboard/records/{ids['perf_boxed_sum']}").get_data(as_text=True)
     assert "0 errors, 1 warning" in record and "(s)" not in record
     assert "8 threads" in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)
-    from bot.core.bench_view import column_names
+    from bot.core.verify.bench_view import column_names
     assert column_names({"sides": [{"one_thread_seconds": [1.0]}]}, 1)[1] == "1 thread (median s)"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.store import bench_store
+from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue
 from bot.app import create_app, dashboard

@@ -8,9 +8,9 @@ from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, DigestPost, Fix, PairOverride,
                                                PendingMerge, RecordEvent)
 from bot.core.config import Milestone
-from bot.core.digest import DigestFacts, FixFact, build_digest
-from bot.core.milestones import RecordFact, RunFact, SidePoint
-from bot.services.digest import render_digest
+from bot.core.lead.digest import DigestFacts, FixFact, build_digest
+from bot.core.lead.milestones import RecordFact, RunFact, SidePoint
+from bot.services.lead.digest import render_digest
 
 REPO = "acme/runtime"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.adapters.store.dedup_store import VerdictCache, not_duplicates, remember_not_duplicate
+from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates, remember_not_duplicate
 from bot.cli import main
-from bot.core.lint import lint
-from bot.core.offline_reviewer import OfflineReviewer, merge_reports
-from bot.core.parse import parse
-from bot.core.retrieval import RetrievalIndex
-from bot.core.similarity import code_shape, features, locations
-from bot.services.dedup import Dedup
+from bot.core.lint.rules import lint
+from bot.core.dedup.offline_reviewer import OfflineReviewer, merge_reports
+from bot.core.reports.parse import parse
+from bot.core.dedup.retrieval import RetrievalIndex
+from bot.core.dedup.similarity import code_shape, features, locations
+from bot.services.dedup.review import Dedup
 from tests.reports import canonical_report
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "devs" / "issues"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.lint import lint_bytes
-from bot.core.parse import parse
-from bot.core.records import Severity
+from bot.core.lint.rules import lint_bytes
+from bot.core.reports.parse import parse
+from bot.core.reports.records import Severity
 
 PROJECT = Path(__file__).resolve().parent.parent
 DATASET = PROJECT / "tests" / "data" / "dedup"

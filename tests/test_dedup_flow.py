@@ -112,9 +112,9 @@ def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
 
 def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world, github, database):
     from bot.adapters.store.mirror_queries import live_reports
-    from bot.core.retrieval import RetrievalIndex
-    from bot.core.similarity import features
-    from bot.services.live_index import LiveIndexes
+    from bot.core.dedup.retrieval import RetrievalIndex
+    from bot.core.dedup.similarity import features
+    from bot.services.dedup.live_index import LiveIndexes
 
     remote, services = world
     other = "devs/issues/perf_tail_call_frames.md"

@@ -1,10 +1,10 @@
 """The offline reviewer weighs track and backend: a shared program across claims is not a shared cause."""
 from __future__ import annotations
 
-from bot.core.offline_reviewer import review
-from bot.core.parse import parse
-from bot.core.retrieval import RetrievalIndex
-from bot.core.similarity import features
+from bot.core.dedup.offline_reviewer import review
+from bot.core.reports.parse import parse
+from bot.core.dedup.retrieval import RetrievalIndex
+from bot.core.dedup.similarity import features
 from tests.reports import canonical_report
 
 RADIX = "the radix sort of `bench/sort/radix.bend`"

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from bot.adapters.git import GitRepository
 from bot.cli import main
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
 from bot.demo import create_demo
-from bot.services.parity_flow import check_commit, check_range
+from bot.services.lead.parity_flow import check_commit, check_range
 from bot.errors import UserError
 
 

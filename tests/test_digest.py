@@ -11,11 +11,11 @@ from sqlalchemy import select
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
-from bot.core.digest import DigestFacts, RecordFact, build_digest
-from bot.core.milestones import Failing, RunFact, SidePoint
+from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
+from bot.core.lead.milestones import Failing, RunFact, SidePoint
 from bot.core.config import Milestone, parse_repo_config
-from bot.core.untrusted import cell, title_cell
-from bot.services.digest import make_digest, mermaid_label, render_digest
+from bot.core.tracker.untrusted import cell, title_cell
+from bot.services.lead.digest import make_digest, mermaid_label, render_digest
 
 REPO = "team/runtime"
 SEQ = ("seq-agent", "seq@agents.invalid")
@@ -352,9 +352,9 @@ def test_text_helpers_keep_untrusted_text_inert():
 
 
 def test_par_records_are_listed_by_efficiency_at_their_highest_count():
-    from bot.core.scaling import scaling_fact
-    from bot.core.scaling import summary
-    from bot.services.digest import render_digest
+    from bot.core.verify.scaling import scaling_fact
+    from bot.core.verify.scaling import summary
+    from bot.services.lead.digest import render_digest
     from tests.test_scaling import amdahl
 
     def par(slug: str, state: str = "open") -> RecordFact:
@@ -382,7 +382,7 @@ def test_par_records_are_listed_by_efficiency_at_their_highest_count():
 
 
 def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merged():
-    from bot.core.digest import FixFact
+    from bot.core.lead.digest import FixFact
     bogus = RecordFact("perf_bogus", "Wrong translation", "seq", "c", None, 1016.0, "open", None, "mismatch", at(1))
     slow = RecordFact("perf_slow", "Slow", "seq", "c", None, 9.5, "open", None, None, at(1))
     merged = RecordFact("perf_done", "Done", "seq", "c", None, 60.0, "open", None, None, at(1))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.core.lint import RULES
-from bot.core.phrasings import PHRASINGS
+from bot.core.lint.rules import RULES
+from bot.core.reports.phrasings import PHRASINGS
 
 PROJECT = Path(__file__).resolve().parent.parent
 

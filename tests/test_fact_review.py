@@ -8,13 +8,13 @@ from click.testing import CliRunner
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
 from bot.adapters.git import GitRepository
 from bot.adapters.reviewer_agent import AgentReviewer
-from bot.adapters.store.fact_store import FactAnswerCache
+from bot.adapters.store.reviews.fact_store import FactAnswerCache
 from bot.adapters.store.models import Record, Revision
 from bot.cli import main
-from bot.core.agent_facts import FACTS_SCHEMA, FACTS_TOOL
-from bot.core.parse import parse
-from bot.services.fact_review import FactReview
-from bot.services.sync import sync
+from bot.core.reports.agent_facts import FACTS_SCHEMA, FACTS_TOOL
+from bot.core.reports.parse import parse
+from bot.services.reports.fact_review import FactReview
+from bot.services.reports.sync import sync
 from tests.anthropic_double import facts_answer, report_line
 from tests.anthropic_fixtures import anthropic_api  # noqa: F401  (fixture)
 from tests.gitrepo import sync_repo

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from bot.adapters.local_issues import FileIssues
-from bot.adapters.store import bench_store, fix_store
+from bot.adapters.store.bench import bench_store, fix_store
 from tests.bench_project import NOT_A_FIX, build_project
 from tests.flows import local_bot
 

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pytest
 
 import handlers
-from bot.adapters.store import bench_store, fix_store
+from bot.adapters.store.bench import bench_store, fix_store
 from bot.core.config import RepoConfig
-from bot.services.digest import make_digest
+from bot.services.lead.digest import make_digest
 from bot.services.worker import Event
 from tests.bench_project import build_project
 from tests.flows import github_bot

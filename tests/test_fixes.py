@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.fixes import slugs_fixed, token_delta, tokens
+from bot.core.tracker.fixes import slugs_fixed, token_delta, tokens
 
 
 @pytest.mark.parametrize("body, branch, expected", [

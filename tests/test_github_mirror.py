@@ -9,7 +9,7 @@ from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
 from bot.config import Settings
 from bot.errors import TransientError
-from bot.services.mirror import mirror_repo
+from bot.services.reports.mirror import mirror_repo
 from tests import flows
 from tests.reports import canonical_report
 

@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
 from bot.errors import UserError
-from bot.services.bench_flow import BenchFlow, reproduction
-from bot.services.verify import verify
+from bot.services.bench.bench_flow import BenchFlow, reproduction
+from bot.services.bench.verify import verify
 from tests.gpu_project import GPU_CONFIG, REPORTS, build_gpu_project
 
 SLOWER, AUTO = "perf_metal_slower_than_cpu", "perf_metal_auto_picks_cpu"

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from bot.adapters.local_issues import FileIssues
-from bot.adapters.store import bench_store, bisect_store, fix_store
+from bot.adapters.store.bench import bench_store, bisect_store, fix_store
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.services.worker import Worker
 from tests.bench_project import SLOW, build_project

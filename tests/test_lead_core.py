@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bot.core.dashboard import Action, newly_ticked
-from bot.core.milestones import RunFact, SidePoint
-from bot.core.notices import KINDS, NoticeFacts, ReportState, current_notices
+from bot.core.lead.dashboard import Action, newly_ticked
+from bot.core.lead.milestones import RunFact, SidePoint
+from bot.core.lead.notices import KINDS, NoticeFacts, ReportState, current_notices
 from bot.core.config import ConfigFileError, parse_repo_config
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)

@@ -9,9 +9,10 @@ import pytest
 from sqlalchemy import delete
 
 import handlers
-from bot.adapters.store import bench_store, notice_store
+from bot.adapters.store.bench import bench_store
+from bot.adapters.store.lead import notice_store
 from bot.adapters.store.service_models import DashboardIssue, Notice
-from bot.core.dashboard import MARKER
+from bot.core.lead.dashboard import MARKER
 from bot.services.worker import Event
 from tests.bench_project import CONFIG, build_project
 from tests.flows import github_bot, pending_merges

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bot.core.lint import RULES, RULES_BY_ID, lint, lint_bytes, with_history
-from bot.core.parse import parse
-from bot.core.records import Severity
-from bot.core.refnames import branch_name_problem, suggest_branch_name
+from bot.core.lint.rules import RULES, RULES_BY_ID, lint, lint_bytes, with_history
+from bot.core.reports.parse import parse
+from bot.core.reports.records import Severity
+from bot.core.tracker.refnames import branch_name_problem, suggest_branch_name
 from tests.reports import canonical_report
 
 PATH = "devs/issues/perf_example.md"

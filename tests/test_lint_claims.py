@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.agent_facts import missing_facts
-from bot.core.lint import lint_bytes
-from bot.core.parse import parse
+from bot.core.reports.agent_facts import missing_facts
+from bot.core.lint.rules import lint_bytes
+from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 from tests.test_lint import edit
 

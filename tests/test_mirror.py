@@ -6,7 +6,7 @@ import json
 import pytest
 
 from bot.adapters.local_issues import FileIssues
-from bot.services.mirror import mirror_repo
+from bot.services.reports.mirror import mirror_repo
 from tests import flows
 from tests.reports import canonical_report
 

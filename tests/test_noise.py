@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 
 from bot.adapters.runners import LocalRunner, contain
-from bot.adapters.store import bench_store
-from bot.core.noise import Quiet, noise
-from bot.core.parse import parse
+from bot.adapters.store.bench import bench_store
+from bot.core.verify.noise import Quiet, noise
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
-from bot.services.verify import verify
+from bot.services.bench.verify import verify
 from tests.bench_project import CONFIG, build_project, report
 from tests.flows import local_bot
 

@@ -10,7 +10,8 @@ from datetime import datetime, timedelta, timezone
 
 from flask import Flask, request
 
-from bot.adapters.store import bench_store, notice_store
+from bot.adapters.store.bench import bench_store
+from bot.adapters.store.lead import notice_store
 from tests.bench_project import CONFIG
 from tests.servers import serving
 from tests.test_lead_dashboard import NOTIFY, REPO, STUCK, world  # noqa: F401  (the same repository and double)

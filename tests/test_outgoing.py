@@ -4,7 +4,7 @@ from __future__ import annotations
 from bot.adapters.local_issues import FileIssues
 from bot.adapters.runners import LocalRunner
 from bot.config import Settings
-from bot.core.outgoing import GITHUB_TEXT_LIMIT, REDACTED, Outgoing, fit, scrub, window
+from bot.core.tracker.outgoing import GITHUB_TEXT_LIMIT, REDACTED, Outgoing, fit, scrub, window
 from bot.services.posting import CleanTracker
 from tests.github_double.routes_common import BODY_LIMIT
 from tests.reports import canonical_report

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.parity import check_change, check_files
+from bot.core.parity.check import check_change, check_files
 from bot.core.config import ConfigFileError, parse_repo_config
 
 NAMES = """

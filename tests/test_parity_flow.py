@@ -48,7 +48,7 @@ def app_bot(github, database, tmp_path, app_key: str | None = None):
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
     from bot.services.bot import BotServices, RepoSource
-    from bot.services.fix_flow import FixFlow
+    from bot.services.bench.fix_flow import FixFlow
 
     github.use_git_remotes(tmp_path / "remotes")
     auth = {"github_app_id": str(APP_ID), "github_private_key": app_key} if app_key else {"github_token": github.token}
@@ -192,7 +192,7 @@ def test_local_mode_sets_a_status_on_the_default_head_and_on_every_branch(remote
 
 def test_a_one_sided_edit_in_a_renamed_file_is_still_compared_with_the_old_file(remote, database, tmp_path):
     from bot.adapters.git import GitRepository
-    from bot.services.parity_flow import check_range, parity_config
+    from bot.services.lead.parity_flow import check_range, parity_config
 
     repo, heads = remote
     repo.repo.git.checkout("-q", "-b", "moved", heads["main"])

@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 
 PATH = "devs/issues/perf_example.md"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.lint import RULES_BY_ID, lint
-from bot.core.parse import parse
+from bot.core.lint.rules import RULES_BY_ID, lint
+from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 
 PATH = "devs/issues/perf_prop.md"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.parse import parse
-from bot.core.phrasings import PHRASINGS, hits_in
+from bot.core.reports.parse import parse
+from bot.core.reports.phrasings import PHRASINGS, hits_in
 
 PATH = "devs/issues/perf_example.md"
 
@@ -116,7 +116,7 @@ def test_thread_columns_may_name_the_backend_of_each_run():
 
 @pytest.mark.parametrize("cell, seconds", [("15 400", 15.4), ("15\u202f400 ms", 15.4), ("1 234,5 ms", 1.2345)])
 def test_times_with_thousands_grouped_by_spaces(cell, seconds):
-    from bot.core.tables import seconds_of
+    from bot.core.reports.tables import seconds_of
     assert seconds_of(cell, 1e-3) == pytest.approx(seconds)
 
 
@@ -130,7 +130,7 @@ def test_question_and_answer_labels_open_the_section_the_question_names():
                                               ("Messungen", "measurements"), ("Causa raíz", "root_cause"),
                                               ("Solución", "fix"), ("Mesures", "measurements")])
 def test_headings_in_the_languages_agents_are_prompted_in(heading, section):
-    from bot.core.headings import section_of_heading
+    from bot.core.reports.headings import section_of_heading
     assert section_of_heading(heading) == section
 
 
@@ -149,7 +149,7 @@ def test_a_claim_about_t16_is_not_borne_out_by_the_t8_row():
 
 
 def test_next_steps_is_where_a_findings_style_report_puts_its_fix():
-    from bot.core.headings import section_of_heading
+    from bot.core.reports.headings import section_of_heading
     assert section_of_heading("Next steps") == "fix" and section_of_heading("Findings") is None
 
 

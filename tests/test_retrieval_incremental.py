@@ -13,11 +13,11 @@ from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.bm25_postings import Bm25Postings
-from bot.core.parse import parse
-from bot.core.retrieval import RetrievalIndex
-from bot.core.shape_signature import signatures
-from bot.core.similarity import Features, features
+from bot.core.dedup.bm25_postings import Bm25Postings
+from bot.core.reports.parse import parse
+from bot.core.dedup.retrieval import RetrievalIndex
+from bot.core.dedup.shape_signature import signatures
+from bot.core.dedup.similarity import Features, features
 
 DATA = Path(__file__).resolve().parent / "data" / "dedup"
 

@@ -6,11 +6,11 @@ import time
 import pytest
 
 from bot.adapters.reviewer_agent import TOOL, AgentReviewer
-from bot.core.parse import parse
-from bot.core.retrieval import Candidate
-from bot.core.verdicts import VERDICT_SCHEMA
+from bot.core.reports.parse import parse
+from bot.core.dedup.retrieval import Candidate
+from bot.core.dedup.verdicts import VERDICT_SCHEMA
 from bot.errors import TransientError
-from bot.services.dedup import Dedup
+from bot.services.dedup.review import Dedup
 from tests.anthropic_fixtures import anthropic_api  # noqa: F401  (fixture)
 from tests.reports import canonical_report
 
@@ -104,7 +104,7 @@ def test_a_report_that_instructs_the_model_cannot_act_outside_the_verdict(anthro
 
 
 def test_an_unchanged_pair_never_costs_a_second_call(anthropic_api, database):
-    from bot.adapters.store.dedup_store import VerdictCache
+    from bot.adapters.store.reviews.dedup_store import VerdictCache
 
     anthropic_api.answer_with_tool(TOOL, verdict())
     similar = report("perf_new", ratio=4.0)
@@ -127,7 +127,7 @@ def test_a_large_backlog_goes_through_the_message_batches_api(anthropic_api):
 
 
 def test_batch_answers_that_fail_the_schema_are_asked_again_one_by_one(anthropic_api, monkeypatch):
-    import bot.services.dedup as dedup_module
+    import bot.services.dedup.review as dedup_module
 
     monkeypatch.setattr(dedup_module, "BATCH_MIN", 1)
     answers = iter([{"verdict": "maybe"}])

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.outputs import metrics_of, mismatch, normalised
-from bot.core.parse import parse
+from bot.core.verify.outputs import metrics_of, mismatch, normalised
+from bot.core.reports.parse import parse
 from bot.core.config import ConfigFileError, parse_repo_config
-from bot.core.verify_plan import program_name, programs, reference_of, with_input
+from bot.core.verify.verify_plan import program_name, programs, reference_of, with_input
 from bot.errors import UserError
 from tests.runtime_project import config, report
 
@@ -114,7 +114,7 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
 
 
 def test_bench_tables_name_the_reference_and_the_measure():
-    from bot.core.bench_view import column_names
+    from bot.core.verify.bench_view import column_names
 
     reference = {"sides": [{"side": "head", "against": "runtime@v1 (4cb1783c9ba1)", "measure": "instructions",
                             "language_seconds": [2.0], "c_seconds": [1.0]}]}
@@ -142,7 +142,7 @@ def test_a_sweep_takes_any_thread_counts_in_order():
 def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
     from dataclasses import replace
 
-    from bot.core.verify_plan import with_measure
+    from bot.core.verify.verify_plan import with_measure
 
     base = '[run]\nmetrics = {itrs = "ITRS: ([0-9]+)"}\n[verify]\n'
     settings = parse_repo_config(base + 'measure = {seq = "instructions", par = "wall"}\n').run

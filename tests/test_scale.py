@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from bot.adapters.store import bench_store
+from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.adapters.store.service_models import Delivery

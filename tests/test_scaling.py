@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.core.scaling import flattening, holds_to, round_order, scaling_points, summary, sweep_counts, sweep_text
+from bot.core.verify.scaling import flattening, holds_to, round_order, scaling_points, summary, sweep_counts, sweep_text
 
 
 def amdahl(serial: float, counts, noise: float = 0.01, samples: int = 9, seed: int = 1) -> dict[int, list[float]]:

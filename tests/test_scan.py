@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.reading import read_report
-from bot.core.scan import MAX_NESTING, scan
+from bot.core.reports.reading import read_report
+from bot.core.reports.scan import MAX_NESTING, scan
 
 
 def scanned(text: str):

@@ -19,10 +19,10 @@ import pytest
 
 from bot.adapters.runners import LocalRunner, SshOptions, SshRunner, make_runner
 from bot.adapters.runners.base import BuildError
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
 from bot.errors import TransientError, UserError
-from bot.services.verify import MISMATCH, verify
+from bot.services.bench.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
 from tests.servers import free_port
 from tests.sshd import keygen, sshd  # noqa: F401  (sshd: the session's server fixture)
@@ -248,7 +248,7 @@ def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_
 
 def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(sshd, tmp_path):  # noqa: F811
     from bot.adapters.git import GitRepository
-    from bot.services.bench_inputs import bench_config, source_of
+    from bot.services.bench.bench_inputs import bench_config, source_of
     from tests.bench_project import build_history_project
 
     repo, heads = build_history_project(tmp_path / "runtime")
@@ -296,7 +296,7 @@ def test_make_runner_builds_each_kind():
 def test_a_par_sweep_on_the_bench_host_defaults_to_its_cores(sshd, tmp_path):  # noqa: F811
     import subprocess
 
-    from bot.services.sweep import counts_for
+    from bot.services.bench.sweep import counts_for
     from tests.sweep_project import REPORTS, SWEEP_CONFIG, build_sweep_project
 
     repo, heads = build_sweep_project(tmp_path / "runtime")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bot.core.stats import (
+from bot.core.verify.stats import (
     FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, decide_at_least, decide_at_most, ratio_interval, speedup_interval,
 )
 

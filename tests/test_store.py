@@ -10,8 +10,8 @@ from bot.adapters.store.engine import Database, StoreError
 from bot.adapters.store.models import Record, Revision
 from bot.adapters.store.queries import RecordFilter, find_records, list_records
 from bot.adapters.store.repository import RecordRepository, RevisionInput
-from bot.core.history import CommitInfo
-from bot.core.parse import parse
+from bot.core.reports.history import CommitInfo
+from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 
 WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)

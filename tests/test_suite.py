@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from bot.core.config import Suite, parse_repo_config
-from bot.core.suite import INCONCLUSIVE, OK, REGRESSION, SuiteOutputError, compare_suites, parse_suite_output
-from bot.services.suite import SuiteError, measure_suites, run_suite
+from bot.core.verify.suite import INCONCLUSIVE, OK, REGRESSION, SuiteOutputError, compare_suites, parse_suite_output
+from bot.services.bench.suite import SuiteError, measure_suites, run_suite
 
 
 @pytest.mark.parametrize("text, fmt, expected", [

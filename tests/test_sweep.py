@@ -11,10 +11,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
-from bot.services.sweep import counts_for
-from bot.services.verify import verify
+from bot.services.bench.sweep import counts_for
+from bot.services.bench.verify import verify
 from tests.sweep_project import REPORTS, SWEEP_CONFIG, build_sweep_project
 
 
@@ -108,13 +108,13 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     import handlers
     from bot.adapters.git import local_key
     from bot.adapters.local_issues import FileIssues
-    from bot.adapters.store import bench_store
+    from bot.adapters.store.bench import bench_store
     from bot.adapters.store.engine import Database
     from bot.adapters.store.queue import DeliveryQueue
-    from bot.services.bench_flow import BenchFlow
-    from bot.services.digest import make_digest
+    from bot.services.bench.bench_flow import BenchFlow
+    from bot.services.lead.digest import make_digest
     from bot.services.bot import BotServices, RepoSource
-    from bot.services.fix_flow import FixFlow
+    from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
     from tests.test_dashboard import make_client
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-import bot.services.sync as sync_service
+import bot.services.reports.sync as sync_service
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.services.sync import sync
+from bot.services.reports.sync import sync
 from tests.gitrepo import sync_repo
 from tests.reports import canonical_report
 
@@ -231,7 +231,7 @@ def test_a_report_added_edited_renamed_and_merged_within_one_sync_keeps_one_hist
 
 def _dies_after_the_first_transaction(monkeypatch):
     """sync's transactions from now on: the first commits, the second raises; returns how to undo it."""
-    import bot.services.sync as sync_module
+    import bot.services.reports.sync as sync_module
 
     real_apply, applied = sync_module._apply_chunk, []
 
@@ -249,7 +249,7 @@ def test_a_first_sync_interrupted_between_transactions_resumes_without_losing_a_
                                                                                        monkeypatch):
     """A first sync writes a big snapshot in several transactions; if it dies after one of them (a deploy, a
     lost database), the next sync must still store every report, not take the snapshot as done."""
-    import bot.services.sync as sync_module
+    import bot.services.reports.sync as sync_module
 
     git_repo.write(A, canonical_report("perf_a")).commit("add a")
     for slug in ("perf_b", "perf_c", "perf_d", "perf_e"):  # one commit adds four: its steps share a sha

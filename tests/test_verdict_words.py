@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core import verdict_words as words
-from bot.core.bench_view import side_rows, status_description, status_state
-from bot.core.claim_size import in_claim_terms, judge
-from bot.core.issue_view import LABEL_COLORS, RecordView, issue_spec
-from bot.core.stats import Interval
+from bot.core.verify import verdict_words as words
+from bot.core.verify.bench_view import side_rows, status_description, status_state
+from bot.core.verify.claim_size import in_claim_terms, judge
+from bot.core.tracker.issue_view import LABEL_COLORS, RecordView, issue_spec
+from bot.core.verify.stats import Interval
 
 GREEN = "0e8a16"
 
@@ -87,8 +87,8 @@ def test_a_records_issue_carries_the_words_as_labels_and_in_its_table():
 
 
 def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
-    from bot.core.bench_view import gain_line
-    from bot.core.gain import fix_gain, gain_text
+    from bot.core.verify.bench_view import gain_line
+    from bot.core.verify.gain import fix_gain, gain_text
 
     assert gain_text(Interval(1.31, 1.46, 1.62)) == "1.46x faster [1.31, 1.62]"
     assert gain_text(Interval(0.5, 0.8, 1.0)) == "1.25x slower [1.00, 2.00]"

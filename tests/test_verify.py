@@ -7,9 +7,9 @@ import pytest
 
 from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
-from bot.services.verify import MISMATCH, verify
+from bot.services.bench.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
 
 
@@ -137,7 +137,7 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     listed = json.loads(cli.invoke(main, ["list", "--format", "json"]).output)
     assert [(r["slug"], r["last_run"]["verdict"]) for r in listed] == [("perf_boxed_sum", "reproduced")]
     assert f"#{shown['bench_runs'][0]['id']} reproduced" in cli.invoke(main, ["list"]).output
-    from bot.adapters.store import bisect_store
+    from bot.adapters.store.bench import bisect_store
     from bot.adapters.store.engine import Database
 
     database = Database(f"sqlite:///{tmp_path / 'instance' / 'perfbot.sqlite3'}")

@@ -18,7 +18,7 @@ from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
 from bot.cli import main
 from bot.errors import UserError
-from bot.services import bench_inputs
+from bot.services.bench import bench_inputs
 from tests.bench_project import BUILD_SCRIPT, CONFIG, SCRIPT_CONFIG, build_history_project, report
 
 BENCH_SCRIPT = Path(__file__).resolve().parents[1] / "deploy" / "github" / "perfbot_bench.py"
@@ -217,11 +217,11 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
     from bot.adapters.git import local_key
     from bot.adapters.local_issues import FileIssues
     from bot.adapters.runners import make_runner
-    from bot.adapters.store import bench_store
+    from bot.adapters.store.bench import bench_store
     from bot.adapters.store.queue import DeliveryQueue
-    from bot.services.bench_flow import BenchFlow
+    from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bot import BotServices, RepoSource
-    from bot.services.fix_flow import FixFlow
+    from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
 
     repo, heads = build_history_project(tmp_path / "runtime")

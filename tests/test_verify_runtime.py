@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.runners import LocalRunner
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
 from bot.errors import UserError
-from bot.services.measures import find_counter
-from bot.services.verify import MISMATCH, verify
+from bot.services.bench.measures import find_counter
+from bot.services.bench.verify import MISMATCH, verify
 from tests.runtime_project import N, build_runtime_project, config, expected, report
 from tests.sshd import keygen, sshd  # noqa: F401  (sshd: the session's server fixture)
 from tests.test_ssh_runner import _runner
@@ -182,7 +182,7 @@ def test_instructions_without_a_counter_say_what_each_tool_answered(project, tmp
 
 def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     from bot.adapters.templates import render
-    from bot.core import bench_view
+    from bot.core.verify import bench_view
 
     outcome = _verify(project, report(), config(), "fix", base="main")
     result = {"sides": [side.as_dict() for side in outcome.sides]}

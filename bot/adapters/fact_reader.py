@@ -2,7 +2,7 @@
 
 Only the tool's input is used, and only after it fits FACTS_SCHEMA: an answer out of shape is sent back once
 with the schema error, then given up (never acted on). Whether a fact stands on its cited line is judged
-later, by bot.core.agent_facts, against the report text itself.
+later, by bot.core.reports.agent_facts, against the report text itself.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Callable
 import anthropic
 import jsonschema
 
-from bot.core.agent_facts import FACTS_SCHEMA, FACTS_TOOL, missing_facts
-from bot.core.records import PerfIssue
+from bot.core.reports.agent_facts import FACTS_SCHEMA, FACTS_TOOL, missing_facts
+from bot.core.reports.records import PerfIssue
 
 # Bump when the question or the rules below change: cached answers to an older question are not reused.
 FACTS_PROMPT_VERSION = "2026-12-03.1"

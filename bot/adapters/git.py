@@ -10,9 +10,9 @@ from pathlib import Path
 
 import git
 
-from bot.core.history import ADDED, DELETED, MODIFIED, RENAMED, CommitInfo, ReportChange
-from bot.core.records import REPORT_DIR, is_bot_writable, is_report_path, slug_of
-from bot.core.refnames import branch_name_problem
+from bot.core.reports.history import ADDED, DELETED, MODIFIED, RENAMED, CommitInfo, ReportChange
+from bot.core.reports.records import REPORT_DIR, is_bot_writable, is_report_path, slug_of
+from bot.core.tracker.refnames import branch_name_problem
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 _LOG_FORMAT = "%x1e%H%x1f%an%x1f%ae%x1f%ct%x1f%s"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import git
 
 from bot.adapters.git import GitRepository
-from bot.core.refnames import branch_name_problem
+from bot.core.tracker.refnames import branch_name_problem
 
 # Beyond this a "fix" is a rewrite; its token delta is still counted, but from the first files only.
 MAX_FILES_LEXED = 200

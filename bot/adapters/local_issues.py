@@ -12,7 +12,7 @@ import re
 import threading
 from pathlib import Path
 
-from bot.core.dashboard import MARKER as DASHBOARD_MARKER
+from bot.core.lead.dashboard import MARKER as DASHBOARD_MARKER
 
 _LOCK = threading.Lock()
 

@@ -11,12 +11,12 @@ import time
 import anthropic
 
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION, FactReading, read_facts
-from bot.core.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
-from bot.core.lint import lint
-from bot.core.parse import parse
-from bot.core.records import REPORT_DIR, PerfIssue
-from bot.core.retrieval import Candidate
-from bot.core.verdicts import VERDICT_SCHEMA, InvalidVerdict, Verdict, verdict_from_tool_input
+from bot.core.lint.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
+from bot.core.lint.rules import lint
+from bot.core.reports.parse import parse
+from bot.core.reports.records import REPORT_DIR, PerfIssue
+from bot.core.dedup.retrieval import Candidate
+from bot.core.dedup.verdicts import VERDICT_SCHEMA, InvalidVerdict, Verdict, verdict_from_tool_input
 from bot.errors import TransientError
 
 TOOL = "record_verdict"
@@ -58,7 +58,7 @@ tool the request names: record_verdict for a pair, record_audit for one report."
 
 def system_prompt() -> str:
     """The stable prefix of every request: the same bytes each time, so the API can cache it."""
-    from bot.core.lint import RULES as LINT_RULES
+    from bot.core.lint.rules import RULES as LINT_RULES
 
     rules = "\n".join(f"- {r.id} ({r.severity.value}): {r.summary}" for r in LINT_RULES)
     return RULES.replace("{rules}", rules)

@@ -4,7 +4,7 @@ Kept apart from reviewer_agent.py so that choosing the offline reviewer never lo
 """
 from __future__ import annotations
 
-from bot.core.offline_reviewer import OfflineReviewer
+from bot.core.dedup.offline_reviewer import OfflineReviewer
 
 
 def reviewer_for(settings):

@@ -6,7 +6,7 @@ from functools import lru_cache
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot.config import PROJECT_ROOT
-from bot.core.untrusted import cell, fenced, quiet_mentions
+from bot.core.tracker.untrusted import cell, fenced, quiet_mentions
 
 TEMPLATE_DIR = PROJECT_ROOT / "templates"
 

@@ -8,7 +8,8 @@ from functools import lru_cache
 from markupsafe import Markup
 
 from bot.adapters import charts
-from bot.core import bench_view, mermaid_charts, scaling_view
+from bot.core.lead import mermaid_charts
+from bot.core.verify import bench_view, scaling_view
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
 

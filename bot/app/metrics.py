@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from bot.adapters.store import metrics_queries as store_metrics
+from bot.adapters.store.lead import metrics_queries as store_metrics
 
 metrics_blueprint = Blueprint("metrics", __name__)
 log = logging.getLogger("perfbot.metrics")

@@ -12,7 +12,7 @@ from pathlib import Path
 from apscheduler.schedulers.background import BackgroundScheduler
 
 import handlers
-from bot.core.outgoing import Outgoing
+from bot.core.tracker.outgoing import Outgoing
 from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
@@ -25,9 +25,9 @@ from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
 from bot.config import Settings
 from bot.errors import CredentialsRejected
-from bot.services.bench_flow import BenchFlow
+from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bot import BotServices, RepoSource
-from bot.services.fix_flow import FixFlow
+from bot.services.bench.fix_flow import FixFlow
 from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")

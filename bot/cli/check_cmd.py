@@ -9,10 +9,10 @@ from bot.adapters.git import GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.cli.common import reports_errors, settings_for
 from bot.core.config.lines import key_lines
-from bot.core.parse import parse
+from bot.core.reports.parse import parse
 from bot.errors import UserError
-from bot.services.bench_inputs import CONFIG_FILE, bench_config, source_of
-from bot.services.check import CheckResult, check
+from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, source_of
+from bot.services.adopt.check import CheckResult, check
 
 
 def _yes(value: bool | None) -> str:

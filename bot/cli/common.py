@@ -43,7 +43,7 @@ def agent_fact_review(settings: Settings, db: Database):
     if not settings.anthropic_api_key:
         return None
     from bot.adapters.reviewers import reviewer_for
-    from bot.services.fact_review import fact_review_for
+    from bot.services.reports.fact_review import fact_review_for
 
     return fact_review_for(reviewer_for(settings), db)
 

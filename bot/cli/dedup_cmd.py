@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store.dedup_store import VerdictCache, not_duplicates
+from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates
 from bot.adapters.reviewers import reviewer_for
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.core.parse import parse
-from bot.services.dedup import Dedup, ReadOnlyCache
+from bot.core.reports.parse import parse
+from bot.services.dedup.review import Dedup, ReadOnlyCache
 
 EXIT_OVERLAPS = 3
 

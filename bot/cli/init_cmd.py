@@ -7,7 +7,7 @@ import click
 
 from bot.cli.common import reports_errors, settings_for
 from bot.errors import UserError
-from bot.services.init import init
+from bot.services.adopt.init import init
 
 
 @click.command("init")

@@ -8,9 +8,9 @@ import click
 
 from bot.adapters.store.engine import Database
 from bot.cli.common import agent_fact_review, db_option, reports_errors, settings_for
-from bot.core.records import Severity
-from bot.services.fact_review import FactReview
-from bot.services.lint_reports import UnreadableReport, history_slugs, lint_files
+from bot.core.reports.records import Severity
+from bot.services.reports.fact_review import FactReview
+from bot.services.reports.lint_reports import UnreadableReport, history_slugs, lint_files
 
 
 def collect_files(paths: tuple[str, ...]) -> list[Path]:

@@ -7,7 +7,7 @@ import click
 
 from bot.adapters.git import GitRepository
 from bot.cli.common import agent_fact_review, db_option, open_database, reports_errors, settings_for
-from bot.services.sync import sync
+from bot.services.reports.sync import sync
 
 
 @click.command("sync")

@@ -1,5 +1,5 @@
 """`perfbot verify`: measure a report's claim (or its fix, base against head) at a commit on a bench runner and
-answer in the words of core/verdict_words.py: reproduced, fixed, slower than REF ... or inconclusive."""
+answer in the words of core/verify/verdict_words.py: reproduced, fixed, slower than REF ... or inconclusive."""
 from __future__ import annotations
 
 import json
@@ -10,14 +10,14 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.bench_store import save_run, set_record_result
+from bot.adapters.store.bench.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.core import verdict_words as words
-from bot.core.refnames import branch_name_problem
+from bot.core.verify import verdict_words as words
+from bot.core.tracker.refnames import branch_name_problem
 from bot.errors import TransientError, UserError
-from bot.services.bench_flow import reproduction
-from bot.services.bench_inputs import bench_config, read_record, source_of
-from bot.services.verify import verify
+from bot.services.bench.bench_flow import reproduction
+from bot.services.bench.bench_inputs import bench_config, read_record, source_of
+from bot.services.bench.verify import verify
 
 # 0: what was asked holds (fixed; the claim reproduced), 1: it does not, or the run could not say, 3: inconclusive.
 EXIT = {words.FIXED: 0, words.REPRODUCED: 0, words.SLOWER: 0, words.INCONCLUSIVE: 3}

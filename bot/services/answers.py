@@ -2,11 +2,12 @@
 the bench runs a command queued go on, so the person who asked watches one place."""
 from __future__ import annotations
 
-from bot.adapters.store import answer_store, bench_store
-from bot.adapters.store.fix_store import fixes_for, record_standing
+from bot.adapters.store import answer_store
+from bot.adapters.store.bench import bench_store
+from bot.adapters.store.bench.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
 from bot.adapters.templates import render
-from bot.core import bench_view, verdict_words as words
+from bot.core.verify import bench_view, verdict_words as words
 
 UNFINISHED = ("queued", "running")
 

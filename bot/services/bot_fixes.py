@@ -6,11 +6,11 @@ import logging
 from datetime import datetime
 from typing import Callable
 
-from bot.adapters.store import fix_store, merge_store
+from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store import service_queries as queries
 from bot.adapters.store.locks import repo_lock
-from bot.services.closing import close_if_verified
-from bot.services.fix_flow import PullInfo
+from bot.services.bench.closing import close_if_verified
+from bot.services.bench.fix_flow import PullInfo
 
 log = logging.getLogger("perfbot.services")
 

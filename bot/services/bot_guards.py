@@ -7,10 +7,11 @@ from datetime import datetime
 from typing import Callable
 
 from bot.adapters.git import GitError
-from bot.adapters.store import fix_store, service_queries as queries
+from bot.adapters.store import service_queries as queries
+from bot.adapters.store.bench import fix_store
 from bot.errors import UserError
-from bot.services.bisect_flow import BisectFlow
-from bot.services.guard_flow import GuardFlow
+from bot.services.bench.bisect_flow import BisectFlow
+from bot.services.bench.guard_flow import GuardFlow
 
 log = logging.getLogger("perfbot.services")
 

@@ -6,12 +6,12 @@ import logging
 from datetime import datetime, timezone
 
 from bot.adapters import outgoing_webhook
-from bot.adapters.store import notice_store
+from bot.adapters.store.lead import notice_store
 from bot.adapters.store import service_queries as queries
 from bot.adapters.store.locks import repo_lock
-from bot.core.dashboard import VERBS, newly_ticked
+from bot.core.lead.dashboard import VERBS, newly_ticked
 from bot.services.commands import WRITE_LEVELS, CommandFlow, Where
-from bot.services.dashboard_flow import DashboardFlow
+from bot.services.lead.dashboard_flow import DashboardFlow
 
 log = logging.getLogger("perfbot.services")
 ANSWER_MARKER = "<!-- perfbot:dashboard-answer -->"

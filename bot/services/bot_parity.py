@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store import service_queries as queries
-from bot.core.parity import ParityReport
-from bot.services.fix_flow import PullInfo
-from bot.services.parity_flow import ParityFlow
+from bot.core.parity.check import ParityReport
+from bot.services.bench.fix_flow import PullInfo
+from bot.services.lead.parity_flow import ParityFlow
 
 
 class ParityWork:

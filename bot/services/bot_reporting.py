@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from bot.adapters.store import fix_store
+from bot.adapters.store.bench import fix_store
 from bot.adapters.store import service_queries as queries
-from bot.core import overrides
+from bot.core.tracker import overrides
 from bot.services.commands import CommandFlow, Where
-from bot.services.digest_flow import DigestFlow
-from bot.services.parity_flow import ParityFlow
+from bot.services.lead.digest_flow import DigestFlow
+from bot.services.lead.parity_flow import ParityFlow
 
 log = logging.getLogger("perfbot.services")
 

@@ -10,20 +10,21 @@ import logging
 from datetime import datetime, timezone
 from dataclasses import dataclass
 
-from bot.adapters.store import answer_store, bench_store, fix_store
-from bot.adapters.store.dedup_store import remember_not_duplicate
+from bot.adapters.store import answer_store
+from bot.adapters.store.bench import bench_store, fix_store
+from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.core import commands as grammar
 from bot.core.commands.verbs import (Attach, Bisect, Cancel, Close, Detach, Dup, Help, Merge, NotDup, Reopen,
                                     Status, Verify)
-from bot.core.bench_view import code_span
-from bot.core.fixes import slugs_fixed
+from bot.core.verify.bench_view import code_span
+from bot.core.tracker.fixes import slugs_fixed
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
-from bot.services.bench_inputs import FIX, REPRODUCE
-from bot.services.dedup_flow import propose_person_merge
-from bot.services.fix_flow import PullInfo
+from bot.services.bench.bench_inputs import FIX, REPRODUCE
+from bot.services.dedup.dedup_flow import propose_person_merge
+from bot.services.bench.fix_flow import PullInfo
 
 log = logging.getLogger("perfbot.commands")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.core.outgoing import Outgoing
+from bot.core.tracker.outgoing import Outgoing
 
 
 class CleanTracker:

@@ -1,7 +1,7 @@
 """perfbot's bench plan on a GitHub Actions runner: build base and head, time a report's two programs, write samples.
 
 Copy to `.github/perfbot/perfbot_bench.py`; `.github/workflows/perfbot-bench.yml` runs it with the plan perfbot
-dispatched in the environment (PERFBOT_PLAN, JSON). The plan is the one bot/services/verify.py follows: a
+dispatched in the environment (PERFBOT_PLAN, JSON). The plan is the one bot/services/bench/verify.py follows: a
 git worktree per commit, built once (the build's {checkout} {sha} {script} filled in; the default branch's
 build script comes in the plan, since the commits measured may predate it); the report's program and C
 translation written into their own folder; the translation compiled; one warm-up run of each must print

@@ -12,7 +12,7 @@ from github import Github, GithubException
 
 from bot.adapters.github.checks import CheckResult, publish_check_run
 from bot.adapters.github.client import classified_errors
-from bot.core.issue_view import BOT_LABEL, LABEL_COLORS
+from bot.core.tracker.issue_view import BOT_LABEL, LABEL_COLORS
 
 
 PERMISSION_TTL_SECONDS = 60.0  # long enough for a burst of commands, short enough that a removal counts

@@ -13,9 +13,9 @@ import math
 import stat
 import zipfile
 
-from bot.core.records import PerfIssue
+from bot.core.reports.records import PerfIssue
 from bot.core.config import RepoConfig, Runner
-from bot.core.verify_plan import programs
+from bot.core.verify.verify_plan import programs
 from bot.errors import UserError
 
 SAMPLES_FILE = "perfbot-samples.json"

@@ -10,7 +10,7 @@ from pathlib import PurePath
 from typing import Protocol
 
 from bot.core.config import BuildScript, build_argv
-from bot.core.outgoing import scrub
+from bot.core.tracker.outgoing import scrub
 from bot.errors import UserError
 
 # What programs print when an allocation is refused: malloc's ENOMEM, C++'s bad_alloc, a runtime's own words.

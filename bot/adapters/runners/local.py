@@ -21,7 +21,7 @@ import git
 from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
 from bot.core.config import BuildScript
-from bot.core.records import SLUG_RE
+from bot.core.reports.records import SLUG_RE
 from bot.errors import UserError
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import Iterator
 from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
 from bot.core.config import BuildScript, remote_path_ok
-from bot.core.records import SLUG_RE
+from bot.core.reports.records import SLUG_RE
 from bot.errors import TransientError, UserError
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from sqlalchemy.orm import aliased
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.service_models import DedupVerdict, Fix, IssueMirror, PairOverride
-from bot.core.issue_view import RecordView
+from bot.core.tracker.issue_view import RecordView
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def record_by_issue(db: Database, repo_key: str, number: int) -> tuple[int, str,
 
 def live_reports(db: Database, repo_key: str) -> list:
     """The parsed latest content of every live record (open, or closed by a person) of a repository."""
-    from bot.core.parse import parse
+    from bot.core.reports.parse import parse
 
     latest = (select(Revision.record_id, func.max(Revision.id).label("rev_id"))
               .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())

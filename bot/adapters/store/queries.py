@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.core.claim_size import ratio_kind
+from bot.core.verify.claim_size import ratio_kind
 
 SORTS = {
     "ratio": (Record.ratio.desc().nulls_last(), Record.slug),

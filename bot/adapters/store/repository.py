@@ -9,8 +9,8 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.core.history import CommitInfo
-from bot.core.records import Finding, PerfIssue, Severity
+from bot.core.reports.history import CommitInfo
+from bot.core.reports.records import Finding, PerfIssue, Severity
 
 _FACT_COLUMNS = ("title", "track", "backend", "threads", "ratio", "table_ratio", "fix")
 # In the lookup caches, a slug whose new record is queued by add_new and not yet inserted.

@@ -239,7 +239,7 @@ class Notice(Base):
 
 
 class RetrievalFeatures(Base):
-    """What retrieval compares of one report content (core/similarity.py), so a new process does not parse
+    """What retrieval compares of one report content (core/dedup/similarity.py), so a new process does not parse
     and lex every live report again to build its index. Keyed by content and by the features' version."""
 
     __tablename__ = "retrieval_features"

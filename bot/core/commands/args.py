@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.records import SLUG_RE
+from bot.core.reports.records import SLUG_RE
 from bot.errors import UserError
 
 # An option key starts with a letter, so a token like `=x` or `#12=` stays a (bad) positional argument.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from bot.core.commands.args import CommandSyntaxError, check_count, check_options, shown, slug, two_slugs
-from bot.core.refnames import COMMIT_SHA, branch_name_problem
+from bot.core.tracker.refnames import COMMIT_SHA, branch_name_problem
 
 
 @dataclass(frozen=True)

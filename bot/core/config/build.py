@@ -45,7 +45,7 @@ class Build(Section):
 
 @dataclass(frozen=True)
 class BuildScript:
-    """The script `[build] script` names; `text` is filled by bot/services/bench_inputs.py from the same source
+    """The script `[build] script` names; `text` is filled by bot/services/bench/bench_inputs.py from the same source
     as the configuration, and stays None in a configuration only parsed."""
 
     path: str

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError, model_validator
 
-from bot.core.noise import Quiet
+from bot.core.verify.noise import Quiet
 from bot.core.config.build import Build, BuildScript
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
@@ -84,7 +84,7 @@ class RunSettings:
     measure_by_track: tuple[tuple[str, str], ...] = ()  # (track, measure): the default of that track's reports
     reference_factor: float = _VERIFY.reference_factor
     references: tuple[Reference, ...] = ()
-    threads: tuple[int, ...] | None = _VERIFY.threads  # None: 1..the runner's cores (bot/core/scaling.py)
+    threads: tuple[int, ...] | None = _VERIFY.threads  # None: 1..the runner's cores (bot/core/verify/scaling.py)
     flatten_gain: float = _VERIFY.flatten_gain
 
     def reference(self, name: str) -> Reference | None:
@@ -105,8 +105,8 @@ class RepoConfig:
     suite: Suite | None = None
     seq_threshold: float = _VERIFY.seq_threshold
     par_efficiency: float = _VERIFY.par_efficiency
-    claim_factor: float = _VERIFY.claim_factor  # core/claim_size.py
-    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)  # core/noise.py: when a host is too busy to time on
+    claim_factor: float = _VERIFY.claim_factor  # core/verify/claim_size.py
+    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)  # core/verify/noise.py: when a host is too busy to time on
     noisy_retries: int = _VERIFY.noisy_retries
     min_samples: int = _VERIFY.min_samples
     max_samples: int = _VERIFY.max_samples

@@ -29,7 +29,7 @@ from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
 from bot.core.config.errors import FieldError
 from bot.core.config.values import Argv, Count, Flag, Fraction, NAME_RE, Positive, Section, choice
-from bot.core.refnames import branch_name_problem
+from bot.core.tracker.refnames import branch_name_problem
 
 FLATTEN_GAIN = 0.5  # a sweep step adding less than half of the ideal gain is where the curve flattens
 MAX_THREADS = 1024

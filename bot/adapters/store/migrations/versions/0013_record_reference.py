@@ -15,7 +15,7 @@ branch_labels = None
 depends_on = None
 
 
-# The front matter's `reference:` line (bot/core/frontmatter.py reads it fully): enough to backfill.
+# The front matter's `reference:` line (bot/core/reports/frontmatter.py reads it fully): enough to backfill.
 FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---", re.S)
 REFERENCE = re.compile(r"^reference:[ \t]*([A-Za-z0-9_.@/-]+)[ \t]*$", re.M)
 

@@ -1,0 +1,1 @@
+"""Fixes, bench runs, guards, bisections and merge PRs in the store."""

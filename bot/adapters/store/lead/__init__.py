@@ -1,0 +1,1 @@
+"""What the digest, the dashboards, the notices and /metrics read and keep in the store."""

@@ -1,0 +1,233 @@
+"""Read-only queries behind the dashboard: counts, the filterable record table, one record with everything around it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from bot.adapters.store.models import Record, Repo, Revision
+from bot.adapters.store.queries import record_detail, record_summary
+from bot.adapters.store.bench.merge_store import as_dict as merge_dict
+from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, Fix, PairOverride, PendingMerge,
+                                               RecordEvent)
+from bot.core.verify import verdict_words as words
+from bot.core.verify.claim_size import ratio_kind
+
+STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
+SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
+# Without `order`, each column sorts its useful way round: worst ratio and latest change on top.
+NATURAL_ORDER = {"slug": "asc", "ratio": "desc", "state": "asc", "updated": "desc"}
+
+
+@dataclass(frozen=True)
+class TableQuery:
+    """The record table's query parameters, already checked: unknown values never reach SQL."""
+
+    state: str = "open"  # a state, or "all"
+    track: str = ""
+    backend: str = ""
+    text: str = ""
+    sort: str = "ratio"
+    order: str = "desc"
+
+    @classmethod
+    def from_args(cls, args) -> TableQuery:
+        state = args.get("state", "open")
+        sort = args.get("sort", "ratio") if args.get("sort") in SORT_COLUMNS else "ratio"
+        order = args.get("order") if args.get("order") in ("asc", "desc") else NATURAL_ORDER[sort]
+        return cls(state=state if state in STATES or state == "all" else "open",
+                   track=args.get("track", "")[:8], backend=args.get("backend", "")[:8],
+                   text=" ".join(args.get("q", "").split())[:200], sort=sort, order=order)
+
+
+def _counts(session: Session, column, where=None) -> dict[str, int]:
+    query = select(column, func.count()).group_by(column)
+    if where is not None:
+        query = query.where(where)
+    return {key or "none": count for key, count in session.execute(query).all()}
+
+
+def _answer_counts(session: Session) -> dict[str, int]:
+    """Finished runs by their answer (fixed, reproduced ...), not by the interval test they stored."""
+    counts: dict[str, int] = {}
+    rows = session.execute(select(BenchRun.purpose, BenchRun.verdict, func.count()).where(BenchRun.status == "done")
+                           .group_by(BenchRun.purpose, BenchRun.verdict)).all()
+    for purpose, verdict, n in rows:
+        said = words.text(words.answer(purpose or "fix", verdict), "none")
+        counts[said] = counts.get(said, 0) + n
+    return counts
+
+
+def _ranked(session: Session, top: int) -> list[dict]:
+    """Open records, worst first by the ratio measured on the default branch where there is one (the latest
+    claim check), else by the claimed one; each says which it is and what kind of ratio it is."""
+    rows = session.execute(
+        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
+               Record.reference, Record.threads, Repo.key).join(Repo, Repo.id == Record.repo_id)
+        .where(Record.state == "open")).all()
+    checks = session.scalars(select(BenchRun).where(BenchRun.status == "done", BenchRun.purpose == "reproduce")
+                             .order_by(BenchRun.id))
+    measured = {}
+    for run in checks:  # later runs win
+        head = next((s for s in (run.result or {}).get("sides") or [] if s.get("side") == "head"
+                     and (s.get("interval") or {}).get("point")), None)
+        if head is not None:
+            measured[(run.repo_key, run.slug)] = head["interval"]["point"]
+    ranked = []
+    for row in rows:
+        point = measured.get((row.key, row.slug))
+        if point is not None and row.track == "par":
+            point = (row.threads or 1) / point  # the bench measured a speedup; the claim is ideal / achieved
+        shown = point if point is not None else row.ratio
+        if shown is not None:
+            ranked.append({**row._asdict(), "shown": shown, "source": "measured" if point is not None else "claimed",
+                           "ratio_kind": ratio_kind(row.track, row.reference)})
+    return sorted(ranked, key=lambda r: (-r["shown"], r["slug"]))[:top]
+
+
+def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
+    live = Record.state.in_(("open", "closed"))
+    ranked = _ranked(session, top)
+    runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(recent))
+    return {
+        "states": _counts(session, Record.state),
+        "tracks": _counts(session, Record.track, live),
+        "backends": _counts(session, Record.backend, live),
+        "verdicts": _answer_counts(session),
+        "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
+        "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
+        "ranked": ranked,
+        "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.repo_key, m.keep)}
+                   for m in session.scalars(select(PendingMerge).order_by(PendingMerge.number))],
+        "runs": _with_records(session, [run_dict(run) for run in runs]),
+    }
+
+
+def record_table(session: Session, query: TableQuery, limit: int = 1000) -> list[dict]:
+    column = SORT_COLUMNS[query.sort]
+    order = (column.asc() if query.order == "asc" else column.desc()).nulls_last()
+    statement = select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug, Record.id)
+    if query.state != "all":
+        statement = statement.where(Record.state == query.state)
+    if query.track:
+        statement = statement.where(Record.track == query.track)
+    if query.backend:
+        statement = statement.where(Record.backend == query.backend)
+    if query.text:
+        # autoescape: a `%` or `_` typed into the box is a character to find, not a LIKE wildcard
+        needle = query.text.lower()
+        statement = statement.where(or_(func.lower(Record.slug).contains(needle, autoescape=True),
+                                        func.lower(Record.title).contains(needle, autoescape=True)))
+    rows = []
+    for record, key in session.execute(statement.limit(limit)).all():
+        rows.append({**record_summary(record, key), "id": record.id})
+    return rows
+
+
+def choices(session: Session) -> dict[str, list[str]]:
+    """The tracks and backends present, for the filter's drop-downs."""
+    return {"tracks": sorted(t for t in session.scalars(select(Record.track).distinct()) if t),
+            "backends": sorted(b for b in session.scalars(select(Record.backend).distinct()) if b)}
+
+
+def record_id_of(session: Session, repo_key: str, slug: str) -> int | None:
+    return session.scalar(select(Record.id).join(Repo, Repo.id == Record.repo_id)
+                          .where(Repo.key == repo_key, Record.slug == slug))
+
+
+def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | None:
+    """A record as the dashboard shows it: facts, text, findings, history, verdicts, fixes, runs, merges, bisections."""
+    found = session.execute(select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id)
+                            .where(Record.id == record_id)).first()
+    if found is None:
+        return None
+    record, key = found
+    detail = record_detail(session, record, key)
+    detail["id"] = record.id
+    detail["content"] = session.scalar(
+        select(Revision.content).where(Revision.record_id == record.id, Revision.content.is_not(None))
+        .order_by(Revision.committed_at.desc(), Revision.id.desc()).limit(1))
+    detail["merged_into_id"] = record.merged_into_id
+    slugs = detail["aliases"] or [record.slug]
+    detail["verdicts"] = _verdicts(session, slugs, record.content_hash)
+    detail["overrides"] = [
+        {"a": o.slug_a, "b": o.slug_b, "kind": o.kind, "actor": o.actor, "at": o.at}
+        for o in session.scalars(select(PairOverride).where(
+            PairOverride.repo_key == key, or_(PairOverride.slug_a.in_(slugs), PairOverride.slug_b.in_(slugs))))]
+    detail["fixes"] = [
+        {"branch": f.branch, "pr": f.pr_number, "state": f.state, "source": f.source, "head": f.head_sha,
+         "additions": f.additions, "deletions": f.deletions, "files": f.changed_files, "tokens": f.token_delta,
+         "updated": f.updated_at}
+        for f in session.scalars(select(Fix).where(Fix.repo_key == key, Fix.slug.in_(slugs)).order_by(Fix.id))]
+    detail["runs"] = [run_dict(r) for r in session.scalars(
+        select(BenchRun).where(BenchRun.repo_key == key, BenchRun.slug.in_(slugs))
+        .order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(runs))]
+    detail["merges"] = [merge_dict(m) for m in session.scalars(select(PendingMerge).where(
+        PendingMerge.repo_key == key, or_(PendingMerge.keep.in_(slugs), PendingMerge.merged_from.in_(slugs)))
+        .order_by(PendingMerge.number))]
+    detail["bisections"] = [
+        {"id": b.id, "status": b.status, "outcome": b.outcome, "good": b.good_sha, "bad": b.bad_sha,
+         "culprit": b.culprit_sha, "message": b.message, "steps": len(b.steps or []), "by": b.requested_by,
+         "at": b.created_at, "finished": b.finished_at}
+        for b in session.scalars(select(Bisection).where(Bisection.repo_key == key, Bisection.slug.in_(slugs))
+                                 .order_by(Bisection.id.desc()))]
+    detail["events"] = [
+        {"kind": e.kind, "actor": e.actor, "detail": e.detail, "at": e.at}
+        for e in session.scalars(select(RecordEvent).where(RecordEvent.record_id == record.id)
+                                 .order_by(RecordEvent.at.desc(), RecordEvent.id.desc()))]
+    return detail
+
+
+def _verdicts(session: Session, slugs: list[str], current_hash: str | None) -> list[dict]:
+    """Verdicts naming this report on either side, newest first; `current` when made on today's content."""
+    rows = session.scalars(select(DedupVerdict).where(
+        or_(DedupVerdict.new_slug.in_(slugs), DedupVerdict.old_slug.in_(slugs)))
+        .order_by(DedupVerdict.created_at.desc(), DedupVerdict.id.desc()).limit(50))
+    verdicts = []
+    for v in rows:
+        mine_new = v.new_slug in slugs
+        judged = v.new_hash if mine_new else v.old_hash
+        verdicts.append({"partner": v.old_slug if mine_new else v.new_slug, "kind": v.kind,
+                         "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons or []),
+                         "at": v.created_at, "current": current_hash is not None and judged == current_hash})
+    return verdicts
+
+
+def partner_ids(session: Session, repo_key: str, slugs: list[str]) -> dict[str, int]:
+    if not slugs:
+        return {}
+    return dict(session.execute(select(Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
+                                .where(Repo.key == repo_key, Record.slug.in_(slugs))).all())
+
+
+def run_page(session: Session, run_id: int) -> dict | None:
+    run = session.get(BenchRun, run_id)
+    if run is None:
+        return None
+    found = session.execute(select(Record.id, Record.threads, Record.title).join(Repo, Repo.id == Record.repo_id)
+                            .where(Repo.key == run.repo_key, Record.slug == run.slug)).first()
+    return run_dict(run) | {"record_id": found.id if found else None, "threads": found.threads if found else None,
+                            "title": found.title if found else ""}
+
+
+def run_dict(run: BenchRun) -> dict:
+    return {"id": run.id, "repo": run.repo_key, "slug": run.slug, "runner": run.runner, "host": run.host,
+            "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
+            "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
+            "progress": run.progress or {}, "result": run.result or {}, "created": run.created_at,
+            "started": run.started_at, "finished": run.finished_at}
+
+
+def run_list(session: Session, limit: int = 100) -> list[dict]:
+    runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
+    return _with_records(session, [run_dict(r) for r in runs])
+
+
+def _with_records(session: Session, runs: list[dict]) -> list[dict]:
+    """Each run with the id of its record (None when the record is gone), for links from run tables."""
+    slugs = {run["slug"] for run in runs}
+    found = session.execute(select(Repo.key, Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
+                            .where(Record.slug.in_(slugs))).all() if slugs else []
+    ids = {(key, slug): record_id for key, slug, record_id in found}
+    return [run | {"record_id": ids.get((run["repo"], run["slug"]))} for run in runs]

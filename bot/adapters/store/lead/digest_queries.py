@@ -1,0 +1,70 @@
+"""What the digest needs from the store, gathered in a few queries (one per table) and handed over as facts."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import aliased
+
+from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
+from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
+from bot.core.verify.bench_view import side_rows
+from bot.core.lead.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
+from bot.core.verify.scaling import scaling_fact
+from bot.core.lead.milestones import RunFact, SidePoint
+from bot.core.verify.scaling_view import head_scaling
+
+
+def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end: datetime) -> DigestFacts:
+    """Everything up to `window_end` (older facts too: ratios, staleness and milestones look back further)."""
+    if window_start >= window_end:
+        raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before {window_end.isoformat()}")
+    with db.session() as session:
+        repo_id = session.scalar(select(Repo.id).where(Repo.key == repo_key))
+        if repo_id is None:
+            return DigestFacts(repo_key)
+        into = aliased(Record)
+        rows = session.execute(select(Record, into.slug).outerjoin(into, into.id == Record.merged_into_id)
+                               .where(Record.repo_id == repo_id).order_by(Record.id)).all()
+        records = tuple(RecordFact(r.slug, r.title or "", r.track, r.backend, r.threads, r.ratio, r.state, merged,
+                                   r.reproduced, r.created_at, r.reference) for r, merged in rows)
+        slug_of_id = {r.id: r.slug for r, _ in rows}
+        # Runs and fixes name a record by the slug it had then; every former slug leads to its current one.
+        current = {alias: slug_of_id[record_id] for alias, record_id in session.execute(
+            select(SlugAlias.slug, SlugAlias.record_id).where(SlugAlias.repo_id == repo_id))}
+        revisions = tuple(
+            RevisionFact(slug_of_id[rev.record_id], rev.committed_at, rev.change, rev.author_name, rev.author_email,
+                         sum(1 for f in rev.findings or [] if f.get("severity") == "error"), rev.content_hash is not None)
+            for rev in session.execute(
+                select(Revision.record_id, Revision.committed_at, Revision.change, Revision.author_name,
+                       Revision.author_email, Revision.findings, Revision.content_hash)
+                .join(Record, Record.id == Revision.record_id)
+                .where(Record.repo_id == repo_id, Revision.committed_at < window_end)
+                .order_by(Revision.committed_at, Revision.id)))
+        runs = tuple(_run(run, current.get(run.slug, run.slug)) for run in session.scalars(
+            select(BenchRun).where(BenchRun.repo_key == repo_key, BenchRun.created_at < window_end)
+            .order_by(BenchRun.id)))
+        fixes = tuple(FixFact(current.get(f.slug, f.slug), f.branch, f.pr_number, f.source, f.state, f.token_delta,
+                              f.created_at, f.updated_at) for f in session.scalars(
+            select(Fix).where(Fix.repo_key == repo_key, Fix.created_at < window_end).order_by(Fix.id)))
+        events = tuple(EventFact(slug_of_id[e.record_id], e.kind, e.actor, e.at) for e in session.scalars(
+            select(RecordEvent).join(Record, Record.id == RecordEvent.record_id)
+            .where(Record.repo_id == repo_id, RecordEvent.at < window_end).order_by(RecordEvent.id)))
+        # Verdicts are cached by content, not by repository: only those about this repository's texts count.
+        texts = (select(Revision.content_hash).join(Record, Record.id == Revision.record_id)
+                 .where(Record.repo_id == repo_id, Revision.content_hash.is_not(None)))
+        verdicts = tuple(VerdictFact(current.get(v.new_slug, v.new_slug), current.get(v.old_slug, v.old_slug), v.kind,
+                                     v.confidence) for v in session.scalars(
+            select(DedupVerdict).where(DedupVerdict.new_hash.in_(texts), DedupVerdict.old_hash.in_(texts),
+                                       DedupVerdict.created_at < window_end).order_by(DedupVerdict.id)))
+    return DigestFacts(repo_key, records, revisions, runs, fixes, events, verdicts)
+
+
+def _run(run: BenchRun, slug: str) -> RunFact:
+    result = run.result or {}
+    sides = tuple(SidePoint(row.side, row.point, row.low, row.high) for row in side_rows(result))
+    suite = result.get("suite")
+    return RunFact(run.id, slug, run.runner, run.purpose, run.status, run.verdict, run.pr_number, run.created_at,
+                   run.finished_at, sides, suite.get("verdict") if isinstance(suite, dict) else None,
+                   scaling_fact(head_scaling(result)))

@@ -1,0 +1,44 @@
+"""What the dashboard issue and the notices need from the store, beyond the digest's facts."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import func, select
+
+from bot.adapters.store.lead.digest_queries import digest_facts
+from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record, Repo, Revision
+from bot.adapters.store.service_models import IssueMirror
+from bot.core.lead.digest import DigestFacts
+
+EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class OpenText:
+    """An open record's latest text: notices read its root cause and count its lint errors."""
+
+    slug: str
+    path: str
+    content: str
+    errors: int
+    supersedes: tuple[str, ...]
+
+
+def lead_facts(db: Database, repo_key: str, now: datetime) -> tuple[DigestFacts, dict[str, int], list[OpenText]]:
+    """Everything up to `now`: the digest's facts, each record's issue number, and the open records' texts."""
+    facts = digest_facts(db, repo_key, EPOCH, now)
+    latest = (select(Revision.record_id, func.max(Revision.id).label("rev_id"))
+              .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())
+    with db.session() as session:
+        issues = dict(session.execute(
+            select(Record.slug, IssueMirror.number).join(Repo, Repo.id == Record.repo_id)
+            .join(IssueMirror, IssueMirror.record_id == Record.id).where(Repo.key == repo_key)).all())
+        texts = [OpenText(record.slug, record.path, revision.content or "", record.errors or 0,
+                          tuple(record.supersedes or ()))
+                 for record, revision in session.execute(
+                     select(Record, Revision).join(Repo, Repo.id == Record.repo_id)
+                     .join(latest, latest.c.record_id == Record.id).join(Revision, Revision.id == latest.c.rev_id)
+                     .where(Repo.key == repo_key, Record.state == "open").order_by(Record.slug))]
+    return facts, issues, texts

@@ -1,0 +1,1 @@
+"""Which reports overlap: the features compared, retrieval over them, the reviewers' verdicts."""

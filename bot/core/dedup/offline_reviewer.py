@@ -1,0 +1,136 @@
+"""The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
+from __future__ import annotations
+
+from bot.core.lint.audit import AuditResult, offline_audit
+from bot.core.lint.rules import lint
+from bot.core.reports.parse import parse
+from bot.core.reports.records import REPORT_DIR, PerfIssue
+from bot.core.dedup.retrieval import Candidate
+from bot.core.dedup.similarity import CauseProfile, cause_profile, jaccard, overlap
+from bot.core.dedup.verdicts import Verdict
+
+NAME = "offline"
+# Chosen on tests/data/dedup and tests/data/dedup_tune with bench/dedup_eval.py, never on
+# tests/data/dedup_heldout. Precision is favoured over recall: an overlap verdict opens a merge PR.
+DUPLICATE = {"text": 0.5, "shape": 0.5, "score": 0.5}
+# When both root causes name places (functions, not files): they must blame mostly the same ones...
+SAME_PLACES = 0.5
+# ...and then either describe the mechanism in enough of the same words, or look alike to retrieval.
+CAUSE_WORDS = 0.2
+SCORE_WITH_PLACES = 0.25
+# When a root cause names no place, the retrieval scores decide, as before the places were read.
+OVERLAPS = {"score": 0.2}
+TEXT_OR = 0.2  # ...and either this much text similarity
+LOC_OR = 0.3   # ...or more than this much of the same root-cause places
+# Across tracks or backends, root causes that name no common place must share this much of their words.
+MECHANISM_WORDS = 0.4
+
+
+def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
+    """Judge a pair by what the two root causes blame, falling back to retrieval's scores when one names nothing;
+    a pair across tracks or backends must share the mechanism as well as a program."""
+    new_cause, old_cause = cause_profile(new), cause_profile(old)
+    kind, reasons = _judge(new_cause, old_cause, scores)
+    if kind != "distinct":
+        kind, reasons = _across_claims(new, old, new_cause, old_cause, kind, reasons)
+    if kind == "distinct":
+        return Verdict(kind, round(1 - scores.score, 3), tuple(reasons), None, NAME)
+    merged = merge_reports(new, old)
+    target = f"{REPORT_DIR}/{new.slug}.md"  # where the merged report will live, whatever the draft was called
+    problems = tuple(f"line {f.line}: [{f.rule}] {f.message}"
+                     for f in lint(parse(target, merged.encode()), path=target) if f.is_error)
+    return Verdict(kind, round(scores.score, 3), tuple(reasons), merged, NAME, merge_problems=problems)
+
+
+def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str, list[str]]:
+    values = {"text": scores.text, "shape": scores.shape, "score": scores.score, "locations": scores.locations}
+    reasons = list(scores.reasons) or ["no shared words, code shape or root-cause places"]
+    if new.places and old.places:
+        places, words = overlap(new.places, old.places), jaccard(new.words, old.words)
+        reasons.append(_places_reason(new, old, places, words))
+        if places < SAME_PLACES or (words < CAUSE_WORDS and scores.score < SCORE_WITH_PLACES):
+            return "distinct", reasons
+        duplicate = all(values[k] >= v for k, v in DUPLICATE.items())
+        return ("duplicate" if duplicate else "overlaps"), reasons
+    reasons.append(f"offline thresholds on retrieval scores (score {scores.score:.2f}); "
+                   "a root cause names no place to compare")
+    if all(values[k] >= v for k, v in DUPLICATE.items()):
+        return "duplicate", reasons
+    if all(values[k] >= v for k, v in OVERLAPS.items()) and (scores.locations > LOC_OR or scores.text >= TEXT_OR):
+        return "overlaps", reasons
+    return "distinct", reasons
+
+
+def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_cause: CauseProfile, kind: str,
+                   reasons: list[str]) -> tuple[str, list[str]]:
+    """A SEQ report and a Metal one about the same program are different claims, unless one mechanism explains
+    both (the same allocator, the same copy): then they still overlap, and the reasons say which."""
+    claims = [(r.track or "?", "c" if r.track == "seq" else (r.backend or "c")) for r in (new, old)]
+    mechanism = _mechanism(new_cause, old_cause)
+    if claims[0] == claims[1]:
+        return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism else [])
+    apart = " vs ".join(f"{track}/{backend}" for track, backend in claims)
+    if mechanism:
+        return kind, reasons + [f"different track or backend ({apart}), but the same root-cause mechanism: "
+                                f"{mechanism}"]
+    return "distinct", reasons + [f"different track or backend ({apart}) and no shared root-cause mechanism: "
+                                  f"a shared program is not a shared cause"]
+
+
+def _mechanism(new: CauseProfile, old: CauseProfile) -> str:
+    """What the two root causes share, in their own terms: the places both blame and the words both use;
+    '' when they do not describe one mechanism."""
+    places, words = sorted(new.places & old.places), sorted(new.words & old.words)
+    same = (new.places and old.places and overlap(new.places, old.places) >= SAME_PLACES
+            and jaccard(new.words, old.words) >= CAUSE_WORDS) or jaccard(new.words, old.words) >= MECHANISM_WORDS
+    if not same:
+        return ""
+    named = ", ".join(f"`{p}`" for p in places[:4])
+    return "; ".join(part for part in (f"places {named}" if named else "", f"words {', '.join(words[:6])}") if part)
+
+
+def _places_reason(new: CauseProfile, old: CauseProfile, places: float, words: float) -> str:
+    """"both root causes blame heap_alloc, in heap.c" in words a person reads, then the two figures."""
+    shared, files = sorted(new.places & old.places), sorted(new.files & old.files)
+    blamed = (f"both root causes blame {', '.join(shared)}" if shared
+              else "the root causes blame no place in common")
+    where = f", in {', '.join(files)}" if shared and files else ""
+    return (f"{blamed}{where} (place overlap {places:.2f} of the shorter list, mechanism words {words:.2f}; "
+            "places a report rules out are not counted)")
+
+
+def merge_reports(new: PerfIssue, old: PerfIssue) -> str:
+    """One report covering both: the new one's facts and sections first, every reproduction of both kept."""
+    supersedes = [s for s in dict.fromkeys([old.slug, *old.supersedes, *new.supersedes]) if s != new.slug]
+    fix = new.fix if new.fix not in (None, "unknown") else (old.fix or "unknown")
+    front = [f"track: {new.track or old.track}", f"backend: {new.backend or old.backend or 'c'}"]
+    if new.threads:
+        front.append(f"threads: {new.threads}")
+    if new.ratio is not None:
+        front.append(f"ratio: {new.ratio:g}")
+    front += [f"fix: {fix}", f"supersedes: [{', '.join(supersedes)}]"]
+    parts = ["---", *front, "---", f"# {new.title or old.title}", ""]
+    for name, heading in (("context", "Context"), ("reproduction", "Reproduction"),
+                          ("measurements", "Measurements"), ("root_cause", "Root cause"), ("fix", "Fix")):
+        mine, theirs = _text(new, name), _text(old, name)
+        parts += [f"## {heading}", "", mine or "unknown", ""]
+        if theirs and theirs != mine and not (name in ("root_cause", "fix") and theirs.lower().startswith("unknown")):
+            parts += [f"From `{old.slug}`, which this report supersedes:", "", theirs, ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _text(record: PerfIssue, name: str) -> str:
+    section = record.section(name)
+    return section.text.strip() if section else ""
+
+
+class OfflineReviewer:
+    """The embedded default reviewer: no API key, no network, the same verdict every time."""
+
+    name = NAME
+
+    def review(self, new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
+        return review(new, old, scores)
+
+    def audit(self, record: PerfIssue, path: str) -> AuditResult:
+        return offline_audit(record, path)

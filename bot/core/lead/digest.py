@@ -1,0 +1,314 @@
+"""The weekly digest as a pure function: the store's facts and a window in, every section of the digest out."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.core.verify.claim_size import ratio_kind
+from bot.core.lead.digest_scaling import ParScaling, par_scaling
+from bot.core.config import Milestone
+from bot.core.lead.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
+                                 standing)
+
+STALE_AFTER = timedelta(days=14)
+
+
+@dataclass(frozen=True)
+class RevisionFact:
+    slug: str
+    at: datetime
+    change: str  # added | modified | renamed | deleted | merged
+    author_name: str
+    author_email: str
+    errors: int  # lint errors found in this revision
+    has_content: bool  # False for deletions and merges
+
+
+@dataclass(frozen=True)
+class FixFact:
+    slug: str
+    branch: str
+    pr_number: int | None
+    source: str
+    state: str
+    token_delta: int | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class EventFact:
+    slug: str
+    kind: str
+    actor: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class VerdictFact:
+    new_slug: str
+    old_slug: str
+    kind: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class DigestFacts:
+    repo_key: str
+    records: tuple[RecordFact, ...] = ()
+    revisions: tuple[RevisionFact, ...] = ()
+    runs: tuple[RunFact, ...] = ()
+    fixes: tuple[FixFact, ...] = ()
+    events: tuple[EventFact, ...] = ()
+    verdicts: tuple[VerdictFact, ...] = ()
+
+
+@dataclass(frozen=True)
+class NewReport:
+    slug: str
+    title: str
+    track: str | None
+    backend: str | None
+    ratio: float | None
+    state: str
+    author: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Merged:
+    slug: str
+    title: str
+    into: str | None
+    at: datetime
+    verdict: str | None  # the reviewer's kind and confidence, when a reviewer judged the pair
+    confidence: float | None
+
+
+@dataclass(frozen=True)
+class VerifiedFix:
+    slug: str
+    track: str | None
+    run_id: int
+    pr_number: int | None
+    before: float | None  # ratios (par: threads / speedup), lower is better
+    after: float
+    after_low: float
+    after_high: float
+    at: datetime
+    merged: bool = False  # "verified" only once merged; before that it passes on its branch
+
+
+@dataclass(frozen=True)
+class NotReproduced:
+    slug: str
+    title: str
+    claimed: float | None
+    measured: float
+    run_id: int
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A claim whose C translation (or reference) prints a different result: nothing was timed, so its ratio
+    says nothing, and it is never ranked by it."""
+
+    slug: str
+    title: str
+    claimed: float | None
+    run_id: int
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Ranked:
+    slug: str
+    title: str
+    track: str | None
+    backend: str | None
+    ratio: float | None
+    source: str
+    fixes: int
+    kind: str = "language/C"  # language/C, ideal/achieved (par) or head/REF: never mixed unlabelled
+
+
+@dataclass(frozen=True)
+class Stale:
+    slug: str
+    title: str
+    last_activity: datetime
+    idle_days: int
+
+
+@dataclass(frozen=True)
+class AuthorQuality:
+    name: str
+    email: str
+    reports: int
+    duplicates: int
+    defective: int
+    not_reproduced: int
+
+
+@dataclass(frozen=True)
+class Digest:
+    repo_key: str
+    window_start: datetime
+    window_end: datetime
+    week: str  # ISO year-week of the window's end in its own time zone, e.g. 2026-W49
+    new_reports: tuple[NewReport, ...]
+    new_by_kind: tuple[tuple[str, str, int], ...]  # (track, backend, count); "?" when not known
+    duplicates: tuple[Merged, ...]
+    fixes: tuple[FixFact, ...]
+    verified: tuple[VerifiedFix, ...]
+    not_reproduced: tuple[NotReproduced, ...]
+    open_ranked: tuple[Ranked, ...]
+    stale: tuple[Stale, ...]
+    authors: tuple[AuthorQuality, ...]
+    milestones: tuple[MilestoneProgress, ...]
+    par_scaling: tuple[ParScaling, ...] = ()  # live PAR records, least efficient at their highest count first
+    mismatches: tuple[Mismatch, ...] = ()  # live records whose last measurement found an output mismatch
+
+    @property
+    def merged_fixes(self) -> tuple[VerifiedFix, ...]:
+        return tuple(v for v in self.verified if v.merged)
+
+    @property
+    def branch_fixes(self) -> tuple[VerifiedFix, ...]:
+        return tuple(v for v in self.verified if not v.merged)
+
+
+def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetime,
+                 milestones: tuple[Milestone, ...], seq_threshold: float) -> Digest:
+    """Everything as it stood at `window_end`; "in the window" is window_start <= t < window_end."""
+    inside = lambda t: t is not None and window_start <= t < window_end  # noqa: E731
+    before_end = lambda t: t is not None and t < window_end  # noqa: E731
+    records = [r for r in facts.records if r.created_at is None or before_end(r.created_at)]
+    revisions = defaultdict(list)
+    for rev in sorted((r for r in facts.revisions if before_end(r.at)), key=lambda r: r.at):
+        revisions[rev.slug].append(rev)
+    runs = sorted((r for r in facts.runs if r.status == "done" and before_end(r.finished_at or r.created_at)),
+                  key=lambda r: (r.finished_at or r.created_at, r.id))
+    runs_of = defaultdict(list)
+    for run in runs:
+        runs_of[run.slug].append(run)
+    fixes = [f for f in facts.fixes if before_end(f.created_at)]
+    by_slug = {r.slug: r for r in records}
+    standings = {r.slug: standing(r, runs_of[r.slug]) for r in records}
+    new = sorted((r for r in records if inside(r.created_at)), key=lambda r: (r.created_at, r.slug))
+    kinds: dict[tuple[str, str], int] = defaultdict(int)
+    for r in new:
+        kinds[(r.track or "?", r.backend or "?")] += 1
+    mismatches = _mismatches(records, runs_of)
+    unranked = {m.slug for m in mismatches}
+    merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
+    return Digest(
+        facts.repo_key, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
+        tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0],
+                        r.created_at) for r in new),
+        tuple((track, backend, n) for (track, backend), n in sorted(kinds.items())),
+        _merged(records, revisions, facts.verdicts, inside),
+        tuple(sorted((f for f in fixes if inside(f.created_at)), key=lambda f: (f.created_at, f.slug, f.branch))),
+        _verified(by_slug, runs, inside, merged),
+        _not_reproduced(by_slug, runs, inside),
+        tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio,
+                             _source(standings[r.slug].source, r.slug in merged),
+                             sum(f.slug == r.slug for f in fixes), ratio_kind(r.track, r.reference)) for r in records
+                             if r.state == "open" and r.slug not in unranked),
+                     key=lambda x: (x.ratio is None, -(x.ratio or 0), x.slug))),
+        _stale(records, revisions, facts.runs, fixes, facts.events, window_end),
+        _authors(new, revisions, runs_of),
+        tuple(progress(m, standings, latest_suites(runs), seq_threshold, window_end.date()) for m in milestones),
+        par_scaling(records, runs),
+        mismatches,
+    )
+
+
+def _source(source: str, merged: bool) -> str:
+    """A passing fix's ratio is "verified" only once the fix merged; before, it passes on its branch."""
+    return "passes on its branch" if source == "verified" and not merged else source
+
+
+def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:
+    out = []
+    for r in records:
+        last = runs_of[r.slug][-1] if runs_of[r.slug] else None
+        if r.state in ("open", "regressed") and last is not None and last.verdict == "mismatch":
+            out.append(Mismatch(r.slug, r.title, r.ratio, last.id, last.finished_at or last.created_at))
+    return tuple(sorted(out, key=lambda m: m.slug))
+
+
+def _merged(records, revisions, verdicts, inside) -> tuple[Merged, ...]:
+    out = []
+    for r in records:
+        at = next((v.at for v in reversed(revisions[r.slug]) if v.change == "merged"), None)
+        if r.state == "merged" and inside(at):
+            judged = next((v for v in reversed(verdicts) if {v.new_slug, v.old_slug} == {r.slug, r.merged_into}), None)
+            out.append(Merged(r.slug, r.title, r.merged_into, at, judged and judged.kind, judged and judged.confidence))
+    return tuple(sorted(out, key=lambda m: (m.at, m.slug)))
+
+
+def _verified(by_slug: dict[str, RecordFact], runs, inside, merged: set[str]) -> tuple[VerifiedFix, ...]:
+    out = []
+    for run in _latest_per_slug(r for r in runs if r.purpose == "fix" and r.verdict == "pass" and r.side("head")
+                                and inside(r.finished_at or r.created_at)):
+        record, head, base = by_slug.get(run.slug), run.side("head"), run.side("base")
+        bounds = sorted((as_ratio(record, head.low), as_ratio(record, head.high)), key=lambda b: b or 0)
+        out.append(VerifiedFix(run.slug, record and record.track, run.id, run.pr_number,
+                               as_ratio(record, base.point) if base else None, as_ratio(record, head.point),
+                               *bounds, run.finished_at or run.created_at, run.slug in merged))
+    return tuple(out)
+
+
+def _not_reproduced(by_slug: dict[str, RecordFact], runs, inside) -> tuple[NotReproduced, ...]:
+    found = _latest_per_slug(r for r in runs if r.claim_failed and inside(r.finished_at or r.created_at))
+    return tuple(NotReproduced(r.slug, by_slug[r.slug].title if r.slug in by_slug else "",
+                               by_slug[r.slug].ratio if r.slug in by_slug else None,
+                               as_ratio(by_slug.get(r.slug), r.side("head").point), r.id, r.finished_at or r.created_at)
+                 for r in found)
+
+
+def _latest_per_slug(runs) -> list[RunFact]:
+    latest = {}
+    for run in runs:  # in time order: the last one wins
+        latest[run.slug] = run
+    return sorted(latest.values(), key=lambda r: (r.finished_at or r.created_at, r.slug))
+
+
+def _stale(records, revisions, runs, fixes, events, window_end: datetime) -> tuple[Stale, ...]:
+    """Any sign of life counts, even a run still queued: someone is working on the report."""
+    moments = defaultdict(list)
+    for fix in fixes:
+        moments[fix.slug] += [fix.created_at, fix.updated_at]
+    for event in events:
+        moments[event.slug].append(event.at)
+    for run in runs:
+        moments[run.slug] += [run.created_at, run.finished_at]
+    out = []
+    for r in (r for r in records if r.state == "open"):
+        times = [t for t in moments[r.slug] + [v.at for v in revisions[r.slug]] + [r.created_at]
+                 if t is not None and t < window_end]
+        last = max(times, default=None)
+        if last is not None and last < window_end - STALE_AFTER:
+            out.append(Stale(r.slug, r.title, last, (window_end - last).days))
+    return tuple(sorted(out, key=lambda s: (s.last_activity, s.slug)))
+
+
+def _authors(new: list[RecordFact], revisions, runs_of) -> tuple[AuthorQuality, ...]:
+    counts: dict[str, list] = {}
+    for r in new:
+        name, email = _author(revisions[r.slug])
+        latest = next((v for v in reversed(revisions[r.slug]) if v.has_content), None)
+        row = counts.setdefault(email.lower() or name, [name, email, 0, 0, 0, 0])
+        row[2] += 1
+        row[3] += r.state == "merged"
+        row[4] += bool(latest and latest.errors > 0)
+        row[5] += r.reproduced == "not reproduced" or any(run.claim_failed for run in runs_of[r.slug])
+    return tuple(sorted((AuthorQuality(*row) for row in counts.values()), key=lambda a: (-a.reports, a.email, a.name)))
+
+
+def _author(revisions: list[RevisionFact]) -> tuple[str, str]:
+    return (revisions[0].author_name, revisions[0].author_email) if revisions else ("", "")
+

@@ -1,0 +1,38 @@
+"""The digest's PAR section: every live PAR record by its efficiency at the highest thread count its latest
+sweep measured, least efficient first, with where its curve flattens."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.core.lead.milestones import LIVE, RecordFact, RunFact
+
+
+@dataclass(frozen=True)
+class ParScaling:
+    slug: str
+    title: str
+    state: str
+    threads: int
+    speedup: float
+    efficiency: tuple[float, float, float]
+    flattens_after: int | None
+    claimed: int | None
+    run_id: int
+    at: datetime
+
+
+def par_scaling(records: list[RecordFact], runs: list[RunFact]) -> tuple[ParScaling, ...]:
+    """`runs` in time order, done and before the window's end; the latest swept run of each record counts."""
+    latest: dict[str, RunFact] = {}
+    for run in runs:
+        if run.scaling is not None:
+            latest[run.slug] = run
+    out = []
+    for record in records:
+        run = latest.get(record.slug)
+        if record.track == "par" and record.state in LIVE and run is not None:
+            s = run.scaling
+            out.append(ParScaling(record.slug, record.title, record.state, s.threads, s.speedup, s.efficiency,
+                                  s.flattens_after, s.claimed, run.id, run.finished_at or run.created_at))
+    return tuple(sorted(out, key=lambda p: (p.efficiency[1], p.slug)))

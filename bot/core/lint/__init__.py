@@ -1,0 +1,1 @@
+"""What is wrong with a report: lint rules, the structural audit, the shape of its programs."""

@@ -1,0 +1,123 @@
+"""lint(result): the parser's findings plus every rule in RULES, each naming the line and the remedy."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from bot.core.lint.checks import (
+    LintContext, Problem, backend_missing, c_translation_missing, context_missing, draft_location, file_name,
+    fix_missing, fix_ref_invalid, measurements_missing, ratio_meaning, ratio_mismatch, ratio_missing, ratio_unsure,
+    reference_within_factor, repro_missing, root_cause_missing,
+    seq_within_tolerance, supersedes_self, supersedes_unknown, threads_missing, title_missing, too_long,
+    track_missing,
+)
+from bot.core.reports.parse import parse
+from bot.core.reports.records import Finding, ParseResult, PerfIssue, Severity
+
+Check = Callable[[PerfIssue, LintContext], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One lint rule: stable id, severity, one-line summary (for docs), and its check (None: the parser's)."""
+
+    id: str
+    severity: Severity
+    summary: str
+    check: Check | None = None
+    needs_record: bool = True
+
+    @property
+    def emitted_by(self) -> str:
+        return "parser" if self.check is None else "linter"
+
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+# Every rule id, in the order the docs list them. Ids are stable: tools and people filter on them.
+RULES: tuple[Rule, ...] = (
+    Rule("empty", E, "file has no content"),
+    Rule("encoding", E, "file is not valid UTF-8 (reported at the line of the first bad byte)"),
+    Rule("front-matter", E, "front matter is unparsable YAML, not a mapping, or its opening `---` is never closed"),
+    Rule("front-matter-key", W, "front matter has an unknown (or repeated) key; the closest known key is suggested"),
+    Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
+    Rule("fence-unclosed", E, "a code fence is opened and never closed"),
+    Rule("nesting", E, "blockquotes and lists nested more than 100 levels deep (a list item counts two): not read"),
+    Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
+    Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
+         draft_location, needs_record=False),
+    Rule("title-missing", W, "no `# Title` heading", title_missing),
+    Rule("track-missing", E, "track is neither stated nor inferable", track_missing),
+    Rule("backend-missing", E, "par report without a backend", backend_missing),
+    Rule("threads-missing", E, "par report without a thread count", threads_missing),
+    Rule("ratio-missing", E, "no ratio stated nor computable from the measurements table", ratio_missing),
+    Rule("seq-within-tolerance", E, "seq ratio <= 2.0: up to 2x slower than C is near C, not an issue",
+         seq_within_tolerance),
+    Rule("reference-within-factor", E, "a reference report whose ratio is within [verify] reference_factor: "
+         "this revision is not slower than the reference", reference_within_factor),
+    Rule("ratio-mismatch", E, "stated ratio differs by more than 10% from the table's ratio and from every "
+         "comparable pair of its rows", ratio_mismatch),
+    Rule("ratio-unsure", W, "the table cannot tell which row a stated ratio comes from (the claim's thread count "
+         "is not timed): the rows it considered are named", ratio_unsure),
+    Rule("ratio-meaning", N, "the ratio is not plain ideal / achieved (a GPU compared with a CPU): what it means",
+         ratio_meaning),
+    Rule("context-missing", W, "no context section", context_missing),
+    Rule("repro-missing", E, "no reproduction section, or no code block in the language", repro_missing),
+    Rule("c-translation-missing", E, "no fenced `c` block (the 1-to-1 C translation)", c_translation_missing),
+    Rule("measurements-missing", W, "no measurements table", measurements_missing),
+    Rule("root-cause-missing", E, "no root cause section (\"unknown\" as its text is fine)", root_cause_missing),
+    Rule("fix-missing", E, "no fix section (\"unknown\" as its text is fine)", fix_missing),
+    Rule("too-long", E, "prose (code, tables, front matter and headings excluded) is over the word budget", too_long),
+    Rule("supersedes-unknown", E, "`supersedes` names a slug history has never seen", supersedes_unknown),
+    Rule("supersedes-self", E, "a report supersedes itself", supersedes_self),
+    Rule("fix-ref-invalid", E,
+         "`fix:` is not inline/unknown/a commit sha/a valid git branch, or names main/master/HEAD",
+         fix_ref_invalid),
+)
+RULES_BY_ID = {rule.id: rule for rule in RULES}
+# The rules that need every slug history has seen (lint skips them when known_slugs is None).
+HISTORY_RULES = frozenset({"supersedes-unknown"})
+
+
+def lint(result: ParseResult, *, path: str | None = None, known_slugs: frozenset[str] | None = None,
+         word_budget: int = 500, reference_factor: float = 1.0) -> tuple[Finding, ...]:
+    """Parse findings plus every rule's findings for one report, sorted by (line, rule)."""
+    file = _file_of(result, path)
+    context = LintContext(path=file, known_slugs=known_slugs, word_budget=word_budget,
+                          reference_factor=reference_factor)
+    findings = [dataclasses.replace(f, file=file) if f.file != file else f for f in result.findings]
+    findings.extend(_run_rules(result.record, context))
+    return tuple(sorted(findings, key=lambda f: (f.line, f.rule)))
+
+
+def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: str | None = None,
+                 known_slugs: frozenset[str]) -> tuple[Finding, ...]:
+    """`findings` from lint(known_slugs=None), plus the checks against the slugs history has seen.
+
+    Sync reads a chunk's reports before the transaction that writes them, without the store; this adds what
+    that reading left out, so the two steps together find exactly what lint(known_slugs=...) finds, in the same order.
+    """
+    context = LintContext(path=_file_of(result, path), known_slugs=known_slugs, word_budget=0)
+    added = list(_run_rules(result.record, context, HISTORY_RULES))
+    return tuple(sorted(findings + tuple(added), key=lambda f: (f.line, f.rule))) if added else findings
+
+
+def lint_bytes(path: str, data: bytes, **options) -> tuple[Finding, ...]:
+    """Parse and lint in one call: `options` are lint's keyword arguments."""
+    return lint(parse(path, data), path=path, **options)
+
+
+def _run_rules(record: PerfIssue | None, context: LintContext, only: frozenset[str] | None = None) -> Iterator[Finding]:
+    for rule in RULES:
+        if rule.check is None or (record is None and rule.needs_record) or (only is not None and rule.id not in only):
+            continue
+        for problem in rule.check(record, context):
+            yield Finding(context.path, max(1, problem.line), rule.id, rule.severity, problem.message, problem.remedy)
+
+
+def _file_of(result: ParseResult, path: str | None) -> str:
+    if path is not None:
+        return path
+    if result.record is not None:
+        return result.record.path
+    return result.findings[0].file if result.findings else ""

@@ -1,0 +1,1 @@
+"""A report read into a record: markdown scanned, front matter, sections, prose facts, tables."""

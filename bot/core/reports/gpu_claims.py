@@ -1,0 +1,72 @@
+"""A GPU claim: what a Metal or CUDA backend reaches over the CPU against what it should reach.
+
+A GPU has no "one thread" of its own to scale from, so its claim is not N / speedup. The achieved speedup
+is the GPU run's over one CPU thread (and over the best CPU thread count); the target is the speedup an
+expected figure (a profile, a roofline) or a patched GPU run gives; the ratio is target / achieved.
+"""
+from __future__ import annotations
+
+import re
+
+from bot.core.reports.records import Measurement
+from bot.core.reports.table_ratios import TableRatio, secs, significant
+from bot.core.reports.tables import threads_in
+
+GPU_BACKENDS = ("metal", "cuda")
+_PATCHED = re.compile(r"(?i)\bpatch(?:ed|es)?\b|\bfix(?:ed)?\b|\bafter\b|\bproposed\b|\bwith the\b")
+
+
+def gpu_claim(rows: tuple[Measurement, ...], expected: float | None, expected_quote: str = "") -> TableRatio | None:
+    """The GPU claim the table (and an expected speedup stated in prose) makes, or None when there is none:
+    no GPU run beside CPU runs, a GPU that scales on its own (-t 1 and -t N), or no target at all."""
+    gpu = [r for r in rows if r.backend in GPU_BACKENDS and r.seconds and r.impl in ("language", "")]
+    if not gpu or len({r.threads for r in gpu if r.threads}) >= 2:
+        return None
+    shipped = [r for r in gpu if not _PATCHED.search(r.label)]
+    patched = [r for r in gpu if _PATCHED.search(r.label)]
+    if not shipped or (expected is None and not patched):
+        return None
+    cpu = [r for r in rows if r.seconds and r.backend not in GPU_BACKENDS and r.impl in ("language", "")]
+    name = "Metal" if shipped[0].backend == "metal" else "CUDA"
+    one = [r for r in cpu if (r.threads or threads_in(r.label) or 1) == 1]
+    if not one:
+        return TableRatio(kind="gpu", gap=f"the {name} row has no one-thread CPU row to compare with "
+                                          f"(add the -T1 CPU time)")
+    base, run = min(one, key=_time), min(shipped, key=_time)
+    achieved = base.seconds / run.seconds
+    if patched:
+        fixed = min(patched, key=_time)
+        target, how = base.seconds / fixed.seconds, f"'{fixed.label}' {secs(fixed.seconds)} (line {fixed.line})"
+        targets = [base.seconds / r.seconds for r in patched]
+    else:
+        target, how = expected, f"the expected {expected:g}x" + (f" ('{expected_quote}')" if expected_quote else "")
+        targets = [expected]
+    ratio = significant(target / achieved)
+    best = min(cpu, key=_time)
+    over_best = (f" ({best.seconds / run.seconds:.3g}x over the best CPU run '{best.label}', line {best.line})"
+                 if best is not base else "")
+    evidence = (f"{name} '{run.label}' {secs(run.seconds)} against one CPU thread '{base.label}' "
+                f"{secs(base.seconds)} = {achieved:.3g}x achieved (lines {run.line} and {base.line}){over_best}; "
+                f"target {target:.3g}x from {how}; ratio {target:.3g} / {achieved:.3g}")
+    return TableRatio(ratio, None, evidence, kind="gpu",
+                      candidates=_candidates(shipped, one, cpu, targets, expected))
+
+
+def _candidates(shipped: list[Measurement], one: list[Measurement], cpu: list[Measurement], targets: list[float],
+                expected: float | None) -> tuple[float, ...]:
+    """target / achieved for every shipped GPU row and baseline: one CPU thread, and the best CPU thread count
+    (an expected speedup may be stated over either)."""
+    best = min(cpu, key=_time)
+    values = []
+    for run in shipped:
+        for base in (*one, best):
+            achieved = base.seconds / run.seconds
+            over = [t * (base.seconds / min(one, key=_time).seconds) for t in targets]  # patched: same baseline
+            values += [t / achieved for t in over]
+            if expected is not None:
+                values.append(expected / achieved)
+    return tuple(v for v in dict.fromkeys(significant(v) for v in values) if v)
+
+
+def _time(run: Measurement) -> float:
+    return run.seconds

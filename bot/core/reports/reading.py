@@ -1,0 +1,42 @@
+"""A report as sync reads it: parsed, linted and audited in one pure step."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.core.lint.audit import audit
+from bot.core.lint.rules import lint, with_history
+from bot.core.reports.parse import parse
+from bot.core.reports.records import Finding, ParseResult
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One report file's parse and findings; only the check of `supersedes` against history is left to do."""
+
+    path: str
+    result: ParseResult
+    lint_findings: tuple[Finding, ...]  # lint(known_slugs=None): sorted by line, then rule
+    audit_findings: tuple[Finding, ...]
+
+    @property
+    def supersedes(self) -> tuple[str, ...]:
+        return tuple(self.result.record.supersedes) if self.result.record else ()
+
+    def findings(self, known_slugs: frozenset[str]) -> tuple[Finding, ...]:
+        """Everything lint and audit find, with `supersedes` checked against the slugs history has seen."""
+        found = self.lint_findings
+        if self.supersedes:
+            found = with_history(found, self.result, path=self.path, known_slugs=known_slugs)
+        return found + self.audit_findings
+
+
+def reading_of(path: str, result: ParseResult, reference_factor: float = 1.0) -> Reading:
+    """Lint and audit an already parsed report (one the agent reviewer filled facts into, say);
+    `reference_factor` is the repository's `[verify] reference_factor`, which reference claims are held to."""
+    audited = audit(result.record, path) if result.record is not None else ()
+    return Reading(path, result, lint(result, path=path, reference_factor=reference_factor), audited)
+
+
+def read_report(path: str, data: bytes, reference_factor: float = 1.0) -> Reading:
+    return reading_of(path, parse(path, data), reference_factor)
+

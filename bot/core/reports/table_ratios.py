@@ -1,0 +1,194 @@
+"""The ratio a measurements table gives, how it was derived, and every ratio a stated one may fairly match."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from bot.core.reports.records import Measurement
+from bot.core.reports.tables import threads_in
+
+_THREAD_WORDS = re.compile(r"(?i)(?<![\w.-])-{0,2}t\s?=?\s?\d+\b|\b\d+\s*(?:threads?|tomes?|cores?|t)\b|"
+                           r"threads?\s*[=:]\s*\d+")
+
+
+@dataclass(frozen=True)
+class TableRatio:
+    """A table's ratio: the value, the thread count it is about, where it came from and what it means."""
+
+    ratio: float | None = None
+    threads: int | None = None
+    evidence: str = ""  # "T1 0.214 s / T8 0.056 s = 3.8x speedup; ratio 8 / 3.8"
+    meaning: str = ""  # set when the ratio is not the plain definition (a GPU against one CPU thread)
+    candidates: tuple[float, ...] = ()  # ratios of every comparable pair of rows (several builds, thread counts)
+    gap: str = ""  # why there is no ratio, in the reader's terms
+    kind: str = ""  # "gpu" for a GPU claim (target / achieved), "reference" against another revision
+    unsure: str = ""  # set when it cannot tell which row a stated ratio comes from: the rows it considered
+
+
+def significant(value: float) -> float | None:
+    """Three significant digits, as people write ratios; None for what no measurement gives (0, inf, nan)."""
+    if not math.isfinite(value) or value <= 0:
+        return None
+    rounded = float(f"{value:.3g}")
+    return rounded if math.isfinite(rounded) and rounded > 0 else None
+
+
+def table_ratio(rows: tuple[Measurement, ...], track: str | None, threads: int | None,
+                backend: str | None = None) -> TableRatio:
+    """seq: best language time / best C time; par: N / speedup(N), within a backend, or a GPU against a CPU."""
+    if track in ("seq", None):
+        seq = _seq(rows)
+        if seq.ratio is not None or track == "seq":
+            return seq
+    return _par(rows, threads, backend)
+
+
+def reference_ratio(rows: tuple[Measurement, ...], reference: str) -> TableRatio:
+    """head time / reference time, the reference rows being those that name the reference's revision."""
+    name, _, revision = reference.partition("@")
+    wanted = [w.lower() for w in (revision, name if not revision else "") if w]
+    timed = [r for r in rows if r.seconds and r.impl != "c"]
+    ref = [r for r in timed if any(w in r.label.lower() for w in wanted) or "reference" in r.label.lower()]
+    head = [r for r in timed if r not in ref]
+    if not ref or not head:
+        return TableRatio(kind="reference", gap=f"no table row names the reference `{reference}` (label it "
+                                                f"with `{revision or name}`) beside a row timing this revision (HEAD)")
+    new, old = min(head, key=lambda r: r.seconds), min(ref, key=lambda r: r.seconds)
+    candidates = tuple(v for a in head for b in ref if (v := significant(a.seconds / b.seconds)) is not None)
+    evidence = (f"'{new.label}' {secs(new.seconds)} / reference '{old.label}' {secs(old.seconds)} "
+                f"(lines {new.line} and {old.line})")
+    return TableRatio(significant(new.seconds / old.seconds), None, evidence, kind="reference", candidates=candidates)
+
+
+def _seq(rows: tuple[Measurement, ...]) -> TableRatio:
+    language = [r for r in rows if r.impl == "language" and r.seconds is not None and (r.threads or 1) == 1]
+    c = [r for r in rows if r.impl == "c" and r.seconds and (r.threads or 1) == 1]
+    if not language or not c:
+        return TableRatio(gap=_seq_gap(rows))
+    fastest, fastest_c = min(language, key=lambda r: r.seconds), min(c, key=lambda r: r.seconds)
+    ratio = significant(fastest.seconds / fastest_c.seconds) if fastest.seconds > 0 else None
+    candidates = tuple(v for a in language for b in c if (v := significant(a.seconds / b.seconds)) is not None)
+    evidence = (f"'{fastest.label}' {secs(fastest.seconds)} / '{fastest_c.label}' {secs(fastest_c.seconds)}"
+                f" (lines {fastest.line} and {fastest_c.line})")
+    return TableRatio(ratio, None, evidence, candidates=candidates)
+
+
+def _seq_gap(rows: tuple[Measurement, ...]) -> str:
+    timed = [r for r in rows if r.seconds is not None]
+    if not timed:
+        return "the table has no readable times"
+    if not any(r.impl == "language" for r in timed):
+        return "no table row names the language (bend/hvm) with a time"
+    return "no table row is C (label `C`, `gcc` or `clang`) with a one-thread time"
+
+
+def _par(rows: tuple[Measurement, ...], threads: int | None, backend: str | None) -> TableRatio:
+    runs = [r for r in rows if r.impl in ("language", "") and r.threads and (r.seconds is not None or r.speedup)]
+    if not any(r.impl == "language" for r in runs):
+        runs = [r for r in runs if r.impl == ""]  # unlabelled rows of a par table are the language's own
+    else:
+        runs = [r for r in runs if r.impl == "language"]
+    gpu = [r for r in rows if r.impl == "language" and r.backend in ("metal", "cuda") and r.seconds]
+    cpu = [r for r in runs if r.backend not in ("metal", "cuda")]
+    wants_gpu = backend in ("metal", "cuda") or (backend is None and gpu and not _scales(cpu))
+    if wants_gpu and gpu and not _scales([r for r in runs if r.backend in ("metal", "cuda")]):
+        return _gpu_against_cpu(gpu, [r for r in rows if r.seconds and r.backend not in ("metal", "cuda")
+                                      and r.impl in ("language", "")])
+    pool = [r for r in runs if r.backend in ("metal", "cuda")] if wants_gpu and gpu else cpu
+    return _scaling(pool or runs, threads)
+
+
+def _scales(runs: list[Measurement]) -> bool:
+    counts = {r.threads for r in runs if r.seconds is not None}
+    return 1 in counts and len(counts) >= 2
+
+
+def _scaling(runs: list[Measurement], threads: int | None) -> TableRatio:
+    best: dict[int, Measurement] = {}
+    for run in runs:
+        if run.seconds is not None and (run.threads not in best or run.seconds < best[run.threads].seconds):
+            best[run.threads] = run
+    counts = sorted(n for n in best if n > 1)
+    if 1 in best and best[1].seconds and counts:
+        n = threads if threads in best and threads > 1 else counts[-1]
+        unsure = ""
+        if threads and threads > 1 and threads not in best:
+            unsure = (f"the claim is about T{threads}, which the table does not time; rows considered: "
+                      + ", ".join(f"T{m} (line {best[m].line}, ratio {m / (best[1].seconds / best[m].seconds):.3g})"
+                                  for m in counts if best[m].seconds))
+        if best[n].seconds <= 0:
+            return TableRatio(threads=n, gap=f"the {n}-thread time is 0")
+        speedup = best[1].seconds / best[n].seconds
+        evidence = (f"T1 {secs(best[1].seconds)} / T{n} {secs(best[n].seconds)} = {speedup:.3g}x speedup; "
+                    f"ratio {n} / {speedup:.3g} (lines {best[1].line} and {best[n].line})")
+        return TableRatio(significant(n / speedup), n, evidence, candidates=_scaling_candidates(runs, threads),
+                          unsure=unsure)
+    stated = {r.threads: r for r in runs if r.speedup and r.threads and r.threads > 1}
+    if stated:
+        n = threads if threads in stated else max(stated)
+        run = stated[n]
+        return TableRatio(significant(n / run.speedup), n,
+                          f"speedup {run.speedup:g}x at T{n} (line {run.line}); ratio {n} / {run.speedup:g}",
+                          candidates=tuple(v for m, r in stated.items()
+                                           if threads in (None, m) and (v := significant(m / r.speedup))))
+    largest = max(counts, default=None)
+    return TableRatio(threads=largest, gap="the table has no 1-thread and N-thread times of the language "
+                                           "to compute the speedup")
+
+
+def _scaling_candidates(runs: list[Measurement], claimed: int | None) -> tuple[float, ...]:
+    """N / speedup for every build (rows grouped by their label without thread words), at the claimed thread
+    count when one is stated, else at every count: a claim about T16 is not borne out by T8's ratio."""
+    groups: dict[str, dict[int, float]] = {}
+    for run in runs:
+        if run.seconds:
+            group = groups.setdefault(" ".join(_THREAD_WORDS.sub(" ", run.label).lower().split()), {})
+            group[run.threads] = min(run.seconds, group.get(run.threads, run.seconds))
+    values = []
+    for times in groups.values():
+        for n, seconds in times.items():
+            if n > 1 and times.get(1) and claimed in (None, n):
+                values.append(significant(n / (times[1] / seconds)))
+        for n, seconds in times.items():  # a row's speedup against the fastest one-thread time of any build
+            one = min((t[1] for t in groups.values() if t.get(1)), default=None)
+            if n > 1 and one and claimed in (None, n):
+                values.append(significant(n / (one / seconds)))
+    return tuple(v for v in values if v is not None)
+
+
+def _gpu_against_cpu(gpu: list[Measurement], cpu: list[Measurement]) -> TableRatio:
+    """A GPU row with no GPU scaling to compare: its speedup is against the CPU runs beside it."""
+    run = min(gpu, key=lambda r: r.seconds)
+    name = "Metal" if run.backend == "metal" else "CUDA"
+    one = [r for r in cpu if (r.threads or threads_in(r.label) or 1) == 1]
+    if not one:
+        return TableRatio(gap=f"the {name} row has no one-thread CPU row to compare with (add the -T1 CPU time)")
+    base = min(one, key=lambda r: r.seconds)
+    speedup = base.seconds / run.seconds
+    if speedup < 1:
+        return TableRatio(significant(1 / speedup), 1,
+                          f"'{run.label}' {secs(run.seconds)} / one CPU thread '{base.label}' {secs(base.seconds)} "
+                          f"(lines {run.line} and {base.line})",
+                          meaning=f"{name} is slower than one CPU thread: the ratio is the GPU's time over one CPU "
+                                  f"thread's (ideal taken as 1, the least a GPU must reach)",
+                          candidates=(significant(1 / speedup) or 0.0,))
+    best_cpu = min(cpu, key=lambda r: r.seconds)
+    if best_cpu.seconds < run.seconds:
+        ratio = significant(run.seconds / best_cpu.seconds)
+        return TableRatio(ratio, best_cpu.threads or 1,
+                          f"'{run.label}' {secs(run.seconds)} / best CPU '{best_cpu.label}' "
+                          f"{secs(best_cpu.seconds)} (lines {run.line} and {best_cpu.line})",
+                          meaning=f"{name} loses to the best CPU run: the ratio is the GPU's time over it",
+                          candidates=(ratio or 0.0,))
+    return TableRatio(gap=f"the {name} row beats every CPU row and nothing says what it should reach: state the "
+                          f"expected speedup (\"the profile suggests about 24x over one CPU thread\") or add a "
+                          f"patched {name} row")
+
+
+def secs(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"

@@ -1,0 +1,1 @@
+"""Measuring a claim: the plan, outputs and counters, the statistics, the verdict's words, sweeps, suites and bisection."""

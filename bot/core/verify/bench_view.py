@@ -1,0 +1,136 @@
+"""What a bench run looks like to people: the before/after table, a mermaid chart, a status line, decided
+from the run's stored result without I/O. Untrusted text (program output, errors) only ever lands in fences."""
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+
+from bot.core.verify import verdict_words as words
+from bot.core.verify.gain import gain_text
+from bot.core.verify.stats import Interval
+
+
+@dataclass(frozen=True)
+class SideRow:
+    side: str
+    sha: str
+    first: float | None  # median seconds: the language (seq) or one thread (par)
+    second: float | None  # median seconds: C (seq) or N threads (par)
+    low: float | None
+    point: float | None
+    high: float | None
+    samples: int
+    decision: str
+    metrics: str = ""  # the runtime's own counters, median per program: "ITRS 1,245,802 vs 3,110"
+
+
+def side_rows(result: dict, purpose: str = "fix") -> list[SideRow]:
+    """`decision`: each side's answer (the base of a fix measures the claim, the head the fix)."""
+    rows = []
+    for side in result.get("sides", []):
+        first = side.get("language_seconds", side.get("one_thread_seconds")) or []
+        second = side.get("c_seconds", side.get("n_threads_seconds")) or []
+        interval = side.get("interval") or {}
+        rows.append(SideRow(side["side"], side["sha"], statistics.median(first) if first else None,
+                            statistics.median(second) if second else None, interval.get("low"),
+                            interval.get("point"), interval.get("high"), min(len(first), len(second)),
+                            words.text(words.of_side(purpose, side["side"], side.get("decision"),
+                                                     side.get("against") or "C", side.get("factor")), ""),
+                            _metrics_cell(side.get("metrics") or {})))
+    return rows
+
+
+def _metrics_cell(metrics: dict) -> str:
+    """`[run] metrics` beside the times: a deterministic count is the least noisy signal a runtime gives."""
+    first, second = metrics.get("language") or {}, metrics.get("c") or {}
+    names = sorted({*first, *second})
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in names]
+    return code_span("; ".join(shown)) if shown else ""
+
+
+def count_text(value) -> str:
+    if not isinstance(value, (int, float)):
+        return "-"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
+
+
+def is_par(result: dict) -> bool:
+    return any("one_thread_seconds" in side for side in result.get("sides", []))
+
+
+def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
+    sides = result.get("sides") or [{}]
+    unit = {"user": "median user s", "instructions": "median instructions"}.get(sides[0].get("measure"), "median s")
+    if is_par(result):
+        many = f"{threads} thread{'' if threads == 1 else 's'}" if threads else "N threads"
+        return f"1 thread ({unit})", f"{many} ({unit})", "speedup [95% interval]"
+    against = sides[0].get("against", "C")
+    if against != "C":  # a `reference:` report: the other program is another implementation, not C
+        name = against.split(" (")[0]
+        return f"language ({unit})", f"{name} ({unit})", f"language/{name} [95% interval]"
+    return f"language ({unit})", f"C ({unit})", "language/C [95% interval]"
+
+
+def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
+    """A bar chart GitHub renders (mermaid xychart): the median seconds of each program on each side."""
+    rows = [r for r in side_rows(result) if r.first is not None and r.second is not None]
+    if not rows:
+        return ""
+    first, second, _ = column_names(result, threads)
+    labels, values = [], []
+    for row in rows:
+        labels += [f"{row.side} {first.split(' (')[0]}", f"{row.side} {second.split(' (')[0]}"]
+        values += [row.first, row.second]
+    quoted = ", ".join(f'"{label}"' for label in labels)
+    bars = ", ".join(f"{v:.4g}" for v in values)
+    top = max(values) * 1.15
+    return (f'```mermaid\nxychart-beta\n    title "{slug}: median seconds"\n    x-axis [{quoted}]\n'
+            f'    y-axis "seconds" 0 --> {top:.4g}\n    bar [{bars}]\n```')
+
+
+def progress_line(slug: str, progress: dict, host: str) -> str:
+    """'verifying perf_x: head 12/30 samples on mini-2' while a run goes on."""
+    side, taken, most = progress.get("side", ""), progress.get("taken", 0), progress.get("most", 0)
+    where = f" on {host}" if host else ""
+    if not side:
+        return f"verifying {slug}: building{where}"
+    return f"verifying {slug}: {side} {taken}/{most} samples{where}"
+
+
+def status_description(run: dict) -> str:
+    """At most 140 characters, as GitHub's commit status allows."""
+    if run["status"] != "done":
+        return progress_line(run["slug"], run.get("progress") or {}, run.get("host", ""))[:140]
+    rows = [r for r in side_rows(run.get("result") or {}) if r.point is not None]
+    ratio = f" {rows[-1].point:.2f}x [{rows[-1].low:.2f}, {rows[-1].high:.2f}]" if rows else ""
+    told = words.of_run(run)
+    note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
+    gain = f"; {gain_line(run.get('result') or {})}" if (run.get("result") or {}).get("gain") else ""
+    return f"{words.text(told, run['verdict'] or '')}{ratio}{gain}{note}"[:140]
+
+
+def gain_line(result: dict) -> str:
+    """'program 1.46x faster [1.31, 1.62]' base to head, and whether the fix was already in the base."""
+    gain = result.get("gain")
+    text = f"program {gain_text(Interval(**gain))}" if gain else ""
+    return ("already in base: " + text) if result.get("already_in_base") else text
+
+
+def status_state(run: dict) -> str:
+    told = words.of_run(run)
+    return "pending" if run["status"] != "done" else told.status_state if told else "error"
+
+
+def verdict_icon(run: dict) -> str:
+    told = words.of_run(run)
+    return told.icon if told else ""
+
+
+def code_span(text: str) -> str:
+    """Untrusted text as inline code: delimited by more backticks than it holds, on one line."""
+    text = " ".join(text.split())
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"

@@ -1,0 +1,160 @@
+"""Scaling sweeps: which thread counts a PAR verification measures, in what order, and what its curve says.
+
+A sweep times the program at every count, one run of each count per round, so a host that drifts (turbo,
+a neighbour, thermal throttling) drifts under every count alike. Each count's speedup is one thread's
+median time over its own, with a bootstrap interval; efficiency is speedup / threads. A curve "flattens"
+at the first step whose added threads confidently gain less than a fraction of what ideal scaling would add.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
+
+from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
+
+
+def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: int | None) -> tuple[int, ...]:
+    """`[verify] threads`, else 1..the host's cores; always with 1 (the baseline) and the claimed count."""
+    chosen = configured if configured else range(1, max(cores or 1, 1) + 1)
+    return tuple(sorted({1, max(claimed or 1, 1), *chosen}))
+
+
+def round_order(counts: Sequence[int], round_index: int) -> tuple[int, ...]:
+    """Up, then down: no count always runs right after the same neighbour (caches, clocks carry over)."""
+    return tuple(counts) if round_index % 2 == 0 else tuple(reversed(counts))
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    threads: int
+    median: float  # of the measure (seconds unless [verify] measure says otherwise)
+    samples: int
+    speedup: Interval  # time(1) / time(threads)
+
+    @property
+    def efficiency(self) -> Interval:
+        n = self.threads
+        return Interval(self.speedup.low / n, self.speedup.point / n, self.speedup.high / n)
+
+    def as_dict(self) -> dict:
+        return {"threads": self.threads, "median": self.median, "samples": self.samples,
+                "speedup": self.speedup.as_dict(), "efficiency": self.efficiency.as_dict()}
+
+
+@dataclass(frozen=True)
+class Flattening:
+    """Where the curve stops paying for threads: `after` still gained, the step to `to` gained `gain` of ideal."""
+
+    after: int | None  # None: every step gained at least the fraction asked (or could not be told apart)
+    to: int | None = None
+    gain: Interval | None = None  # the fraction of the ideal step gain this step reached
+
+    def label(self) -> str:
+        if self.after is None:
+            return "no flattening measured"
+        return (f"flattens after {self.after} thread{'s' if self.after != 1 else ''} ({self.after}→{self.to} "
+                f"gains {self.gain.point:.2f} [{self.gain.low:.2f}, {self.gain.high:.2f}] of ideal)")
+
+    def as_dict(self) -> dict:
+        return {"after": self.after, "to": self.to, "gain": self.gain.as_dict() if self.gain else None,
+                "label": self.label()}
+
+
+def _usable(samples: Mapping[int, Sequence[float]]) -> list[int]:
+    return sorted(n for n, values in samples.items() if values and all(v > 0 for v in values))
+
+
+def scaling_points(samples: Mapping[int, Sequence[float]], confidence: float = CONFIDENCE) -> tuple[ScalingPoint, ...]:
+    """One point per count with samples; empty until one thread has some (every speedup is against it)."""
+    counts = _usable(samples)
+    if 1 not in counts:
+        return ()
+    one = samples[1]
+    return tuple(ScalingPoint(n, _median(samples[n]), len(samples[n]),
+                              ratio_interval(one, samples[n], confidence=confidence, seed=n)) for n in counts)
+
+
+def flattening(samples: Mapping[int, Sequence[float]], gain: float = FLATTEN_GAIN,
+               confidence: float = CONFIDENCE) -> Flattening:
+    """The first step a -> b whose whole interval of gained fraction, (t_a/t_b - 1) / (b/a - 1), is under
+    `gain`: decided on the intervals, so noise between two counts never reads as a plateau."""
+    counts = _usable(samples)
+    for a, b in zip(counts, counts[1:]):
+        step = ratio_interval(samples[a], samples[b], confidence=confidence, seed=a * MAX_THREADS + b)
+        ideal = b / a - 1
+        fraction = Interval((step.low - 1) / ideal, (step.point - 1) / ideal, (step.high - 1) / ideal)
+        if fraction.high < gain:
+            return Flattening(a, b, fraction)
+    return Flattening(None)
+
+
+def holds_to(points: Sequence[ScalingPoint], efficiency: float) -> int | None:
+    """The highest count up to which every count's efficiency interval reaches `efficiency` (None: not even 2)."""
+    best = None
+    for point in points:
+        if point.efficiency.low < efficiency:
+            break
+        best = point.threads
+    return best if best and best > 1 else None
+
+
+def summary(samples: Mapping[int, Sequence[float]], claimed: int, par_efficiency: float,
+            gain: float = FLATTEN_GAIN) -> dict:
+    """What a bench run's result keeps of a sweep: every sample per count, the points and the labels."""
+    points = scaling_points(samples)
+    flat = flattening(samples, gain) if points else Flattening(None)
+    return {"counts": sorted(samples), "claimed": claimed, "par_efficiency": par_efficiency, "flatten_gain": gain,
+            "seconds": {str(n): list(v) for n, v in sorted(samples.items())},
+            "points": [p.as_dict() for p in points], "flattening": flat.as_dict(),
+            "holds_to": holds_to(points, par_efficiency)}
+
+
+def sweep_text(sweep: dict) -> str:
+    """'efficiency 1.00 at 1, 0.98 at 2, 0.51 at 4; holds 0.75 of ideal up to 2 threads; flattens after 2 ...'"""
+    points = sweep.get("points") or []
+    if not points:
+        return ""
+    shown = ", ".join(f"{p['efficiency']['point']:.2f} at {p['threads']}" for p in points)
+    return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}"
+
+
+def holds_text(sweep: dict) -> str:
+    held = sweep.get("holds_to")
+    return (f"holds {sweep['par_efficiency']:g} of ideal up to {held} threads" if held else
+            f"below {sweep['par_efficiency']:g} of ideal from 2 threads on")
+
+
+def highest(sweep: dict) -> dict | None:
+    """The point at the highest count measured: what the digest ranks PAR records by."""
+    points = sweep.get("points") or []
+    return points[-1] if points else None
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+@dataclass(frozen=True)
+class ScalingFact:
+    """What a run's head sweep says at its top: read from the stored result by the store's digest queries."""
+
+    threads: int  # the highest count measured
+    speedup: float
+    efficiency: tuple[float, float, float]  # low, point, high
+    flattens_after: int | None
+    claimed: int | None
+
+
+def scaling_fact(sweep: dict | None) -> ScalingFact | None:
+    """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
+    points = (sweep or {}).get("points") or []
+    if not points:
+        return None
+    top = points[-1]
+    e = top["efficiency"]
+    return ScalingFact(top["threads"], top["speedup"]["point"], (e["low"], e["point"], e["high"]),
+                       (sweep.get("flattening") or {}).get("after"), sweep.get("claimed"))

@@ -1,0 +1,142 @@
+"""The words a verdict is told in, and the colour it is shown in: one vocabulary for the CLI, JSON, comments,
+statuses, labels, the dashboard and the digest.
+
+A bench run stores the interval test it made (`pass`: the measured ratio meets the threshold, `fail`: it
+does not, `inconclusive`, `mismatch`, `error`, `cancelled`). What that test means depends on what was asked:
+a fix that passes is **fixed**, a claim that passes was **not reproduced** (the gap it reports is not there),
+a guard that passes still holds. People only ever see the answer, never the test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bot.core.verify.claim_size import ClaimSize
+from bot.core.verify.stats import Interval
+
+# The JSON `verdict` enum (docs/verification.md, "What the verdicts mean").
+REPRODUCED, NOT_REPRODUCED = "reproduced", "not_reproduced"
+FIXED, NOT_FIXED = "fixed", "not_fixed"
+SLOWER, WITHIN = "slower_than_reference", "within_reference"
+INCONCLUSIVE, MISMATCH, ERROR, CANCELLED = "inconclusive", "output_mismatch", "error", "cancelled"
+KEYS = (REPRODUCED, NOT_REPRODUCED, FIXED, NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE, MISMATCH, ERROR, CANCELLED)
+
+# What a result means for the team, and so its colour. Only a fix that holds is green.
+GOOD, BAD, REAL, BOGUS, UNSURE, BROKEN = "good", "bad", "real", "bogus", "unsure", "broken"
+COLOURS = {GOOD: "0e8a16", BAD: "d93f0b", REAL: "e36209", BOGUS: "b60205", UNSURE: "fbca04", BROKEN: "cfd3d7"}
+ICONS = {GOOD: "✅", BAD: "❌", REAL: "🔶", BOGUS: "⛔", UNSURE: "❔", BROKEN: "⚠️"}
+STATUS = {GOOD: "success", BAD: "failure", REAL: "failure", BOGUS: "failure", UNSURE: "failure", BROKEN: "error"}
+CLAIM_PURPOSES = ("reproduce", "guard")
+
+
+@dataclass(frozen=True)
+class Answer:
+    key: str  # one of KEYS
+    text: str  # "reproduced", "within 1.5x of runtime@v1"
+    tone: str  # GOOD | BAD | REAL | BOGUS | UNSURE | BROKEN
+    note: str = ""  # "claimed 517x, measured 218x [138, 361]" when the claim is off in size
+
+    @property
+    def said(self) -> str:
+        return f"{self.text}; {self.note}" if self.note else self.text
+
+    @property
+    def icon(self) -> str:
+        return ICONS[self.tone]
+
+    @property
+    def colour(self) -> str:
+        return COLOURS[self.tone]
+
+    @property
+    def status_state(self) -> str:
+        """A commit status has no orange: everything but a fix that holds is a failure, a broken run an error."""
+        return STATUS[self.tone]
+
+
+def answer(purpose: str, test: str | None, *, against: str = "C", factor: float | None = None) -> Answer | None:
+    """The answer to what `purpose` asked, from the interval test a run made; None before there is one.
+
+    `against`/`factor`: a `reference:` report measured against another revision (`runtime@v1`), within `factor`.
+    """
+    if not test:
+        return None
+    if test == "mismatch":
+        return Answer(MISMATCH, "output mismatch", BAD)
+    if test in ("error", "cancelled"):
+        return Answer(test, test, BROKEN)
+    if test not in ("pass", "fail"):
+        return Answer(INCONCLUSIVE, "inconclusive", UNSURE)
+    held = test == "pass"  # the measured ratio meets the threshold: the gap is gone
+    if purpose == "fix":
+        return Answer(FIXED, "fixed", GOOD) if held else Answer(NOT_FIXED, "not fixed", BAD)
+    guard = purpose == "guard"
+    if against != "C":
+        name = against.split(" (")[0]
+        within = f"within {factor:g}x of {name}" if factor else f"within the allowed factor of {name}"
+        return (Answer(WITHIN, within, GOOD if guard else BOGUS) if held
+                else Answer(SLOWER, f"slower than {name}", BAD if guard else REAL))
+    return (Answer(NOT_REPRODUCED, "not reproduced", GOOD if guard else BOGUS) if held
+            else Answer(REPRODUCED, "reproduced", BAD if guard else REAL))
+
+
+def of_side(purpose: str, label: str, decision: str | None, against: str = "C",
+            factor: float | None = None) -> Answer | None:
+    """One side's own interval test: the base of a fix measures the claim, the head what was asked."""
+    return answer("reproduce" if label == "base" else purpose, decision, against=against, factor=factor)
+
+
+def of_run(run: dict) -> Answer | None:
+    """A stored bench run's answer (its purpose, test and what its sides were measured against)."""
+    if run.get("status", "done") != "done":
+        return None
+    result = run.get("result") or {}
+    sides = result.get("sides") or [{}]
+    found = answer(run.get("purpose") or "fix", run.get("verdict"), against=sides[-1].get("against") or "C",
+                   factor=sides[-1].get("factor"))
+    claim = result.get("claim") or {}
+    if found is None or not claim.get("off") or found.key in (MISMATCH, ERROR, CANCELLED):
+        return found
+    return replace(found, note=claim_text(claim))
+
+
+def claim_text(claim: dict) -> str:
+    m = claim["measured"]
+    return ClaimSize(claim["claimed"], Interval(m["low"], m["point"], m["high"]), True).text()
+
+
+# records.reproduced keeps the claim check's words; these are the ones from before `output mismatch`.
+_CLAIM_WORDS = {"reproduced": (REPRODUCED, REAL), "not reproduced": (NOT_REPRODUCED, BOGUS),
+                "inconclusive": (INCONCLUSIVE, UNSURE), "mismatch": (MISMATCH, BAD), "error": (ERROR, BROKEN)}
+
+
+def of_claim(reproduced: str | None) -> Answer | None:
+    """What the record's last claim check found (records.reproduced)."""
+    if reproduced not in _CLAIM_WORDS:
+        return None
+    key, tone = _CLAIM_WORDS[reproduced]
+    return Answer(key, "output mismatch" if key == MISMATCH else reproduced, tone)
+
+
+def of_fix(verdict: str | None) -> Answer | None:
+    """The record's latest fix verdict (records.verdict)."""
+    return answer("fix", verdict)
+
+
+def text(answer_: Answer | None, default: str = "-") -> str:
+    return answer_.text if answer_ else default
+
+
+def of_record(verdict: str | None, reproduced: str | None, default: str = "not verified") -> str:
+    """A record's fix verdict and claim check as one phrase: "fixed, claim reproduced"."""
+    fix, claim = of_fix(verdict), of_claim(reproduced)
+    parts = ([fix.text] if fix else []) + ([f"claim {claim.text}"] if claim else [])
+    return ", ".join(parts) or default
+
+
+# The suite is asked whether the head slows anything else down.
+SUITE = {"pass": Answer("no_regression", "no regression", GOOD), "fail": Answer("regression", "regression", BAD),
+         "inconclusive": Answer(INCONCLUSIVE, "inconclusive", UNSURE)}
+
+
+def of_suite(test: str | None) -> Answer | None:
+    return SUITE.get(test or "")

@@ -1,0 +1,1 @@
+"""Adopting perfbot: a first .perfbot.toml guessed, every report's programs run once."""

@@ -1,0 +1,151 @@
+"""Bench runs on GitHub Actions: dispatch the bench workflow, then turn its samples artifact into a verdict.
+
+A run dispatched here stays `running` without holding a worker: its end arrives as a `workflow_run` webhook
+or is found by the polling job, and both land in `complete`, which decides with the same statistics as the
+other runners and finishes through BenchFlow, so comment, status and verdict look the same.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta, timezone
+
+from bot.adapters.git import GitRepository
+from bot.adapters.github.actions import WorkflowRun, actions_of
+from bot.adapters.runners.actions import (MAX_ZIP_BYTES, ArtifactError, artifact_name, checked_sides,
+                                          dispatch_inputs, read_samples, run_title)
+from bot.adapters.store.bench import bench_store
+from bot.core.verify.stats import SamplingPlan, decide_at_least
+from bot.errors import UserError
+from bot.services.bench.bench_inputs import for_run
+from bot.services.bench.verify import ERROR, MISMATCH, Outcome, Side
+
+log = logging.getLogger("perfbot.actions")
+HOST = "GitHub Actions"
+POLL_AFTER = timedelta(minutes=1)  # a webhook usually comes first; polling is for the ones that never do
+NEVER_STARTED = timedelta(minutes=15)
+
+
+class ActionsFlow:
+    def __init__(self, bench) -> None:
+        self.bench = bench  # the BenchFlow whose runs these are: its store, comment, status and _finish
+
+    def dispatch(self, run: dict, repo: GitRepository, tracker, target, config, record, conf) -> dict:
+        """Ask GitHub to run the plan on `conf`'s self-hosted runners; returns at once, the run `running`."""
+        inputs = dispatch_inputs(run, record, config, conf)
+        actions = actions_of(tracker)
+        actions.dispatch(conf.workflow, actions.default_branch(), inputs)
+        db = self.bench.db
+        bench_store.start_run(db, run["id"], conf.name, HOST)
+        bench_store.set_options(db, run["id"], actions={"workflow": conf.workflow,
+                                                        "dispatched_at": datetime.now(timezone.utc).isoformat()})
+        bench_store.save_progress(db, run["id"], {"note": "dispatched to GitHub Actions"})
+        run = bench_store.get_run(db, run["id"])
+        self.bench._show(run, tracker, target, config, record)
+        log.info("bench run %s of %s dispatched to %s (%s)", run["id"], run["slug"], conf.workflow, conf.name)
+        return run
+
+    def due(self, full_name: str, now: datetime) -> list[dict]:
+        """Runs dispatched over a minute ago and not finished: what polling asks GitHub about."""
+        due = []
+        for run_id in bench_store.unfinished_runs(self.bench.db, full_name):
+            run = bench_store.get_run(self.bench.db, run_id)
+            dispatched = (run["options"].get("actions") or {}).get("dispatched_at")
+            if dispatched and now - datetime.fromisoformat(dispatched) >= POLL_AFTER:
+                due.append(run)
+        return due
+
+    def poll(self, full_name: str, repo: GitRepository, tracker, now: datetime, is_bot) -> list[dict]:
+        """Dispatched runs whose workflow run finished without a webhook reaching perfbot, finished now."""
+        finished = []
+        for run in self.due(full_name, now):
+            options = run["options"]["actions"]
+            dispatched = datetime.fromisoformat(options["dispatched_at"])
+            if bench_store.cancel_requested(self.bench.db, run["id"]):
+                finished.append(self._end(run, tracker, "cancelled", "cancelled on request; perfbot no longer "
+                                                                     "waits for its workflow run"))
+                continue
+            found = actions_of(tracker).find_run(options["workflow"], run_title(run["id"]), dispatched)
+            if found is not None and found.status == "completed" and is_bot(found.actor):
+                done = self.complete(run["id"], repo, tracker, found)
+                if done is not None:
+                    finished.append(done)
+            elif found is None and now - dispatched >= NEVER_STARTED:
+                # GitHub makes the run at once, queued or not: none at all means the workflow is not installed
+                # as the template has it (its run-name is how perfbot finds it).
+                finished.append(self._end(run, tracker, ERROR, f"no workflow run titled '{run_title(run['id'])}' "
+                                          f"appeared within {NEVER_STARTED.seconds // 60} minutes of the dispatch of "
+                                          f"{options['workflow']}: is deploy/github/perfbot-bench.yml installed unchanged?"))
+        return finished
+
+    def _end(self, run: dict, tracker, verdict: str, message: str) -> dict:
+        return self.bench._finish(run, verdict, message, {}, tracker, self.bench._target(run), None, None)
+
+    def complete(self, run_id: int, repo: GitRepository, tracker, workflow_run: WorkflowRun) -> dict | None:
+        """The workflow run of bench run `run_id` completed: its samples decide, or its failure is the error."""
+        run = bench_store.get_run(self.bench.db, run_id)
+        actions_options = (run or {}).get("options", {}).get("actions")
+        if run is None or run["status"] == bench_store.DONE or not actions_options:
+            return None  # not ours, or already finished: a second webhook or poll does nothing
+        expected_path = f".github/workflows/{actions_options['workflow']}"
+        if workflow_run.path.split("@")[0] != expected_path or workflow_run.title != run_title(run_id) \
+                or workflow_run.event != "workflow_dispatch":
+            log.warning("bench run %s: workflow run %s is not its dispatch (%s, %s)", run_id, workflow_run.id,
+                        workflow_run.path, workflow_run.event)
+            return None
+        target = self.bench._target(run)
+        finish = lambda verdict, message, result=None, config=None, record=None, outcome=None: self.bench._finish(  # noqa: E731
+            run, verdict, message, result or {}, tracker, target, config, record, outcome)
+        if bench_store.cancel_requested(self.bench.db, run_id):
+            return finish("cancelled", "cancelled on request while GitHub Actions measured")
+        try:
+            config, record = for_run(repo, run)
+        except UserError as exc:
+            return finish(ERROR, str(exc))
+        if workflow_run.conclusion != "success":
+            return finish(ERROR, f"the bench workflow run ended {workflow_run.conclusion or 'without a conclusion'}:"
+                                 f" {workflow_run.html_url}", config=config, record=record)
+        try:
+            outcome = self._outcome(run, record, config, self._samples(tracker, workflow_run, run_id))
+        except UserError as exc:
+            return finish(ERROR, f"{exc} ({workflow_run.html_url})", config=config, record=record)
+        return finish(outcome.verdict, outcome.message, outcome.as_dict(), config, record, outcome)
+
+    @staticmethod
+    def _samples(tracker, workflow_run: WorkflowRun, run_id: int) -> dict:
+        actions = actions_of(tracker)
+        name = artifact_name(run_id)
+        artifact = next((a for a in actions.artifacts(workflow_run.id) if a.name == name), None)
+        if artifact is None or artifact.expired:
+            raise ArtifactError(f"the workflow run has no artifact {name}" + (" (expired)" if artifact else ""))
+        return read_samples(actions.download(artifact, MAX_ZIP_BYTES))
+
+    def _outcome(self, run: dict, record, config, samples: dict) -> Outcome:
+        """verify.py's verdict from the samples: the same interval and rule as a runner that hit its maximum."""
+        par = record.track == "par"
+        checked = checked_sides(samples, run, par)
+        runner = run["runner"]
+        sides = [Side(label, sha, first, second, par, output=output) for label, sha, first, second, output in checked]
+        error, kind = samples.get("error"), samples.get("verdict")
+        if error is not None:
+            return Outcome(MISMATCH if kind == MISMATCH else ERROR, f"on {runner}: {str(error)[:600]}", sides, runner)
+        if len(sides) != (2 if run["purpose"] == "fix" and run["base"] else 1):
+            raise ArtifactError(f"the samples miss a side of bench run {run['id']}")
+        target = record.threads * config.par_efficiency if par else config.seq_threshold
+        for side in sides:
+            taken = len(side.c)
+            # A fixed number of pairs is one look, the sequential plan's last: the same interval and rule.
+            plan = SamplingPlan(min(taken, config.min_samples), taken)
+            verdict, side.interval = plan.next_step(side.language, side.c, target,
+                                                    decide_at_least) if par else plan.next_step(side.language, side.c, target)
+            side.decision = verdict if taken >= config.min_samples else "inconclusive"
+        head, ratio = sides[-1], sides[-1].interval
+        at = f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head.sha[:12]}"
+        host = f" (host {str(samples.get('host'))[:60]})" if samples.get("host") else ""
+        if par:
+            message = (f"{record.slug} on {runner}{host}: speedup on {record.threads} threads {ratio.point:.2f}x {at} "
+                       f"against {target:g}x ({config.par_efficiency:g} of ideal)")
+        else:
+            message = f"{record.slug} on {runner}{host}: language/C {ratio.point:.2f}x {at} against the {target:g}x threshold"
+        if config.suite is not None:
+            message += "; the suite does not run on GitHub Actions runners"
+        return Outcome(head.decision, message, sides, runner)

@@ -1,0 +1,236 @@
+"""Bench runs as queued work: request one, run it on a bench runner with its comment and commit status kept
+current, then store the verdict on the record (a fix's verdict, or whether a new claim reproduces).
+
+A run is a row first (`queued`) and a delivery `perfbot.verify` second, so a crash between the two leaves a
+visible queued run rather than lost work, and a redelivered job finds its run done and does nothing.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store.bench import bench_store
+from bot.adapters.store.engine import Database
+from bot.adapters.store.mirror_queries import issue_numbers
+from bot.adapters.templates import render
+from bot.core.verify import bench_view, scaling_view, verdict_words as words
+from bot.core.tracker.issue_view import comment_marker
+from bot.core.reports.records import PerfIssue
+from bot.core.config import RepoConfig
+from bot.core.tracker.untrusted import fenced
+from bot.errors import TransientError, UserError
+from bot.services.bench.actions_flow import ActionsFlow
+from bot.services.bench.bench_inputs import FIX, GUARD, REPRODUCE, for_run
+from bot.services.bench.gpu_sweep import is_gpu_report
+from bot.services.bench.verify import Outcome, verify
+
+log = logging.getLogger("perfbot.bench")
+COMMENT_EVERY_SECONDS = 10.0  # a live comment, not a flood of edits: GitHub paces writes
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Where a run's results are shown: a PR (comment + status on its head) or the record's issue."""
+
+    number: int | None
+    on_pull: bool
+
+
+def status_context(slug: str, purpose: str = FIX) -> str:
+    return f"perfbot/verify {slug}" if purpose == FIX else f"perfbot/reproduce {slug}"
+
+
+NOISY_WAIT = 600  # seconds before a run measured on a busy host is measured again
+
+
+class Cancelled(Exception):
+    """Someone asked to stop this run (`/perf cancel`); raised between two samples."""
+
+
+class BenchFlow:
+    def __init__(self, db: Database, make_runner: Callable, *, comment_every: float = COMMENT_EVERY_SECONDS) -> None:
+        self.db = db
+        self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
+        self.comment_every = comment_every
+        # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
+        self.listeners: list[Callable[[dict, object], None]] = []
+
+        self.actions = ActionsFlow(self)
+
+    def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
+        run = bench_store.get_run(self.db, run_id)
+        if run is None or run["status"] == bench_store.DONE:
+            return run  # redelivered after it finished: nothing to do twice
+        target = self._target(run)
+        try:
+            config, record = for_run(repo, run)
+            conf = self.runner_conf(config, record, run["options"].get("runner"))
+            if conf.kind == "actions":  # measured by a dispatched workflow; its end arrives later
+                return self.actions.dispatch(run, repo, tracker, target, config, record, conf)
+            runner = self.make_runner(conf, repo.path, config)
+        except UserError as exc:
+            return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
+        # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
+        quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
+        keep_alive(quiet)
+        bench_store.start_run(self.db, run_id, runner.name, runner.host)
+        run = bench_store.get_run(self.db, run_id)
+        self._show(run, tracker, target, config, record)
+        last_shown = [time.monotonic()]
+
+        def observe(sides) -> None:
+            keep_alive(quiet)
+            if bench_store.cancel_requested(self.db, run_id):
+                raise Cancelled()
+            live = [s for s in sides if s.c]
+            run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
+            run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
+            bench_store.save_progress(self.db, run_id, run["progress"], run["result"])
+            if time.monotonic() - last_shown[0] >= self.comment_every:
+                last_shown[0] = time.monotonic()
+                self._show(run, tracker, target, config, record)
+
+        try:
+            outcome = verify(record, config, runner, run["head"], run["base"] if run["purpose"] == FIX else None,
+                             observe=observe)
+        except Cancelled:
+            return self._finish(run, "cancelled", "cancelled on request while measuring", {}, tracker, target,
+                                config, record)
+        except TransientError:
+            raise  # the host is unreachable: the delivery is retried and the run stays where it was
+        except UserError as exc:
+            return self._finish(run, "error", str(exc), {}, tracker, target, config, record)
+        except Exception:
+            # A bug, not the report's fault: the run must not stay "running" for ever; the worker logs it.
+            self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
+                         tracker, target, config, record)
+            raise
+        tries = int(run["options"].get("noisy_tries", 0))
+        if outcome.noisy is not None and tries < config.noisy_retries:
+            # Contention, not the code, may have made these numbers: measure again once the host has calmed.
+            bench_store.set_options(self.db, run_id, noisy_tries=tries + 1)
+            raise TransientError(f"bench run {run_id}: {outcome.noisy}; measuring again later "
+                                 f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
+        if outcome.noisy is not None and tries:
+            outcome.message += f" (busy in all {tries + 1} attempts)"
+        if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
+            outcome.mark_in_base(run["base"])
+        return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
+                            outcome)
+
+    def runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
+        if name is not None:
+            conf = next((r for r in config.runners if r.name == name), None)
+            if conf is None:
+                raise UserError(f"no runner named {name} in .perfbot.toml; runners: "
+                                f"{', '.join(r.name for r in config.runners)}")
+            return conf
+        conf = config.runner_for(record.backend or "c")
+        if conf is None:
+            raise UserError(f"no runner for backend {record.backend or 'c'} in .perfbot.toml: add a [[runners]] "
+                            f"entry whose labels include \"{record.backend or 'c'}\"")
+        return conf
+
+    def _target(self, run: dict) -> RunTarget:
+        if run["pr"]:
+            return RunTarget(run["pr"], True)
+        return RunTarget(issue_numbers(self.db, run["repo"]).get(run["slug"]), False)
+
+    def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
+                config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None) -> dict:
+        bench_store.finish_run(self.db, run["id"], verdict, message, result)
+        if verdict == "cancelled" or run["purpose"] == GUARD:
+            pass  # a stopped run says nothing about the record; a guard's result is the guard flow's to act on
+        elif run["purpose"] == FIX:
+            bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
+        else:
+            bench_store.set_record_result(self.db, run["repo"], run["slug"], reproduced=reproduction(verdict, outcome is not None))
+        done = bench_store.get_run(self.db, run["id"])
+        self._show(done, tracker, target, config, record)
+        log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
+        return done
+
+    def _show(self, run: dict, tracker, target: RunTarget, config: RepoConfig | None, record: PerfIssue | None) -> None:
+        """The run's comment and status, written again as it progresses; a tracker outage never stops a run."""
+        try:
+            if target.number is not None and _worth_a_comment(run):
+                marker = comment_marker(MARKERS[run["purpose"]], run["slug"])
+                tracker.upsert_comment(target.number, marker, comment_body(marker, run, config, record), None)
+            if target.on_pull:
+                tracker.set_status(run["head"], status_context(run["slug"], run["purpose"]), bench_view.status_state(run),
+                                   bench_view.status_description(run))
+        except TransientError as exc:
+            log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
+        for listener in self.listeners:
+            listener(run, tracker)
+
+
+MARKERS = {FIX: "bench", REPRODUCE: "reproduce", GUARD: "guard"}
+
+
+def _worth_a_comment(run: dict) -> bool:
+    """A guard that holds (or cannot tell yet) writes nothing on its closed issue: it runs after every push."""
+    if run["purpose"] != GUARD:
+        return True
+    return run["status"] == bench_store.DONE and guard_news(run) is not None
+
+
+def guard_news(run: dict) -> str | None:
+    """What a finished guard run tells people: the claim is back, or the guard can no longer measure it."""
+    found = reproduction(run["verdict"], bool((run.get("result") or {}).get("sides")))
+    return found if found in ("reproduced", "mismatch", "error") else None
+
+
+def reproduction(verdict: str, measured: bool) -> str:
+    """A claim measured on the default branch: a 'pass' there means the gap the report claims is not there."""
+    if verdict == "mismatch":
+        return "mismatch"  # the program and its "1-to-1" translation do not compute the same thing
+    if not measured or verdict == "error":
+        return "error"
+    return {"pass": "not reproduced", "fail": "reproduced"}.get(verdict, "inconclusive")
+
+
+def comment_body(marker: str, run: dict, config: RepoConfig | None, record: PerfIssue | None) -> str:
+    result = run.get("result") or {}
+    threads = record.threads if record else None
+    told = words.of_run(run)
+    if told is None:
+        headline, icon = "running", "⏳"
+    elif run["purpose"] == GUARD:
+        held = {words.NOT_REPRODUCED: "guard held", words.WITHIN: "guard held",
+                words.REPRODUCED: "guard failed: the fixed claim reproduces again (regressed)",
+                words.SLOWER: "guard failed: the fixed claim reproduces again (regressed)"}
+        headline, icon = held.get(told.key, f"guard could not measure ({told.text})"), told.icon
+    elif run["purpose"] == REPRODUCE:
+        headline, icon = f"claim {told.said}", told.icon
+    else:
+        headline, icon = told.said, told.icon
+    held = "fixed" if run["purpose"] == FIX else "not reproduced"  # what the interval test passing means
+    if config is None or record is None:
+        criterion = "no plan could be made"
+    elif is_gpu_report(record, config) and record.mode == "auto":
+        criterion = (f"{held} when the automatic mode is within {config.gpu.auto_tolerance:.0%} of the faster forced "
+                     "mode (CPU or GPU)")
+    elif is_gpu_report(record, config):
+        against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
+        criterion = f"{held} when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
+    elif record.track == "par":
+        criterion = f"{held} at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
+    elif record.reference:
+        factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
+                      config.run.reference_factor)
+        criterion = f"{held} when the whole interval is within {factor:g}x of the reference"
+    else:
+        criterion = f"{held} when the whole interval is at or under {config.seq_threshold:g}x"
+    return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
+                  progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
+                  rows=bench_view.side_rows(result, run["purpose"]), columns=bench_view.column_names(result, threads),
+                  chart=scaling_view.mermaid_curve(run["slug"], result)
+                  or bench_view.mermaid_chart(run["slug"], result, threads),
+                  scaling=scaling_view.scaling_tables(result), result=result,
+                  fenced_message=fenced(run["message"]), suite=result.get("suite"), criterion=criterion,
+                  suite_said=words.text(words.of_suite((result.get("suite") or {}).get("verdict"))),
+                  gain=bench_view.gain_line(result))

@@ -1,0 +1,115 @@
+"""What a bench run reads before it measures, decided here for the CLI, the service and the Actions path alike:
+`.perfbot.toml` and its build script (from the default branch, a ref named, or a file being tried), the report
+(from the same commit, never required at the commits measured), and the options a command gave."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.adapters.git import GitRepository
+from bot.core.config import BuildScript, ConfigFileError, parse_repo_config, RepoConfig, script_problem
+from bot.core.reports.parse import parse
+from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue
+from bot.core.verify.verify_plan import with_measure
+from bot.errors import UserError
+
+FIX, REPRODUCE, GUARD = "fix", "reproduce", "guard"  # guard: a fixed claim measured again
+CONFIG_FILE = ".perfbot.toml"
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """Where a verification's configuration and report come from. The measured commits never decide: a branch
+    must not pick its own bench hosts or thresholds, and commits older than the configuration have none."""
+
+    sha: str  # the report is read here, and `.perfbot.toml` and the build script too unless `file` is given
+    ref: str  # as named, for messages: the default branch's name, or the ref a person gave
+    file: Path | None = None  # `perfbot verify --config FILE`: a configuration tried before it is committed
+
+    def describe(self) -> str:
+        return str(self.file) if self.file else f"{CONFIG_FILE} at {self.ref} ({self.sha[:12]})"
+
+
+def source_of(repo: GitRepository, ref: str | None = None, config_file: Path | None = None) -> ConfigSource:
+    """The default branch unless a ref is named; a config file replaces only `.perfbot.toml` (and its script)."""
+    name = ref or repo.default_ref()
+    return ConfigSource(repo.resolve(name), name, Path(config_file) if config_file else None)
+
+
+def bench_config(repo: GitRepository, source: ConfigSource) -> RepoConfig:
+    """The configuration a run measures with, its build script loaded from the same place as the file itself."""
+    if source.file is not None:
+        try:
+            text = source.file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"cannot verify: cannot read {source.file}: {getattr(exc, 'strerror', None) or exc}") from None
+        config = _parsed(text, str(source.file))
+    else:
+        config = _parsed((repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
+    script = config.build_script
+    if script is None:
+        return config
+    loaded = BuildScript(script.path, _script_text(repo, source, script.path))
+    problem = script_problem(loaded, config.build)
+    if problem:
+        raise UserError(f"cannot verify: {source.describe()}: build.script: {problem}")
+    return dataclasses.replace(config, build_script=loaded)
+
+
+def read_config(repo: GitRepository, sha: str) -> RepoConfig:
+    """`.perfbot.toml` at `sha` (the default branch), parsed only: for what does not build (digest, fix flags)."""
+    return _parsed((repo.read_file(sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
+
+
+def read_record(repo: GitRepository, slug: str, *shas: str, where: str = "the default branch or the head") -> PerfIssue:
+    """The report from the first of `shas` that has it: the configuration's commit first, so the commits
+    measured (older than the report, often) need not carry it. A fixed report moved to devs/fixed is still the
+    reproduction its guard measures."""
+    path = f"{REPORT_DIR}/{slug}.md"
+    for sha in shas:
+        for candidate in (path, f"{FIXED_DIR}/{slug}.md"):
+            data = repo.read_file(sha, candidate)
+            record = parse(candidate, data).record if data is not None else None
+            if record is not None:
+                return record
+    raise UserError(f"cannot verify {slug}: {path} is not on {where}")
+
+
+def for_run(repo: GitRepository, run: dict) -> tuple[RepoConfig, PerfIssue]:
+    """A queued run's configuration (with its command's options) and report: the default branch's, the
+    report falling back to the head for a fix that adds its own report."""
+    source = source_of(repo)
+    config = with_options(bench_config(repo, source), run["options"])
+    record = read_record(repo, run["slug"], source.sha, run["head"])
+    return with_measure(config, record), record
+
+
+def with_options(config: RepoConfig, options: dict) -> RepoConfig:
+    """A command's samples=N caps the plan (and lowers its minimum to match)."""
+    samples = options.get("samples")
+    if not samples:
+        return config
+    return dataclasses.replace(config, max_samples=samples, min_samples=min(config.min_samples, samples))
+
+
+def _parsed(text: str, name: str) -> RepoConfig:
+    try:
+        return parse_repo_config(text)
+    except ConfigFileError as exc:
+        raise UserError(f"cannot verify: {name}:{exc.line}: {exc.key}: {exc.problem}") from None
+
+
+def _script_text(repo: GitRepository, source: ConfigSource, path: str) -> str:
+    if source.file is not None:  # tried with its script from the working tree: both can change before a commit
+        found, where = repo.path / path, f"the working tree of {repo.path}"
+        data = found.read_bytes() if found.is_file() else None
+    else:
+        data, where = repo.read_file(source.sha, path), f"{source.ref} ({source.sha[:12]})"
+    if data is None:
+        raise UserError(f"cannot verify: {source.describe()}: build.script: {path} is not in {where}; commit it "
+                        "there (it is never taken from the commits measured)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"cannot verify: {source.describe()}: build.script: {path} is not UTF-8 text") from None

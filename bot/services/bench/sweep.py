@@ -1,0 +1,89 @@
+"""A PAR verification's scaling sweep: the program timed at every thread count, round-robin, on one runner.
+
+Which counts: `[verify] threads`, else 1..the runner's cores, always with 1 and the claimed count
+(core/verify/scaling.py). One warm-up run at each count must print what one thread prints (a program that computes
+something else on 8 threads is a mismatch, not a speedup). Then each round runs every count once, up one
+round and down the next, until the claimed count's speedup interval decides against ideal x efficiency
+(the sequential plan of core/verify/stats.py, as before sweeps) or the budget is spent.
+"""
+from __future__ import annotations
+
+
+from bot.core.verify.outputs import mismatch, normalised
+from bot.core.reports.records import PerfIssue
+from bot.core.config import RepoConfig
+from bot.core.verify.scaling import sweep_counts
+from bot.core.verify.stats import SamplingPlan, decide_at_least
+from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.errors import UserError
+from bot.services.bench.measures import ERROR, MISMATCH, timed_rounds, wrap_for_measure
+
+
+
+def host_cores(runner) -> int | None:
+    """The runner's cores when it can tell (local: this process's CPUs; ssh: getconf on the host)."""
+    cores = getattr(runner, "cores", None)
+    try:
+        return cores() if callable(cores) else None
+    except UserError:
+        return None  # the sweep still has 1 and the claimed count
+
+
+def counts_for(record: PerfIssue, config: RepoConfig, runner) -> tuple[int, ...]:
+    configured = config.run.threads
+    return sweep_counts(configured, None if configured else host_cores(runner), record.threads)
+
+
+def warm_up(argv: dict, name, runner, folder, config: RepoConfig, at: str):
+    """One run of each argument list, in order: each must end well and print what the first printed.
+    Returns (the first run's result, None), or (None, (verdict, message)) for the first that does not."""
+    first = first_key = None
+    for key, args in argv.items():
+        result = runner.run(args, folder, config.timeout_seconds)
+        if not result.ok:
+            return None, (ERROR, result.failure(name(key), at, config.timeout_seconds, config.memory_mb))
+        if first is None:
+            first, first_key = result, key
+            continue
+        different = mismatch(first.stdout, result.stdout, config.run, (name(first_key), name(key)), at)
+        if different is not None:
+            return None, (MISMATCH, different)
+    return first, None
+
+
+def _threads(n: int) -> str:
+    return f"the program on {n} thread{'s' if n != 1 else ''}"
+
+
+def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, runner, plan: SamplingPlan,
+                  progress, counter: dict, counts: tuple[int, ...]) -> tuple[str, str] | None:
+    """Fill `side` (verify.Side): `sweep` per count, `language` = 1 thread, `c` = the claimed count."""
+    side.measure = config.run.measure
+    claimed = record.threads or 1
+    side.against = f"{claimed} threads"
+    side.sweep_rules = (claimed, config.par_efficiency, config.run.flatten_gain)
+    workspace = runner.prepare(side.sha)
+    folder = runner.run_dir(workspace, record.slug)
+    program = folder / program_name(record, config)
+    runner.write_file(program, language)
+    template = with_input(config.run_language, side.input)
+    argv = {n: wrap_for_measure(from_root(fill(template, file=str(program), threads=str(n)), workspace),
+                                config, runner, folder, counter) for n in counts}
+    at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
+    one, problem = warm_up(argv, _threads, runner, folder, config, at)  # counts are sorted: 1 comes first
+    if problem is not None:
+        return problem
+    side.output = normalised(one.stdout, config.run)
+    side.sweep = {n: [] for n in counts}
+    side.language, side.c = side.sweep[1], side.sweep[claimed]
+    target = claimed * config.par_efficiency
+
+    def keep(n: int, value: float, run: dict) -> None:
+        side.sweep[n].append(value)
+        for which, count in (("language", 1), ("c", claimed)):
+            if n == count:
+                side.runs[which].append(run)
+
+    return timed_rounds(side, list(counts), lambda n: (argv[n], folder, f"a timed run of {_threads(n)}"), keep,
+                        lambda: plan.next_step(side.language, side.c, target, decide_at_least), config=config,
+                        runner=runner, counter=counter, plan=plan, progress=progress, at=at)

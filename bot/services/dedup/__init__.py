@@ -1,0 +1,1 @@
+"""Dedup of drafts and pushed reports: the review, its flow, the long-lived index."""

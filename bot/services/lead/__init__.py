@@ -1,0 +1,1 @@
+"""What the lead reads: the digest, the dashboard issue, the parity report."""

@@ -1,0 +1,70 @@
+"""The weekly digest of one repository: its window, its facts from the store, and its markdown from the template."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from bot.adapters.store.lead.digest_queries import digest_facts
+from bot.adapters.store.engine import Database
+from bot.adapters.templates import render
+from bot.core.verify.bench_view import code_span
+from bot.core.lead.digest import STALE_AFTER, Digest, build_digest
+from bot.core.parity.check import ParityReport
+from bot.core.parity.view import digest_rows
+from bot.core.config import RepoConfig
+from bot.core.tracker.untrusted import cell, title_cell
+
+TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
+# Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
+
+
+def make_digest(db: Database, repo_key: str, config: RepoConfig, *, since: datetime | None,
+                now: datetime, parity: ParityReport | None = None) -> tuple[Digest, str]:
+    """The digest of since..now (default: the [digest] window_days before now), dated in the digest's time zone."""
+    if now.tzinfo is None or (since is not None and since.tzinfo is None):
+        raise ValueError("make_digest needs aware datetimes")
+    zone = ZoneInfo(config.digest.timezone)
+    end = now.astimezone(zone)
+    start = (since or now - timedelta(days=config.digest.window_days)).astimezone(zone)
+    digest = build_digest(digest_facts(db, repo_key, start, end), start, end, config.milestones, config.seq_threshold)
+    return digest, render_digest(digest, parity)
+
+
+def marker(repo_key: str, week: str) -> str:
+    """The hidden first line that finds this digest again; a repository key never closes the comment early."""
+    return f"<!-- perfbot:digest {repo_key.replace('>', '&gt;')} {week} -->"
+
+
+def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
+    """`parity`: the guard's report on the default branch as it stands; None when `[parity]` is not declared."""
+    zone = digest.window_end.tzinfo
+    charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
+    top_ratio = max([v for f in digest.merged_fixes for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
+    return render("digest.md.j2", d=digest, marker=marker(digest.repo_key, digest.week), zone=str(zone),
+                  cell=cell, title=title_cell, code=code, label=mermaid_label, ratio=ratio,
+                  when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
+                  top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,
+                  parity=parity, parity_rows=digest_rows(parity) if parity else [], prose=prose)
+
+
+def prose(text: str) -> str:
+    """A message of perfbot's own holding `code spans` of names from the repository, in a table cell."""
+    parts = re.split(r"(`[^`]+`)", " ".join(str(text).split()))
+    return "".join(code(p[1:-1]) if p.startswith("`") and p.endswith("`") and len(p) > 1 else
+                   (" " if p[:1] == " " else "") + cell(p) + (" " if p[-1:] == " " and p.strip() else "")
+                   for p in parts)
+
+
+def code(text: str) -> str:
+    """Untrusted text as inline code in a table cell: a pipe must still be escaped there."""
+    return code_span(str(text)).replace("|", "\\|")
+
+
+def mermaid_label(text: str) -> str:
+    """Mermaid has no escaping worth trusting: only [a-z0-9_] reaches a chart."""
+    return re.sub(r"[^a-z0-9_]", "_", str(text).lower())[:40] or "_"
+
+
+def ratio(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "–"

@@ -1,0 +1,286 @@
+"""Sync: read the reports a range of commits changed, and make the records agree with them."""
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from bot.adapters.git import GitRepository
+from bot.adapters.store.engine import Database
+from bot.adapters.store.models import Record
+from bot.adapters.store.repository import RecordRepository, RevisionInput
+from bot.core.reports.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
+from bot.core.config import RepoConfig
+from bot.core.reports.reading import Reading, read_report, reading_of
+from bot.errors import UserError
+from bot.services.bench.bench_inputs import read_config
+from bot.services.reports.fact_review import FactReview
+from bot.services.reports.identities import KEPT_STATES, LIVE, LIVE_STATES, Identities
+
+# Long histories are written in chunks, each with its own sync mark, so an interrupted backfill resumes.
+COMMITS_PER_TRANSACTION = 200
+SNAPSHOT_STEP = 250  # reports per step of a first sync (see _parts)
+
+log = logging.getLogger("perfbot.services")
+
+
+@dataclass(frozen=True)
+class Step:
+    """The report changes one commit made, as sync applies them."""
+
+    commit: CommitInfo
+    changes: tuple[ReportChange, ...]
+
+
+@dataclass
+class SyncSummary:
+    repo: str
+    head: str
+    previous: str | None
+    mode: str
+    commits: int = 0
+    counts: Counter = field(default_factory=Counter)
+    ignored: list[str] = field(default_factory=list)
+    touched: set[str] = field(default_factory=set)
+
+    @property
+    def changed(self) -> int:
+        return sum(v for k, v in self.counts.items() if k != "unchanged")
+
+
+ProgressFn = Callable[[int], None]
+
+
+def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str], frozenset[str]]:
+    """Decide which commits to read: the mode, the steps, ignored paths, and slugs git history already knows."""
+    if history:
+        commits = git_repo.first_parent_commits(None, head)
+        return "history", _diff_steps(git_repo, commits, None) or [], [], frozenset()
+    if last == head:
+        return "up-to-date", [], [], frozenset()
+    if last is None:
+        reports, ignored = git_repo.snapshot(head)
+        touches, seen = git_repo.report_history(head)
+        head_info = git_repo.commit(head)
+        by_commit: dict[str, list[ReportChange]] = {}
+        infos = {}
+        for change in reports:
+            info = touches.get(change.path, head_info)
+            infos[info.sha] = info
+            by_commit.setdefault(info.sha, []).append(change)
+        steps = sorted((Step(infos[sha], tuple(part)) for sha, chs in by_commit.items() for part in _parts(chs)),
+                       key=lambda s: s.commit.committed_at)
+        return "snapshot", steps, ignored, seen
+    if git_repo.is_ancestor(last, head):
+        commits = git_repo.first_parent_commits(last, head)
+        steps = _diff_steps(git_repo, commits, last)
+        if steps is not None:
+            return "incremental", steps, [], frozenset()
+    # History was rewritten (or `last` is off the first-parent line): one step from what we saw to what is there.
+    changes, ignored = git_repo.changes(head, last)
+    return "rewritten", [Step(git_repo.commit(head), tuple(changes))], ignored, frozenset()
+
+
+def _parts(changes: list[ReportChange]) -> list[list[ReportChange]]:
+    """A snapshot commit's additions in steps of SNAPSHOT_STEP, in path order.
+
+    Only additions: no step can rename or delete what another holds, and the merge rule finds a superseded
+    report of the same commit live (so leaves it alone) whichever step holds it.
+    """
+    ordered = sorted(changes, key=lambda c: c.path)
+    return [ordered[start:start + SNAPSHOT_STEP] for start in range(0, len(ordered), SNAPSHOT_STEP)]
+
+
+def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str | None) -> list[Step] | None:
+    steps, parent = [], start
+    for info in commits:
+        first_parent = git_repo.first_parent(info.sha)
+        if first_parent != parent:
+            return None
+        changes, _ = git_repo.changes(info.sha, first_parent)
+        if changes:
+            steps.append(Step(info, tuple(changes)))
+        parent = info.sha
+    return steps
+
+
+def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
+         history_on_first_sync: bool = False, on_plan: Callable[[int], None] | None = None,
+         on_progress: ProgressFn | None = None, facts: FactReview | None = None) -> SyncSummary:
+    """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing.
+
+    With `facts` (an agent reviewer), a report whose facts the offline reading left open is asked about once
+    per content, before the transaction that writes it.
+    """
+    head = git_repo.resolve(ref or git_repo.default_ref())
+    key = git_repo.key
+    with db.session() as session:
+        last = RecordRepository.open(session, key).last_synced_commit
+    mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
+    summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored)
+    if on_plan:
+        on_plan(sum(len(s.changes) for s in steps))
+    ids = Identities(replay=mode == "history")
+    factor = _reference_factor(git_repo, head)
+    for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
+        chunk = steps[start:start + COMMITS_PER_TRANSACTION]
+        # The agent is asked before the transaction opens, so the store is never held over a request.
+        read = [_with_agent_facts(step, read_step(step, factor), facts, factor) for step in chunk]
+        _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
+                     mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk))
+    summary.commits = len(steps)
+    return summary
+
+
+def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str, Reading]], summary: SyncSummary,
+                 ids: Identities, seen: frozenset[str], on_progress: ProgressFn | None, mark: str | None) -> None:
+    """One transaction: the chunk's commits, then the sync mark when there is one to set."""
+    with db.session() as session:
+        records = RecordRepository.open(session, key)
+        for step, step_read in zip(chunk, read):
+            apply_step(records, step, summary, ids, seen, step_read)
+            if on_progress:
+                on_progress(len(step.changes))
+        records.insert_queued()  # the chunk's new reports commit with it, marked or not
+        # The sync mark moves in the same transaction as the revisions it covers.
+        if mark is not None:
+            records.mark_synced(mark)
+
+
+def _resume_point(mode: str, chunk: list[Step]) -> str | None:
+    """The commit a sync interrupted after `chunk` may resume from, or None to leave the mark where it was.
+
+    Replayed commits (history, incremental) are whole and in first-parent order, so everything up to the chunk's
+    last one is stored. A snapshot's steps are not: a commit's reports span several steps, and steps are ordered
+    by date, not ancestry, so no commit covers what is written; an interrupted first sync starts over as one,
+    finding what it stored already unchanged.
+    """
+    return chunk[-1].commit.sha if mode in ("history", "incremental") and chunk else None
+
+
+def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
+               seen: frozenset[str] = frozenset(), read: dict[str, Reading] | None = None) -> None:
+    """Apply one commit's report changes, then the team's merge rule for the reports it touched."""
+    if read is None:
+        read = read_step(step)
+    named = [s for r in read.values() for s in r.supersedes]
+    records.preload([c.slug for c in step.changes] + [c.old_slug for c in step.changes if c.old_slug] + named)
+    touched: list[Record] = []
+    for change in order_for_apply(split_superseding_renames(step.changes, read)):
+        if change.kind == DELETED:
+            if _delete(records, ids, step.commit, change):
+                summary.counts[DELETED] += 1
+                summary.touched.add(change.slug)
+            continue
+        outcome, record = _write(records, ids, step.commit, change, read[change.path], seen)
+        summary.counts[outcome] += 1
+        if outcome != "unchanged":
+            summary.touched.add(record.slug if record is not None else change.slug)
+        if record is not None and record.supersedes:
+            touched.append(record)
+    for record in touched:
+        for slug in dict.fromkeys(record.supersedes):
+            old = ids.lookup(records, slug)
+            if old is None or old is record or ids.is_live(old) or old.state == MERGED:
+                continue
+            records.mark_merged(old, record, step.commit)
+            summary.counts[MERGED] += 1
+            summary.touched.add(old.slug)
+
+
+def read_step(step: Step, reference_factor: float = 1.0) -> dict[str, Reading]:
+    """Each report the step adds or changes, read (parsed, linted, audited) in this process."""
+    return {change.path: read_report(change.path, change.data or b"", reference_factor) for change in step.changes
+            if change.kind != DELETED}
+
+
+def _reference_factor(git_repo: GitRepository, head: str) -> float:
+    """The `[verify] reference_factor` reference claims are linted against: the head's `.perfbot.toml`; a file
+    that does not parse leaves the default (its errors are for `perfbot check` and the bench run to name)."""
+    try:
+        return read_config(git_repo, head).run.reference_factor
+    except UserError:
+        return RepoConfig().run.reference_factor
+
+
+def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | None,
+                      reference_factor: float = 1.0) -> dict[str, Reading]:
+    """With an agent reviewer, each reading with the facts it read where the offline reading left some open."""
+    if facts is None:
+        return read
+    for change in step.changes:
+        reading = read.get(change.path)
+        if reading is None or change.kind == DELETED:
+            continue
+        reviewed = facts.review(reading.result, (change.data or b"").decode("utf-8", errors="replace"))
+        for note in reviewed.notes():
+            log.info("%s: %s", change.path, note)
+        if reviewed.result is not reading.result:
+            read[change.path] = reading_of(change.path, reviewed.result, reference_factor)
+    return read
+
+
+def split_superseding_renames(changes, read: dict[str, Reading]) -> list[ReportChange]:
+    """Git calls a merged report that resembles the one it replaces a rename; the team calls it a merge.
+
+    When the new file's `supersedes` names the old one, the change is the delete-and-merge rule at work:
+    an addition plus a deletion, so the old record is merged rather than renamed.
+    """
+    out: list[ReportChange] = []
+    for change in changes:
+        reading = read.get(change.path)
+        if change.kind == RENAMED and reading and change.old_slug in reading.supersedes:
+            out.append(ReportChange(ADDED, change.path, None, change.data))
+            out.append(ReportChange(DELETED, change.old_path))
+        else:
+            out.append(change)
+    return out
+
+
+def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange) -> bool:
+    record = ids.lookup(records, change.slug)
+    if record is None or not (ids.is_live(record) or record.state in KEPT_STATES):
+        return False
+    if record.state not in KEPT_STATES:  # a fixed report leaves devs/issues through perfbot's move PR: it stays
+        records.set_state(record, DELETED)
+    records.add_revision(record, RevisionInput(commit, change.path, DELETED, None, None, None, ()))
+    ids.remember(records, record, change.slug, ids.content_hash(record), live=False)
+    return True
+
+
+def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange,
+           reading: Reading, seen: frozenset[str]) -> tuple[str, Record | None]:
+    data, result = change.data or b"", reading.result
+    named = reading.supersedes
+    # Only `supersedes` is checked against history; a union with `seen` per report would copy it 10,000 times.
+    findings = reading.findings(records.known_slugs(named) | seen if named else seen)
+    content_hash = result.record.content_hash if result.record else hashlib.sha256(data).hexdigest()
+
+    record = ids.lookup(records, change.old_slug) if change.kind == RENAMED and change.old_slug else None
+    if record is not None and record.slug != change.slug:
+        records.rename(record, change.slug, change.path)
+    record = record or ids.lookup(records, change.slug)
+    text = data.decode("utf-8", errors="replace") if data else None
+    if record is None and not ids.replay and records.never_named(change.slug):
+        records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record, findings))
+        # Only the merge rule needs the record itself, and only when the report supersedes another.
+        superseding = result.record is not None and result.record.supersedes
+        return ADDED, records.find_current(change.slug) if superseding else None
+    if record is None:
+        record, kind = records.create(change.slug, change.path), ADDED
+    elif not ids.is_live(record):
+        kind = RENAMED if change.kind == RENAMED else ADDED  # a deleted or merged report written again lives again
+    elif change.kind != RENAMED and ids.content_hash(record) == content_hash:
+        return "unchanged", None
+    else:
+        kind = RENAMED if change.kind == RENAMED else MODIFIED
+
+    rev = RevisionInput(commit, change.path, kind, text, content_hash, result.record, findings)
+    records.add_revision(record, rev)
+    records.apply_facts(record, rev)
+    if record.state not in LIVE_STATES | KEPT_STATES:
+        records.set_state(record, LIVE)
+    ids.remember(records, record, change.slug, content_hash, live=True, old_slug=change.old_slug)
+    return kind, record
