@@ -8,6 +8,7 @@ from sqlalchemy import inspect, select
 
 from bot.adapters.store.engine import Database, StoreError
 from bot.adapters.store.models import Record, Revision
+from bot.adapters.store.service_models import LlmAnswer
 from bot.adapters.store.queries import RecordFilter, find_records, list_records
 from bot.adapters.store.repository import RecordRepository, RevisionInput
 from bot.core.history import CommitInfo
@@ -161,6 +162,22 @@ def test_one_llm_answer_cache_keys_each_question_by_kind_content_partner_model_a
     assert audit.get("h", "m", "1").answer == {"findings": [2]}
     with pytest.raises(ValueError, match="unknown kind"):
         LlmAnswerCache(database, "verdicts")
+
+
+def test_cached_verdicts_are_read_back_by_their_verdict_in_the_query(database):
+    from bot.adapters.store.dedup_store import VerdictCache, pair_verdicts
+    from bot.core.verdicts import Verdict
+
+    cache = VerdictCache(database)
+    for n, kind in enumerate(("duplicate", "distinct", "overlaps")):
+        merged = None if kind == "distinct" else "# merged"
+        cache.put(f"n{n}", "o", f"perf_{n}", "perf_o", Verdict(kind, 0.5, ("why",), merged, "offline", "1"))
+    with database.session() as session:
+        overlapping = pair_verdicts(session, kinds=("duplicate", "overlaps"))
+        newest = pair_verdicts(session, LlmAnswer.partner_slug == "perf_o", newest_first=True, limit=2)
+    assert [(p.new_hash, p.verdict.kind, p.verdict.reasons) for p in overlapping] == [
+        ("n0", "duplicate", ("why",)), ("n2", "overlaps", ("why",))]
+    assert [p.new_slug for p in newest] == ["perf_2", "perf_1"]
 
 
 def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_url):

@@ -50,9 +50,12 @@ class PairVerdict:
     at: datetime
 
 
-def pair_verdicts(session: Session, *where, newest_first: bool = False, limit: int | None = None) -> list[PairVerdict]:
+def pair_verdicts(session: Session, *where, kinds: tuple[str, ...] = (), newest_first: bool = False,
+                  limit: int | None = None) -> list[PairVerdict]:
     """Cached verdicts matching `where` (conditions on LlmAnswer: `content_hash`/`slug` are the new side,
-    `partner_hash`/`partner_slug` the old), oldest first unless `newest_first`."""
+    `partner_hash`/`partner_slug` the old) and of one of `kinds` if given, oldest first unless `newest_first`."""
+    if kinds:  # in the query: a first mirror asks about every record, and most verdicts are "distinct"
+        where += (LlmAnswer.answer["verdict"].as_string().in_(kinds),)
     order = (LlmAnswer.created_at.desc(), LlmAnswer.id.desc()) if newest_first else (LlmAnswer.id,)
     rows = session.scalars(select(LlmAnswer).where(LlmAnswer.kind == "dedup", *where).order_by(*order).limit(limit))
     return [PairVerdict(row.content_hash, row.partner_hash, row.slug, row.partner_slug, _verdict(row), row.created_at)

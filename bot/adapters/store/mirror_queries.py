@@ -89,12 +89,11 @@ def _open_overlaps(session, repo_key: str, hashes: set[str]) -> dict[str, str]:
     overruled = {frozenset(pair) for pair in session.execute(
         select(PairOverride.slug_a, PairOverride.slug_b).where(PairOverride.repo_key == repo_key))}
     verdicts = pair_verdicts(session, or_(LlmAnswer.content_hash.in_(sorted(hashes)),
-                                          LlmAnswer.partner_hash.in_(sorted(hashes))))
+                                          LlmAnswer.partner_hash.in_(sorted(hashes))), kinds=tuple(_STRENGTH))
     found: dict[str, str] = {}
     for pair in verdicts:
         kind = pair.verdict.kind
-        if kind not in _STRENGTH or frozenset({pair.new_slug, pair.old_slug}) in overruled \
-                or not {pair.new_slug, pair.old_slug} <= live:
+        if frozenset({pair.new_slug, pair.old_slug}) in overruled or not {pair.new_slug, pair.old_slug} <= live:
             continue
         for content in (pair.new_hash, pair.old_hash):
             if content in hashes and _STRENGTH[kind] > _STRENGTH.get(found.get(content, ""), 0):
@@ -152,5 +151,5 @@ def flagged_partners(db: Database, repo_key: str, slug: str) -> set[str]:
         if record is None or not record.content_hash:
             return set()
         pairs = pair_verdicts(session, or_(LlmAnswer.content_hash == record.content_hash,
-                                           LlmAnswer.partner_hash == record.content_hash))
-    return {p.old_slug if p.new_slug == slug else p.new_slug for p in pairs if p.verdict.kind in _STRENGTH} - {slug}
+                                           LlmAnswer.partner_hash == record.content_hash), kinds=tuple(_STRENGTH))
+    return {p.old_slug if p.new_slug == slug else p.new_slug for p in pairs} - {slug}
