@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, DigestPost, Fix, PairOverride,
+from bot.adapters.store.service_models import (BenchRun, Bisection, DigestPost, Fix, LlmAnswer, PairOverride,
                                                PendingMerge, RecordEvent)
 from bot.core.config import Milestone
 from bot.core.lead.digest import DigestFacts, FixFact, build_digest
@@ -136,12 +136,15 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
         old = session.get(Record, ids["perf_u24_old"])
         old.merged_into_id = ids["perf_u24_arith_boxing"]
         session.add_all([
-            DedupVerdict(new_hash=f"{5:064d}", old_hash=f"{6:064d}", reviewer="offline", prompt_version="v1",
-                         new_slug="perf_u24_arith_boxing", old_slug="perf_u24_old", kind="duplicate", confidence=0.91,
-                         reasons=["same root-cause places: u24"], created_at=T0),
-            DedupVerdict(new_hash=f"{3:064d}", old_hash=f"{0:064d}", reviewer="offline", prompt_version="v1",
-                         new_slug="perf_float_boxing", old_slug="perf_boxed_sum", kind="overlaps", confidence=0.35,
-                         reasons=["reproduction code of the same shape (MinHash Jaccard 0.48)"], created_at=T0),
+            LlmAnswer(kind="dedup", content_hash=f"{5:064d}", partner_hash=f"{6:064d}", model="offline",
+                      prompt_version="v1", slug="perf_u24_arith_boxing", partner_slug="perf_u24_old",
+                      answer={"verdict": "duplicate", "confidence": 0.91,
+                              "reasons": ["same root-cause places: u24"]}, created_at=T0),
+            LlmAnswer(kind="dedup", content_hash=f"{3:064d}", partner_hash=f"{0:064d}", model="offline",
+                      prompt_version="v1", slug="perf_float_boxing", partner_slug="perf_boxed_sum",
+                      answer={"verdict": "overlaps", "confidence": 0.35,
+                              "reasons": ["reproduction code of the same shape (MinHash Jaccard 0.48)"]},
+                      created_at=T0),
             PairOverride(repo_key=REPO, slug_a="perf_boxed_sum", slug_b="perf_mod_shift_subtract",
                          kind="not-duplicate", actor="lead", at=T0),
             Fix(repo_key=REPO, slug="perf_boxed_sum", branch="fix/perf_boxed_sum-unbox", source="pr-body",

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
+from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
 from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
 from bot.core.lead.milestones import Failing, RunFact, SidePoint
 from bot.core.config import Milestone, parse_repo_config
@@ -183,12 +183,13 @@ def month(database):
         tree_hash = session.scalar(select(Revision.content_hash).where(Revision.record_id == tree.id))
         old_hash = session.scalar(select(Revision.content_hash).where(Revision.record_id == old_dup.id,
                                                                       Revision.change == "added"))
-        session.add(DedupVerdict(new_hash=tree_hash, old_hash=old_hash, reviewer="offline", prompt_version="1",
-                                 new_slug="perf_tree_seq", old_slug="perf_old_dup", kind="duplicate", confidence=0.91,
-                                 created_at=at(23, 10)))
-        session.add(DedupVerdict(new_hash="x" * 64, old_hash="y" * 64, reviewer="offline", prompt_version="1",
-                                 new_slug="perf_tree_seq", old_slug="perf_dup_new", kind="distinct",
-                                 confidence=0.5, created_at=at(23, 10)))  # another repository's texts
+        session.add(LlmAnswer(kind="dedup", content_hash=tree_hash, partner_hash=old_hash, model="offline",
+                              prompt_version="1", slug="perf_tree_seq", partner_slug="perf_old_dup",
+                              answer={"verdict": "duplicate", "confidence": 0.91}, created_at=at(23, 10)))
+        session.add(LlmAnswer(kind="dedup", content_hash="x" * 64, partner_hash="y" * 64, model="offline",
+                              prompt_version="1", slug="perf_tree_seq", partner_slug="perf_dup_new",
+                              answer={"verdict": "distinct", "confidence": 0.5},
+                              created_at=at(23, 10)))  # another repository's texts
         s.merge(dup_new, tree, at(28), ADA)
         s.run("perf_sort_seq", "fix", "pass", at(25), base=3.4, head=1.6, suite="pass", pr=11)
         s.run("perf_fib_par", "fix", "pass", at(26), runner="cuda-box", base=2.0, head=6.4, par=True, suite="pass",

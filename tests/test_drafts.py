@@ -74,7 +74,7 @@ def test_sync_reads_nothing_outside_devs_issues_even_committed_drafts(database, 
 
 def test_dedup_of_a_draft_stores_no_verdict_and_says_what_the_causes_share(run, git_repo, tmp_path, monkeypatch):
     from bot.adapters.store.engine import Database
-    from bot.adapters.store.service_models import DedupVerdict
+    from bot.adapters.store.service_models import LlmAnswer
 
     db_url = f"sqlite:///{tmp_path / 'store.db'}"
     boxed = OLD.replace("u24 OPE boxing.", "`box_u24` boxes the product, in runtime/u24.c, before `ope_mul`.")
@@ -90,7 +90,7 @@ def test_dedup_of_a_draft_stores_no_verdict_and_says_what_the_causes_share(run, 
     assert "rare root-cause places" in result.output and " places 0.00" not in result.output
     database = Database(db_url)
     with database.session() as session:
-        assert session.scalars(select(DedupVerdict)).all() == []  # the draft is no partner of any record
+        assert session.scalars(select(LlmAnswer)).all() == []  # the draft is no partner of any record
     database.dispose()
     backlog = run("dedup", "--all", "--repo", str(git_repo.root), "--db", db_url)
     assert backlog.exit_code == 0, backlog.output  # one report: nothing to pair, nothing stored either way

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
 from bot.adapters.git import GitRepository
 from bot.adapters.reviewer_agent import AgentReviewer
-from bot.adapters.store.reviews.fact_store import FactAnswerCache
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.adapters.store.models import Record, Revision
 from bot.cli import main
 from bot.core.reports.agent_facts import FACTS_SCHEMA, FACTS_TOOL
@@ -136,7 +136,7 @@ def test_a_schema_breaking_answer_is_retried_once_then_ignored(anthropic_api, da
     broken = {"facts": [{"fact": "ratio", "value": 4}]}  # no line, no quote
     anthropic_api.answer_with_tool(FACTS_TOOL, broken)
     anthropic_api.answer_with_tool(FACTS_TOOL, {**broken, "verdict": "duplicate"})
-    review = FactReview(agent(anthropic_api), FactAnswerCache(database))
+    review = FactReview(agent(anthropic_api), database)
     reviewed = review.review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert reviewed.result.record == record and reviewed.result.record.ratio is None  # nothing acted on
     assert "does not fit the schema" in reviewed.problem and reviewed.asked
@@ -144,7 +144,7 @@ def test_a_schema_breaking_answer_is_retried_once_then_ignored(anthropic_api, da
     feedback = retry.json["messages"][-1]["content"][0]
     assert feedback["is_error"] is True and "'line' is a required property" in feedback["content"]
     # The failed answer is cached too: a fresh process asks nothing about the same content.
-    fresh = FactReview(agent(anthropic_api), FactAnswerCache(database)).review(parsed(PROSE_ONLY), PROSE_ONLY)
+    fresh = FactReview(agent(anthropic_api), database).review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert not fresh.asked and fresh.result.record.ratio is None and len(fact_requests(anthropic_api)) == 2
 
 
@@ -160,7 +160,7 @@ def test_a_retry_that_fits_the_schema_is_used_and_usage_is_counted(anthropic_api
 
 def test_nothing_is_asked_when_no_fact_is_missing(anthropic_api, database, lint_cli, tmp_path):
     complete = canonical_report("perf_complete")
-    review = FactReview(agent(anthropic_api), FactAnswerCache(database))
+    review = FactReview(agent(anthropic_api), database)
     reviewed = review.review(parsed(complete, "devs/issues/perf_complete.md"), complete)
     assert not reviewed.asked and reviewed.notes() == []
     draft = tmp_path / "drafts" / "perf_complete.md"
@@ -171,16 +171,16 @@ def test_nothing_is_asked_when_no_fact_is_missing(anthropic_api, database, lint_
 
 def test_sync_asks_once_per_content_and_stores_the_agent_fact(anthropic_api, database, git_repo):
     anthropic_api.responder = ratio_from_the_claim
-    review = FactReview(agent(anthropic_api), FactAnswerCache(database))
+    review = FactReview(agent(anthropic_api), database)
     git_repo.write("devs/issues/perf_prose_only.md", PROSE_ONLY).commit("prose-only report")
     git_repo.write("devs/issues/perf_complete.md", canonical_report("perf_complete")).commit("complete report")
     repo = GitRepository(git_repo.root)
     try:
         sync(database, repo, facts=review)
         git_repo.write("devs/issues/perf_other.md", canonical_report("perf_other")).commit("another")
-        sync(database, repo, facts=FactReview(agent(anthropic_api), FactAnswerCache(database)))
+        sync(database, repo, facts=FactReview(agent(anthropic_api), database))
         git_repo.write("devs/issues/perf_prose_copy.md", PROSE_ONLY).commit("the same words again")
-        sync(database, repo, facts=FactReview(agent(anthropic_api), FactAnswerCache(database)))
+        sync(database, repo, facts=FactReview(agent(anthropic_api), database))
     finally:
         repo.close()
     assert len(fact_requests(anthropic_api)) == 1  # one content missing a fact; the copy hits the cache
@@ -189,8 +189,9 @@ def test_sync_asks_once_per_content_and_stores_the_agent_fact(anthropic_api, dat
         facts = session.query(Revision).join(Record).filter(Record.slug == "perf_prose_only").one().facts
     assert ratios["perf_prose_only"] == (4.0, 0) and ratios["perf_prose_copy"] == (4.0, 0)
     assert "the agent reviewer read" in facts["derived"]["ratio"]
-    cached = FactAnswerCache(database).get(parsed(PROSE_ONLY).record.content_hash, MODEL, FACTS_PROMPT_VERSION)
-    assert cached.asked == ("ratio",) and cached.usage["input_tokens"] > 0
+    cached = LlmAnswerCache(database, "facts").get(parsed(PROSE_ONLY).record.content_hash, MODEL,
+                                                   FACTS_PROMPT_VERSION)
+    assert cached.answer["asked"] == ["ratio"] and cached.slug == "perf_prose_only" and cached.usage["input_tokens"] > 0
 
 
 def test_sync_without_an_agent_leaves_the_fact_missing(anthropic_api, database, git_repo):
@@ -203,18 +204,17 @@ def test_sync_without_an_agent_leaves_the_fact_missing(anthropic_api, database, 
 
 
 def test_an_unreachable_or_refusing_api_leaves_the_offline_reading_and_caches_nothing(anthropic_api, database):
-    cache = FactAnswerCache(database)
     anthropic_api.fail_next(529, "overloaded_error")
-    down = FactReview(AgentReviewer(anthropic_api.api_key, MODEL, base_url=anthropic_api.url, max_retries=0), cache)
+    down = FactReview(AgentReviewer(anthropic_api.api_key, MODEL, base_url=anthropic_api.url, max_retries=0), database)
     reviewed = down.review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert reviewed.result.record.ratio is None and "unavailable" in reviewed.problem
     paused = down.review(parsed(PROSE_ONLY), PROSE_ONLY)  # a sync of many reports does not wait out each one
     assert "moments ago" in paused.problem and len(fact_requests(anthropic_api)) == 1
     anthropic_api.fail_next(401, "authentication_error")
-    refused = FactReview(agent(anthropic_api), cache).review(parsed(PROSE_ONLY), PROSE_ONLY)
+    refused = FactReview(agent(anthropic_api), database).review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert refused.result.record.ratio is None and "refused the request (401)" in refused.problem
     anthropic_api.responder = ratio_from_the_claim  # the API is back: the question was never cached, so it is asked
-    healed = FactReview(agent(anthropic_api), cache).review(parsed(PROSE_ONLY), PROSE_ONLY)
+    healed = FactReview(agent(anthropic_api), database).review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert healed.asked and healed.result.record.ratio == 4.0 and len(fact_requests(anthropic_api)) == 3
 
 

@@ -11,10 +11,14 @@ import handlers
 from bot.adapters.github.client import GitHubClients, request_counts
 from bot.adapters.github.issues import GitHubIssues
 from bot.adapters.store.queue import DeliveryQueue
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, Delivery, ReportAudit
+from bot.adapters.store.reviews.dedup_store import VerdictCache, save_audit
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
+from bot.adapters.store.service_models import BenchRun, Delivery
 from bot.app import create_app
 from bot.app.metrics import Metrics
 from bot.config import Settings
+from bot.core.lint.audit import AuditResult
+from bot.core.dedup.verdicts import Verdict
 from bot.errors import TransientError
 
 REPO = "team/runtime"
@@ -76,19 +80,17 @@ def test_jobs_are_counted_by_kind_from_the_store_and_in_this_process(app, databa
     assert value(samples, "perfbot_store_up") == 1
 
 
-def test_llm_tokens_are_summed_from_verdicts_and_audits_by_kind(app, database):
+def test_llm_tokens_are_summed_from_the_answer_cache_by_source_and_kind(app, database):
     usage = {"input_tokens": 1200, "output_tokens": 80, "cache_creation_input_tokens": 3000,
              "cache_read_input_tokens": 0}
-    with database.session() as session:
-        for n, extra in enumerate(({}, {"cache_read_input_tokens": 3000, "batch": 1})):
-            session.add(DedupVerdict(new_hash=f"n{n}", old_hash="o", reviewer="agent:claude", prompt_version="v1",
-                                     new_slug="perf_a", old_slug="perf_b", kind="new", confidence=0.9,
-                                     usage={**usage, **extra}, created_at=T0))
-        session.add(DedupVerdict(new_hash="n9", old_hash="o", reviewer="offline", prompt_version="v1",
-                                 new_slug="perf_c", old_slug="perf_b", kind="new", confidence=0.5, usage={},
-                                 created_at=T0))
-        session.add(ReportAudit(content_hash="h", reviewer="agent:claude", prompt_version="v1",
-                                usage={"input_tokens": 500, "output_tokens": 40}, created_at=T0))
+    verdicts = VerdictCache(database)
+    for n, extra in enumerate(({}, {"cache_read_input_tokens": 3000, "batch": 1})):
+        verdicts.put(f"n{n}", "o", "perf_a", "perf_b",
+                     Verdict("distinct", 0.9, (), None, "agent:claude", "v1", {**usage, **extra}))
+    verdicts.put("n9", "o", "perf_c", "perf_b", Verdict("distinct", 0.5, (), None, "offline", "v1"))
+    save_audit(database, REPO, "perf_a", "h", "v1",
+               AuditResult((), (), "agent:claude", {"input_tokens": 500, "output_tokens": 40}))
+    LlmAnswerCache(database, "facts").put("h", "claude", "f1", {"answer": None}, {"input_tokens": 70})
     samples = scrape(app)
     assert value(samples, "perfbot_llm_tokens_total", source="dedup", kind="input") == 2400
     assert value(samples, "perfbot_llm_tokens_total", source="dedup", kind="output") == 160
@@ -96,6 +98,7 @@ def test_llm_tokens_are_summed_from_verdicts_and_audits_by_kind(app, database):
     assert value(samples, "perfbot_llm_tokens_total", source="dedup", kind="cache_read") == 3000
     assert value(samples, "perfbot_llm_tokens_total", source="audit", kind="input") == 500
     assert value(samples, "perfbot_llm_tokens_total", source="audit", kind="cache_read") == 0
+    assert value(samples, "perfbot_llm_tokens_total", source="facts", kind="input") == 70
     assert not [key for key in samples if key[0] == "perfbot_llm_tokens_total" and ("kind", "batch") in key[1]]
 
 

@@ -105,6 +105,7 @@ def test_a_report_that_instructs_the_model_cannot_act_outside_the_verdict(anthro
 
 def test_an_unchanged_pair_never_costs_a_second_call(anthropic_api, database):
     from bot.adapters.store.reviews.dedup_store import VerdictCache
+    from bot.adapters.store.reviews.llm_cache import token_totals
 
     anthropic_api.answer_with_tool(TOOL, verdict())
     similar = report("perf_new", ratio=4.0)
@@ -113,7 +114,7 @@ def test_an_unchanged_pair_never_costs_a_second_call(anthropic_api, database):
     first = Dedup([OLD], agent, cache).review(similar)
     again = Dedup([OLD], agent, cache).review(similar)
     assert len(anthropic_api.requests_to("/v1/messages")) == 1
-    assert first and again[0].cached and cache.token_totals()["input_tokens"] > 0
+    assert first and again[0].cached and token_totals(database)["dedup"]["input_tokens"] > 0
 
 
 def test_a_large_backlog_goes_through_the_message_batches_api(anthropic_api):

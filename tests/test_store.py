@@ -8,6 +8,7 @@ from sqlalchemy import inspect, select
 
 from bot.adapters.store.engine import Database, StoreError
 from bot.adapters.store.models import Record, Revision
+from bot.adapters.store.service_models import LlmAnswer
 from bot.adapters.store.queries import RecordFilter, find_records, list_records
 from bot.adapters.store.repository import RecordRepository, RevisionInput
 from bot.core.reports.history import CommitInfo
@@ -142,3 +143,105 @@ def test_migration_0013_gives_stored_reference_reports_their_reference(tmp_path)
     assert {slug: reference for slug, (reference, _) in rows.items()} == {"perf_ref": "runtime@v1", "perf_c": None}
     listed = {r["slug"]: r["ratio_kind"] for r in rows["perf_ref"][1]}
     assert listed == {"perf_ref": "head/v1", "perf_c": "language/C"}
+
+
+def test_one_llm_answer_cache_keys_each_question_by_kind_content_partner_model_and_prompt(database):
+    from bot.adapters.store.reviews.llm_cache import LlmAnswerCache, token_totals
+
+    dedup, audit = LlmAnswerCache(database, "dedup"), LlmAnswerCache(database, "audit")
+    assert dedup.put("n", "m", "1", {"verdict": "distinct"}, {"input_tokens": 2}, partner_hash="o", slug="perf_n")
+    assert not dedup.put("n", "m", "1", {"verdict": "duplicate"}, {"input_tokens": 9}, partner_hash="o")
+    assert audit.put("n", "m", "1", {"findings": []}, None)  # the same content, another question
+    assert dedup.get("n", "m", "1", partner_hash="o").answer == {"verdict": "distinct"}  # the first answer stands
+    assert dedup.get("o", "m", "1", partner_hash="n") is None and dedup.get("n", "m", "2", partner_hash="o") is None
+    assert dedup.get("n", "m", "1") is None and audit.get("n", "m", "1").answer == {"findings": []}
+    assert token_totals(database) == {"dedup": {"input_tokens": 2}, "audit": {}}
+    with database.session() as session:  # inside a caller's transaction, a repeated question leaves it usable
+        assert not audit.put("n", "m", "1", {"findings": [1]}, None, session=session)
+        assert audit.put("h", "m", "1", {"findings": [2]}, None, session=session)
+    assert audit.get("h", "m", "1").answer == {"findings": [2]}
+    with pytest.raises(ValueError, match="unknown kind"):
+        LlmAnswerCache(database, "verdicts")
+
+
+def test_cached_verdicts_are_read_back_by_their_verdict_in_the_query(database):
+    from bot.adapters.store.reviews.dedup_store import VerdictCache, pair_verdicts
+    from bot.core.dedup.verdicts import Verdict
+
+    cache = VerdictCache(database)
+    for n, kind in enumerate(("duplicate", "distinct", "overlaps")):
+        merged = None if kind == "distinct" else "# merged"
+        cache.put(f"n{n}", "o", f"perf_{n}", "perf_o", Verdict(kind, 0.5, ("why",), merged, "offline", "1"))
+    with database.session() as session:
+        overlapping = pair_verdicts(session, kinds=("duplicate", "overlaps"))
+        newest = pair_verdicts(session, LlmAnswer.partner_slug == "perf_o", newest_first=True, limit=2)
+    assert [(p.new_hash, p.verdict.kind, p.verdict.reasons) for p in overlapping] == [
+        ("n0", "duplicate", ("why",)), ("n2", "overlaps", ("why",))]
+    assert [p.new_slug for p in newest] == ["perf_2", "perf_1"]
+
+
+def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_url):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import MetaData
+
+    from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, pair_verdicts
+    from bot.adapters.store.engine import MIGRATIONS, make_engine, migrate
+    from bot.adapters.store.reviews.llm_cache import LlmAnswerCache, token_totals
+    from bot.core.dedup.verdicts import Verdict
+
+    engine = make_engine(db_url)
+    migrate(engine, "0014")
+    old = {
+        "dedup_verdicts": [dict(new_hash="n", old_hash="o", reviewer="agent:m", prompt_version="3", new_slug="perf_n",
+                                old_slug="perf_o", kind="duplicate", confidence=0.9, reasons=["same cause"],
+                                merged_report="# merged", merge_problems=["no title"], usage={"input_tokens": 7},
+                                created_at=WHEN)],
+        "report_audits": [dict(content_hash="n", reviewer="agent:m", prompt_version="3",
+                               findings=[{"rule": "audit-x"}], not_checked=["gpu"], usage={"input_tokens": 5},
+                               created_at=WHEN)],
+        "fact_answers": [dict(content_hash="n", model="m", prompt_version="f1", slug="perf_n", asked=["ratio"],
+                              answer={"ratio": 4.0}, problem="", usage={"output_tokens": 3}, created_at=WHEN),
+                         dict(content_hash="o", model="m", prompt_version="f1", slug="perf_o", asked=["threads"],
+                              answer=None, problem="no answer fit", usage={}, created_at=WHEN)],
+    }
+
+    def tables():
+        meta = MetaData()
+        meta.reflect(engine)
+        return meta.tables
+
+    with engine.begin() as connection:
+        for name, rows in old.items():
+            connection.execute(tables()[name].insert(), rows)
+    engine.dispose()
+
+    database = Database(db_url)  # opening migrates to head
+    assert {"dedup_verdicts", "report_audits", "fact_answers"}.isdisjoint(tables()) and "llm_answers" in tables()
+    assert VerdictCache(database).get("n", "o", "agent:m", "3") == Verdict(
+        "duplicate", 0.9, ("same cause",), "# merged", "agent:m", "3", merge_problems=("no title",))
+    facts = LlmAnswerCache(database, "facts")
+    assert facts.get("n", "m", "f1").answer == {"asked": ["ratio"], "answer": {"ratio": 4.0}, "problem": ""}
+    assert (facts.get("o", "m", "f1").slug, facts.get("o", "m", "f1").answer["problem"]) == ("perf_o", "no answer fit")
+    assert audited(database, "n", "agent:m", "3") and not audited(database, "o", "agent:m", "3")
+    assert token_totals(database) == {"dedup": {"input_tokens": 7}, "audit": {"input_tokens": 5},
+                                      "facts": {"output_tokens": 3}}
+    with database.session() as session:
+        assert [(p.new_slug, p.old_slug, p.at) for p in pair_verdicts(session)] == [("perf_n", "perf_o", WHEN)]
+    database.dispose()
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0014")
+    with engine.connect() as connection:
+        back = {name: [{k: v for k, v in row._mapping.items() if k != "id"}
+                       for row in connection.execute(tables()[name].select().order_by(tables()[name].c.id))]
+                for name in old}
+    assert "llm_answers" not in tables()
+    engine.dispose()
+    for rows in back.values():
+        for row in rows:  # SQLite hands datetimes back naive
+            row["created_at"] = row["created_at"].replace(tzinfo=row["created_at"].tzinfo or timezone.utc)
+    assert back == old

@@ -71,7 +71,7 @@ class _StoreCollector:
 
     def _tokens(self):
         family = CounterMetricFamily("perfbot_llm_tokens", "LLM tokens the reviewer used, by source (dedup "
-                                                           "verdicts, report audits) and kind",
+                                                           "verdicts, report audits, fact readings) and kind",
                                      labels=["source", "kind"])
         totals = store_metrics.token_usage(self.db, tuple(TOKEN_KINDS))
         for (source, key), total in sorted(totals.items(), key=lambda item: (item[0][0], TOKEN_KINDS[item[0][1]])):

@@ -8,7 +8,8 @@ from sqlalchemy.orm import aliased
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
-from bot.adapters.store.service_models import DedupVerdict, Fix, IssueMirror, PairOverride
+from bot.adapters.store.reviews.dedup_store import pair_verdicts
+from bot.adapters.store.service_models import Fix, IssueMirror, LlmAnswer, PairOverride
 from bot.core.tracker.issue_view import RecordView
 
 
@@ -87,16 +88,14 @@ def _open_overlaps(session, repo_key: str, hashes: set[str]) -> dict[str, str]:
                                .where(Repo.key == repo_key, Record.state.in_(("open", "closed")))))
     overruled = {frozenset(pair) for pair in session.execute(
         select(PairOverride.slug_a, PairOverride.slug_b).where(PairOverride.repo_key == repo_key))}
-    verdicts = session.execute(
-        select(DedupVerdict.new_hash, DedupVerdict.old_hash, DedupVerdict.new_slug, DedupVerdict.old_slug,
-               DedupVerdict.kind)
-        .where(DedupVerdict.kind.in_(tuple(_STRENGTH)),
-               or_(DedupVerdict.new_hash.in_(sorted(hashes)), DedupVerdict.old_hash.in_(sorted(hashes)))))
+    verdicts = pair_verdicts(session, or_(LlmAnswer.content_hash.in_(sorted(hashes)),
+                                          LlmAnswer.partner_hash.in_(sorted(hashes))), kinds=tuple(_STRENGTH))
     found: dict[str, str] = {}
-    for new_hash, old_hash, new_slug, old_slug, kind in verdicts:
-        if frozenset({new_slug, old_slug}) in overruled or not {new_slug, old_slug} <= live:
+    for pair in verdicts:
+        kind = pair.verdict.kind
+        if frozenset({pair.new_slug, pair.old_slug}) in overruled or not {pair.new_slug, pair.old_slug} <= live:
             continue
-        for content, _ in ((new_hash, old_slug), (old_hash, new_slug)):
+        for content in (pair.new_hash, pair.old_hash):
             if content in hashes and _STRENGTH[kind] > _STRENGTH.get(found.get(content, ""), 0):
                 found[content] = kind
     return found
@@ -151,7 +150,6 @@ def flagged_partners(db: Database, repo_key: str, slug: str) -> set[str]:
                                 .where(Repo.key == repo_key, Record.slug == slug))
         if record is None or not record.content_hash:
             return set()
-        rows = session.execute(select(DedupVerdict.new_slug, DedupVerdict.old_slug).where(
-            DedupVerdict.kind.in_(tuple(_STRENGTH)),
-            or_(DedupVerdict.new_hash == record.content_hash, DedupVerdict.old_hash == record.content_hash))).all()
-    return {old if new == slug else new for new, old in rows} - {slug}
+        pairs = pair_verdicts(session, or_(LlmAnswer.content_hash == record.content_hash,
+                                           LlmAnswer.partner_hash == record.content_hash), kinds=tuple(_STRENGTH))
+    return {p.old_slug if p.new_slug == slug else p.new_slug for p in pairs} - {slug}

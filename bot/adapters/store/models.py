@@ -110,21 +110,3 @@ class SlugAlias(Base):
     record_id: Mapped[int] = mapped_column(ForeignKey("records.id"), index=True)
 
     record: Mapped[Record] = relationship()
-
-
-class FactAnswer(Base):
-    """The agent reviewer's reading of the facts one report content left open, so no content is asked twice."""
-
-    __tablename__ = "fact_answers"
-    __table_args__ = (UniqueConstraint("content_hash", "model", "prompt_version"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    content_hash: Mapped[str] = mapped_column(String(64))
-    model: Mapped[str] = mapped_column(String(100))
-    prompt_version: Mapped[str] = mapped_column(String(40))
-    slug: Mapped[str] = mapped_column(String(200))
-    asked: Mapped[list] = mapped_column(JSON, default=list)
-    answer: Mapped[dict | None] = mapped_column(JSON)  # None: no answer fit the schema (see `problem`)
-    problem: Mapped[str] = mapped_column(Text, default="")
-    usage: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.adapters.store.models import Base
@@ -70,24 +70,25 @@ class RecordEvent(Base):
     at: Mapped[datetime] = mapped_column()
 
 
-class DedupVerdict(Base):
-    """A reviewer's verdict on (new content, old content), cached so an unchanged pair never costs twice."""
+class LlmAnswer(Base):
+    """A reviewer's answer to one question about report contents, kept so the same question never costs twice.
 
-    __tablename__ = "dedup_verdicts"
-    __table_args__ = (UniqueConstraint("new_hash", "old_hash", "reviewer", "prompt_version"),)
+    `kind` names the question: "dedup" (a pair: the new content against the older `partner_hash`), "audit" or
+    "facts" (one content; no partner). `answer` is the kind's own JSON, written and read by its wrapper.
+    """
+
+    __tablename__ = "llm_answers"
+    __table_args__ = (UniqueConstraint("kind", "content_hash", "partner_hash", "model", "prompt_version"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    new_hash: Mapped[str] = mapped_column(String(64))
-    old_hash: Mapped[str] = mapped_column(String(64))
-    reviewer: Mapped[str] = mapped_column(String(100))
-    prompt_version: Mapped[str] = mapped_column(String(40))
-    new_slug: Mapped[str] = mapped_column(String(200))
-    old_slug: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(12))
-    confidence: Mapped[float] = mapped_column(Float)
-    reasons: Mapped[list] = mapped_column(JSON, default=list)
-    merged_report: Mapped[str | None] = mapped_column(Text)
-    merge_problems: Mapped[list] = mapped_column(JSON, default=list)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    partner_hash: Mapped[str] = mapped_column(String(64), default="")
+    model: Mapped[str] = mapped_column(String(100))  # the reviewer ("offline", "agent:<model>") or the model asked
+    prompt_version: Mapped[str] = mapped_column(String(40))
+    slug: Mapped[str] = mapped_column(String(200), default="")  # the report's name when asked, for pages
+    partner_slug: Mapped[str] = mapped_column(String(200), default="")
+    answer: Mapped[dict] = mapped_column(JSON)
     usage: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column()
 
@@ -105,22 +106,6 @@ class PairOverride(Base):
     kind: Mapped[str] = mapped_column(String(20))
     actor: Mapped[str] = mapped_column(String(200), default="")
     at: Mapped[datetime] = mapped_column()
-
-
-class ReportAudit(Base):
-    """An agent's audit of one report content, so unchanged content is never audited twice."""
-
-    __tablename__ = "report_audits"
-    __table_args__ = (UniqueConstraint("content_hash", "reviewer", "prompt_version"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    content_hash: Mapped[str] = mapped_column(String(64))
-    reviewer: Mapped[str] = mapped_column(String(100))
-    prompt_version: Mapped[str] = mapped_column(String(40))
-    findings: Mapped[list] = mapped_column(JSON, default=list)
-    not_checked: Mapped[list] = mapped_column(JSON, default=list)
-    usage: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column()
 
 
 class BenchRun(Base):

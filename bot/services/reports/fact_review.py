@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.reviews.fact_store import CachedFacts, FactAnswerCache
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.core.reports.agent_facts import missing_facts, with_agent_facts
 from bot.core.reports.records import ParseResult
 from bot.errors import TransientError
@@ -20,6 +20,16 @@ log = logging.getLogger("perfbot.services")
 
 # After the API fails past the SDK's retries, a sync of many reports should not wait out every one of them.
 PAUSE_AFTER_OUTAGE = 300.0
+
+
+@dataclass(frozen=True)
+class CachedFacts:
+    """The agent's answer about one content, as the answer cache keeps it."""
+
+    asked: tuple[str, ...]
+    answer: dict | None  # None: no answer fit the schema (see `problem`)
+    problem: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -40,11 +50,11 @@ class Reviewed:
 
 
 class FactReview:
-    def __init__(self, reader, cache: FactAnswerCache) -> None:
+    def __init__(self, reader, db: Database) -> None:
         # Anything with `model`, `facts_prompt_version` and `read_facts(record, text) -> FactReading`; the version
         # comes from the reader, not an import of fact_reader, so linting offline never loads the anthropic SDK.
         self.reader = reader
-        self.cache = cache
+        self.cache = LlmAnswerCache(db, "facts")  # keyed by content hash + model + prompt version
         self._answers: dict[str, CachedFacts] = {}  # content hash -> answer, for this process
         self._paused_until = 0.0  # monotonic time until which an outage keeps us from asking
 
@@ -64,10 +74,12 @@ class FactReview:
 
     def _known(self, content_hash: str) -> CachedFacts | None:
         if content_hash not in self._answers:
-            cached = self.cache.get(content_hash, self.reader.model, self.reader.facts_prompt_version)
-            if cached is None:
+            row = self.cache.get(content_hash, self.reader.model, self.reader.facts_prompt_version)
+            if row is None:
                 return None
-            self._answers[content_hash] = cached
+            answer = row.answer
+            self._answers[content_hash] = CachedFacts(tuple(answer["asked"]), answer["answer"], answer["problem"],
+                                                      dict(row.usage))
         return self._answers[content_hash]
 
     def _ask(self, record, text: str) -> CachedFacts:
@@ -83,7 +95,9 @@ class FactReview:
             return CachedFacts(missing_facts(record), None, f"the agent reviewer is unavailable ({exc})")
         known = CachedFacts(reading.asked, reading.answer, reading.problem, dict(reading.usage))
         if reading.final:
-            self.cache.put(record.content_hash, self.reader.model, self.reader.facts_prompt_version, record.slug, known)
+            answer = {"asked": list(known.asked), "answer": known.answer, "problem": known.problem}
+            self.cache.put(record.content_hash, self.reader.model, self.reader.facts_prompt_version, answer,
+                           known.usage, slug=record.slug)
             self._answers[record.content_hash] = known
         return known
 
@@ -92,4 +106,4 @@ def fact_review_for(reviewer, db: Database | None) -> FactReview | None:
     """The fact review when the reviewer is an agent and a store can hold its answers; None offline."""
     if db is None or not hasattr(reviewer, "read_facts"):
         return None
-    return FactReview(reviewer, FactAnswerCache(db))
+    return FactReview(reviewer, db)

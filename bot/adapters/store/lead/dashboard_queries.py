@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
 from bot.adapters.store.bench.merge_store import as_dict as merge_dict
-from bot.adapters.store.service_models import (BenchRun, Bisection, DedupVerdict, Fix, PairOverride, PendingMerge,
+from bot.adapters.store.reviews.dedup_store import pair_verdicts
+from bot.adapters.store.service_models import (BenchRun, Bisection, Fix, LlmAnswer, PairOverride, PendingMerge,
                                                RecordEvent)
 from bot.core.verify import verdict_words as words
 from bot.core.verify.claim_size import ratio_kind
@@ -181,16 +182,16 @@ def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | N
 
 def _verdicts(session: Session, slugs: list[str], current_hash: str | None) -> list[dict]:
     """Verdicts naming this report on either side, newest first; `current` when made on today's content."""
-    rows = session.scalars(select(DedupVerdict).where(
-        or_(DedupVerdict.new_slug.in_(slugs), DedupVerdict.old_slug.in_(slugs)))
-        .order_by(DedupVerdict.created_at.desc(), DedupVerdict.id.desc()).limit(50))
+    pairs = pair_verdicts(session, or_(LlmAnswer.slug.in_(slugs), LlmAnswer.partner_slug.in_(slugs)),
+                          newest_first=True, limit=50)
     verdicts = []
-    for v in rows:
-        mine_new = v.new_slug in slugs
-        judged = v.new_hash if mine_new else v.old_hash
-        verdicts.append({"partner": v.old_slug if mine_new else v.new_slug, "kind": v.kind,
-                         "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons or []),
-                         "at": v.created_at, "current": current_hash is not None and judged == current_hash})
+    for pair in pairs:
+        mine_new = pair.new_slug in slugs
+        judged = pair.new_hash if mine_new else pair.old_hash
+        v = pair.verdict
+        verdicts.append({"partner": pair.old_slug if mine_new else pair.new_slug, "kind": v.kind,
+                         "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons),
+                         "at": pair.at, "current": current_hash is not None and judged == current_hash})
     return verdicts
 
 

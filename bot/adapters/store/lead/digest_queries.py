@@ -8,7 +8,8 @@ from sqlalchemy.orm import aliased
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, Fix, RecordEvent
+from bot.adapters.store.reviews.dedup_store import pair_verdicts
+from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
 from bot.core.verify.bench_view import side_rows
 from bot.core.lead.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
 from bot.core.verify.scaling import scaling_fact
@@ -54,10 +55,10 @@ def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end
         # Verdicts are cached by content, not by repository: only those about this repository's texts count.
         texts = (select(Revision.content_hash).join(Record, Record.id == Revision.record_id)
                  .where(Record.repo_id == repo_id, Revision.content_hash.is_not(None)))
-        verdicts = tuple(VerdictFact(current.get(v.new_slug, v.new_slug), current.get(v.old_slug, v.old_slug), v.kind,
-                                     v.confidence) for v in session.scalars(
-            select(DedupVerdict).where(DedupVerdict.new_hash.in_(texts), DedupVerdict.old_hash.in_(texts),
-                                       DedupVerdict.created_at < window_end).order_by(DedupVerdict.id)))
+        verdicts = tuple(VerdictFact(current.get(p.new_slug, p.new_slug), current.get(p.old_slug, p.old_slug),
+                                     p.verdict.kind, p.verdict.confidence) for p in pair_verdicts(
+            session, LlmAnswer.content_hash.in_(texts), LlmAnswer.partner_hash.in_(texts),
+            LlmAnswer.created_at < window_end))
     return DigestFacts(repo_key, records, revisions, runs, fixes, events, verdicts)
 
 

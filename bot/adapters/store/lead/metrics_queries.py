@@ -4,7 +4,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.service_models import BenchRun, DedupVerdict, Delivery, ReportAudit
+from bot.adapters.store.reviews.llm_cache import KINDS, token_totals
+from bot.adapters.store.service_models import BenchRun, Delivery
 
 
 def jobs_by_status(db: Database) -> list[tuple[str, str, int]]:
@@ -16,15 +17,9 @@ def jobs_by_status(db: Database) -> list[tuple[str, str, int]]:
 
 
 def token_usage(db: Database, keys: tuple[str, ...]) -> dict[tuple[str, str], int]:
-    """(source, usage key) -> tokens summed over the reviewer's dedup verdicts and report audits."""
-    totals = {(source, key): 0 for source in ("dedup", "audit") for key in keys}
-    with db.session() as session:
-        for source, column in (("dedup", DedupVerdict.usage), ("audit", ReportAudit.usage)):
-            for usage in session.scalars(select(column)):
-                for key, value in (usage or {}).items():
-                    if key in keys:
-                        totals[(source, key)] += int(value or 0)
-    return totals
+    """(source, usage key) -> tokens summed over the cached LLM answers of each kind (verdicts, audits, facts)."""
+    totals = token_totals(db)
+    return {(kind, key): totals.get(kind, {}).get(key, 0) for kind in KINDS for key in keys}
 
 
 def bench_time(db: Database) -> tuple[dict[tuple[str, str], tuple[float, int]], list[tuple[str, int]]]:

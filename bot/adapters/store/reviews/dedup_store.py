@@ -1,50 +1,65 @@
-"""Cached verdicts and people's overrides of pairs, in the store."""
+"""Dedup's state in the store: pair verdicts and audits (kinds of the one LLM answer cache), people's overrides."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from bot.adapters.store.engine import Database
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.adapters.store.models import Record, Repo, Revision
-from bot.adapters.store.service_models import DedupVerdict, PairOverride, ReportAudit
+from bot.adapters.store.service_models import LlmAnswer, PairOverride
 from bot.core.dedup.verdicts import Verdict
 
 
+def _verdict(row: LlmAnswer) -> Verdict:
+    answer = row.answer
+    return Verdict(answer["verdict"], float(answer["confidence"]), tuple(answer.get("reasons") or ()),
+                   answer.get("merged_report"), row.model, row.prompt_version, dict(row.usage or {}),
+                   tuple(answer.get("merge_problems") or ()))
+
+
 class VerdictCache:
+    """Pair verdicts, keyed by both contents + reviewer + prompt version, in the one LLM answer cache."""
+
     def __init__(self, db: Database) -> None:
-        self.db = db
+        self.answers = LlmAnswerCache(db, "dedup")
 
     def get(self, new_hash: str, old_hash: str, reviewer: str, prompt_version: str) -> Verdict | None:
-        with self.db.session() as session:
-            row = session.scalar(select(DedupVerdict).where(
-                DedupVerdict.new_hash == new_hash, DedupVerdict.old_hash == old_hash,
-                DedupVerdict.reviewer == reviewer, DedupVerdict.prompt_version == prompt_version))
-            if row is None:
-                return None
-            return Verdict(row.kind, row.confidence, tuple(row.reasons), row.merged_report, row.reviewer,
-                           row.prompt_version, dict(row.usage), tuple(row.merge_problems))
+        row = self.answers.get(new_hash, reviewer, prompt_version, partner_hash=old_hash)
+        return _verdict(row) if row is not None else None
 
     def put(self, new_hash: str, old_hash: str, new_slug: str, old_slug: str, verdict: Verdict) -> None:
-        try:
-            with self.db.session() as session:
-                session.add(DedupVerdict(
-                    new_hash=new_hash, old_hash=old_hash, reviewer=verdict.reviewer,
-                    prompt_version=verdict.prompt_version, new_slug=new_slug, old_slug=old_slug, kind=verdict.kind,
-                    confidence=verdict.confidence, reasons=list(verdict.reasons), merged_report=verdict.merged_report,
-                    merge_problems=list(verdict.merge_problems), usage=dict(verdict.usage),
-                    created_at=datetime.now(timezone.utc)))
-        except IntegrityError:
-            pass  # another worker cached the same pair first; both computed the same question
+        answer = {"verdict": verdict.kind, "confidence": verdict.confidence, "reasons": list(verdict.reasons),
+                  "merged_report": verdict.merged_report, "merge_problems": list(verdict.merge_problems)}
+        self.answers.put(new_hash, verdict.reviewer, verdict.prompt_version, answer, verdict.usage,
+                         partner_hash=old_hash, slug=new_slug, partner_slug=old_slug)
 
-    def token_totals(self) -> dict[str, int]:
-        totals: dict[str, int] = {}
-        with self.db.session() as session:
-            for usage in session.scalars(select(DedupVerdict.usage)):
-                for key, value in (usage or {}).items():
-                    totals[key] = totals.get(key, 0) + int(value or 0)
-        return totals
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """A cached verdict as pages and digests read it: the two contents, their names when judged, and when."""
+
+    new_hash: str
+    old_hash: str
+    new_slug: str
+    old_slug: str
+    verdict: Verdict
+    at: datetime
+
+
+def pair_verdicts(session: Session, *where, kinds: tuple[str, ...] = (), newest_first: bool = False,
+                  limit: int | None = None) -> list[PairVerdict]:
+    """Cached verdicts matching `where` (conditions on LlmAnswer: `content_hash`/`slug` are the new side,
+    `partner_hash`/`partner_slug` the old) and of one of `kinds` if given, oldest first unless `newest_first`."""
+    if kinds:  # in the query: a first mirror asks about every record, and most verdicts are "distinct"
+        where += (LlmAnswer.answer["verdict"].as_string().in_(kinds),)
+    order = (LlmAnswer.created_at.desc(), LlmAnswer.id.desc()) if newest_first else (LlmAnswer.id,)
+    rows = session.scalars(select(LlmAnswer).where(LlmAnswer.kind == "dedup", *where).order_by(*order).limit(limit))
+    return [PairVerdict(row.content_hash, row.partner_hash, row.slug, row.partner_slug, _verdict(row), row.created_at)
+            for row in rows]
 
 
 def _ordered(a: str, b: str) -> tuple[str, str]:
@@ -69,22 +84,15 @@ def not_duplicates(db: Database, repo_key: str) -> set[frozenset[str]]:
 
 
 def audited(db: Database, content_hash: str, reviewer: str, prompt_version: str) -> bool:
-    with db.session() as session:
-        return session.scalar(select(ReportAudit.id).where(
-            ReportAudit.content_hash == content_hash, ReportAudit.reviewer == reviewer,
-            ReportAudit.prompt_version == prompt_version)) is not None
+    return LlmAnswerCache(db, "audit").get(content_hash, reviewer, prompt_version) is not None
 
 
 def save_audit(db: Database, repo_key: str, slug: str, content_hash: str, prompt_version: str, result) -> None:
     """Keep the audit, and make its findings the record's audit findings (they join the lint findings)."""
+    answer = {"findings": [f.as_dict() for f in result.findings], "not_checked": list(result.not_checked)}
     with db.session() as session:
-        try:
-            with session.begin_nested():
-                session.add(ReportAudit(content_hash=content_hash, reviewer=result.reviewer,
-                                        prompt_version=prompt_version, findings=[f.as_dict() for f in result.findings],
-                                        not_checked=list(result.not_checked), usage=dict(result.usage or {}),
-                                        created_at=datetime.now(timezone.utc)))
-        except IntegrityError:
+        if not LlmAnswerCache(db, "audit").put(content_hash, result.reviewer, prompt_version, answer, result.usage,
+                                               slug=slug, session=session):
             return  # audited meanwhile by another worker
         record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
                                 .where(Repo.key == repo_key, Record.slug == slug))
