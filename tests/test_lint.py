@@ -81,7 +81,7 @@ TRIGGERS = {
     "ratio-missing": Case(drop_table(edit(canonical_report(), ("ratio: 3.4\n", "")))),
     "seq-within-tolerance": Case(canonical_report(ratio=1.8)),
     "ratio-mismatch": Case(edit(canonical_report(), ("ratio: 3.4", "ratio: 5.0"))),
-    "reference-within-factor": Case(REFERENCE, options={"options": ReadingOptions(reference_factor=2.0)}),
+    "reference-within-factor": Case(REFERENCE, options={"reading": ReadingOptions(reference_factor=2.0)}),
     "ratio-unsure": Case(PAR_UNTIMED_CLAIM),
     "context-missing": Case(edit(canonical_report(), ("## Context", "## Notes"))),
     "repro-missing": Case(edit(canonical_report(), ("```bend", "```python"))),

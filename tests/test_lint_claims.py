@@ -118,7 +118,7 @@ def test_a_reference_claim_is_judged_by_the_reference_factor_not_the_2x_toleranc
     found = record(REFERENCE)
     assert (found.claim, found.ratio) == ("reference", 1.6)
     assert rules(REFERENCE) == set()
-    assert "reference-within-factor" in rules(REFERENCE, options=ReadingOptions(reference_factor=2.0))
+    assert "reference-within-factor" in rules(REFERENCE, reading=ReadingOptions(reference_factor=2.0))
     without_ratio = edit(REFERENCE, ("ratio: 1.6\n", ""), ("track: seq\n", ""))
     assert record(without_ratio).ratio == 1.6 and rules(without_ratio) == set()  # 3.41 / 2.13, from the rows
     assert "ratio-mismatch" in rules(edit(REFERENCE, ("ratio: 1.6", "ratio: 3.4")))

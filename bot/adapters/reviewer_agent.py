@@ -225,5 +225,5 @@ def _merge_problem(new: PerfIssue, old: PerfIssue, verdict: Verdict) -> str:
     known = frozenset({old.slug, new.slug, *old.supersedes, *new.supersedes})
     reading = merged_reading(new, old)
     errors = [f for f in lint(parse(path, verdict.merged_report.encode(), reading), path=path, known_slugs=known,
-                              options=reading) if f.is_error]
+                              reading=reading) if f.is_error]
     return "; ".join(f"line {f.line}: [{f.rule}] {f.message}" for f in errors[:8])

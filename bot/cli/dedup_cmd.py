@@ -23,7 +23,8 @@ def existing_reports(repo: GitRepository, ref: str | None) -> tuple[list, Readin
     sha = repo.resolve(ref or repo.default_ref())
     reading = reading_at(repo, sha)
     changes, _ = repo.snapshot(sha)
-    return [r.record for r in (parse(c.path, c.data or b"", reading) for c in changes) if r.record is not None], reading
+    parsed = (parse(c.path, c.data or b"", reading) for c in changes)
+    return [r.record for r in parsed if r.record is not None], reading
 
 
 def _print(review) -> None:

@@ -91,7 +91,7 @@ def new_command(slug, track, backend, threads, ratio, title, folder) -> None:
     config = _config(path.parent)
     text = scaffold(slug, track, backend, threads, ratio, title, config)
     reading = config.reading if config is not None else ReadingOptions()
-    findings = lint(parse(str(path), text.encode(), reading), path=str(path), options=reading)
+    findings = lint(parse(str(path), text.encode(), reading), path=str(path), reading=reading)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     click.echo(f"created {path}")

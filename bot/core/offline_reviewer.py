@@ -39,8 +39,8 @@ def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
     merged = merge_reports(new, old)
     target = f"{REPORT_DIR}/{new.slug}.md"  # where the merged report will live, whatever the draft was called
     reading = merged_reading(new, old)
-    problems = tuple(f"line {f.line}: [{f.rule}] {f.message}"
-                     for f in lint(parse(target, merged.encode(), reading), path=target, options=reading) if f.is_error)
+    found = lint(parse(target, merged.encode(), reading), path=target, reading=reading)
+    problems = tuple(f"line {f.line}: [{f.rule}] {f.message}" for f in found if f.is_error)
     return Verdict(kind, round(scores.score, 3), tuple(reasons), merged, NAME, merge_problems=problems)
 
 

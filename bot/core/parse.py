@@ -19,8 +19,8 @@ _BOM = "\ufeff"
 _OPENING_DASHES = re.compile(r"-{3,}[ \t]*")
 
 
-def parse(path: str, data: bytes, options: ReadingOptions = ReadingOptions()) -> ParseResult:
-    """The record of one report file; `record` is None only for an empty file. `options` are the repository's
+def parse(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) -> ParseResult:
+    """The record of one report file; `record` is None only for an empty file. `reading` is the repository's
     (its own fence tags count as the language)."""
     text, encoding_finding = _decode(path, data)
     findings = [encoding_finding] if encoding_finding else []
@@ -30,7 +30,7 @@ def parse(path: str, data: bytes, options: ReadingOptions = ReadingOptions()) ->
         return ParseResult(None, _sorted(findings))
 
     lines = text.split("\n")
-    document = scan(text, lines, options.language_tags)
+    document = scan(text, lines, reading.language_tags)
     front_matter = FrontMatter()
     if document.front_matter is not None:
         front_matter = read_front_matter(document.front_matter[0], document.front_matter[1], path)

@@ -30,12 +30,12 @@ class Reading:
         return found + self.audit_findings
 
 
-def reading_of(path: str, result: ParseResult, options: ReadingOptions = ReadingOptions()) -> Reading:
+def reading_of(path: str, result: ParseResult, reading: ReadingOptions = ReadingOptions()) -> Reading:
     """Lint and audit an already parsed report (one the agent reviewer filled facts into, say) with the
     repository's reading options (parsed with the same)."""
     audited = audit(result.record, path) if result.record is not None else ()
-    return Reading(path, result, lint(result, path=path, options=options), audited)
+    return Reading(path, result, lint(result, path=path, reading=reading), audited)
 
 
-def read_report(path: str, data: bytes, options: ReadingOptions = ReadingOptions()) -> Reading:
-    return reading_of(path, parse(path, data, options), options)
+def read_report(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) -> Reading:
+    return reading_of(path, parse(path, data, reading), reading)

@@ -59,7 +59,7 @@ def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budge
             if notes is not None:
                 notes.extend((str(file), note) for note in reviewed.notes())
         findings.extend(lint(result, path=str(file), known_slugs=known_slugs, word_budget=word_budget,
-                             options=reading))
+                             reading=reading))
         if result.record is not None:
             findings.extend(audit(result.record, str(file)))
     return findings

@@ -190,14 +190,14 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             summary.touched.add(old.slug)
 
 
-def read_step(step: Step, options: ReadingOptions = ReadingOptions()) -> dict[str, Reading]:
+def read_step(step: Step, reading: ReadingOptions = ReadingOptions()) -> dict[str, Reading]:
     """Each report the step adds or changes, read (parsed, linted, audited) in this process."""
-    return {change.path: read_report(change.path, change.data or b"", options) for change in step.changes
+    return {change.path: read_report(change.path, change.data or b"", reading) for change in step.changes
             if change.kind != DELETED}
 
 
 def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | None,
-                      options: ReadingOptions = ReadingOptions()) -> dict[str, Reading]:
+                      reading: ReadingOptions = ReadingOptions()) -> dict[str, Reading]:
     """With an agent reviewer, each reading with the facts it read where the offline reading left some open."""
     if facts is None:
         return read
@@ -209,7 +209,7 @@ def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | 
         for note in reviewed.notes():
             log.info("%s: %s", change.path, note)
         if reviewed.result is not reading.result:
-            read[change.path] = reading_of(change.path, reviewed.result, options)
+            read[change.path] = reading_of(change.path, reviewed.result, reading)
     return read
 
 
