@@ -6,6 +6,8 @@ a define the build must pass, renamed HEAP_CELLS -> HEAP_WORDS after the commit 
 loop per step), branch fix/perf_slow_tally is not.
 
 `calc` (a Makefile building bin/calc): `bin/calc run [--threads N] FILE.calc` reads `add N`.
+
+Each fences its reports' programs with its own tag (```tally, ```calc), which its `.perfbot.toml` declares.
 """
 from __future__ import annotations
 
@@ -77,7 +79,7 @@ A plain counting loop runs 40x slower than its C translation; every program pays
 
 ## Reproduction
 
-```bend
+```tally
 tally {N}
 ```
 
@@ -138,7 +140,7 @@ MAKEFILE = "bin/calc: src/calc.c\n\tmkdir -p bin\n\t$(CC) -O2 -o bin/calc src/ca
 CALC_REPORT = REPORT.replace("tally 20000", "add 1000").replace(
     TRANSLATION, '#include <stdio.h>\nint main(void) {\n  unsigned long acc = 0;\n'
                  '  for (unsigned long i = 0; i < 1000; i++) acc += i;\n  printf("%lu\\n", acc);\n  return 0;\n}') \
-    .replace(f"`{OUTPUT}`", "`499500`").replace("fix/perf_slow_tally", "unknown")
+    .replace(f"`{OUTPUT}`", "`499500`").replace("fix/perf_slow_tally", "unknown").replace("```tally", "```calc")
 
 
 def build_calc(root: Path) -> RepoBuilder:

@@ -41,7 +41,7 @@ def test_init_and_check_on_a_makefile_runtime_with_a_subcommand(tmp_path, perfbo
     assert "guessed build: make (from a Makefile)" in init.output
     assert "guessed run: ./bin/calc run --threads {threads} {file}" in init.output
     written = (repo.root / ".perfbot.toml").read_text()
-    assert 'program = "main.calc"' in written and 'command = ["make"]' in written
+    assert 'program = "main.calc"' in written and 'fence = ["calc"]' in written and 'command = ["make"]' in written
     check = perfbot("check", "--repo", str(repo.root), "--config", str(repo.root / ".perfbot.toml"))
     assert check.exit_code == 0, check.output
     assert re.search(r"perf_slow_add\s+yes\s+yes\s+-", check.output), check.output
@@ -52,7 +52,7 @@ def test_init_and_check_on_a_makefile_runtime_with_a_subcommand(tmp_path, perfbo
 def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
     repo = build_calc(tmp_path / "calc")
     config = tmp_path / "broken.toml"
-    config.write_text('[build]\ncommand = ["make"]\n\n[run]\nlanguage = ["./bin/calc", "{file}"]\n'
+    config.write_text('[build]\ncommand = ["make"]\n\n[run]\nlanguage = ["./bin/calc", "{file}"]\nfence = ["calc"]\n'
                       '[[runners]]\nname = "here"\nkind = "local"\nlabels = ["c"]\n')
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and re.search(r"perf_slow_add\s+NO\s+-", check.output), check.output
@@ -88,8 +88,14 @@ def test_the_walkthrough_adopts_perfbot_on_a_runtime_with_statistics_and_a_renam
     assert init.exit_code == 0, init.output
     assert "-DHEAP_WORDS=65536 as its build error asks" in init.output
     assert "guessed run: ./tally --jobs {threads} {file}" in init.output
-    assert 'program = "main.tl"' in config.read_text()
-    # 2. check: the runtime prints statistics lines the C translation does not; check writes the rule.
+    assert 'program = "main.tl"' in config.read_text() and 'fence = ["tl"]' in config.read_text()
+    # 2. check: the report fences its program ```tally, a tag the file does not declare yet; check writes it.
+    check = perfbot("check", "--repo", root, "--config", str(config))
+    assert check.exit_code == 1 and re.search(r"perf_slow_tally\s+-\s+-", check.output), check.output
+    fence = pasted(check.output, "fence tag `tally`")
+    assert fence == 'fence = ["tl", "tally"]\n' and "replacing .perfbot.toml:10" in check.output, check.output
+    config.write_text(re.sub(r"fence = \[.*\n", fence, config.read_text(), count=1))
+    # 3. check again: the runtime prints statistics lines the C translation does not; check writes the rule.
     check = perfbot("check", "--repo", root, "--config", str(config))
     assert check.exit_code == 1 and re.search(r"perf_slow_tally\s+yes\s+NO", check.output), check.output
     rule = pasted(check.output, "statistics lines")
@@ -101,7 +107,7 @@ def test_the_walkthrough_adopts_perfbot_on_a_runtime_with_statistics_and_a_renam
     assert check.exit_code == 0 and re.search(r"perf_slow_tally\s+yes\s+yes\s+yes", check.output), check.output
     git("add", ".perfbot.toml")
     git("commit", "-q", "-m", "adopt perfbot")
-    # 3. an older commit: the define had another name; check writes the build script that builds both.
+    # 4. an older commit: the define had another name; check writes the build script that builds both.
     check = perfbot("check", "--repo", root, "--revision", heads["old"])
     assert check.exit_code == 1 and "HEAP_CELLS" in check.output, check.output
     script = pasted(check.output, "reading:")
@@ -116,7 +122,7 @@ def test_the_walkthrough_adopts_perfbot_on_a_runtime_with_statistics_and_a_renam
     for revision in (heads["old"], "main"):
         check = perfbot("check", "--repo", root, "--revision", revision)
         assert check.exit_code == 0, check.output
-    # 4. verify, counted in instructions: the fix branch fixes it, main alone still shows the slowdown.
+    # 5. verify, counted in instructions: the fix branch fixes it, main alone still shows the slowdown.
     verdict = perfbot("verify", "perf_slow_tally", "--repo", root)
     assert verdict.exit_code == 0 and re.search(r"^fixed:", verdict.output, re.M), verdict.output
     verdict = perfbot("verify", "perf_slow_tally", "--repo", root, "--head", "main")
@@ -173,6 +179,12 @@ def test_a_new_report_starts_from_a_program_the_configured_runtime_runs(tmp_path
     (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\n')
     plain = perfbot("new", "perf_plain", "--track", "seq", "--dir", str(repo.root / "devs/issues"))
     assert plain.exit_code == 0 and "add a [new] table" in plain.output
+    (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\nprogram = "main.calc"\n'
+                                             'fence = ["calc"]\n[new]\nprogram = "add 1000"\n'
+                                             'translation = "int main(void) { return 0; }"\nprints = "499500"\n')
+    own = perfbot("new", "perf_own", "--track", "seq", "--dir", str(repo.root / "devs/issues"))
+    assert own.exit_code == 0 and "note:" not in own.output, own.output  # its ```calc block is the program
+    assert "```calc\nadd 1000\n```" in (repo.root / "devs/issues/perf_own.md").read_text()
 
 
 CMAKE_RUNTIME = r"""#include <stdio.h>

@@ -25,7 +25,7 @@ ALLOWED = {
     "help": {"bot", "click"},
     "lint": {"bot", "click", "git", "gitdb", "smmap", "markdown_it", "mdit_py_plugins",
              "mdurl", "sqlalchemy", "typing_extensions", "yaml", "greenlet",
-             # the repository's .perfbot.toml, for [verify] reference_factor (about 0.15 s)
+             # the repository's .perfbot.toml, for how it reads reports (about 0.15 s)
              "pydantic", "pydantic_core", "annotated_types", "typing_inspection"},
 }
 ALLOWED["dedup"] = ALLOWED["lint"] | {"alembic", "mako", "markupsafe", "numpy", "scipy", "datasketch", "pygments",

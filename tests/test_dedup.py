@@ -126,3 +126,20 @@ def test_the_cli_exits_3_on_overlap_and_0_when_new(git_repo, tmp_path, monkeypat
     assert runner.invoke(main, ["dedup", str(fresh), "--repo", str(git_repo.root)]).exit_code in (0, 3)
     assert runner.invoke(main, ["dedup", "--repo", str(git_repo.root)]).exit_code == 2
     assert runner.invoke(main, ["dedup", "--all", "--repo", str(git_repo.root)]).exit_code == 0
+
+
+def test_the_cli_compares_programs_fenced_with_the_repositorys_own_tag(git_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    monkeypatch.delenv("PERFBOT_DATABASE_URL", raising=False)
+    old = canonical_report("perf_u24_mul_slow", title="u24 multiply boxes values", root_cause="u24 OPE boxing.")
+    git_repo.write("devs/issues/perf_u24_mul_slow.md", old.replace("```bend", "```tally")).commit("old report")
+    draft = tmp_path / "perf_u24_again.md"
+    draft.write_text(old.replace("perf_u24_mul_slow", "perf_u24_again").replace("```bend", "```tally"))
+
+    def shape() -> float:
+        done = CliRunner().invoke(main, ["dedup", str(draft), "--repo", str(git_repo.root), "--format", "json"])
+        return json.loads(done.output)[0]["shape"]
+
+    assert shape() == 0  # no program on either side: only the words compare
+    git_repo.write(".perfbot.toml", '[run]\nfence = ["tally"]\n').commit("declare the tag")
+    assert shape() > 0.9

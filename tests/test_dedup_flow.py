@@ -11,6 +11,7 @@ from bot.config import Settings
 from bot.services.bot import BotServices, RepoSource
 from tests.flows import pending_merges
 from tests.gitrepo import RepoBuilder
+from bot.core.reports.records import ReadingOptions
 from tests.reports import canonical_report
 
 REPO = "team/runtime"
@@ -148,3 +149,27 @@ def test_two_new_reports_that_overlap_each_other_get_one_merge_pull_request(worl
     with github.state.lock:
         pulls = [i for i in github.state.repo("team", "runtime").issues.values() if i.pull]
     assert len(pulls) == 1 and pulls[0].pull.head_ref.startswith("perfbot/merge-perf_u24_")
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_reports_fenced_with_the_runtimes_own_tag_are_compared_and_merged_as_programs_once_declared(
+        world, github, declared):
+    remote, services = world
+    if declared:
+        remote.write(".perfbot.toml", '[run]\nfence = ["tally"]\n')
+    tally = lambda slug, title: u24(slug, title).replace("```bend", "```tally")  # noqa: E731
+    remote.write(OLD, tally("perf_u24_mul_slow", "u24 multiply boxes every value"))
+    remote.write(NEW, tally("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("two ```tally findings")
+    services.sync_and_mirror(REPO, None, None)
+    # The push path read them the configured way: asking for that reading reuses its index, any other rebuilds.
+    _, records, step = services.indexes.current(services.db, REPO, ReadingOptions(language_tags=("tally",)))
+    assert step.built == (0 if declared else 2)
+    assert [b.tag for b in records["perf_u24_hash_slow"].blocks("language")] == ["tally"]
+    with github.state.lock:
+        pulls = [i for i in github.state.repo("team", "runtime").issues.values() if i.pull]
+    if not declared:  # no program to merge: the merged report would not lint, so a person merges by hand
+        assert pulls == []
+        return
+    assert len(pulls) == 1
+    merged = remote.repo.git.show(f"{pulls[0].pull.head_ref}:{NEW}")
+    assert merged.count("```tally\n" + U24) == 1 and "```bend" not in merged

@@ -8,7 +8,7 @@ import pytest
 
 from bot.core.lint.rules import RULES, RULES_BY_ID, lint, lint_bytes, with_history
 from bot.core.reports.parse import parse
-from bot.core.reports.records import Severity
+from bot.core.reports.records import ReadingOptions, Severity
 from bot.core.tracker.refnames import branch_name_problem, suggest_branch_name
 from tests.reports import canonical_report
 
@@ -81,7 +81,7 @@ TRIGGERS = {
     "ratio-missing": Case(drop_table(edit(canonical_report(), ("ratio: 3.4\n", "")))),
     "seq-within-tolerance": Case(canonical_report(ratio=1.8)),
     "ratio-mismatch": Case(edit(canonical_report(), ("ratio: 3.4", "ratio: 5.0"))),
-    "reference-within-factor": Case(REFERENCE, options={"reference_factor": 2.0}),
+    "reference-within-factor": Case(REFERENCE, options={"reading": ReadingOptions(reference_factor=2.0)}),
     "ratio-unsure": Case(PAR_UNTIMED_CLAIM),
     "context-missing": Case(edit(canonical_report(), ("## Context", "## Notes"))),
     "repro-missing": Case(edit(canonical_report(), ("```bend", "```python"))),

@@ -9,6 +9,7 @@ import pytest
 from bot.core.reports.agent_facts import missing_facts
 from bot.core.lint.rules import lint_bytes
 from bot.core.reports.parse import parse
+from bot.core.reports.records import ReadingOptions
 from tests.reports import canonical_report
 from tests.test_lint import edit
 
@@ -117,7 +118,7 @@ def test_a_reference_claim_is_judged_by_the_reference_factor_not_the_2x_toleranc
     found = record(REFERENCE)
     assert (found.claim, found.ratio) == ("reference", 1.6)
     assert rules(REFERENCE) == set()
-    assert "reference-within-factor" in rules(REFERENCE, reference_factor=2.0)
+    assert "reference-within-factor" in rules(REFERENCE, reading=ReadingOptions(reference_factor=2.0))
     without_ratio = edit(REFERENCE, ("ratio: 1.6\n", ""), ("track: seq\n", ""))
     assert record(without_ratio).ratio == 1.6 and rules(without_ratio) == set()  # 3.41 / 2.13, from the rows
     assert "ratio-mismatch" in rules(edit(REFERENCE, ("ratio: 1.6", "ratio: 3.4")))
@@ -145,3 +146,22 @@ def test_perfbot_lint_holds_reference_claims_to_the_repositorys_factor(tmp_path)
     assert lint("--reference-factor", "1.0").exit_code == 0
     (tmp_path / ".perfbot.toml").write_text("[verify]\nreference_factor = -1\n")
     assert lint().exit_code == 2 and ".perfbot.toml:2: verify.reference_factor" in lint().output
+
+
+def test_perfbot_lint_reads_the_program_under_the_repositorys_own_fence_tag(tmp_path):
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    (tmp_path / ".git").mkdir()
+    report = tmp_path / "devs" / "issues" / "perf_example.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(canonical_report("perf_example").replace("```bend", "```tally"))
+    lint = lambda: CliRunner().invoke(main, ["lint", str(report)])  # noqa: E731
+    undeclared = lint()
+    assert undeclared.exit_code == 1 and "[repro-missing]" in undeclared.output, undeclared.output
+    assert 'declare it in .perfbot.toml: [run] fence = ["tally"]' in undeclared.output
+    (tmp_path / ".perfbot.toml").write_text('[run]\nfence = ["tally"]\n')
+    assert lint().exit_code == 0, lint().output
+    (tmp_path / ".perfbot.toml").write_text('[run]\n\nfence = ["C"]\n')
+    assert lint().exit_code == 2 and ".perfbot.toml:3: run.fence: 'C' is not a fence tag" in lint().output

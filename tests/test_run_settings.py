@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.reports.codeblocks import classify_content
 from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.reports.parse import parse
+from bot.core.reports.records import ReadingOptions
 from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.verify.verify_plan import program_name, programs, reference_of, with_input
 from bot.errors import UserError
@@ -161,3 +163,57 @@ def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
     assert with_measure(config, stated).run.measure == "metric:itrs"
     with pytest.raises(UserError, match=re.escape("`measure: metric:steps`: 'steps' is not one of the [run] metrics")):
         with_measure(config, replace(record, measure="metric:steps"))
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ('[run]\nlanguage = ["./x", "{file}"]\nfence = ["Tally"]\n', 3, "'Tally' is not a fence tag: one lower-case word"),
+    ('[run]\nfence = ["tally", "c"]\n', 2, "`c` already fences the C, CUDA or Metal side"),
+    ('[[runners]]\nname = "a"\nkind = "local"\nlabels = ["c"]\n\n[run]\n# the runtime\'s own\nfence = [\n  "cu",\n]\n',
+     8, "`cu` already fences"),
+    ('[run]\nfence = "tally"\n', 2, 'must be a list of fence tags, e.g. ["tally"]'),
+    ('[run]\nfence = ["tally", "tally"]\n', 2, "names a tag twice"),
+    ('[run]\nfence = ["tally program"]\n', 2, "is not a fence tag"),
+])
+def test_a_fence_tag_is_one_lower_case_word_apart_from_the_c_side_and_its_error_names_the_line(text, line, problem):
+    with pytest.raises(ConfigFileError) as caught:
+        parse_repo_config(text)
+    assert (caught.value.key, caught.value.line) == ("run.fence", line), str(caught.value)
+    assert problem in caught.value.problem
+
+
+def test_a_declared_fence_tag_marks_the_program_and_untagged_blocks_are_still_classified():
+    tally = report(fence="tally")
+    plain = parse("devs/issues/perf_fold.md", tally.encode()).record
+    assert not plain.blocks("language") and [b.tag for b in plain.blocks("other")] == ["tally"]
+    conf = parse_repo_config('[run]\nlanguage = ["./tally", "{file}"]\nfence = ["tally"]\n')
+    assert conf.reading == ReadingOptions(reference_factor=1.0, language_tags=("tally",))
+    read = parse("devs/issues/perf_fold.md", tally.encode(), conf.reading).record
+    assert [b.tag for b in read.blocks("language")] == ["tally"] and program_name(read, conf) == "program.tally"
+    assert programs(read, conf)[0] == plain.blocks("other")[0].code
+    with pytest.raises(UserError, match="the program is missing"):
+        programs(plain, conf)
+    # The built-in tags still count beside the declared one; an untagged block is judged by its content.
+    assert parse("d/perf_fold.md", report(fence="hvm4").encode(), conf.reading).record.blocks("language")
+    untagged = tally.replace("```tally", "```").replace("```c\n", "```\n", 1)
+    blocks = parse("d/perf_fold.md", untagged.encode(), conf.reading).record.code_blocks
+    assert [(b.tag, b.lang) for b in blocks] == [("", classify_content(blocks[0].code)), ("", "c")]
+
+
+def test_bench_inputs_read_the_program_under_the_configured_tag(tmp_path):
+    from bot.adapters.git import GitRepository
+    from bot.services.bench import bench_inputs
+    from tests.gitrepo import RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "tally", branch="main")
+    head = repo.write("devs/issues/perf_fold.md", report(fence="tally")).commit("a report fenced ```tally")
+    git_repo = GitRepository(repo.root)
+    try:
+        config, record = bench_inputs.for_run(git_repo, {"slug": "perf_fold", "head": head, "options": {}})
+        with pytest.raises(UserError, match="the program is missing"):
+            programs(record, config)
+        repo.write(".perfbot.toml", '[run]\nlanguage = ["./tally", "{file}"]\nfence = ["tally"]\n').commit("declare it")
+        config, record = bench_inputs.for_run(git_repo, {"slug": "perf_fold", "head": head, "options": {}})
+        program = record.blocks("language")
+        assert [b.tag for b in program] == ["tally"] and programs(record, config)[0] == program[0].code
+    finally:
+        git_repo.close()

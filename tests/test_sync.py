@@ -301,3 +301,23 @@ def _rules(database, path: str) -> set[str]:
     with database.session() as session:
         found = [r for r in session.scalars(select(Revision).order_by(Revision.id)) if r.path == path]
         return {f["rule"] for f in found[-1].findings}
+
+
+def test_a_report_fenced_with_the_runtimes_own_tag_is_read_as_its_program_only_once_declared(database, git_repo):
+    path = "devs/issues/perf_tally.md"
+    git_repo.write(path, canonical_report("perf_tally").replace("```bend", "```tally")).commit("a ```tally report")
+    summary = run_sync(database, git_repo)
+    assert summary.reading.language_tags == ()
+    missing = _findings(database, path)["repro-missing"]
+    assert "code blocks seen: c, tally" in missing["message"] and '[run] fence = ["tally"]' in missing["remedy"]
+    git_repo.write(".perfbot.toml", '[run]\nfence = ["tally"]\n').write(
+        path, canonical_report("perf_tally", ratio=6.0).replace("```bend", "```tally")).commit("declare the tag")
+    summary = run_sync(database, git_repo)
+    assert summary.reading.language_tags == ("tally",)
+    assert "repro-missing" not in _findings(database, path)
+
+
+def _findings(database, path: str) -> dict[str, dict]:
+    with database.session() as session:
+        found = [r for r in session.scalars(select(Revision).order_by(Revision.id)) if r.path == path]
+        return {f["rule"]: f for f in found[-1].findings}

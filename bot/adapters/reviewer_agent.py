@@ -13,6 +13,7 @@ import anthropic
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION, FactReading, read_facts
 from bot.core.lint.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
 from bot.core.lint.rules import lint
+from bot.core.dedup.offline_reviewer import merged_reading
 from bot.core.reports.parse import parse
 from bot.core.reports.records import REPORT_DIR, PerfIssue
 from bot.core.dedup.retrieval import Candidate
@@ -222,5 +223,7 @@ def _merge_problem(new: PerfIssue, old: PerfIssue, verdict: Verdict) -> str:
         return ""
     path = f"{REPORT_DIR}/{new.slug}.md"
     known = frozenset({old.slug, new.slug, *old.supersedes, *new.supersedes})
-    errors = [f for f in lint(parse(path, verdict.merged_report.encode()), path=path, known_slugs=known) if f.is_error]
+    reading = merged_reading(new, old)
+    errors = [f for f in lint(parse(path, verdict.merged_report.encode(), reading), path=path, known_slugs=known,
+                              reading=reading) if f.is_error]
     return "; ".join(f"line {f.line}: [{f.rule}] {f.message}" for f in errors[:8])

@@ -11,14 +11,20 @@ from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates
 from bot.adapters.reviewers import reviewer_for
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.reports.parse import parse
+from bot.core.reports.records import ReadingOptions
+from bot.services.bench.bench_inputs import reading_at
 from bot.services.dedup.review import Dedup, ReadOnlyCache
 
 EXIT_OVERLAPS = 3
 
 
-def existing_reports(repo: GitRepository, ref: str | None) -> list:
-    changes, _ = repo.snapshot(repo.resolve(ref or repo.default_ref()))
-    return [r.record for r in (parse(c.path, c.data or b"") for c in changes) if r.record is not None]
+def existing_reports(repo: GitRepository, ref: str | None) -> tuple[list, ReadingOptions]:
+    """The reports at `ref`, and how its `.perfbot.toml` reads them (a draft is read the same way)."""
+    sha = repo.resolve(ref or repo.default_ref())
+    reading = reading_at(repo, sha)
+    changes, _ = repo.snapshot(sha)
+    parsed = (parse(c.path, c.data or b"", reading) for c in changes)
+    return [r.record for r in parsed if r.record is not None], reading
 
 
 def _print(review) -> None:
@@ -64,7 +70,7 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
         raise click.UsageError("give draft report FILE(s), or --all for the whole backlog (not both)")
     repo = _repository(repo_path, files)
     try:
-        existing = existing_reports(repo, ref)
+        existing, reading = existing_reports(repo, ref)
         key = repo.key
     finally:
         repo.close()
@@ -79,7 +85,7 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
         else:
             reviews = []
             for file in files:
-                result = parse(str(file), Path(file).read_bytes())
+                result = parse(str(file), Path(file).read_bytes(), reading)
                 if result.record is None:
                     raise click.ClickException(f"{file}: empty report; nothing to compare")
                 reviews += dedup.review(result.record)

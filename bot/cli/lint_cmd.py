@@ -1,6 +1,7 @@
 """`perfbot lint`: tell an agent exactly what is wrong with its report files."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import click
 
 from bot.adapters.store.engine import Database
 from bot.cli.common import agent_fact_review, db_option, reports_errors, settings_for
-from bot.core.reports.records import Severity
+from bot.core.reports.records import ReadingOptions, Severity
 from bot.services.reports.fact_review import FactReview
 from bot.services.reports.lint_reports import UnreadableReport, history_slugs, lint_files
 
@@ -71,13 +72,14 @@ def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, reference_f
                  db_url: str | None) -> None:
     """Check report files (or folders of them). Exit 0: no errors; 1: errors; 2: usage."""
     files = collect_files(paths)
-    if reference_factor is None:
-        reference_factor = repository_reference_factor(Path(files[0]) if files else Path.cwd())
+    reading = repository_reading(Path(files[0]) if files else Path.cwd())
+    if reference_factor is not None:
+        reading = dataclasses.replace(reading, reference_factor=reference_factor)
     db = store_if_any(db_url)
     facts, cache_db = agent_facts(db, db_url)
     notes: list[tuple[str, str]] = []
     try:
-        findings = lint_files(files, history_slugs(files, db), word_budget, facts, notes, reference_factor)
+        findings = lint_files(files, history_slugs(files, db), word_budget, facts, notes, reading)
     except UnreadableReport as exc:
         raise click.UsageError(str(exc)) from None
     finally:
@@ -94,18 +96,19 @@ def lint_command(paths: tuple[str, ...], fmt: str, word_budget: int, reference_f
     raise SystemExit(1 if any(f.is_error for f in findings) else 0)
 
 
-def repository_reference_factor(start: Path) -> float:
-    """`[verify] reference_factor` of the `.perfbot.toml` at the root of the repository `start` is in, as sync
-    lints with it; 1.0 where there is none. A file that does not parse is an error that names its line."""
+def repository_reading(start: Path) -> ReadingOptions:
+    """How the `.perfbot.toml` at the root of the repository `start` is in reads reports (its fence tags, its
+    reference factor), as sync reads them; the defaults where there is none. A file that does not parse is an
+    error that names its line."""
     for folder in (start.resolve(), *start.resolve().parents):
         config = folder / ".perfbot.toml"
         if config.is_file():
             from bot.core.config import ConfigFileError, parse_repo_config  # pydantic loads only when needed
 
             try:
-                return parse_repo_config(config.read_text(encoding="utf-8")).run.reference_factor
+                return parse_repo_config(config.read_text(encoding="utf-8")).reading
             except ConfigFileError as exc:
                 raise click.UsageError(f"{config}:{exc.line}: {exc.key}: {exc.problem}") from None
         if (folder / ".git").exists():
             break
-    return 1.0
+    return ReadingOptions()

@@ -10,7 +10,7 @@ from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.config import ConfigFileError, RepoConfig, fill, parse_repo_config
 from bot.core.lint.rules import lint
 from bot.core.reports.parse import parse
-from bot.core.reports.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS
+from bot.core.reports.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS, ReadingOptions
 
 # Placeholder timings consistent with the requested ratio, so the scaffold's table agrees with its claim.
 C_SECONDS = 0.50
@@ -32,11 +32,11 @@ def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, ti
 
 
 def _example(config: RepoConfig, threads: int) -> dict:
-    """The fence tag and the commands a person runs, from `[run]`: the program file keeps the runtime's
-    extension through `[run] program`; the fence carries it when the parser knows it as a language."""
+    """The fence tag and the commands a person runs, from `[run]`: the fence is the runtime's own tag (`[run]
+    fence`), else the program file's extension when the parser knows it as a language."""
     program = config.run.program or "program.bend"
     extension = program.rsplit(".", 1)[-1]
-    tag = extension if extension in LANGUAGE_TAGS else LANGUAGE_TAGS[0]
+    tag = config.reading.language_fence() or (extension if extension in LANGUAGE_TAGS else LANGUAGE_TAGS[0])
     language = config.run_language or ("./runtime", "{file}")
     command = lambda n: " ".join(a for a in fill(language, file=program, threads=str(n), input="") if a)  # noqa: E731
     return {"tag": tag, "command": command(1), "command_1": command(1), "command_n": command(threads)}
@@ -90,7 +90,8 @@ def new_command(slug, track, backend, threads, ratio, title, folder) -> None:
         raise click.ClickException(f"{path} already exists; edit it, or pick another slug")
     config = _config(path.parent)
     text = scaffold(slug, track, backend, threads, ratio, title, config)
-    findings = lint(parse(str(path), text.encode()), path=str(path))
+    reading = config.reading if config is not None else ReadingOptions()
+    findings = lint(parse(str(path), text.encode(), reading), path=str(path), reading=reading)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     click.echo(f"created {path}")

@@ -55,8 +55,9 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     repo = GitRepository(repo_path)
     try:
         source = source_of(repo, ref, config_file)
-        record = read_record(repo, slug, source.sha, where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         config = bench_config(repo, source)
+        record = read_record(repo, slug, source.sha, reading=config.reading,
+                             where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         base_sha, head_sha = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         repo_key = repo.key

@@ -123,8 +123,9 @@ class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
             # A local repository is small and new to its user: its first sync tells its whole story.
             summary = sync(self.db, repo, ref=after, history_on_first_sync=self.source.is_local(full_name),
                            facts=fact_review_for(self.reviewer, self.db))
-            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer, self.indexes)
-            audit_changed(self.db, full_name, summary.touched, self.reviewer)
+            reviews = review_changed(self.db, full_name, summary.touched, self.reviewer, self.indexes,
+                                     summary.reading)
+            audit_changed(self.db, full_name, summary.touched, self.reviewer, summary.reading)
             partners = {r.old for r in reviews}
             # Issues first (their labels already show the verdicts), so the PR and comments can point at them.
             mirrored = self._mirror(tracker, full_name, summary.touched | partners)

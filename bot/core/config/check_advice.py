@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 import shlex
 
+from bot.core.reports.codeblocks import undeclared_tag
 from bot.core.config.lines import Path, line_for
+from bot.core.reports.records import PerfIssue
 
 # "- ITRS: 1,234", "time = 0.52s", "GC collections: 3": a label, then a number.
 _STAT = re.compile(r"^\W*([A-Za-z][A-Za-z _-]{0,30}?)\s*[:=]\s*[0-9][0-9,._]*\b")
@@ -34,6 +36,18 @@ def write_in(index: dict[Path, int] | None, section: str, lines: list[str]) -> s
              f"[{section}] (.perfbot.toml:{index[(section,)]})" if index and (section,) in index else
              f"a new [{section}] table")
     return f"in {where}, write:\n" + "\n".join(lines)
+
+
+def fence_fix(record: PerfIssue, declared: tuple[str, ...], index: dict[Path, int] | None) -> str | None:
+    """When a report has no program because its program's fence tag is the runtime's own, the `[run] fence`
+    line that declares it (None when that is not the reason)."""
+    tag = undeclared_tag(record.code_blocks) if not record.blocks("language") else None
+    if tag is None:
+        return None
+    block = next(b for b in record.code_blocks if b.tag == tag)
+    tags = ", ".join(f'"{t}"' for t in (*declared, tag))
+    return (f"fence tag `{tag}` (line {block.line} of the report) is not a language tag perfbot knows; if it is "
+            f"your runtime's, {write_in(index, 'run', [f'fence = [{tags}]'])}")
 
 
 def normalize_rules(first: str, second: str) -> list[tuple[str, str]]:

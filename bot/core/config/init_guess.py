@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bot.core.reports.codeblocks import FENCE_TAG, LANGUAGE_TAGS, RESERVED_TAGS
+
 # A usage line's program operand: PROGRAM.dl, FILE.hvm, <file.bend>, file, PROGRAM.
 _FILE_OPERAND = re.compile(r"^[<\[]?([A-Za-z_]*(?:file|prog|program|source|script|input)[A-Za-z_]*)"
                            r"(?:\.([A-Za-z0-9]{1,8}))?[>\]]?$", re.IGNORECASE)
@@ -99,6 +101,9 @@ def guess_run(binary: str, help_text: str) -> RunGuess:
 def config_text(build: BuildGuess, run: RunGuess, compiler: str, binary: str) -> str:
     program = f'program = "main.{run.extension}"          # the file a report\'s program is written to\n' \
         if run.extension else ""
+    own = run.extension
+    if own and FENCE_TAG.fullmatch(own) and own not in (*LANGUAGE_TAGS, *RESERVED_TAGS):
+        program += f'fence = ["{own}"]  # a report\'s program is fenced ```{own} (add the tags your reports use)\n'
     return f"""\
 # .perfbot.toml written by `perfbot init`: check it with `perfbot check --config .perfbot.toml`, then commit it.
 # Every key: `perfbot config reference`, and perfbot's docs/adopt.md.

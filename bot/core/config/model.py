@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError, model_validator
 
 from bot.core.verify.noise import Quiet
+from bot.core.reports.records import ReadingOptions
 from bot.core.config.build import Build, BuildScript
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
@@ -77,6 +78,7 @@ class RunSettings:
     """What running a report's programs takes: [run]'s program rules, [verify]'s measure, the references."""
 
     program: str | None = _RUN.program
+    fence: tuple[str, ...] = _RUN.fence
     output: str = _RUN.output
     normalize: tuple[tuple[str, str], ...] = _RUN.normalize
     metrics: tuple[tuple[str, str], ...] = _RUN.metrics
@@ -130,6 +132,12 @@ class RepoConfig:
     def runner_for(self, backend: str) -> Runner | None:
         return next((r for r in self.runners if backend in r.labels), None)
 
+    @property
+    def reading(self) -> ReadingOptions:
+        """What this file changes in how a report is read: every reader (sync, lint, dedup, verify, check)
+        asks here, so a key that changes reading is added once."""
+        return ReadingOptions(reference_factor=self.run.reference_factor, language_tags=self.run.fence)
+
 
 def parse_repo_config(text: str) -> RepoConfig:
     """The file checked against the model; the first mistake raised as `.perfbot.toml:LINE: key: problem`."""
@@ -159,7 +167,8 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
         runners=file.runners if file.runners is not None else (_LOCAL,), runners_named=file.runners is not None,
         milestones=file.milestones,
         digest=file.digest.written() if file.digest else DigestSchedule(),
-        run=RunSettings(program=run.program, output=run.output, normalize=run.normalize, metrics=run.metrics,
+        run=RunSettings(program=run.program, fence=run.fence, output=run.output, normalize=run.normalize,
+                        metrics=run.metrics,
                         measure=verify.measure if isinstance(verify.measure, str) else "wall",
                         measure_by_track=tuple(sorted(verify.measure.items())) if isinstance(verify.measure, dict)
                         else (), reference_factor=verify.reference_factor,

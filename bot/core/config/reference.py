@@ -11,7 +11,8 @@ _ARRAYS = ("runners", "milestones")
 EXAMPLES = {
     "build.command": 'command = ["make", "-j2"]', "build.script": 'script = ".perfbot/build.sh"',
     "run.language": 'language = ["./bin/run", "{file}", "--threads", "{threads}"]',
-    "run.program": 'program = "main.hvm4"', "suite.command": 'command = ["make", "bench"]',
+    "run.program": 'program = "main.hvm4"', "run.fence": 'fence = ["tally"]',
+    "suite.command": 'command = ["make", "bench"]',
     "suite.timeout_seconds": "timeout_seconds = 600", "verify.threads": "threads = [1, 2, 4, 8]",
     "runners.name": 'name = "mini-1"', "runners.kind": 'kind = "ssh"', "runners.labels": 'labels = ["c", "metal"]',
     "runners.host": 'host = "mini-1.lan"', "runners.user": 'user = "bench"',

@@ -3,6 +3,7 @@
     [run]
     language = ["./bin/bend", "run-c", "{file}", "--threads", "{threads}"]   # {file} {threads} {input} {out}
     program = "main.hvm4"               # the file the report's program is written to (default: program.<fence tag>)
+    fence = ["tally"]                   # the runtime's own fence tag: ```tally blocks are the program
     output = "normalize"                # exact | normalize | last-line: how the two outputs must agree
     normalize = [["(?m)^- ITRS:.*\\n?", ""]]  # regex, replacement; applied to both, in order
     metrics = {itrs = "- ITRS: ([0-9,]+)"}  # numbers the runtime prints, captured per sample
@@ -27,6 +28,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
+from bot.core.reports.codeblocks import FENCE_TAG, LANGUAGE_TAGS, RESERVED_TAGS
 from bot.core.config.errors import FieldError
 from bot.core.config.values import Argv, Count, Flag, Fraction, NAME_RE, Positive, Section, choice
 from bot.core.tracker.refnames import branch_name_problem
@@ -108,7 +110,24 @@ def _reference_name(value):
     return value
 
 
+def _fence(value):
+    """The runtime's own fence tags: a report's ```tally block is then its program, as ```bend is everywhere."""
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(tag, str) for tag in value):
+        raise ValueError('must be a list of fence tags, e.g. ["tally"]')
+    for tag in value:
+        if not FENCE_TAG.fullmatch(tag):
+            raise ValueError(f"{tag[:40]!r} is not a fence tag: one lower-case word (letters, digits, _+-; at most "
+                             f"32), written as the report writes it after ```")
+        if tag in RESERVED_TAGS:
+            raise ValueError(f"`{tag}` already fences the C, CUDA or Metal side of a report "
+                             f"({', '.join(RESERVED_TAGS)}); name the language's own tag")
+    if len(set(value)) != len(value):
+        raise ValueError("names a tag twice")
+    return tuple(value)
+
+
 Program = Annotated[str, BeforeValidator(_program)]
+FenceTags = Annotated[tuple[str, ...], BeforeValidator(_fence)]
 OutputRule = Annotated[Literal["exact", "normalize", "last-line"],
                        BeforeValidator(choice("exact", "normalize", "last-line"))]
 MEASURES = ("wall", "user", "instructions")
@@ -152,6 +171,9 @@ class Run(Section):
                             description="how a C translation is compiled ({file} the source, {out} the binary)")
     c_run: Argv = Field(("{out}",), description="how the compiled translation runs")
     program: Program | None = Field(None, description="the program's file name (default: program.<fence tag>)")
+    fence: FenceTags = Field((), description="the runtime's own tags for a report's program fence, beside the "
+                                             f"built-in {', '.join(LANGUAGE_TAGS)} (C, CUDA and Metal tags are "
+                                             "taken); the first is the one perfbot writes")
     output: OutputRule = Field("exact",
                                description="how the two outputs must agree: exact, normalize (after [run] normalize) "
                                             "or last-line")

@@ -4,7 +4,8 @@ from __future__ import annotations
 from bot.core.lint.audit import AuditResult, offline_audit
 from bot.core.lint.rules import lint
 from bot.core.reports.parse import parse
-from bot.core.reports.records import REPORT_DIR, PerfIssue
+from bot.core.reports.codeblocks import LANGUAGE_TAGS
+from bot.core.reports.records import REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.similarity import CauseProfile, cause_profile, jaccard, overlap
 from bot.core.dedup.verdicts import Verdict
@@ -37,8 +38,9 @@ def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
         return Verdict(kind, round(1 - scores.score, 3), tuple(reasons), None, NAME)
     merged = merge_reports(new, old)
     target = f"{REPORT_DIR}/{new.slug}.md"  # where the merged report will live, whatever the draft was called
-    problems = tuple(f"line {f.line}: [{f.rule}] {f.message}"
-                     for f in lint(parse(target, merged.encode()), path=target) if f.is_error)
+    reading = merged_reading(new, old)
+    found = lint(parse(target, merged.encode(), reading), path=target, reading=reading)
+    problems = tuple(f"line {f.line}: [{f.rule}] {f.message}" for f in found if f.is_error)
     return Verdict(kind, round(scores.score, 3), tuple(reasons), merged, NAME, merge_problems=problems)
 
 
@@ -97,6 +99,13 @@ def _places_reason(new: CauseProfile, old: CauseProfile, places: float, words: f
     where = f", in {', '.join(files)}" if shared and files else ""
     return (f"{blamed}{where} (place overlap {places:.2f} of the shorter list, mechanism words {words:.2f}; "
             "places a report rules out are not counted)")
+
+
+def merged_reading(new: PerfIssue, old: PerfIssue) -> ReadingOptions:
+    """A merged report is read as its two sources were: a program they read under the repository's own fence tag
+    (`[run] fence`) is still the program in the merge, which carries its blocks as they were written."""
+    tags = (b.tag for r in (new, old) for b in r.code_blocks if b.lang == "language" and b.tag)
+    return ReadingOptions(language_tags=tuple(dict.fromkeys(t for t in tags if t not in LANGUAGE_TAGS)))
 
 
 def merge_reports(new: PerfIssue, old: PerfIssue) -> str:

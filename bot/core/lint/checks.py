@@ -6,14 +6,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.core.reports.codeblocks import LANGUAGE_TAGS
+from bot.core.reports.codeblocks import LANGUAGE_TAGS, undeclared_tag
 from bot.core.reports.frontmatter import shown
-from bot.core.reports.records import REPORT_DIR, SEQ_TOLERANCE, PerfIssue
+from bot.core.reports.records import REPORT_DIR, SEQ_TOLERANCE, PerfIssue, ReadingOptions
 from bot.core.tracker.refnames import COMMIT_SHA, branch_name_problem, protected_branch, suggest_branch_name
 
 RATIO_TOLERANCE = 0.10  # stated vs table ratio: more than 10% apart means one of them is wrong
 _REPORT_NAME = re.compile(r"perf_[a-z0-9_]+\.md")
-_LANGUAGE_FENCE = f"```{LANGUAGE_TAGS[0]}"
 
 
 @dataclass(frozen=True)
@@ -21,7 +20,7 @@ class LintContext:
     path: str
     known_slugs: frozenset[str] | None
     word_budget: int
-    reference_factor: float = 1.0  # [verify] reference_factor: a reference report must be slower than this
+    reading: ReadingOptions = ReadingOptions()  # the repository's: [verify] reference_factor, [run] fence
 
 
 @dataclass(frozen=True)
@@ -106,11 +105,12 @@ def seq_within_tolerance(record: PerfIssue, context: LintContext) -> Iterator[Pr
 
 def reference_within_factor(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     """A reference claim is that this revision is slower than the reference beyond [verify] reference_factor."""
-    if record.reference and record.ratio is not None and record.ratio <= context.reference_factor:
+    factor = context.reading.reference_factor
+    if record.reference and record.ratio is not None and record.ratio <= factor:
         origin = f" ({record.explain('ratio')})" if record.source_of("ratio") != "front-matter" else ""
         yield Problem(record.line_of("ratio"),
                       f"reference ratio {record.ratio:g}{origin} is within the reference factor "
-                      f"{context.reference_factor:g}: this revision is not slower than `{shown(record.reference)}`",
+                      f"{factor:g}: this revision is not slower than `{shown(record.reference)}`",
                       "report a reference gap only when this revision is slower than the reference by more than "
                       "[verify] reference_factor; if not, drop this report or correct `ratio:` and the table")
 
@@ -165,14 +165,15 @@ def context_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem
 def repro_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
     """The program is what counts: a report whose code sits under no heading still has its reproduction."""
     section = record.section("reproduction")
+    tag = context.reading.language_fence() or LANGUAGE_TAGS[0]
     if section is None and not record.blocks("language"):
         yield Problem(_body_line(record), f"no reproduction: no section and no code block in the language"
                                           f"{_tags_seen(record)}",
-                      f"add `## Reproduction` with one {_LANGUAGE_FENCE} block and its 1-to-1 ```c translation")
+                      f"add `## Reproduction` with one ```{tag} block and its 1-to-1 ```c translation")
     elif section is not None and not record.blocks("language"):
         yield Problem(section.line, f"no code block in the language{_tags_seen(record)}",
-                      f"put the program in a fence tagged `{LANGUAGE_TAGS[0]}` ({_LANGUAGE_FENCE} ... ```) "
-                      f"under '{shown(section.heading)}'")
+                      f"put the program in a fence tagged `{tag}` (```{tag} ... ```) under "
+                      f"'{shown(section.heading)}'{_own_tag_hint(record)}")
 
 
 def c_translation_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
@@ -269,6 +270,16 @@ def _body_line(record: PerfIssue) -> int:
 def _tags_seen(record: PerfIssue) -> str:
     tags = sorted({block.tag or "(untagged)" for block in record.code_blocks})
     return f" (code blocks seen: {', '.join(tags)})" if tags else " (no code blocks at all)"
+
+
+def _own_tag_hint(record: PerfIssue) -> str:
+    """A block fenced with a tag perfbot does not know may be the runtime's own language, which only the
+    repository can declare."""
+    unknown = undeclared_tag(record.code_blocks)
+    if unknown is None:
+        return ""
+    return (f"; or, if `{unknown}` is your runtime's language, declare it in .perfbot.toml: "
+            f"[run] fence = [\"{unknown}\"]")
 
 
 def _table_gap(record: PerfIssue) -> str:

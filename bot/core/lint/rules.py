@@ -13,7 +13,7 @@ from bot.core.lint.checks import (
     track_missing,
 )
 from bot.core.reports.parse import parse
-from bot.core.reports.records import Finding, ParseResult, PerfIssue, Severity
+from bot.core.reports.records import Finding, ParseResult, PerfIssue, ReadingOptions, Severity
 
 Check = Callable[[PerfIssue, LintContext], Iterable[Problem]]
 
@@ -80,11 +80,11 @@ HISTORY_RULES = frozenset({"supersedes-unknown"})
 
 
 def lint(result: ParseResult, *, path: str | None = None, known_slugs: frozenset[str] | None = None,
-         word_budget: int = 500, reference_factor: float = 1.0) -> tuple[Finding, ...]:
-    """Parse findings plus every rule's findings for one report, sorted by (line, rule)."""
+         word_budget: int = 500, reading: ReadingOptions = ReadingOptions()) -> tuple[Finding, ...]:
+    """Parse findings plus every rule's findings for one report, sorted by (line, rule); `reading` is the
+    repository's, as the report was parsed with."""
     file = _file_of(result, path)
-    context = LintContext(path=file, known_slugs=known_slugs, word_budget=word_budget,
-                          reference_factor=reference_factor)
+    context = LintContext(path=file, known_slugs=known_slugs, word_budget=word_budget, reading=reading)
     findings = [dataclasses.replace(f, file=file) if f.file != file else f for f in result.findings]
     findings.extend(_run_rules(result.record, context))
     return tuple(sorted(findings, key=lambda f: (f.line, f.rule)))
@@ -103,8 +103,8 @@ def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: st
 
 
 def lint_bytes(path: str, data: bytes, **options) -> tuple[Finding, ...]:
-    """Parse and lint in one call: `options` are lint's keyword arguments."""
-    return lint(parse(path, data), path=path, **options)
+    """Parse and lint in one call: `options` are lint's keyword arguments (`reading` parses too)."""
+    return lint(parse(path, data, options.get("reading", ReadingOptions())), path=path, **options)
 
 
 def _run_rules(record: PerfIssue | None, context: LintContext, only: frozenset[str] | None = None) -> Iterator[Finding]:

@@ -10,6 +10,13 @@ LANG_BY_TAG = {
     **dict.fromkeys(("metal", "msl"), "metal"),
 }
 LANGUAGE_TAGS = tuple(tag for tag, lang in LANG_BY_TAG.items() if lang == "language")
+# A tag a repository may declare as its language (`[run] fence`): one lower-case word, as a fence's info string
+# is read (`tag_of_info` lower-cases it), and never one of the C, CUDA or Metal tags.
+FENCE_TAG = re.compile(r"[a-z][a-z0-9_+-]{0,31}")
+RESERVED_TAGS = tuple(tag for tag, lang in LANG_BY_TAG.items() if lang != "language")
+# Tags of what a report shows beside its programs (commands, output, a diff): never a runtime's language.
+_OTHER_TEXT = frozenset({"text", "txt", "plaintext", "console", "shell", "sh", "bash", "diff", "output", "json",
+                         "yaml", "toml", "markdown", "md", "log"})
 
 _PANDOC_CLASS = re.compile(r"\{\s*\.?([^\s.{}=]+)")  # `{.c}`, `{.bend .numberLines}`, `{c}`
 _FIRST_WORD = re.compile(r"[^\s{,]+")
@@ -51,11 +58,19 @@ def classify_content(code: str) -> str:
     return "other"
 
 
-def lang_of(tag: str, code: str) -> str:
-    """The normalised language of a block: language|c|cuda|metal|other."""
+def lang_of(tag: str, code: str, language_tags: tuple[str, ...] = ()) -> str:
+    """The normalised language of a block: language|c|cuda|metal|other. `language_tags` are a repository's own
+    tags for its language (`[run] fence`), which the configuration keeps clear of the C/CUDA/Metal ones."""
     if not tag:
         return classify_content(code)
-    return LANG_BY_TAG.get(tag, "other")
+    return "language" if tag in language_tags else LANG_BY_TAG.get(tag, "other")
+
+
+def undeclared_tag(blocks) -> str | None:
+    """The first fence tag (of blocks with `.tag` and `.lang`) that may be a runtime's own language, not yet
+    declared in `[run] fence`: a plain word read as no language, and no command, output or diff."""
+    return next((b.tag for b in blocks if b.lang == "other" and FENCE_TAG.fullmatch(b.tag)
+                 and b.tag not in RESERVED_TAGS and b.tag not in _OTHER_TEXT), None)
 
 
 def fence_is_closed(markup: str, opening_index: int, end_index: int, lines: list[str]) -> bool:

@@ -10,7 +10,8 @@ from bot.core.reports.fact_resolution import resolve_facts
 from bot.core.reports.facts import ProseFacts, extract_prose_facts
 from bot.core.reports.frontmatter import FrontMatter, read_front_matter
 from bot.core.reports.headings import SectionSpan, locate_sections, section_of_heading
-from bot.core.reports.records import CodeBlock, Finding, ParseResult, PerfIssue, Section, Severity, slug_from_filename, slug_of
+from bot.core.reports.records import (CodeBlock, Finding, ParseResult, PerfIssue, ReadingOptions, Section, Severity,
+                              slug_from_filename, slug_of)
 from bot.core.reports.scan import MAX_NESTING, Scan, scan
 from bot.core.reports.tables import RawTable, has_time_column, measurements_of
 
@@ -18,8 +19,9 @@ _BOM = "\ufeff"
 _OPENING_DASHES = re.compile(r"-{3,}[ \t]*")
 
 
-def parse(path: str, data: bytes) -> ParseResult:
-    """The record of one report file; `record` is None only for an empty file."""
+def parse(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) -> ParseResult:
+    """The record of one report file; `record` is None only for an empty file. `reading` is the repository's
+    (its own fence tags count as the language)."""
     text, encoding_finding = _decode(path, data)
     findings = [encoding_finding] if encoding_finding else []
     if not text.strip():
@@ -28,7 +30,7 @@ def parse(path: str, data: bytes) -> ParseResult:
         return ParseResult(None, _sorted(findings))
 
     lines = text.split("\n")
-    document = scan(text, lines)
+    document = scan(text, lines, reading.language_tags)
     front_matter = FrontMatter()
     if document.front_matter is not None:
         front_matter = read_front_matter(document.front_matter[0], document.front_matter[1], path)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from bot.core.lint.audit import audit
 from bot.core.lint.rules import lint, with_history
 from bot.core.reports.parse import parse
-from bot.core.reports.records import Finding, ParseResult
+from bot.core.reports.records import Finding, ParseResult, ReadingOptions
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,12 @@ class Reading:
         return found + self.audit_findings
 
 
-def reading_of(path: str, result: ParseResult, reference_factor: float = 1.0) -> Reading:
-    """Lint and audit an already parsed report (one the agent reviewer filled facts into, say);
-    `reference_factor` is the repository's `[verify] reference_factor`, which reference claims are held to."""
+def reading_of(path: str, result: ParseResult, reading: ReadingOptions = ReadingOptions()) -> Reading:
+    """Lint and audit an already parsed report (one the agent reviewer filled facts into, say) with the
+    repository's reading options (parsed with the same)."""
     audited = audit(result.record, path) if result.record is not None else ()
-    return Reading(path, result, lint(result, path=path, reference_factor=reference_factor), audited)
+    return Reading(path, result, lint(result, path=path, reading=reading), audited)
 
 
-def read_report(path: str, data: bytes, reference_factor: float = 1.0) -> Reading:
-    return reading_of(path, parse(path, data), reference_factor)
-
+def read_report(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) -> Reading:
+    return reading_of(path, parse(path, data, reading), reading)

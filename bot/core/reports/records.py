@@ -218,6 +218,19 @@ class PerfIssue:
 
 
 @dataclass(frozen=True)
+class ReadingOptions:
+    """What a repository's `.perfbot.toml` changes in how its reports are read, built in one place
+    (`RepoConfig.reading`); the default reads a report as a repository without the file would."""
+
+    reference_factor: float = 1.0  # [verify] reference_factor: a reference report must be slower than this
+    language_tags: tuple[str, ...] = ()  # [run] fence: the runtime's own fence tags, beside the built-in ones
+
+    def language_fence(self) -> str | None:
+        """The tag a report should fence its program with, when the repository names its own."""
+        return self.language_tags[0] if self.language_tags else None
+
+
+@dataclass(frozen=True)
 class ParseResult:
     """What the parser makes of any byte string: a record (None only for an empty file) and findings."""
 

@@ -48,7 +48,7 @@ class Scan:
     too_deep: tuple[int, ...] = ()  # first lines of the blocks whose content lay past MAX_NESTING, unread
 
 
-def scan(text: str, lines: list[str]) -> Scan:
+def scan(text: str, lines: list[str], language_tags: tuple[str, ...] = ()) -> Scan:
     tokens = MARKDOWN.parse(text)
     front_matter = None
     headings: list[Heading] = []
@@ -96,7 +96,8 @@ def scan(text: str, lines: list[str]) -> Scan:
             tag = tag_of_info(token.info) if kind == "fence" else ""
             end = token.map[1] if token.map else start + 1
             closed = kind == "code_block" or fence_is_closed(token.markup, start, end, lines)
-            blocks.append(RawBlock(start, tag, lang_of(tag, token.content), token.content, closed, token.markup))
+            blocks.append(RawBlock(start, tag, lang_of(tag, token.content, language_tags), token.content, closed,
+                                   token.markup))
         index += 1
     return Scan(front_matter, tuple(headings), tuple(prose), words, tuple(labels), tuple(blocks), tuple(tables),
                 tuple(too_deep))

@@ -79,6 +79,9 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
         language, translation = programs(record, config)
     except UserError as exc:
         result.problem = str(exc)
+        fence = advice.fence_fix(record, config.run.fence, index)
+        if fence:
+            result.fixes.append(fence)
         if config.run_language is None:
             result.fixes.append(f"set {advice.place(index, 'run', 'language')}: how the runtime runs a program "
                                 'file, e.g. ["./runtime", "{file}"]')

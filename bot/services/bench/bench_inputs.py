@@ -10,7 +10,7 @@ from pathlib import Path
 from bot.adapters.git import GitRepository
 from bot.core.config import BuildScript, ConfigFileError, parse_repo_config, RepoConfig, script_problem
 from bot.core.reports.parse import parse
-from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue
+from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.verify.verify_plan import with_measure
 from bot.errors import UserError
 
@@ -62,15 +62,25 @@ def read_config(repo: GitRepository, sha: str) -> RepoConfig:
     return _parsed((repo.read_file(sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
 
 
-def read_record(repo: GitRepository, slug: str, *shas: str, where: str = "the default branch or the head") -> PerfIssue:
-    """The report from the first of `shas` that has it: the configuration's commit first, so the commits
-    measured (older than the report, often) need not carry it. A fixed report moved to devs/fixed is still the
-    reproduction its guard measures."""
+def reading_at(repo: GitRepository, sha: str) -> ReadingOptions:
+    """How `.perfbot.toml` at `sha` reads reports (its fence tags, its reference factor), for sync and dedup; a
+    file that does not parse leaves the defaults (its errors are for `perfbot check` and the bench run to name)."""
+    try:
+        return read_config(repo, sha).reading
+    except UserError:
+        return ReadingOptions()
+
+
+def read_record(repo: GitRepository, slug: str, *shas: str, reading: ReadingOptions = ReadingOptions(),
+                where: str = "the default branch or the head") -> PerfIssue:
+    """The report from the first of `shas` that has it, read as the configuration reads reports (`reading`):
+    the configuration's commit first, so the commits measured (older than the report, often) need not carry it.
+    A fixed report moved to devs/fixed is still the reproduction its guard measures."""
     path = f"{REPORT_DIR}/{slug}.md"
     for sha in shas:
         for candidate in (path, f"{FIXED_DIR}/{slug}.md"):
             data = repo.read_file(sha, candidate)
-            record = parse(candidate, data).record if data is not None else None
+            record = parse(candidate, data, reading).record if data is not None else None
             if record is not None:
                 return record
     raise UserError(f"cannot verify {slug}: {path} is not on {where}")
@@ -81,7 +91,7 @@ def for_run(repo: GitRepository, run: dict) -> tuple[RepoConfig, PerfIssue]:
     report falling back to the head for a fix that adds its own report."""
     source = source_of(repo)
     config = with_options(bench_config(repo, source), run["options"])
-    record = read_record(repo, run["slug"], source.sha, run["head"])
+    record = read_record(repo, run["slug"], source.sha, run["head"], reading=config.reading)
     return with_measure(config, record), record
 
 

@@ -76,7 +76,7 @@ class BisectFlow:
         try:
             source = source_of(repo, None, config_file)
             config = bench_config(repo, source)
-            record = read_record(repo, row["slug"], source.sha, row["bad"])
+            record = read_record(repo, row["slug"], source.sha, row["bad"], reading=config.reading)
             runner = self.bench.make_runner(self.bench.runner_conf(config, record, config.guards.runner),
                                             repo.path, config)
         except UserError as exc:

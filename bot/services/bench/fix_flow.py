@@ -163,13 +163,14 @@ class FixFlow:
         """Verify on open: measure each new report's claim on the default branch, and again whenever its program,
         C translation, inputs or reference change there (a prose edit measures nothing)."""
         default = repo.resolve(repo.default_ref())
-        if not slugs or not _config(repo, default, full_name).verify_on_open:
+        config = _config(repo, default, full_name)
+        if not slugs or not config.verify_on_open:
             return []
         records = fix_store.open_records(self.db, full_name)
         queued = []
         for slug in sorted(s for s in slugs if s in records):
             try:
-                claim = claim_fingerprint(read_record(repo, slug, default))
+                claim = claim_fingerprint(read_record(repo, slug, default, reading=config.reading))
             except UserError:
                 continue  # not on the default branch (moved or deleted meanwhile): nothing to measure
             last = bench_store.last_options(self.db, full_name, slug, REPRODUCE)

@@ -19,7 +19,7 @@ from bot.adapters.store.reviews.retrieval_store import live_reports_named
 from bot.adapters.templates import render
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.dedup.offline_reviewer import merge_reports
-from bot.core.reports.records import REPORT_DIR
+from bot.core.reports.records import REPORT_DIR, ReadingOptions
 from bot.core.dedup.verdicts import PROMPT_VERSION
 from bot.errors import UserError
 from bot.services.dedup.review import Dedup, PairReview, Reviewer
@@ -37,12 +37,13 @@ class DedupOutcome:
 
 
 def review_changed(db: Database, repo_key: str, changed: set[str], reviewer: Reviewer,
-                   indexes: LiveIndexes | None = None) -> list[PairReview]:
-    """Verdicts for every live report `changed` names, against every other live report of the repository.
+                   indexes: LiveIndexes | None = None, reading: ReadingOptions = ReadingOptions()) -> list[PairReview]:
+    """Verdicts for every live report `changed` names, against every other live report of the repository,
+    each read as the repository reads them (`reading`, from its `.perfbot.toml`, as sync read them).
 
     With `indexes` (a process's long-lived ones) the index is updated by what changed, not rebuilt.
     """
-    index, records, step = (indexes or LiveIndexes()).current(db, repo_key)
+    index, records, step = (indexes or LiveIndexes()).current(db, repo_key, reading)
     log.debug("%s: retrieval index %s", repo_key, step)
     wanted = [records[slug] for slug in sorted(changed) if slug in index]
     if not wanted or len(index) < 2:
@@ -114,12 +115,13 @@ def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[Dedup
     return written
 
 
-def audit_changed(db: Database, repo_key: str, changed: set[str], reviewer) -> int:
+def audit_changed(db: Database, repo_key: str, changed: set[str], reviewer,
+                  reading: ReadingOptions = ReadingOptions()) -> int:
     """The agent reviewer's audit of each changed report, once per content; the offline audit already ran in sync."""
     if getattr(reviewer, "name", "offline") == "offline" or not changed:
         return 0
     done = 0
-    for report in live_reports_named(db, repo_key, changed):
+    for report in live_reports_named(db, repo_key, changed, reading):
         if audited(db, report.content_hash, reviewer.name, PROMPT_VERSION):
             continue
         save_audit(db, repo_key, report.slug, report.content_hash, PROMPT_VERSION, reviewer.audit(report, report.path))

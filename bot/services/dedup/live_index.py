@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.reviews.retrieval_store import (live_features, live_hashes, live_reports_named, store_features,
-                                                stored_features)
-from bot.core.reports.records import PerfIssue
+from bot.adapters.store.reviews.retrieval_store import (features_version, live_features, live_hashes, live_reports_named,
+                                                store_features, stored_features)
+from bot.core.reports.records import PerfIssue, ReadingOptions
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import Features, features
 
@@ -39,18 +39,20 @@ class _RepoIndex:
     hashes: dict[str, str] = field(default_factory=dict)  # slug -> content hash the index holds
     lock: threading.Lock = field(default_factory=threading.Lock)
     steps: deque[Step] = field(default_factory=lambda: deque(maxlen=50))  # the latest, for logs and tests
+    reading: ReadingOptions = ReadingOptions()  # how the indexed reports were read
 
 
 class StoredReports(Mapping):
     """The live records by slug, parsed from the store only when a reviewer needs one."""
 
-    def __init__(self, db: Database, repo_key: str, hashes: dict[str, str]) -> None:
-        self.db, self.repo_key, self.hashes = db, repo_key, hashes
+    def __init__(self, db: Database, repo_key: str, hashes: dict[str, str],
+                 reading: ReadingOptions = ReadingOptions()) -> None:
+        self.db, self.repo_key, self.hashes, self.reading = db, repo_key, hashes, reading
         self._parsed: dict[str, PerfIssue] = {}
 
     def __getitem__(self, slug: str) -> PerfIssue:
         if slug not in self._parsed:
-            found = live_reports_named(self.db, self.repo_key, {slug})
+            found = live_reports_named(self.db, self.repo_key, {slug}, self.reading)
             if not found:
                 raise KeyError(slug)
             self._parsed[slug] = found[0]
@@ -68,14 +70,18 @@ class LiveIndexes:
         self._repos: dict[str, _RepoIndex] = {}
         self._lock = threading.Lock()
 
-    def current(self, db: Database, repo_key: str) -> tuple[RetrievalIndex, StoredReports, Step]:
-        """The repository's index as of the store now, the live records it indexes, and what updating it did."""
+    def current(self, db: Database, repo_key: str,
+                reading: ReadingOptions = ReadingOptions()) -> tuple[RetrievalIndex, StoredReports, Step]:
+        """The repository's index as of the store now, the live records it indexes, and what updating it did;
+        `reading` is how the repository reads its reports (an index read another way is built again)."""
         with self._lock:
-            state = self._repos.setdefault(repo_key, _RepoIndex())
+            state = self._repos.setdefault(repo_key, _RepoIndex(reading=reading))
+            if state.reading != reading:
+                state = self._repos[repo_key] = _RepoIndex(reading=reading, steps=state.steps)
         with state.lock:
             step = self._update(db, repo_key, state)
             state.steps.append(step)
-            return state.index, StoredReports(db, repo_key, dict(state.hashes)), step
+            return state.index, StoredReports(db, repo_key, dict(state.hashes), reading), step
 
     def steps(self, repo_key: str) -> list[Step]:
         return list(self._repos[repo_key].steps) if repo_key in self._repos else []
@@ -92,7 +98,7 @@ class LiveIndexes:
         if not changed:
             return step
         docs = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step,
-                                     whole_repo=not state.hashes)
+                                     whole_repo=not state.hashes, reading=state.reading)
         if not state.hashes:  # the first use in this process: one batch build
             state.index = RetrievalIndex(docs)
             step.built = len(docs)
@@ -112,18 +118,20 @@ class LiveIndexes:
         return step
 
     @staticmethod
-    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step, whole_repo: bool) -> list[Features]:
+    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step, whole_repo: bool,
+                  reading: ReadingOptions) -> list[Features]:
         """Features of each slug's content: stored ones as they are, the rest parsed, computed and stored."""
+        version = features_version(reading)
         if whole_repo:  # one join instead of looking up every content hash
-            by_slug = {slug: found for slug, found in live_features(db, repo_key).items() if slug in wanted}
+            by_slug = {slug: found for slug, found in live_features(db, repo_key, version).items() if slug in wanted}
         else:
-            stored = stored_features(db, set(wanted.values()))
+            stored = stored_features(db, set(wanted.values()), version)
             by_slug = {slug: stored[content] for slug, content in wanted.items() if content in stored}
         docs = [Features(slug, *found) for slug, found in by_slug.items()]
         missing = wanted.keys() - by_slug.keys()
-        reports = live_reports_named(db, repo_key, missing) if missing else []
+        reports = live_reports_named(db, repo_key, missing, reading) if missing else []
         computed = [features(r) for r in reports]
         # Each under the hash of the content actually read, which is newer if the record was synced meanwhile.
-        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed)})
+        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed)}, version)
         step.parsed = len(computed)
         return docs + computed

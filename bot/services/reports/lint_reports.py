@@ -9,7 +9,7 @@ from bot.adapters.store.queries import all_known_slugs
 from bot.core.lint.audit import audit
 from bot.core.lint.rules import lint
 from bot.core.reports.parse import parse
-from bot.core.reports.records import Finding
+from bot.core.reports.records import Finding, ReadingOptions
 from bot.services.reports.fact_review import FactReview
 
 
@@ -42,23 +42,24 @@ def history_slugs(files: list[Path], db: Database | None) -> frozenset[str] | No
 
 def lint_files(files: list[Path], known_slugs: frozenset[str] | None, word_budget: int,
                facts: FactReview | None = None, notes: list[tuple[str, str]] | None = None,
-               reference_factor: float = 1.0) -> list[Finding]:
-    """Every finding of every file; with `facts`, the agent reviewer fills the facts the offline reading
-    left open first, and `notes` gets (file, what the agent said) for each fact it filled or lost."""
+               reading: ReadingOptions = ReadingOptions()) -> list[Finding]:
+    """Every finding of every file, read as the repository reads them (`reading`); with `facts`, the agent
+    reviewer fills the facts the offline reading left open first, and `notes` gets (file, what the agent said)
+    for each fact it filled or lost."""
     findings: list[Finding] = []
     for file in files:
         try:
             data = file.read_bytes()
         except OSError as exc:
             raise UnreadableReport(f"{file}: cannot read ({exc.strerror})") from None
-        result = parse(str(file), data)
+        result = parse(str(file), data, reading)
         if facts is not None:
             reviewed = facts.review(result, data.decode("utf-8", errors="replace"))
             result = reviewed.result
             if notes is not None:
                 notes.extend((str(file), note) for note in reviewed.notes())
         findings.extend(lint(result, path=str(file), known_slugs=known_slugs, word_budget=word_budget,
-                             reference_factor=reference_factor))
+                             reading=reading))
         if result.record is not None:
             findings.extend(audit(result.record, str(file)))
     return findings

@@ -12,10 +12,9 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository, RevisionInput
 from bot.core.reports.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
-from bot.core.config import RepoConfig
 from bot.core.reports.reading import Reading, read_report, reading_of
-from bot.errors import UserError
-from bot.services.bench.bench_inputs import read_config
+from bot.core.reports.records import ReadingOptions
+from bot.services.bench.bench_inputs import reading_at
 from bot.services.reports.fact_review import FactReview
 from bot.services.reports.identities import KEPT_STATES, LIVE, LIVE_STATES, Identities
 
@@ -44,6 +43,7 @@ class SyncSummary:
     counts: Counter = field(default_factory=Counter)
     ignored: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
+    reading: ReadingOptions = ReadingOptions()  # the head's `.perfbot.toml`'s, which every report was read with
 
     @property
     def changed(self) -> int:
@@ -119,15 +119,15 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     with db.session() as session:
         last = RecordRepository.open(session, key).last_synced_commit
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
-    summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored)
+    summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored,
+                          reading=reading_at(git_repo, head))
     if on_plan:
         on_plan(sum(len(s.changes) for s in steps))
     ids = Identities(replay=mode == "history")
-    factor = _reference_factor(git_repo, head)
     for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
         chunk = steps[start:start + COMMITS_PER_TRANSACTION]
         # The agent is asked before the transaction opens, so the store is never held over a request.
-        read = [_with_agent_facts(step, read_step(step, factor), facts, factor) for step in chunk]
+        read = [_with_agent_facts(step, read_step(step, summary.reading), facts, summary.reading) for step in chunk]
         _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
                      mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk))
     summary.commits = len(steps)
@@ -190,35 +190,26 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
             summary.touched.add(old.slug)
 
 
-def read_step(step: Step, reference_factor: float = 1.0) -> dict[str, Reading]:
+def read_step(step: Step, reading: ReadingOptions = ReadingOptions()) -> dict[str, Reading]:
     """Each report the step adds or changes, read (parsed, linted, audited) in this process."""
-    return {change.path: read_report(change.path, change.data or b"", reference_factor) for change in step.changes
+    return {change.path: read_report(change.path, change.data or b"", reading) for change in step.changes
             if change.kind != DELETED}
 
 
-def _reference_factor(git_repo: GitRepository, head: str) -> float:
-    """The `[verify] reference_factor` reference claims are linted against: the head's `.perfbot.toml`; a file
-    that does not parse leaves the default (its errors are for `perfbot check` and the bench run to name)."""
-    try:
-        return read_config(git_repo, head).run.reference_factor
-    except UserError:
-        return RepoConfig().run.reference_factor
-
-
 def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | None,
-                      reference_factor: float = 1.0) -> dict[str, Reading]:
+                      reading: ReadingOptions = ReadingOptions()) -> dict[str, Reading]:
     """With an agent reviewer, each reading with the facts it read where the offline reading left some open."""
     if facts is None:
         return read
     for change in step.changes:
-        reading = read.get(change.path)
-        if reading is None or change.kind == DELETED:
+        known = read.get(change.path)
+        if known is None or change.kind == DELETED:
             continue
-        reviewed = facts.review(reading.result, (change.data or b"").decode("utf-8", errors="replace"))
+        reviewed = facts.review(known.result, (change.data or b"").decode("utf-8", errors="replace"))
         for note in reviewed.notes():
             log.info("%s: %s", change.path, note)
-        if reviewed.result is not reading.result:
-            read[change.path] = reading_of(change.path, reviewed.result, reference_factor)
+        if reviewed.result is not known.result:
+            read[change.path] = reading_of(change.path, reviewed.result, reading)
     return read
 
 
