@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bot.errors import UserError
 from handlers.payload import installation_id, login, repo_full_name
@@ -14,7 +14,7 @@ TITLE = re.compile(r"perfbot bench run ([1-9][0-9]{0,11})")
 
 def handle(event, services) -> None:
     if event.name == "perfbot.actions-poll":
-        services.poll_actions(datetime.now(timezone.utc), event.delivery_id)
+        services.poll_actions(datetime.now(UTC), event.delivery_id)
         return
     payload = event.payload
     run = payload.get("workflow_run") or {}

@@ -72,7 +72,7 @@ PAR_CONFIG = CONFIG.replace('language = ["./runtime", "{file}"]', 'language = ["
 
 
 def par_report() -> str:
-    return f"""---
+    return """---
 track: par
 backend: c
 threads: 2
@@ -93,7 +93,7 @@ work 240
 
 ```c
 #include <stdio.h>
-int main(void) {{ printf("done 240\\n"); return 0; }}
+int main(void) { printf("done 240\\n"); return 0; }
 ```
 
 ## Measurements

@@ -1,8 +1,8 @@
 """Test shortcuts for whole flows: sync a builder's repository into a store, then mirror what it touched."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from bot.adapters.git import GitRepository
 from bot.services.reports.mirror import MirrorSummary, mirror_repo
@@ -40,8 +40,8 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.bot import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.bot import BotServices, RepoSource
     from bot.services.worker import Worker
 
     github.use_git_remotes(tmp_path / "remotes")
@@ -73,8 +73,8 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.bot import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.bot import BotServices, RepoSource
     from bot.services.worker import Worker
 
     key = local_key(repo_root)

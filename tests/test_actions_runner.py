@@ -11,7 +11,7 @@ import stat
 import subprocess
 import sys
 import zipfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -149,7 +149,7 @@ def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, d
     run = bench_store.get_run(database, 1)
     wid = github.start_workflow_run(REPO, the_dispatch(github))
     github.complete_workflow_run(REPO, wid, "success", {"perfbot-samples-1": samples(run)})
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     poll = Event("perfbot.actions-poll", None, "actions-poll-202612021600", {}, None, None)
     assert handlers.dispatch(poll, services) == []  # the scheduled job's delivery: under a minute, not asked yet
     assert bench_store.get_run(database, 1)["status"] == "running"
@@ -161,7 +161,7 @@ def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, d
 
 def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancelled(world, github, database):
     _, _, services = world
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     assert services.poll_actions(now + timedelta(minutes=5), "poll-1") == {REPO: 0}  # queued runs take a while
     assert services.poll_actions(now + timedelta(minutes=20), "poll-2") == {REPO: 1}
     run = bench_store.get_run(database, 1)
@@ -171,7 +171,7 @@ def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancel
 def test_a_cancelled_dispatched_run_ends_at_the_next_poll(world, github, database):
     _, _, services = world
     assert bench_store.request_cancel(database, 1) == "cancelling"
-    assert services.poll_actions(datetime.now(timezone.utc) + timedelta(minutes=2), "poll-1") == {REPO: 1}
+    assert services.poll_actions(datetime.now(UTC) + timedelta(minutes=2), "poll-1") == {REPO: 1}
     run = bench_store.get_run(database, 1)
     assert (run["status"], run["verdict"]) == ("done", "cancelled")
     assert fix_store.open_records(database, REPO)[SLUG].verdict is None  # a stopped run says nothing

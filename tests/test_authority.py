@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from markdown_it import MarkdownIt
@@ -64,7 +64,7 @@ def deliver(runtime, url: str, event: str, payload: dict, delivery: str | None =
     while True:
         with runtime.db.session() as session:
             session.execute(update(Delivery).where(Delivery.event == "perfbot.verify").values(
-                next_attempt_at=datetime.now(timezone.utc) + timedelta(days=1)))
+                next_attempt_at=datetime.now(UTC) + timedelta(days=1)))
         if not runtime.workers[0].run_once():
             break
 

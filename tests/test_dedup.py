@@ -4,16 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates, remember_not_duplicate
 from bot.cli import main
-from bot.core.lint.rules import lint
 from bot.core.dedup.offline_reviewer import OfflineReviewer, merge_reports
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import code_shape, features, locations
+from bot.core.lint.rules import lint
+from bot.core.reports.parse import parse
 from bot.services.dedup.review import Dedup
 from tests.reports import canonical_report
 

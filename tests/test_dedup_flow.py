@@ -1,17 +1,16 @@
 """A pushed report that overlaps an old one: verdict, labels, comments on both issues, and a merge PR."""
 from __future__ import annotations
 
-import git
 import pytest
 
 from bot.adapters.clones import Clones
 from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
 from bot.config import Settings
+from bot.core.reports.records import ReadingOptions
 from bot.services.bot import BotServices, RepoSource
 from tests.flows import pending_merges
 from tests.gitrepo import RepoBuilder
-from bot.core.reports.records import ReadingOptions
 from tests.reports import canonical_report
 
 REPO = "team/runtime"

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 
 from bot.adapters.git import GitRepository
 from bot.cli import main
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.demo import create_demo
-from bot.services.lead.parity_flow import check_commit, check_range
 from bot.errors import UserError
+from bot.services.lead.parity_flow import check_commit, check_range
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_the_reference_report_measures_main_against_runtime_v1_at_both_sizes(dem
     code, data = verify(demo, "perf_mod_slower_than_v1")
     v1 = git.Repo(path).commit("v1").hexsha
     assert code == 0 and data["verdict"] == "slower_than_reference", data["message"]
-    assert data["verdict_text"].startswith(f"slower than runtime@v1"), data["verdict_text"]
+    assert data["verdict_text"].startswith("slower than runtime@v1"), data["verdict_text"]
     assert [(s["side"], s["input"]) for s in data["sides"]] == [("head", "2000000"), ("head", "6000000")]
     for side in data["sides"]:
         assert side["against"] == f"runtime@v1 ({v1[:12]})" and side["decision"] == "fail"

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
+from bot.core.config import Milestone, parse_repo_config
 from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
 from bot.core.lead.milestones import Failing, RunFact, SidePoint
-from bot.core.config import Milestone, parse_repo_config
 from bot.core.tracker.untrusted import cell, title_cell
 from bot.services.lead.digest import make_digest, mermaid_label, render_digest
 
@@ -25,7 +25,7 @@ ADA = ("Ada Lovelace", "ada@team.invalid")
 
 
 def at(day: int, hour: int = 9, minute: int = 0) -> datetime:
-    return datetime(2026, 11, day, hour, minute, tzinfo=timezone.utc)
+    return datetime(2026, 11, day, hour, minute, tzinfo=UTC)
 
 
 START, END = at(23), at(30)  # the week the digest covers: Monday 09:00 to Monday 09:00
@@ -353,8 +353,7 @@ def test_text_helpers_keep_untrusted_text_inert():
 
 
 def test_par_records_are_listed_by_efficiency_at_their_highest_count():
-    from bot.core.verify.scaling import scaling_fact
-    from bot.core.verify.scaling import summary
+    from bot.core.verify.scaling import scaling_fact, summary
     from bot.services.lead.digest import render_digest
     from tests.test_scaling import amdahl
 

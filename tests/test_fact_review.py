@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
 from bot.adapters.git import GitRepository
 from bot.adapters.reviewer_agent import AgentReviewer
-from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.adapters.store.models import Record, Revision
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.cli import main
 from bot.core.reports.agent_facts import FACTS_SCHEMA, FACTS_TOOL
 from bot.core.reports.parse import parse

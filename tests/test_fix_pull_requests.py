@@ -3,7 +3,7 @@ perf_x`, verified on the PR head with a comment and a commit status, and closing
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -76,7 +76,7 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     # The same words on the dashboard and in the digest; before the merge the fix only passes on its branch.
     page = make_client(database, tmp_path).get(f"/dashboard/runs/{run['id']}").get_data(as_text=True)
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed' in page
-    week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(timezone.utc))[1]  # noqa: E731
+    week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(UTC))[1]  # noqa: E731
     assert "## Verified fixes (0)" in week() and "## Fixes that pass on their branch, not merged yet (1)" in week()
 
     assert handlers.dispatch(pull_event(github, heads, "synchronize"), services) == []

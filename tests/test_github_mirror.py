@@ -1,7 +1,6 @@
 """The mirror through real PyGithub against the local GitHub double (checked against GitHub's OpenAPI)."""
 from __future__ import annotations
 
-
 import pytest
 from github import GithubException
 

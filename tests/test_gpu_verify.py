@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.errors import UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.verify import verify

@@ -4,7 +4,7 @@ it starts names the commit that brought the boxing back. Every step goes through
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -108,7 +108,7 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
     waiting = {d["id"]: d for d in queue.listing(("pending",)) if d["event"] == "perfbot.guards"}
     assert len(waiting) == 2
     due = [datetime.fromisoformat(d["next_attempt_at"]) for d in waiting.values()]
-    assert all(timedelta(minutes=14) < when.replace(tzinfo=timezone.utc) - datetime.now(timezone.utc)
+    assert all(timedelta(minutes=14) < when.replace(tzinfo=UTC) - datetime.now(UTC)
                <= timedelta(minutes=15) for when in due)
     assert not worker.run_once()  # nothing is due before the pause
 
@@ -127,7 +127,7 @@ def test_a_scheduled_guard_check_is_queued_once_per_due_time(world, database):
                                                                 'after_push = false\nschedule = "daily 03:00"')
     repo.write(".perfbot.toml", config).commit("guards at night only")
     assert services.guards_after_push(key, repo.repo.head.commit.hexsha, None) is None
-    night = datetime(2026, 12, 3, 3, 10, tzinfo=timezone.utc)
+    night = datetime(2026, 12, 3, 3, 10, tzinfo=UTC)
     first = services.schedule_guards(night)
     assert list(first) == [key] and first[key].endswith("-at-202612030300")
     again = services.schedule_guards(night + timedelta(minutes=15))

@@ -2,16 +2,16 @@
 kind of notice holds."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.lead.dashboard import Action, newly_ticked
 from bot.core.lead.milestones import RunFact, SidePoint
 from bot.core.lead.notices import KINDS, NoticeFacts, ReportState, current_notices
-from bot.core.config import ConfigFileError, parse_repo_config
 
-NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
 
 def test_notify_is_parsed_strictly():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.reports.agent_facts import missing_facts
 from bot.core.lint.rules import lint_bytes
+from bot.core.reports.agent_facts import missing_facts
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
 from tests.reports import canonical_report

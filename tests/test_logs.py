@@ -13,8 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.logs import (MASK, JsonFormatter, Redactor, access_fields, configure_logging, delivery_context,
-                          log_options, secrets_of)
+from bot.app.logs import (
+    MASK,
+    JsonFormatter,
+    Redactor,
+    access_fields,
+    configure_logging,
+    delivery_context,
+    log_options,
+    secrets_of,
+)
 from bot.config import ConfigError, Settings
 
 WEBHOOK_SECRET = "whsec-rotate-me-1234"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.verify import bench_view
 from bot.core.lead.mermaid_charts import PieChart, XYChart, parse
+from bot.core.verify import bench_view
 from tests.test_dashboard_data import _side, digest_body
 
 

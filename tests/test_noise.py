@@ -8,9 +8,9 @@ import pytest
 
 from bot.adapters.runners import LocalRunner, contain
 from bot.adapters.store.bench import bench_store
-from bot.core.verify.noise import Quiet, noise
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
+from bot.core.verify.noise import Quiet, noise
 from bot.services.bench.verify import verify
 from tests.bench_project import CONFIG, build_project, report
 from tests.flows import local_bot

@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import json
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from flask import Flask, request
 
@@ -47,7 +47,7 @@ def drain(worker, queue, now: datetime) -> None:
         worker._process(claimed)
 
 
-def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(world, database, monkeypatch):  # noqa: F811
+def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(world, database, monkeypatch):
     services, worker, queue, remote = world
     bench_store.request_cancel(database, 1)  # the fix's queued verification is not what this test is about
     monkeypatch.setenv("PERFBOT_NOTIFY_SECRET", SECRET)
@@ -63,9 +63,9 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
         assert len(got) == 1  # the receiver was down for the first one
         [retrying] = [d for d in queue.listing() if d["event"] == "perfbot.notify" and d["status"] == "pending"]
         assert retrying["attempts"] == 1 and "503" in (queue.get(retrying["id"])["error"] or "")
-        drain(worker, queue, datetime.now(timezone.utc) + timedelta(hours=1))
+        drain(worker, queue, datetime.now(UTC) + timedelta(hours=1))
         services.refresh_dashboard(REPO)  # nothing new: nothing queued again
-        drain(worker, queue, datetime.now(timezone.utc) + timedelta(hours=2))
+        drain(worker, queue, datetime.now(UTC) + timedelta(hours=2))
     assert state["bad"] == 0
     assert sorted(n["kind"] for _, n in got) == ["milestone-met", "stuck-no-root-cause"]
     stuck = next(n for _, n in got if n["kind"] == "stuck-no-root-cause")

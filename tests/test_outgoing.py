@@ -58,7 +58,7 @@ def test_what_a_run_prints_is_scrubbed_before_perfbot_reads_it(tmp_path):
     assert result.stdout == f"leaked {REDACTED}\n"
 
 
-def test_a_report_longer_than_an_issue_is_mirrored_shortened_and_blocks_nothing(database, git_repo, tracker,  # noqa: F811
+def test_a_report_longer_than_an_issue_is_mirrored_shortened_and_blocks_nothing(database, git_repo, tracker,
                                                                                   github):
     long = canonical_report("perf_long", extra_prose="A very long context line.\n" * 3_700)
     assert len(long) > 97_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -47,8 +47,8 @@ def app_bot(github, database, tmp_path, app_key: str | None = None):
     from bot.adapters.github.issues import GitHubIssues
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
-    from bot.services.bot import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.bot import BotServices, RepoSource
 
     github.use_git_remotes(tmp_path / "remotes")
     auth = {"github_app_id": str(APP_ID), "github_private_key": app_key} if app_key else {"github_token": github.token}
@@ -214,12 +214,12 @@ def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")
     services, key, folder = local_services(database, tmp_path, repo.root)
     services.sync_and_mirror(key, None, None)
-    body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     section = body[body.index("## Parity on the default branch (2)"):]
     assert "| missing-twin | `runtime/gpu/kernels.h:3` | Metal block `vector_add` (runtime/gpu/kernels.h:3-9) " \
            "has no CUDA twin in this file" in section
     assert "| missing-twin | `runtime/gpu/kernels.h:12` | CUDA block `vector_sum`" in section
-    posted = services.post_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    posted = services.post_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     assert "CUDA block `vector_sum`" in (folder / f"{posted['issue']}.md").read_text()
 
 
@@ -230,5 +230,5 @@ def test_without_a_parity_section_the_guard_is_off_and_the_digest_says_so(databa
     services.sync_and_mirror(key, None, None)
     state = json.loads((folder / "issues.json").read_text()) if (folder / "issues.json").exists() else {}
     assert "statuses" not in state
-    body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     assert "No `[parity]` section in `.perfbot.toml`" in body

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core.dedup.bm25_postings import Bm25Postings
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.shape_signature import signatures
 from bot.core.dedup.similarity import Features, features
+from bot.core.reports.parse import parse
 
 DATA = Path(__file__).resolve().parent / "data" / "dedup"
 

@@ -6,9 +6,9 @@ import time
 import pytest
 
 from bot.adapters.reviewer_agent import TOOL, AgentReviewer
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.verdicts import VERDICT_SCHEMA
+from bot.core.reports.parse import parse
 from bot.errors import TransientError
 from bot.services.dedup.review import Dedup
 from tests.anthropic_fixtures import anthropic_api  # noqa: F401  (fixture)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.reports.codeblocks import classify_content
-from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
-from bot.core.config import ConfigFileError, parse_repo_config
+from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.verify.verify_plan import program_name, programs, reference_of, with_input
 from bot.errors import UserError
 from tests.runtime_project import config, report

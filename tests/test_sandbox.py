@@ -120,7 +120,7 @@ def _local(host, **options) -> LocalRunner:
 
 
 @pytest.fixture(params=["local", "local-fallback", "ssh"])
-def runner(request, host, sshd):  # noqa: F811
+def runner(request, host, sshd):
     """One runner per way perfbot runs code: here with cgroup limits, here with the fallback limits (no
     cgroup: an unprivileged uid, RLIMIT_NPROC in the sandbox's user namespace, RLIMIT_AS), and over ssh."""
     if request.param == "ssh":

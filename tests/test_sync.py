@@ -7,7 +7,6 @@ from sqlalchemy import select
 import bot.services.reports.sync as sync_service
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.services.reports.sync import sync
 from tests.gitrepo import sync_repo
 from tests.reports import canonical_report
 

@@ -7,8 +7,8 @@ import pytest
 
 from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.services.bench.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
 

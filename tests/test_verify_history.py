@@ -220,8 +220,8 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
     from bot.adapters.store.bench import bench_store
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.bot import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.bot import BotServices, RepoSource
     from bot.services.worker import Worker
 
     repo, heads = build_history_project(tmp_path / "runtime")

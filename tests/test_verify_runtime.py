@@ -5,14 +5,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import statistics
-
 from pathlib import Path
 
 import pytest
 
 from bot.adapters.runners import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.errors import UserError
 from bot.services.bench.measures import find_counter
 from bot.services.bench.verify import MISMATCH, verify

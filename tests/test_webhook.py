@@ -14,8 +14,13 @@ from bot.adapters.store.queue import DeliveryQueue
 from bot.adapters.store.service_models import Delivery
 from bot.app import create_app
 from bot.config import Settings
-from tests.npm_fixtures import (openapi_webhook_event_names, openapi_webhook_header_examples, webhook_example_sets,
-                                webhook_examples, webhook_schema_event_names)
+from tests.npm_fixtures import (
+    openapi_webhook_event_names,
+    openapi_webhook_header_examples,
+    webhook_example_sets,
+    webhook_examples,
+    webhook_schema_event_names,
+)
 from tests.servers import serving
 from tests.webhooks import post_delivery, sign
 

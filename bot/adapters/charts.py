@@ -6,8 +6,8 @@ import io
 import re
 import textwrap
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 # Colour-blind-safe pairs (Okabe-Ito): the language / one thread, then C / N threads.
 FIRST, SECOND, ACCENT, MUTED = "#d55e00", "#0072b2", "#009e73", "#999999"

@@ -6,8 +6,8 @@ later, by bot.core.reports.agent_facts, against the report text itself.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import anthropic
 import jsonschema

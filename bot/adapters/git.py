@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -35,7 +35,7 @@ def _commit_info(commit: git.Commit) -> CommitInfo:
         sha=commit.hexsha,
         author_name=commit.author.name or "",
         author_email=commit.author.email or "",
-        committed_at=datetime.fromtimestamp(commit.committed_date, tz=timezone.utc),
+        committed_at=datetime.fromtimestamp(commit.committed_date, tz=UTC),
         summary=str(commit.summary),
     )
 
@@ -231,7 +231,7 @@ class GitRepository:
         for entry in out.split("\x1e")[1:]:
             header, _, names = entry.partition("\n")
             commit_sha, name, email, stamp, summary = header.split("\x1f", 4)
-            info = CommitInfo(commit_sha, name, email, datetime.fromtimestamp(int(stamp), tz=timezone.utc), summary)
+            info = CommitInfo(commit_sha, name, email, datetime.fromtimestamp(int(stamp), tz=UTC), summary)
             for path in names.split("\n"):
                 if is_report_path(path):
                     touches.setdefault(path, info)

@@ -2,7 +2,7 @@
 at a base and a head."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from bot.adapters.git import GitRepository
 

@@ -11,13 +11,13 @@ import time
 import anthropic
 
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION, FactReading, read_facts
-from bot.core.lint.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
-from bot.core.lint.rules import lint
 from bot.core.dedup.offline_reviewer import merged_reading
-from bot.core.reports.parse import parse
-from bot.core.reports.records import REPORT_DIR, PerfIssue
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.verdicts import VERDICT_SCHEMA, InvalidVerdict, Verdict, verdict_from_tool_input
+from bot.core.lint.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
+from bot.core.lint.rules import lint
+from bot.core.reports.parse import parse
+from bot.core.reports.records import REPORT_DIR, PerfIssue
 from bot.errors import TransientError
 
 TOOL = "record_verdict"

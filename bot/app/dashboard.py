@@ -5,10 +5,11 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from markupsafe import Markup
 
 from bot.adapters.charts import ratio_chart
+from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
 from bot.adapters.store.lead import digest_store
-from bot.adapters.store.engine import Database
-from bot.app import dashboard_auth, dashboard_render as render
+from bot.app import dashboard_auth
+from bot.app import dashboard_render as render
 from bot.config import PROJECT_ROOT
 from bot.core.verify import verdict_words as words
 

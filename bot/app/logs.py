@@ -7,9 +7,9 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 
 from bot.config import ConfigError, Settings
 
@@ -138,7 +138,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

@@ -6,13 +6,12 @@ import logging
 import os
 import socket
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
 import handlers
-from bot.core.tracker.outgoing import Outgoing
 from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_key
 from bot.adapters.local_issues import FileIssues, folder_for
@@ -24,10 +23,11 @@ from bot.app import create_app
 from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
 from bot.config import Settings
+from bot.core.tracker.outgoing import Outgoing
 from bot.errors import CredentialsRejected
 from bot.services.bench.bench_flow import BenchFlow
-from bot.services.bot import BotServices, RepoSource
 from bot.services.bench.fix_flow import FixFlow
+from bot.services.bot import BotServices, RepoSource
 from bot.services.worker import Worker
 
 log = logging.getLogger("perfbot.runtime")
@@ -120,34 +120,34 @@ class Runtime:
             thread.start()
             self.threads.append(thread)
         self.scheduler.add_job(self.queue_reconcile, "interval", hours=1, id="reconcile", coalesce=True,
-                               max_instances=1, next_run_time=datetime.now(timezone.utc))
+                               max_instances=1, next_run_time=datetime.now(UTC))
         # Digests are due at each repository's own [digest] schedule: a cron job looks every quarter hour
         # (and once at start, so a week missed while the bot was down is caught up).
         self.scheduler.add_job(self.queue_digest_check, "cron", minute="*/15", id="digest", coalesce=True,
-                               max_instances=1, next_run_time=datetime.now(timezone.utc))
+                               max_instances=1, next_run_time=datetime.now(UTC))
         if not self.settings.local_mode:  # bench runs dispatched to GitHub Actions whose webhook never came
             self.scheduler.add_job(self.queue_actions_poll, "interval", minutes=ACTIONS_POLL_MINUTES,
                                    id="actions-poll", coalesce=True, max_instances=1)
         if self.settings.local_mode and self.settings.local_repo:
             self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
                                    id="poll-local", coalesce=True, max_instances=1,
-                                   next_run_time=datetime.now(timezone.utc))
+                                   next_run_time=datetime.now(UTC))
         self.scheduler.start()
 
     def queue_reconcile(self) -> bool:
         """One reconcile per hour however many processes run: the hour is the delivery id."""
-        hour = datetime.now(timezone.utc).strftime("%Y%m%d%H")
+        hour = datetime.now(UTC).strftime("%Y%m%d%H")
         return self.queue.enqueue(NewDelivery(f"reconcile-{hour}", "perfbot.reconcile", None, None, None, "{}"))
 
     def queue_digest_check(self) -> bool:
         """One digest check per quarter hour however many processes run: the quarter is the delivery id."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         quarter = f"{now:%Y%m%d%H}{now.minute // 15}"
         return self.queue.enqueue(NewDelivery(f"digest-{quarter}", "perfbot.digest", None, None, None, "{}"))
 
     def queue_actions_poll(self) -> bool:
         """One look at dispatched Actions runs per interval however many processes run: the bucket is the id."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         bucket = f"{now:%Y%m%d%H}{now.minute // ACTIONS_POLL_MINUTES:02d}"
         return self.queue.enqueue(NewDelivery(f"actions-poll-{bucket}", "perfbot.actions-poll", None, None, None, "{}"))
 

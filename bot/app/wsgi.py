@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Mapping
+from collections.abc import Mapping
 
 from flask import Flask
 

@@ -11,8 +11,8 @@ from bot.cli.common import reports_errors, settings_for
 from bot.core.config.lines import key_lines
 from bot.core.reports.parse import parse
 from bot.errors import UserError
-from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, source_of
 from bot.services.adopt.check import CheckResult, check
+from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, source_of
 
 
 def _yes(value: bool | None) -> str:

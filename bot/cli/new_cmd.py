@@ -6,9 +6,9 @@ from pathlib import Path
 import click
 
 from bot.adapters.templates import render
-from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.config import ConfigFileError, RepoConfig, fill, parse_repo_config
 from bot.core.lint.rules import lint
+from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.reports.parse import parse
 from bot.core.reports.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS, ReadingOptions
 

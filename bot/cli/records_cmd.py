@@ -5,13 +5,13 @@ import json
 
 import click
 
-from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.adapters.store.bench import bisect_store
 from bot.adapters.store.bench.bench_store import latest_finished, runs_for
 from bot.adapters.store.bench.fix_store import fixes_for
+from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.cli.common import db_option, open_database, reports_errors
-from bot.core.verify import verdict_words as words
 from bot.core.reports.records import BACKENDS, TRACKS
+from bot.core.verify import verdict_words as words
 
 STATES = ("open", "merged", "deleted")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -12,8 +12,8 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.core.verify import verdict_words as words
 from bot.core.tracker.refnames import branch_name_problem
+from bot.core.verify import verdict_words as words
 from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of

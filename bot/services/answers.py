@@ -7,7 +7,8 @@ from bot.adapters.store.bench import bench_store
 from bot.adapters.store.bench.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
 from bot.adapters.templates import render
-from bot.core.verify import bench_view, verdict_words as words
+from bot.core.verify import bench_view
+from bot.core.verify import verdict_words as words
 
 UNFINISHED = ("queued", "running")
 

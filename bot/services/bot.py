@@ -4,34 +4,34 @@ fixes and bench runs (bot_fixes.py), regression guards and bisections (bot_guard
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store.bench import merge_store
 from bot.adapters.store import service_queries as queries
+from bot.adapters.store.bench import merge_store
 from bot.adapters.store.engine import Database
-from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
-from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
-from bot.core.tracker import overrides
-from bot.core.dedup.offline_reviewer import OfflineReviewer
 from bot.adapters.store.locks import repo_lock
+from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
+from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
+from bot.core.dedup.offline_reviewer import OfflineReviewer
+from bot.core.tracker import overrides
 from bot.core.tracker.outgoing import Outgoing
-from bot.services.posting import CleanTracker
 from bot.services.answers import Answers
 from bot.services.bench.bench_flow import BenchFlow
+from bot.services.bench.closing import close_if_verified
+from bot.services.bench.fix_flow import FixFlow
 from bot.services.bot_fixes import FixWork
 from bot.services.bot_guards import GuardWork
-from bot.services.bot_parity import ParityWork
 from bot.services.bot_lead import LeadView
+from bot.services.bot_parity import ParityWork
 from bot.services.bot_reporting import Reporting
-from bot.services.bench.closing import close_if_verified
-from bot.services.dedup.review import Reviewer
-from bot.services.bench.fix_flow import FixFlow
-from bot.services.reports.fact_review import fact_review_for
 from bot.services.dedup.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
 from bot.services.dedup.live_index import LiveIndexes
+from bot.services.dedup.review import Reviewer
+from bot.services.posting import CleanTracker
+from bot.services.reports.fact_review import fact_review_for
 from bot.services.reports.mirror import IssueTracker, MirrorSummary, mirror_repo
 from bot.services.reports.sync import SyncSummary, sync
 

@@ -3,11 +3,11 @@ Actions), and records closed when a verified fix merges."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
-from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store import service_queries as queries
+from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store.locks import repo_lock
 from bot.services.bench.closing import close_if_verified
 from bot.services.bench.fix_flow import PullInfo

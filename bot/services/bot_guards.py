@@ -3,8 +3,8 @@ reopening its record, and bisections (started by a regressed guard or by `/perf 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from bot.adapters.git import GitError
 from bot.adapters.store import service_queries as queries

@@ -3,11 +3,11 @@ and notices sent on to the optional outgoing webhook."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bot.adapters import outgoing_webhook
-from bot.adapters.store.lead import notice_store
 from bot.adapters.store import service_queries as queries
+from bot.adapters.store.lead import notice_store
 from bot.adapters.store.locks import repo_lock
 from bot.core.lead.dashboard import VERBS, newly_ticked
 from bot.services.commands import WRITE_LEVELS, CommandFlow, Where
@@ -29,7 +29,7 @@ class LeadView:
         tracker = self.trackers(full_name, installation_id)
         # One writer per repository: two workers re-drawing at once could each tell a new notice.
         with repo_lock(self.db, full_name), self.source.open(full_name, installation_id) as repo:
-            return self._dashboards().refresh(repo, tracker, full_name, now or datetime.now(timezone.utc), force=force)
+            return self._dashboards().refresh(repo, tracker, full_name, now or datetime.now(UTC), force=force)
 
     def refresh_dashboards(self, now: datetime | None = None) -> dict[str, str]:
         """Every known repository's dashboard (the reconcile schedule); one's failure never stops the others."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from bot.adapters.store.bench import fix_store
 from bot.adapters.store import service_queries as queries
+from bot.adapters.store.bench import fix_store
 from bot.core.tracker import overrides
 from bot.services.commands import CommandFlow, Where
 from bot.services.lead.digest_flow import DigestFlow

@@ -7,24 +7,36 @@ anything else is logged with the delivery id and shows only as an internal error
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store, fix_store
-from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import record_by_issue
+from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
 from bot.core import commands as grammar
-from bot.core.commands.verbs import (Attach, Bisect, Cancel, Close, Detach, Dup, Help, Merge, NotDup, Reopen,
-                                    Status, Verify)
-from bot.core.verify.bench_view import code_span
+from bot.core.commands.verbs import (
+    Attach,
+    Bisect,
+    Cancel,
+    Close,
+    Detach,
+    Dup,
+    Help,
+    Merge,
+    NotDup,
+    Reopen,
+    Status,
+    Verify,
+)
 from bot.core.tracker.fixes import slugs_fixed
+from bot.core.verify.bench_view import code_span
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.bench_inputs import FIX, REPRODUCE
-from bot.services.dedup.dedup_flow import propose_person_merge
 from bot.services.bench.fix_flow import PullInfo
+from bot.services.dedup.dedup_flow import propose_person_merge
 
 log = logging.getLogger("perfbot.commands")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
@@ -134,7 +146,7 @@ class CommandFlow:
                                                         where.author, where.installation_id)
             return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
                     "issue as they are decided")
-        preview = self.services.preview_digest(where.full_name, where.installation_id, datetime.now(timezone.utc))
+        preview = self.services.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
         return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
             f"{preview}\n</details>"
 

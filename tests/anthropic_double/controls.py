@@ -10,8 +10,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .answers import Answer, coerce_answer, error_answer, text_answer, tool_answer
 from .errors import error_type_for

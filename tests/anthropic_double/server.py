@@ -20,8 +20,9 @@ import select
 import socket
 import threading
 import traceback
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from werkzeug.wrappers import Request, Response
 

@@ -16,8 +16,9 @@ not forcing a tool while thinking, thinking budgets, at most 4 `cache_control` m
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import jsonschema
 

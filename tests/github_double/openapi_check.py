@@ -18,8 +18,9 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from jsonschema_path import SchemaPath
 from openapi_core import V30RequestValidator
@@ -165,7 +166,7 @@ class RequestChecker:
         return [f"response {status} to {operation.method} {operation.template}: {describe(problem)}"
                 for problem in problems]
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def _operation(self, template: str, method: str) -> tuple[PathOperationServer, list[tuple[int, str, str, bool]]]:
         path = self._spec / "paths" / template
         declared = []  # (index, name, in, required) of each parameter, `$ref`s into components resolved

@@ -10,8 +10,9 @@ matches one segment, except `path`, `ref` and `branch`, which may hold slashes (
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import unquote
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")

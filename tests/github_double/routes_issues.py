@@ -7,8 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .routes_common import (ApiError, Call, Reply, author_association, label_json, not_found, paginate,
-                            reactions_rollup, route, user_json)
+from .routes_common import (
+    ApiError,
+    Call,
+    Reply,
+    author_association,
+    label_json,
+    not_found,
+    paginate,
+    reactions_rollup,
+    route,
+    user_json,
+)
 from .routes_repos import add_label
 from .state import Issue, Label, Repo, iso, node_id, parse_iso, utc_now
 

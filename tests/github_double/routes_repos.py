@@ -10,8 +10,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from .routes_common import (ApiError, Call, Reply, label_json, not_found, paginate, route, user_json,
-                            validation_failed)
+from .routes_common import ApiError, Call, Reply, label_json, not_found, paginate, route, user_json, validation_failed
 from .state import PERMISSION_OF_ROLE, Label, Repo, blob_sha, iso, node_id
 
 # (field, path below the repository URL) for the link fields every repository object carries

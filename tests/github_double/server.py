@@ -10,23 +10,32 @@ Paths work with and without GitHub Enterprise's /api/v3 prefix; links in respons
 from __future__ import annotations
 
 import json
-import threading
 import traceback
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Iterable
+from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_pulls, routes_repos, routes_search  # noqa: F401,E501  (register handlers)
-from . import routes_actions, routes_review_comments  # noqa: F401  (register handlers)
 from tests.servers import LoopbackServer
 
+from . import (  # noqa: F401  (register handlers)  # noqa: F401  (register handlers)
+    routes_actions,
+    routes_apps,
+    routes_checks,
+    routes_comments,
+    routes_issues,
+    routes_pulls,
+    routes_repos,
+    routes_review_comments,
+    routes_search,
+)
 from .controls import Controls, Fault
 from .openapi_check import request_checker
-from .routes_common import HANDLERS, ApiError, Call, Reply
 from .routes_apps import authenticate
+from .routes_common import HANDLERS, ApiError, Call, Reply
 
 GHES_PREFIX = "/api/v3"
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})

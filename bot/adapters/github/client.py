@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Iterator
+from datetime import UTC, datetime
 
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, RateLimitExceededException
@@ -156,7 +156,7 @@ class RenewableInstallationAuth(Auth.AppInstallationAuth):
     def token(self) -> str:
         with self._held_lock:
             held = self._held
-            if held is None or held.expires_at - TOKEN_REFRESH_THRESHOLD_TIMEDELTA < datetime.now(timezone.utc):
+            if held is None or held.expires_at - TOKEN_REFRESH_THRESHOLD_TIMEDELTA < datetime.now(UTC):
                 held = self._held = self._get_installation_authorization()
             return held.token
 

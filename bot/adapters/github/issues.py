@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from github import Github, GithubException
 
 from bot.adapters.github.checks import CheckResult, publish_check_run
 from bot.adapters.github.client import classified_errors
 from bot.core.tracker.issue_view import BOT_LABEL, LABEL_COLORS
-
 
 PERMISSION_TTL_SECONDS = 60.0  # long enough for a burst of commands, short enough that a removal counts
 _permissions: dict[tuple[str, str], tuple[float, str]] = {}

@@ -13,8 +13,8 @@ import math
 import stat
 import zipfile
 
-from bot.core.reports.records import PerfIssue
 from bot.core.config import RepoConfig, Runner
+from bot.core.reports.records import PerfIssue
 from bot.core.verify.verify_plan import programs
 from bot.errors import UserError
 

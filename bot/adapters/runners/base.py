@@ -98,7 +98,7 @@ class Runner(Protocol):
     def cores(self) -> int | None:
         """CPUs the host gives a run (None: cannot tell): a par sweep's default is 1..this."""
 
-    def for_project(self, repo_path, build: tuple[str, ...] | None) -> "Runner":
+    def for_project(self, repo_path, build: tuple[str, ...] | None) -> Runner:
         """The same host, limits and workspaces for another repository and build (a reference implementation);
         it shares this runner's lock, so only this runner's exclusive() is ever taken."""
 

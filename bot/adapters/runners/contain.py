@@ -67,7 +67,7 @@ os.write(status, f"{seconds!r} {code} {usage.ru_utime!r} {usage.ru_stime!r} "
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_problem():
     """None when bwrap contains a command on this host; otherwise what is missing, in words for a person."""
     found = shutil.which(BWRAP)

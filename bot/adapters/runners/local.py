@@ -12,9 +12,9 @@ import logging
 import os
 import shutil
 import socket
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import git
 

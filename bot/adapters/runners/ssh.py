@@ -17,10 +17,10 @@ import os
 import re
 import shlex
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
 
 from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
@@ -270,7 +270,7 @@ class SshRunner:
         name = self.host if self.port == 22 else f"[{self.host}]:{self.port}"
         add = (f"add the host key of {self.host} to {known} (ssh-keyscan -p {self.port} {self.host} >> {known}) "
                "after checking its fingerprint")
-        if "IDENTIFICATION HAS CHANGED" in text or "host key for" in text.lower() and "changed" in text:
+        if "IDENTIFICATION HAS CHANGED" in text or ("host key for" in text.lower() and "changed" in text):
             raise UserError(f"the host key of {self.where} does not match {known}: if the host was reinstalled, "
                             f"remove the old key (ssh-keygen -R '{name}' -f {known}) and {add}")
         if "Host key verification failed" in text or "host key is known" in text:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -33,7 +33,7 @@ def open_answer(db: Database, repo_key: str, issue_number: int, source_comment_i
         answer = session.scalars(select(CommandAnswer).where(
             CommandAnswer.repo_key == repo_key, CommandAnswer.source_comment_id == source_comment_id)).first()
         if answer is None:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             answer = CommandAnswer(repo_key=repo_key, issue_number=issue_number, source_comment_id=source_comment_id,
                                    author=author, lines=[], created_at=now, updated_at=now)
             session.add(answer)
@@ -46,7 +46,7 @@ def add_line(db: Database, answer_id: int, command: str, answer: str = "…", li
     with db.session() as session:
         row = session.get(CommandAnswer, answer_id)
         row.lines = [*row.lines, {"command": command, "line": line, "answer": answer, "runs": []}]
-        row.updated_at = datetime.now(timezone.utc)
+        row.updated_at = datetime.now(UTC)
         return len(row.lines) - 1
 
 
@@ -59,7 +59,7 @@ def set_line(db: Database, answer_id: int, index: int, answer: str | None = None
             lines[index]["answer"] = answer
         if runs is not None:
             lines[index]["runs"] = runs
-        row.lines, row.updated_at = lines, datetime.now(timezone.utc)
+        row.lines, row.updated_at = lines, datetime.now(UTC)
         return _row(row)
 
 

@@ -1,9 +1,9 @@
 """Opening a store: engine from a URL, schema brought to head by Alembic, sessions handed out."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url

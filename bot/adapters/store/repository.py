@@ -1,9 +1,10 @@
 """Record persistence for one repository: find by slug or alias, write revisions, remember sync progress."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
@@ -67,7 +68,7 @@ class RecordRepository:
         self.insert_queued()
         if self.repo.last_synced_commit != sha:
             self.repo.last_synced_commit = sha
-            self.repo.synced_at = datetime.now(timezone.utc)
+            self.repo.synced_at = datetime.now(UTC)
 
     def preload(self, slugs: Iterable[str]) -> None:
         """Fetch the records and aliases for many slugs at once (one query per chunk, not per slug)."""

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError, model_validator
 
-from bot.core.verify.noise import Quiet
-from bot.core.reports.records import ReadingOptions
 from bot.core.config.build import Build, BuildScript
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
@@ -24,6 +22,8 @@ from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, R
 from bot.core.config.runners import Runner, Suite
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import Section
+from bot.core.reports.records import ReadingOptions
+from bot.core.verify.noise import Quiet
 
 
 class PerfbotFile(Section):

@@ -1,14 +1,14 @@
 """The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
 from __future__ import annotations
 
-from bot.core.lint.audit import AuditResult, offline_audit
-from bot.core.lint.rules import lint
-from bot.core.reports.parse import parse
-from bot.core.reports.codeblocks import LANGUAGE_TAGS
-from bot.core.reports.records import REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.similarity import CauseProfile, cause_profile, jaccard, overlap
 from bot.core.dedup.verdicts import Verdict
+from bot.core.lint.audit import AuditResult, offline_audit
+from bot.core.lint.rules import lint
+from bot.core.reports.codeblocks import LANGUAGE_TAGS
+from bot.core.reports.parse import parse
+from bot.core.reports.records import REPORT_DIR, PerfIssue, ReadingOptions
 
 NAME = "offline"
 # Chosen on tests/data/dedup and tests/data/dedup_tune with bench/dedup_eval.py, never on

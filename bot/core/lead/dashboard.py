@@ -6,10 +6,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from bot.core.verify import verdict_words as words
 from bot.core.lead.digest import FixFact
 from bot.core.lead.milestones import MilestoneProgress, RecordFact, RunFact, standing
 from bot.core.lead.notices import Notice
+from bot.core.verify import verdict_words as words
 
 MARKER = "<!-- perfbot:dashboard -->"
 LABEL = "perfbot-dashboard"

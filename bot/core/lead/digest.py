@@ -5,11 +5,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.core.verify.claim_size import ratio_kind
-from bot.core.lead.digest_scaling import ParScaling, par_scaling
 from bot.core.config import Milestone
-from bot.core.lead.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
-                                 standing)
+from bot.core.lead.digest_scaling import ParScaling, par_scaling
+from bot.core.lead.milestones import MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress, standing
+from bot.core.verify.claim_size import ratio_kind
 
 STALE_AFTER = timedelta(days=14)
 

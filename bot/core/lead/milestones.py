@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+
 from bot.core.config import Milestone
 from bot.core.verify.scaling import ScalingFact
 

@@ -6,10 +6,29 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.core.lint.checks import (
-    LintContext, Problem, backend_missing, c_translation_missing, context_missing, draft_location, file_name,
-    fix_missing, fix_ref_invalid, measurements_missing, ratio_meaning, ratio_mismatch, ratio_missing, ratio_unsure,
-    reference_within_factor, repro_missing, root_cause_missing,
-    seq_within_tolerance, supersedes_self, supersedes_unknown, threads_missing, title_missing, too_long,
+    LintContext,
+    Problem,
+    backend_missing,
+    c_translation_missing,
+    context_missing,
+    draft_location,
+    file_name,
+    fix_missing,
+    fix_ref_invalid,
+    measurements_missing,
+    ratio_meaning,
+    ratio_mismatch,
+    ratio_missing,
+    ratio_unsure,
+    reference_within_factor,
+    repro_missing,
+    root_cause_missing,
+    seq_within_tolerance,
+    supersedes_self,
+    supersedes_unknown,
+    threads_missing,
+    title_missing,
+    too_long,
     track_missing,
 )
 from bot.core.reports.parse import parse

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field, replace
 
 from bot.core.reports.byline import Byline
 from bot.core.reports.facts import Fact, ProseFacts
-from bot.core.reports.records import Measurement
 from bot.core.reports.gpu_claims import GPU_BACKENDS, gpu_claim
+from bot.core.reports.records import Measurement
 from bot.core.reports.table_ratios import TableRatio, reference_ratio, significant, table_ratio
 
 FACT_NAMES = ("track", "backend", "threads", "ratio", "fix", "host")

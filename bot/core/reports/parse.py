@@ -10,8 +10,17 @@ from bot.core.reports.fact_resolution import resolve_facts
 from bot.core.reports.facts import ProseFacts, extract_prose_facts
 from bot.core.reports.frontmatter import FrontMatter, read_front_matter
 from bot.core.reports.headings import SectionSpan, locate_sections, section_of_heading
-from bot.core.reports.records import (CodeBlock, Finding, ParseResult, PerfIssue, ReadingOptions, Section, Severity,
-                              slug_from_filename, slug_of)
+from bot.core.reports.records import (
+    CodeBlock,
+    Finding,
+    ParseResult,
+    PerfIssue,
+    ReadingOptions,
+    Section,
+    Severity,
+    slug_from_filename,
+    slug_of,
+)
 from bot.core.reports.scan import MAX_NESTING, Scan, scan
 from bot.core.reports.tables import RawTable, has_time_column, measurements_of
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 
 # Decimal comma tolerated ("9,8x"). Bounded and anchored to whole digit runs: a 100,000-digit run is no ratio,
 # and matching it must stay linear.

@@ -7,12 +7,11 @@ at the first step whose added threads confidently gain less than a fraction of w
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
-
-from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
 
 from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
+from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
 
 
 def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: int | None) -> tuple[int, ...]:

@@ -7,7 +7,7 @@ import hashlib
 import re
 from dataclasses import replace
 
-from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, fill, measure_problem
+from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, measure_problem
 from bot.core.reports.records import PerfIssue
 from bot.errors import UserError
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.adapters.runners.base import BuildError
-from bot.core.config import check_advice as advice
 from bot.core.config import RepoConfig, fill
+from bot.core.config import check_advice as advice
 from bot.core.config.lines import Path
-from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.reports.records import PerfIssue
+from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.verify.verify_plan import from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
 

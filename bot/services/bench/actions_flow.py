@@ -7,12 +7,19 @@ other runners and finishes through BenchFlow, so comment, status and verdict loo
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from bot.adapters.git import GitRepository
 from bot.adapters.github.actions import WorkflowRun, actions_of
-from bot.adapters.runners.actions import (MAX_ZIP_BYTES, ArtifactError, artifact_name, checked_sides,
-                                          dispatch_inputs, read_samples, run_title)
+from bot.adapters.runners.actions import (
+    MAX_ZIP_BYTES,
+    ArtifactError,
+    artifact_name,
+    checked_sides,
+    dispatch_inputs,
+    read_samples,
+    run_title,
+)
 from bot.adapters.store.bench import bench_store
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.errors import UserError
@@ -37,7 +44,7 @@ class ActionsFlow:
         db = self.bench.db
         bench_store.start_run(db, run["id"], conf.name, HOST)
         bench_store.set_options(db, run["id"], actions={"workflow": conf.workflow,
-                                                        "dispatched_at": datetime.now(timezone.utc).isoformat()})
+                                                        "dispatched_at": datetime.now(UTC).isoformat()})
         bench_store.save_progress(db, run["id"], {"note": "dispatched to GitHub Actions"})
         run = bench_store.get_run(db, run["id"])
         self.bench._show(run, tracker, target, config, record)

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
-from bot.core.verify import bench_view, scaling_view, verdict_words as words
-from bot.core.tracker.issue_view import comment_marker
-from bot.core.reports.records import PerfIssue
 from bot.core.config import RepoConfig
+from bot.core.reports.records import PerfIssue
+from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import fenced
+from bot.core.verify import bench_view, scaling_view
+from bot.core.verify import verdict_words as words
 from bot.errors import TransientError, UserError
 from bot.services.bench.actions_flow import ActionsFlow
 from bot.services.bench.bench_inputs import FIX, GUARD, REPRODUCE, for_run

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.git import GitRepository
-from bot.core.config import BuildScript, ConfigFileError, parse_repo_config, RepoConfig, script_problem
+from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo_config, script_problem
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.verify.verify_plan import with_measure

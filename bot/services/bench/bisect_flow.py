@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import bisect_store, guard_store
@@ -21,9 +21,9 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
-from bot.core.verify import bisect
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import cell
+from bot.core.verify import bisect
 from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of

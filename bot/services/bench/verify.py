@@ -12,27 +12,36 @@ the runtime's own metrics; the ratio is made of `[verify] measure`.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from bot.core.verify.noise import noise
+from bot.core.config import RepoConfig
+from bot.core.reports.records import PerfIssue
 from bot.core.tracker.outgoing import window
 from bot.core.verify.bench_view import count_text
 from bot.core.verify.claim_size import ClaimSize, judge_claim
 from bot.core.verify.gain import fix_gain, gain_text
+from bot.core.verify.gpu_modes import AUTO, GPU, auto_target, modes_summary
+from bot.core.verify.noise import noise
 from bot.core.verify.outputs import mismatch, normalised
-from bot.core.reports.records import PerfIssue
-from bot.core.config import RepoConfig
-from bot.core.verify.scaling import summary as sweep_summary, sweep_text
+from bot.core.verify.scaling import summary as sweep_summary
+from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
-from bot.core.verify.verify_plan import (fill, from_root, inputs_of, program_name, programs, reference_of, with_input,
-                                  with_measure)
+from bot.core.verify.verify_plan import (
+    fill,
+    from_root,
+    inputs_of,
+    program_name,
+    programs,
+    reference_of,
+    with_input,
+    with_measure,
+)
+from bot.services.bench.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.references import ReferenceTarget, prepare_reference
 from bot.services.bench.suite import measure_suites
-from bot.core.verify.gpu_modes import AUTO, GPU, auto_target, modes_summary
-from bot.services.bench.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.bench.sweep import ERROR, MISMATCH, counts_for, measure_sweep
 
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)

@@ -15,11 +15,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.reviews.retrieval_store import (features_version, live_features, live_hashes, live_reports_named,
-                                                store_features, stored_features)
-from bot.core.reports.records import PerfIssue, ReadingOptions
+from bot.adapters.store.reviews.retrieval_store import (
+    features_version,
+    live_features,
+    live_hashes,
+    live_reports_named,
+    store_features,
+    stored_features,
+)
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import Features, features
+from bot.core.reports.records import PerfIssue, ReadingOptions
 
 
 @dataclass

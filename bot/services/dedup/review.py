@@ -5,10 +5,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.core.reports.records import PerfIssue
 from bot.core.dedup.retrieval import Candidate, RetrievalIndex
 from bot.core.dedup.similarity import features
 from bot.core.dedup.verdicts import PROMPT_VERSION, Verdict
+from bot.core.reports.records import PerfIssue
 
 # Below this combined score a candidate is not worth a reviewer's time.
 MIN_SCORE = 0.15

@@ -8,17 +8,17 @@ its marker before one is made, so a restart, a second worker or a retry after a 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 from zoneinfo import ZoneInfo
 
 from bot.adapters.digest_schedule import last_due, week_of
 from bot.adapters.git import GitRepository
-from bot.adapters.store.lead import digest_store
 from bot.adapters.store.engine import Database
-from bot.core.tracker.issue_view import BOT_LABEL
-from bot.core.parity.check import ParityReport
+from bot.adapters.store.lead import digest_store
 from bot.core.config import RepoConfig
+from bot.core.parity.check import ParityReport
+from bot.core.tracker.issue_view import BOT_LABEL
 from bot.services.bench.bench_inputs import read_config
 from bot.services.lead.digest import make_digest, marker
 from bot.services.lead.parity_flow import ParityFlow

@@ -4,14 +4,23 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository, RevisionInput
-from bot.core.reports.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
+from bot.core.reports.history import (
+    ADDED,
+    DELETED,
+    MERGED,
+    MODIFIED,
+    RENAMED,
+    CommitInfo,
+    ReportChange,
+    order_for_apply,
+)
 from bot.core.reports.reading import Reading, read_report, reading_of
 from bot.core.reports.records import ReadingOptions
 from bot.services.bench.bench_inputs import reading_at

@@ -1,7 +1,7 @@
 """Bench runs in the store: queued, running with progress, done with every sample; and verdicts on records."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
@@ -13,7 +13,7 @@ QUEUED, RUNNING, DONE = "queued", "running", "done"
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str, outcome, host: str = "",

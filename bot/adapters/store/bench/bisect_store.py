@@ -1,7 +1,7 @@
 """Bisections in the store: queued, running with each decided step saved at once, done with the culprit."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -16,7 +16,7 @@ def create(db: Database, repo_key: str, slug: str, good: str, bad: str, *, reque
     with db.session() as session:
         row = Bisection(repo_key=repo_key, slug=slug, good_sha=good, bad_sha=bad, status=QUEUED, outcome="",
                         message="queued", steps=[], requested_by=requested_by, options=options or {},
-                        created_at=datetime.now(timezone.utc))
+                        created_at=datetime.now(UTC))
         session.add(row)
         session.flush()
         return row.id
@@ -54,7 +54,7 @@ def finish(db: Database, bisect_id: int, outcome: str, message: str, culprit: st
     with db.session() as session:
         row = session.get(Bisection, bisect_id)
         row.status, row.outcome, row.message, row.culprit_sha = DONE, outcome, message, culprit
-        row.finished_at = datetime.now(timezone.utc)
+        row.finished_at = datetime.now(UTC)
 
 
 def _as_dict(row: Bisection) -> dict:

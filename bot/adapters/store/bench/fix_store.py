@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -42,7 +42,7 @@ def attach(db: Database, repo_key: str, slug: str, branch: str, *, source: str, 
            base_sha: str | None = None, pr_number: int | None = None, stats: tuple[int, int, int] | None = None,
            token_delta: int | None = None, attached_by: str = "") -> tuple[FixRow, bool]:
     """Attach (or refresh) a fix; True when its head is new, i.e. there is something new to verify."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with db.session() as session:
         fix = session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.slug == slug,
                                                 Fix.branch == branch)).first()
@@ -70,7 +70,7 @@ def attach(db: Database, repo_key: str, slug: str, branch: str, *, source: str, 
 def set_state(db: Database, fix_id: int, state: str) -> None:
     with db.session() as session:
         fix = session.get(Fix, fix_id)
-        fix.state, fix.updated_at = state, datetime.now(timezone.utc)
+        fix.state, fix.updated_at = state, datetime.now(UTC)
 
 
 def fixes_for(db: Database, repo_key: str, slug: str) -> list[FixRow]:
@@ -145,5 +145,5 @@ def mark_fixed(db: Database, repo_key: str, slug: str, detail: str, actor: str, 
             return False
         record.state = "fixed"
         session.add(RecordEvent(record_id=record.id, kind="fixed", actor=actor, detail=detail, delivery_id=delivery_id,
-                                at=datetime.now(timezone.utc)))
+                                at=datetime.now(UTC)))
         return True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -56,5 +56,5 @@ def mark_regressed(db: Database, repo_key: str, slug: str, detail: str, delivery
         record.state = "regressed"
         record.verdict = None  # the verdict that closed it no longer holds at the head
         session.add(RecordEvent(record_id=record.id, kind="regressed", actor="perfbot", detail=detail,
-                                delivery_id=delivery_id, at=datetime.now(timezone.utc)))
+                                delivery_id=delivery_id, at=datetime.now(UTC)))
         return True

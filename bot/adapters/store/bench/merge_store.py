@@ -2,7 +2,7 @@
 against GitHub's own list whenever the campaign dashboard asks it (a lost webhook does not leave one behind)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, select
 
@@ -16,7 +16,7 @@ def opened(db: Database, repo_key: str, number: int, keep: str, merged_from: str
         row = session.scalar(select(PendingMerge).where(PendingMerge.repo_key == repo_key,
                                                         PendingMerge.number == number))
         if row is None:
-            row = PendingMerge(repo_key=repo_key, number=number, opened_at=datetime.now(timezone.utc))
+            row = PendingMerge(repo_key=repo_key, number=number, opened_at=datetime.now(UTC))
             session.add(row)
         row.keep, row.merged_from, row.title, row.opened_by = keep, merged_from, title[:400], by[:200]
 
@@ -36,7 +36,7 @@ def set_open(db: Database, repo_key: str, pulls: list[tuple[int, str, str]]) -> 
         for number, keep, title in pulls:
             if number not in known:
                 session.add(PendingMerge(repo_key=repo_key, number=number, keep=keep, merged_from="",
-                                         title=title[:400], opened_by="", opened_at=datetime.now(timezone.utc)))
+                                         title=title[:400], opened_by="", opened_at=datetime.now(UTC)))
 
 
 def as_dict(row: PendingMerge) -> dict:

@@ -10,10 +10,10 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
 from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
-from bot.core.verify.bench_view import side_rows
 from bot.core.lead.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
-from bot.core.verify.scaling import scaling_fact
 from bot.core.lead.milestones import RunFact, SidePoint
+from bot.core.verify.bench_view import side_rows
+from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
 
 

@@ -1,7 +1,7 @@
 """Posted digests in the store: one per repository and ISO week, kept for the dashboard and for exactly-once."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -22,7 +22,7 @@ def claim_week(db: Database, repo_key: str, week: str, start: datetime, end: dat
     try:
         with db.session() as session:
             post = DigestPost(repo_key=repo_key, week=week, window_start=start, window_end=end, body=body,
-                              summary=summary, created_at=datetime.now(timezone.utc))
+                              summary=summary, created_at=datetime.now(UTC))
             session.add(post)
             session.flush()
             return _as_dict(post)

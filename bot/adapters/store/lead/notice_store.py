@@ -8,7 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.service_models import DashboardIssue, Notice as NoticeRow
+from bot.adapters.store.service_models import DashboardIssue
+from bot.adapters.store.service_models import Notice as NoticeRow
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from sqlalchemy.exc import IntegrityError
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.service_models import RetrievalFeatures
+from bot.core.dedup.similarity import FEATURES_VERSION, Features
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
-from bot.core.dedup.similarity import FEATURES_VERSION, Features
 
 _LIVE = ("open", "closed")  # closed by a person still counts; merged and deleted records do not
 _CHUNK = 500  # slugs per IN list: well under SQLite's bound on parameters
