@@ -44,7 +44,7 @@ def world(github, database, tmp_path):
     heads["main"] = remote.write(".perfbot.toml", ACTIONS_CONFIG).commit("bench on GitHub Actions")
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
-    with github_bot(github, database, tmp_path) as (services, worker, queue):
+    with github_bot(github, database, tmp_path) as (services, worker, _queue):
         services.sync_and_mirror(REPO, None, None)
         github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                         base_sha=heads["main"], body="Fixes perf_boxed_sum", user="dev")

@@ -69,7 +69,7 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
 
 
 def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
-    repo, heads, key, queue, tracker, services, worker = world
+    repo, heads, key, _queue, tracker, services, worker = world
     repo.repo.git.checkout("-q", "-b", "fix/perf_boxed_sum-attempt", heads["main"])
     repo.write("runtime.c", NOT_A_FIX).commit("runtime: a change that fixes nothing")
     repo.repo.git.checkout("-q", "main")
@@ -88,7 +88,7 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
 
 
 def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, tmp_path):
-    repo, heads, key, queue, tracker, services, worker = world
+    repo, _heads, key, queue, tracker, services, worker = world
     # The fixed runtime lands on main with the report still claiming 12x: the claim no longer reproduces.
     repo.repo.git.merge("-q", "--no-ff", "-m", "land the runtime fix", "fix/perf_boxed_sum")
     config = (repo.root / ".perfbot.toml").read_text().replace("[verify]\n", "[verify]\non_open = true\nfixes = false\n")
@@ -120,7 +120,7 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
 
 
 def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):
-    repo, heads, key, queue, tracker, services, worker = world
+    _repo, _heads, key, queue, tracker, services, worker = world
 
     class Broken:
         name, kind, host, build_timeout = "local", "local", "here", 60

@@ -70,7 +70,7 @@ def test_edits_and_merges_update_in_place(database, git_repo, tracker, github):
     assert len(comments(github, 1)) == 1 and "clean now" in comments(github, 1)[0]
     git_repo.delete(A).write(C, canonical_report("perf_c", supersedes=("perf_a",))).commit("merge")
     sync_and_mirror(database, git_repo, tracker)
-    title, state, reason, labels, _ = issues(github)[1]
+    _title, state, reason, labels, _ = issues(github)[1]
     assert (state, reason) == ("closed", "duplicate") and "state: merged" in labels
     assert any("Duplicate of #2" in c for c in comments(github, 1))
 

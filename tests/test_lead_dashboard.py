@@ -230,7 +230,7 @@ def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, gi
 
 
 def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(world, github, database):
-    services, worker, queue, _ = world
+    services, worker, _queue, _ = world
     services.refresh_dashboard(REPO)
     assert worker.run_once()  # bench run 1, the fix branch's verification the sync queued, measured for real
     [run] = bench_store.runs_for(database, SLUG, repo_key=REPO)

@@ -91,7 +91,7 @@ def test_extras_become_fields_and_exceptions_their_text(capture):
 
 def test_no_configured_secret_reaches_the_log_in_messages_arguments_fields_or_tracebacks(capture):
     log = logging.getLogger("perfbot.leaky")
-    log.info("secret in the message: %s" % WEBHOOK_SECRET)
+    log.info(f"secret in the message: {WEBHOOK_SECRET}")
     log.info("secret in the arguments: %s %s", OLD_SECRET, DASHBOARD)
     log.info("key: %s", PRIVATE_KEY, extra={"header": f"Authorization: token {TOKEN}"})
     log.info("payload %s", json.dumps({"key": PRIVATE_KEY}))  # the key's newlines escaped by JSON

@@ -210,7 +210,7 @@ def test_a_one_sided_edit_in_a_renamed_file_is_still_compared_with_the_old_file(
 
 
 def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database, tmp_path):
-    repo, heads = remote
+    repo, _heads = remote
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")
     services, key, folder = local_services(database, tmp_path, repo.root)
     services.sync_and_mirror(key, None, None)

@@ -119,7 +119,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     from tests.test_dashboard import make_client
 
     database = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")  # the store is not what this test is about
-    repo, heads = build_sweep_project(tmp_path / "runtime")
+    repo, _heads = build_sweep_project(tmp_path / "runtime")
     key, queue, tracker = local_key(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
     bench = BenchFlow(database, lambda conf, path, config: LocalRunner(conf.name, path, tmp_path / "bench",
                                                                        build=config.build), comment_every=0)

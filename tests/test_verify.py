@@ -57,7 +57,7 @@ def test_a_build_failure_and_a_timeout_give_clear_messages(project):
 
 
 def test_builds_are_reused_per_commit(project):
-    heads, config, runner, record = project
+    heads, _config, runner, _record = project
     first = runner.prepare(heads["main"])
     assert runner.prepare(heads["main"]) == first and (first / ".perfbot-built").read_text() == heads["main"]
 
@@ -87,7 +87,7 @@ int main(void) {
 
 
 def test_a_report_whose_code_tries_to_escape_its_folder_is_contained(project):
-    heads, config, runner, record = project
+    heads, config, runner, _record = project
     from tests.bench_project import N
 
     text = report().split("```c\n", 1)

@@ -107,7 +107,7 @@ def test_a_bad_config_file_is_named_with_its_line_and_key(history, cli, tmp_path
 
 
 def test_a_missing_config_file_is_a_usage_error(history, cli, tmp_path):
-    repo, heads = history
+    repo, _heads = history
     result = cli("--repo", str(repo.root), "--config", str(tmp_path / "nope.toml"))
     assert result.exit_code == 2 and "--config" in result.output and "does not exist" in result.output
 

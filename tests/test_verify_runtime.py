@@ -32,7 +32,7 @@ factor = 1.5
 @pytest.fixture(scope="module", params=["local", "ssh"])
 def project(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"runtime-{request.param}")
-    repo, heads, other = build_runtime_project(root)
+    repo, heads, _other = build_runtime_project(root)
     build = parse_repo_config(config()).build
     if request.param == "local":
         runner = LocalRunner("local", repo.root, root / "cache", build=build, memory_mb=512)
@@ -128,7 +128,7 @@ def test_a_reference_with_its_own_repository_build_and_run_list(project):
 
 
 def test_a_reference_repository_given_by_url_is_mirrored_and_fetched(project, tmp_path):
-    heads, runner = project
+    _heads, runner = project
     url = f"file://{Path(runner.repo_path).parent / 'oldrt'}"
     settings = config(tail=OLDRT.replace('repository = "../oldrt"', f'repository = "{url}"'),
                       verify_extra='measure = "instructions"')
@@ -166,7 +166,7 @@ def test_page_faults_stay_out_of_a_user_time_verdict(project):
 
 
 def test_instructions_without_a_counter_say_what_each_tool_answered(project, tmp_path, monkeypatch):
-    heads, runner = project
+    _heads, runner = project
     if not isinstance(runner, LocalRunner):
         pytest.skip("the ssh host's PATH is the host's own")
     monkeypatch.setenv("PATH", str(tmp_path))  # neither perf nor valgrind can be found

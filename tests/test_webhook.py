@@ -76,7 +76,7 @@ def test_a_redelivery_is_acknowledged_and_stored_once(service):
 
 
 def test_a_rotated_out_secret_still_verifies_while_listed(service):
-    url, database = service
+    url, _database = service
     assert post_delivery(url, "push", webhook_examples("push")[0], secret=OLD_SECRET).status_code == 202
 
 

@@ -121,7 +121,7 @@ def _ratio_chart(labels: tuple[str, ...], ratios: tuple[float, ...], threshold: 
         axes.bar_label(bars, labels=texts, fontsize=8, padding=2)
         axes.set_yticks(list(rows), [_plain(label) for label in labels])
         axes.axvline(threshold, color=MUTED, linestyle="--", linewidth=1)
-        axes.set_xlim(0, max(ratios + (threshold,)) * (1.45 if measured else 1.18))
+        axes.set_xlim(0, max((*ratios, threshold)) * (1.45 if measured else 1.18))
         axes.set_xlabel(f"language / C (x); dashed: {times(threshold)}", fontsize=9)
         if title:
             axes.set_title(_plain(title), fontsize=10, loc="left")

@@ -28,7 +28,7 @@ def render(result: CheckResult) -> list[str]:
     if not result.built:
         return lines + [f"  {result.build_problem}"] + [_shown("fix", fix) for fix in result.build_fixes]
     if not result.reports:
-        return lines + ["no reports in devs/issues/ yet: write one with `perfbot new`"]
+        return [*lines, "no reports in devs/issues/ yet: write one with `perfbot new`"]
     width = max(len(r.slug) for r in result.reports)
     lines.append(f"{'report':<{width}}  runs  equal  metrics  language       C")
     for r in result.reports:

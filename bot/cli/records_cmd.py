@@ -18,7 +18,7 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
 
 
 @click.command("list")
-@click.option("--state", "states", multiple=True, type=click.Choice(STATES + ("all",)),
+@click.option("--state", "states", multiple=True, type=click.Choice((*STATES, "all")),
               help="Records in these states (repeatable; default: open).")
 @click.option("--track", type=click.Choice(TRACKS))
 @click.option("--backend", type=click.Choice(BACKENDS))

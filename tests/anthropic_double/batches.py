@@ -69,11 +69,11 @@ def check_batch_shape(body: Any) -> list[ApiError]:
     problems = [invalid(f"{key}: Extra inputs are not permitted") for key in sorted(body.keys() - {"requests"})]
     requests = body.get("requests")
     if requests is None:
-        return problems + [invalid("requests: Field required")]
+        return [*problems, invalid("requests: Field required")]
     if not isinstance(requests, list) or not requests:
-        return problems + [invalid("requests: List should have at least 1 item")]
+        return [*problems, invalid("requests: List should have at least 1 item")]
     if len(requests) > MAX_REQUESTS:
-        return problems + [invalid(f"requests: a Message Batch holds at most {MAX_REQUESTS} requests")]
+        return [*problems, invalid(f"requests: a Message Batch holds at most {MAX_REQUESTS} requests")]
     seen: set[str] = set()
     for index, request in enumerate(requests):
         where = f"requests.{index}"

@@ -21,6 +21,7 @@ kept up to `output_bytes` a stream and the rest read and dropped, so the caller'
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -79,7 +80,7 @@ def bwrap_problem():
         argv.append("true")
         done = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, env={})
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return "bwrap could not be started: %s" % exc
+        return f"bwrap could not be started: {exc}"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
@@ -105,7 +106,7 @@ def sandbox_argv(cwd, workspace, readable, python, env, bwrap=BWRAP):
     for shown in (prefix, *readable, workspace):
         if shown and not any(shown == s or shown.startswith(s + "/") for s in SYSTEM):
             argv += ["--ro-bind-try", shown, shown]  # a readable folder this host lacks is simply not there
-    return argv + ["--bind", cwd, cwd, "--chdir", cwd, "--"]
+    return [*argv, "--bind", cwd, cwd, "--chdir", cwd, "--"]
 
 
 def run(request):
@@ -115,7 +116,7 @@ def run(request):
     processes, cap = int(request.get("processes", 256)), int(request.get("output_bytes", 16 << 20))
     sandbox = request.get("sandbox", "bwrap")
     if sandbox not in ("bwrap", "none"):  # fail closed: only the explicit opt-out runs uncontained
-        return {"refused": "sandbox must be \"bwrap\" or \"none\", not %r, so nothing runs" % str(sandbox)[:40]}
+        return {"refused": f"sandbox must be \"bwrap\" or \"none\", not {str(sandbox)[:40]!r}, so nothing runs"}
     if sandbox == "bwrap":
         problem = bwrap_problem()
         if problem:
@@ -157,7 +158,7 @@ def run(request):
         os.close(status_write)
         if group:
             group.close()
-        return _answer(127, b"", ("cannot run %s: %s" % (argv[0], exc)).encode(), 0.0, None, sandbox)
+        return _answer(127, b"", (f"cannot run {argv[0]}: {exc}").encode(), 0.0, None, sandbox)
     os.close(status_write)
     load, ticks = os.getloadavg()[0], _cpu_ticks()
     started = time.perf_counter()
@@ -225,10 +226,8 @@ def _kill(process, group):
     with its first process)."""
     if group:
         group.kill()
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if process.returncode is None:
         process.wait()
 
@@ -337,10 +336,8 @@ class Cgroup:
             if not pids:
                 return
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             time.sleep(0.01)
 
     def close(self):

@@ -98,7 +98,7 @@ class SshRunner:
 
         If this process dies, its session closes, the holder reads EOF and exits, and the lock is free.
         """
-        holder = subprocess.Popen(self._ssh_argv() + [self._python("lock", LOCK_PATH)], stdin=subprocess.PIPE,
+        holder = subprocess.Popen([*self._ssh_argv(), self._python("lock", LOCK_PATH)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             for line in holder.stdout:  # waits here while another benchmark holds the host
@@ -250,7 +250,7 @@ class SshRunner:
 
     def _exec(self, remote: str, *, timeout: float, data: bytes | None = None,
               stdin=subprocess.DEVNULL) -> tuple[int, bytes, bytes]:
-        process = subprocess.Popen(self._ssh_argv() + [remote], stdin=subprocess.PIPE if data is not None else stdin,
+        process = subprocess.Popen([*self._ssh_argv(), remote], stdin=subprocess.PIPE if data is not None else stdin,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             out, err = process.communicate(data, timeout=timeout)

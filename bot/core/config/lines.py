@@ -22,7 +22,7 @@ def key_lines(text: str) -> dict[Path, int]:
         if stripped.startswith("[["):
             path = _within_arrays(_dotted(stripped[2:_closing(stripped, 2)]), counts)
             counts[path] = counts.get(path, -1) + 1
-            table = path + (counts[path],)
+            table = (*path, counts[path])
             _mark(index, path, number)
             index[table] = number
         elif stripped.startswith("["):
@@ -94,7 +94,7 @@ def _dotted(key: str) -> Path:
             current = ""
         else:
             current += char
-    return tuple(parts + [current.strip()])
+    return tuple([*parts, current.strip()])
 
 
 class _Value:

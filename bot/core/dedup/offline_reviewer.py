@@ -73,10 +73,10 @@ def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_
         return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism else [])
     apart = " vs ".join(f"{track}/{backend}" for track, backend in claims)
     if mechanism:
-        return kind, reasons + [f"different track or backend ({apart}), but the same root-cause mechanism: "
+        return kind, [*reasons, f"different track or backend ({apart}), but the same root-cause mechanism: "
                                 f"{mechanism}"]
-    return "distinct", reasons + [f"different track or backend ({apart}) and no shared root-cause mechanism: "
-                                  f"a shared program is not a shared cause"]
+    return "distinct", [*reasons, f"different track or backend ({apart}) and no shared root-cause mechanism: "
+                                  "a shared program is not a shared cause"]
 
 
 def _mechanism(new: CauseProfile, old: CauseProfile) -> str:

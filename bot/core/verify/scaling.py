@@ -7,6 +7,7 @@ at the first step whose added threads confidently gain less than a fraction of w
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -80,7 +81,7 @@ def flattening(samples: Mapping[int, Sequence[float]], gain: float = FLATTEN_GAI
     """The first step a -> b whose whole interval of gained fraction, (t_a/t_b - 1) / (b/a - 1), is under
     `gain`: decided on the intervals, so noise between two counts never reads as a plateau."""
     counts = _usable(samples)
-    for a, b in zip(counts, counts[1:]):
+    for a, b in itertools.pairwise(counts):
         step = ratio_interval(samples[a], samples[b], confidence=confidence, seed=a * MAX_THREADS + b)
         ideal = b / a - 1
         fraction = Interval((step.low - 1) / ideal, (step.point - 1) / ideal, (step.high - 1) / ideal)

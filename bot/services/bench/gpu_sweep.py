@@ -9,12 +9,12 @@ mode auto: the speedup is the faster forced mode's time over auto's; a pass need
 """
 from __future__ import annotations
 
-from bot.core.config import RepoConfig
+from bot.core.config import RepoConfig, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.verify import gpu_modes
 from bot.core.verify.outputs import normalised
 from bot.core.verify.stats import SamplingPlan, decide_at_least
-from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.core.verify.verify_plan import from_root, program_name, with_input
 from bot.errors import UserError
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.sweep import host_cores, warm_up

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.reference_repos import reference_repository, resolve_in
-from bot.core.config import Reference, RepoConfig
+from bot.core.config import Reference, RepoConfig, fill
 from bot.core.reports.records import PerfIssue
-from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.core.verify.verify_plan import from_root, program_name, with_input
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ round and down the next, until the claimed count's speedup interval decides agai
 """
 from __future__ import annotations
 
-from bot.core.config import RepoConfig
+from bot.core.config import RepoConfig, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.outputs import mismatch, normalised
 from bot.core.verify.scaling import sweep_counts
 from bot.core.verify.stats import SamplingPlan, decide_at_least
-from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.core.verify.verify_plan import from_root, program_name, with_input
 from bot.errors import UserError
 from bot.services.bench.measures import ERROR, MISMATCH, timed_rounds, wrap_for_measure
 

@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.core.config import RepoConfig
+from bot.core.config import RepoConfig, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.outgoing import window
 from bot.core.verify.bench_view import count_text
@@ -29,7 +29,6 @@ from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
 from bot.core.verify.verify_plan import (
-    fill,
     from_root,
     inputs_of,
     program_name,

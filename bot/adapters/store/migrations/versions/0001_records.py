@@ -1,7 +1,7 @@
 """records, revisions, slug aliases
 
 Revision ID: 0001
-Revises: 
+Revises:
 """
 import sqlalchemy as sa
 from alembic import op
