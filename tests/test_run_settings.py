@@ -94,6 +94,14 @@ def test_a_report_says_what_it_compares_with_and_at_which_sizes():
         reference_of(parse("d/perf_fold.md", report(reference="runtime").encode()).record, conf)
 
 
+def test_a_named_reference_at_a_ref_is_its_table_on_that_ref():
+    conf = parse_repo_config(config(tail='[references.old]\nrun = ["./bin/old", "{file}"]\nbranch = "v1"\n'))
+    at_ref = reference_of(parse("d/perf_fold.md", report(reference="old@v0.9").encode()).record, conf)
+    assert (at_ref.name, at_ref.branch, at_ref.run) == ("old", "v0.9", ("./bin/old", "{file}"))
+    as_declared = reference_of(parse("d/perf_fold.md", report(reference="old").encode()).record, conf)
+    assert (as_declared.name, as_declared.branch) == ("old", "v1")
+
+
 def test_inputs_become_arguments_and_the_program_file_gets_its_name():
     assert with_input(("./hvm", "run", "{file}", "{input}"), "10 20") == ("./hvm", "run", "{file}", "10", "20")
     assert with_input(("./hvm", "{file}", "{input}"), None) == ("./hvm", "{file}")

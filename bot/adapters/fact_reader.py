@@ -44,7 +44,7 @@ class FactReading:
     final: bool = True  # False: the API refused the request itself (a bad key, say); asking later may work
 
 
-Send = Callable[[dict, dict], object]  # (request params, usage to add to) -> the SDK's Message
+Send = Callable[[dict, dict], anthropic.types.Message]  # (request params, usage to add to) -> the answer
 
 
 def read_facts(send: Send, model: str, system: str, record: PerfIssue, text: str) -> FactReading:

@@ -49,7 +49,7 @@ def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Ru
             # The default branch's build script travels in the plan: the measured commits may predate it.
             "build_script": {"name": config.build_script.name, "text": config.build_script.text}
             if config.build_script else None,
-            "language": list(config.run_language), "c_compile": list(config.c_compile), "c_run": list(config.c_run),
+            "language": list(config.run_language or ()), "c_compile": list(config.c_compile), "c_run": list(config.c_run),
             "samples": config.max_samples, "timeout_seconds": config.timeout_seconds,
             "budget_seconds": config.budget_seconds, "memory_mb": config.memory_mb}
     inputs = {"run": str(run["id"]), "plan": json.dumps(plan, separators=(",", ":")),

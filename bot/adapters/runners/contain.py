@@ -189,7 +189,8 @@ def _collect(process, deadline, cap, group):
     run's first process ended, the rest of its tree is killed, so a detached child cannot hold the pipes open."""
     kept = {process.stdout: bytearray(), process.stderr: bytearray()}
     state = {"clipped": False}
-    timed_out = ended = False
+    timed_out = False
+    ended = 0.0  # when the first process ended, plus a grace period for its pipes; 0: still running
     with selectors.DefaultSelector() as selector:
         for stream in kept:
             selector.register(stream, selectors.EVENT_READ)
@@ -288,7 +289,7 @@ class Cgroup:
     @classmethod
     def make(cls, memory, processes):
         name = "perfbot-run-%d-%d" % (os.getpid(), time.monotonic_ns())
-        folders = {}
+        folders: dict[str, str] = {}
         try:
             for controller, parent in _controller_folders().items():
                 folder = os.path.join(parent, name)
@@ -330,7 +331,7 @@ class Cgroup:
 
     def kill(self):
         for _ in range(100):
-            pids = set()
+            pids: set[int] = set()
             for folder in set(self.folders.values()):
                 pids.update(int(p) for p in (_read(folder, "cgroup.procs") or "").split())
             if not pids:
@@ -355,7 +356,7 @@ class Cgroup:
 
 def _controller_folders():
     """controller -> the folder of this process's cgroup in the hierarchy that has it, where we may write."""
-    mounts = {}
+    mounts: dict[str, tuple[str, str]] = {}  # controller ("" for cgroup2) -> mount
     with open("/proc/self/mountinfo") as info:
         for line in info:
             fields = line.split()
@@ -368,7 +369,7 @@ def _controller_folders():
                         mounts[controller] = mount
             elif fstype == "cgroup2":
                 mounts.setdefault("", mount)
-    found = {}
+    found: dict[str, str] = {}
     with open("/proc/self/cgroup") as own:
         for line in own:
             _, controllers, path = line.rstrip("\n").split(":", 2)

@@ -105,7 +105,7 @@ class LocalRunner:
             return None
         path = self.cache_dir / script_folder(self.build_script) / self.build_script.name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.build_script.text, encoding="utf-8")
+        path.write_text(self.build_script.content, encoding="utf-8")
         path.chmod(0o755)
         return path
 

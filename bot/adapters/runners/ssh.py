@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 
 from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
@@ -100,6 +101,7 @@ class SshRunner:
         """
         holder = subprocess.Popen([*self._ssh_argv(), self._python("lock", LOCK_PATH)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert holder.stdin and holder.stdout and holder.stderr  # all three asked for as pipes
         try:
             for line in holder.stdout:  # waits here while another benchmark holds the host
                 if line.strip() == b"locked":
@@ -145,7 +147,7 @@ class SshRunner:
         path = self.root() / script_folder(self.build_script) / self.build_script.name
         self._checked(_words("mkdir", "-p", path.parent) + " && " + _words("cat") + " > " + shlex.quote(str(path))
                       + " && " + _words("chmod", "755", path), f"cannot write the build script {path}",
-                      data=self.build_script.text.encode("utf-8"))
+                      data=self.build_script.content.encode("utf-8"))
         return path
 
     def run_dir(self, workspace: PurePosixPath, slug: str) -> PurePosixPath:
@@ -221,6 +223,7 @@ class SshRunner:
             raise BuildError(f"cannot check out {sha[:12]}: no such commit in {repo}")
         archive = subprocess.Popen(["git", "-C", repo, "archive", "--format=tar", sha], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
+        assert archive.stdout and archive.stderr  # both asked for as pipes
         try:
             code, _, err = self._exec(_words("mkdir", "-p", workspace) + " && " + _words("tar", "-x", "-f", "-",
                                       "-C", workspace), stdin=archive.stdout, timeout=self.build_timeout)
@@ -263,7 +266,7 @@ class SshRunner:
             self._fail(255, err, "ssh failed")
         return process.returncode, out, err
 
-    def _fail(self, code: int | None, err: bytes, what: str):
+    def _fail(self, code: int | None, err: bytes, what: str) -> NoReturn:
         """Raise the clearest error for a failed ssh command: the fix for a host key, a retry for the network."""
         text = err.decode(errors="replace")
         known, key = self.options.known_hosts_file, self.options.identity_file

@@ -44,7 +44,7 @@ def open_answer(db: Database, repo_key: str, issue_number: int, source_comment_i
 def add_line(db: Database, answer_id: int, command: str, answer: str = "…", line: int | None = None) -> int:
     """Append a command's line; returns its index, by which later progress finds it."""
     with db.session() as session:
-        row = session.get(CommandAnswer, answer_id)
+        row = session.get_one(CommandAnswer, answer_id)
         row.lines = [*row.lines, {"command": command, "line": line, "answer": answer, "runs": []}]
         row.updated_at = datetime.now(UTC)
         return len(row.lines) - 1
@@ -53,7 +53,7 @@ def add_line(db: Database, answer_id: int, command: str, answer: str = "…", li
 def set_line(db: Database, answer_id: int, index: int, answer: str | None = None,
              runs: list[int] | None = None) -> AnswerRow:
     with db.session() as session:
-        row = session.get(CommandAnswer, answer_id)
+        row = session.get_one(CommandAnswer, answer_id)
         lines = [dict(line) for line in row.lines]
         if answer is not None:
             lines[index]["answer"] = answer
@@ -71,4 +71,4 @@ def get_answer(db: Database, answer_id: int) -> AnswerRow | None:
 
 def save_comment_id(db: Database, answer_id: int, comment_id: int) -> None:
     with db.session() as session:
-        session.get(CommandAnswer, answer_id).answer_comment_id = comment_id
+        session.get_one(CommandAnswer, answer_id).answer_comment_id = comment_id

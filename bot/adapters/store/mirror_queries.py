@@ -60,7 +60,7 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
                 backend=record.backend, threads=record.threads, ratio=record.ratio, fix=record.fix,
                 state=record.state, errors=record.errors, warnings=record.warnings,
                 merged_into=target_slug, merged_into_number=target_number,
-                dedup=dedup.get(record.content_hash), verdict=record.verdict, reproduced=record.reproduced,
+                dedup=dedup.get(record.content_hash) if record.content_hash else None, verdict=record.verdict, reproduced=record.reproduced,
                 attached_fixes=fixes.get(record.slug, 0),
             )
             rows.append(MirrorRow(
@@ -118,7 +118,7 @@ def record_by_issue(db: Database, repo_key: str, number: int) -> tuple[int, str,
             select(Record.id, Record.slug, Record.state).join(IssueMirror, IssueMirror.record_id == Record.id)
             .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key, IssueMirror.number == number)
         ).first()
-        return tuple(row) if row else None
+        return row.tuple() if row else None
 
 
 def live_reports(db: Database, repo_key: str) -> list:
@@ -132,7 +132,7 @@ def live_reports(db: Database, repo_key: str) -> list:
              .where(Repo.key == repo_key, Record.state.in_(("open", "closed"))).order_by(Record.slug))
     with db.session() as session:
         rows = session.execute(query).all()
-    parsed = (parse(path, content.encode("utf-8")).record for path, content in rows)
+    parsed = (parse(path, content.encode("utf-8")).record for path, content in rows if content is not None)
     return [record for record in parsed if record is not None]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
@@ -130,15 +130,16 @@ class RecordRepository:
             return
         queued, self._queued = self._queued, []
         # Core statements on the tables: the ORM's bulk path would rebuild per-row state it never needs here.
-        records = Record.__table__
+        # A declarative model's __table__ is a Table; the ORM types it as any FromClause.
+        records, revisions, aliases = (cast(Table, model.__table__) for model in (Record, Revision, SlugAlias))
         # Ids are matched by slug (unique per repository): asking for them in parameter order would make
         # SQLite insert row by row.
         returning = insert(records).returning(records.c.slug, records.c.id)
-        ids = dict(self.session.execute(returning, [record for _, record, _ in queued]).all())
-        self.session.execute(insert(Revision.__table__), [dict(revision, record_id=ids[slug])
-                                                          for slug, _, revision in queued])
-        self.session.execute(insert(SlugAlias.__table__), [dict(repo_id=self.repo.id, slug=slug, record_id=ids[slug])
-                                                           for slug, _, _ in queued])
+        inserted = self.session.execute(returning, [record for _, record, _ in queued]).tuples().all()
+        ids: dict[str, int] = dict(inserted)
+        self.session.execute(insert(revisions), [dict(revision, record_id=ids[slug]) for slug, _, revision in queued])
+        self.session.execute(insert(aliases), [dict(repo_id=self.repo.id, slug=slug, record_id=ids[slug])
+                                               for slug, _, _ in queued])
         for slug, _, _ in queued:
             del self._current[slug], self._aliases[slug]
 

@@ -55,7 +55,7 @@ def apply_person_change(db: Database, record_id: int, new_state: str | None, eve
                         delivery_id: str, restore_body: bool, reason: str = "") -> None:
     """Log what a person did, move the record's state, and forget the mirrored body if it must be rewritten."""
     with db.session() as session:
-        record = session.get(Record, record_id)
+        record = session.get_one(Record, record_id)
         if new_state is not None:
             record.state = new_state
         session.add(RecordEvent(record_id=record_id, kind=event, actor=actor, delivery_id=delivery_id,

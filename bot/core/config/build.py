@@ -52,6 +52,13 @@ class BuildScript:
     text: str | None = None
 
     @property
+    def content(self) -> str:
+        """`text`, once read: a runner installing the script of a configuration only parsed is a bug."""
+        if self.text is None:
+            raise ValueError(f"[build] script {self.path} was not read from the repository")
+        return self.text
+
+    @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
 

@@ -101,7 +101,8 @@ class _Value:
     """Follows a value across lines: open brackets and multi-line strings keep it open."""
 
     def __init__(self) -> None:
-        self.depth, self.string = 0, None
+        self.depth = 0
+        self.string: str | None = None
 
     @property
     def open(self) -> bool:

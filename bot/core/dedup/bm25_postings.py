@@ -35,10 +35,10 @@ class Bm25Postings:
         self.total_length = 0
         self.count = 0
 
-    def _term_ids(self, words: tuple[str, ...]) -> Counter:
+    def _term_ids(self, words: tuple[str, ...]) -> Counter[int]:
         vocab = self.vocab
         counts = Counter(words)
-        ids = Counter()
+        ids: Counter[int] = Counter()
         for word, tf in counts.items():
             term = vocab.get(word)
             if term is None:

@@ -9,6 +9,7 @@ bytes of each band, so a record is added or removed by touching only its own ban
 from __future__ import annotations
 
 from itertools import chain
+from typing import cast
 
 import numpy as np
 from datasketch import MinHash, MinHashLSH
@@ -78,7 +79,9 @@ class BandTables:
 
     def _keys(self, sigs: np.ndarray) -> list[list[bytes]]:
         width = np.dtype((np.void, self.rows * sigs.itemsize))
-        return [np.ascontiguousarray(sigs[:, band * self.rows:(band + 1) * self.rows]).view(width).ravel().tolist()
+        # A void-dtype array lists its items as bytes; numpy's stubs allow any of its item types.
+        return [cast(list[bytes], np.ascontiguousarray(sigs[:, band * self.rows:(band + 1) * self.rows])
+                     .view(width).ravel().tolist())
                 for band in range(self.bands)]
 
     def add(self, slots: list[int], sigs: np.ndarray) -> None:

@@ -106,8 +106,8 @@ def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[
     acted = {d.action.slug for d in decisions if d.action}
     for notice in notices:
         if notice.blocker:
-            action = Action("rerun", notice.slug) if notice.kind == "fix-failed-twice" and notice.slug not in acted \
-                and notice.slug not in busy else None
+            action = Action("rerun", notice.slug) if notice.kind == "fix-failed-twice" and notice.slug \
+                and notice.slug not in acted and notice.slug not in busy else None
             decisions.append(Decision(action, f"**{notice.heading}**: {notice.text}"))
     judged = defaultdict(list)
     for run in runs:

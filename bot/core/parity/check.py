@@ -128,7 +128,7 @@ def _mapping(config: ParityConfig) -> dict[str, tuple[Token, ...]]:
 
 
 def _shaped(path: str, raw: RawBlock, mapping: dict, watched: set[str], config: ParityConfig) -> Block:
-    prefix = {METAL: config.metal, CUDA: config.cuda}[raw.backend] if config.style == "prefix" else ""
+    prefix = dict(zip((METAL, CUDA), config.tags, strict=True))[raw.backend] if config.style == "prefix" else ""
     tokens: list[tuple[Token, str]] = []  # (token after mapping, its source spelling)
     for token in raw.tokens:
         for mapped in mapping.get(token.text, (token,)) if token.kind in ("name", "keyword", "attribute") else (token,):
@@ -243,7 +243,7 @@ def _pair(blocks: list[Block], config: ParityConfig) -> tuple[list[Finding], lis
 
 
 def _hint(config: ParityConfig, side: str, name: str) -> str:
-    tag = config.metal if side == METAL else config.cuda
+    tag = config.tags[0] if side == METAL else config.tags[1]
     if config.style == "markers":
         return (f"write its {SIDE[side]} version beside it, marked `// {tag} {name}` "
                 "(or rename this block to the twin's name)")

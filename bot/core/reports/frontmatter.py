@@ -92,7 +92,8 @@ class _Problems:
     """Collects findings for one file (a tiny helper so every check reads as one line)."""
 
     def __init__(self, file: str):
-        self.file, self._found = file, []
+        self.file = file
+        self._found: list[Finding] = []
 
     def add(self, rule: str, severity: Severity, line: int, message: str, remedy: str) -> None:
         self._found.append(Finding(self.file, max(1, line), rule, severity, message, remedy))

@@ -209,7 +209,8 @@ def _implicit_context(spans: list[SectionSpan], document: Scan, title: _Title | 
     first_section = min((span.start + 1 for span in spans), default=10 ** 9)
     paragraphs = [(n, t) for n, t in _paragraphs_under_title(document, title) if n < first_section]
     byline = read_byline(paragraphs)
-    text = "\n\n".join(t for n, t in paragraphs if byline is None or n != byline.track.line).strip()
+    byline_line = byline.track.line if byline is not None and byline.track is not None else None
+    text = "\n\n".join(t for n, t in paragraphs if n != byline_line).strip()
     if not text:
         return ()
     return (Section("context", "", paragraphs[0][0], text),)

@@ -111,6 +111,13 @@ class Measurement:
     backend: str = ""  # where the run ran, when its label says: c (a CPU), metal or cuda
     speedup: float | None = None  # an achieved speedup the table states instead of (or beside) a time
 
+    @property
+    def time(self) -> float:
+        """`seconds` of a row its caller kept for having a time (a row without one reaching here is a bug)."""
+        if self.seconds is None:
+            raise ValueError(f"the table row at line {self.line} has no time")
+        return self.seconds
+
 
 @dataclass(frozen=True)
 class Section:

@@ -52,7 +52,7 @@ class Flattening:
     gain: Interval | None = None  # the fraction of the ideal step gain this step reached
 
     def label(self) -> str:
-        if self.after is None:
+        if self.after is None or self.gain is None:
             return "no flattening measured"
         return (f"flattens after {self.after} thread{'s' if self.after != 1 else ''} ({self.after}→{self.to} "
                 f"gains {self.gain.point:.2f} [{self.gain.low:.2f}, {self.gain.high:.2f}] of ideal)")
@@ -152,7 +152,7 @@ class ScalingFact:
 def scaling_fact(sweep: dict | None) -> ScalingFact | None:
     """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
     points = (sweep or {}).get("points") or []
-    if not points:
+    if not sweep or not points:
         return None
     top = points[-1]
     e = top["efficiency"]

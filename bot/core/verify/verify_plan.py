@@ -75,7 +75,7 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         known = ", ".join(r.name for r in config.run.references) or "none"
         raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
                         f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
-    return replace(table, branch=ref) if ref else table
+    return table.model_copy(update={"branch": ref}) if ref else table
 
 
 def with_measure(config: RepoConfig, record: PerfIssue) -> RepoConfig:

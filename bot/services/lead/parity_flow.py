@@ -48,7 +48,7 @@ def check_range(repo: GitRepository, base: str, head: str, parity: ParityConfig)
 def check_result(report: ParityReport) -> CheckResult:
     return CheckResult(CHECK_NAME, EXTERNAL_ID, "success" if report.ok else "failure",
                        f"Parity: {parity_view.headline(report)}", parity_view.summary_markdown(report),
-                       parity_view.annotations(report))
+                       parity_view.check_annotations(report))
 
 
 class ParityFlow:

@@ -43,14 +43,14 @@ def queue_run(db: Database, repo_key: str, slug: str, *, base: str | None, head:
 
 def start_run(db: Database, run_id: int, runner: str, host: str) -> None:
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.status, run.runner, run.host, run.started_at, run.message = RUNNING, runner, host, _now(), "running"
 
 
 def save_progress(db: Database, run_id: int, progress: dict, partial: dict | None = None) -> None:
     """Where a running run is, and its samples so far (the live page and comment show them)."""
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.progress = progress
         if partial is not None:
             run.result = partial
@@ -58,20 +58,20 @@ def save_progress(db: Database, run_id: int, progress: dict, partial: dict | Non
 
 def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict) -> None:
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.status, run.verdict, run.message, run.result, run.finished_at = DONE, verdict, message, result, _now()
 
 
 def set_options(db: Database, run_id: int, **values) -> None:
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.options = {**(run.options or {}), **values}
 
 
 def add_follower(db: Database, run_id: int, answer: dict) -> None:
     """An answer line to keep current as the run goes on (`options.answers`); row-locked where the store can."""
     with db.session() as session:
-        run = session.get(BenchRun, run_id, with_for_update=True)
+        run = session.get_one(BenchRun, run_id, with_for_update=True)
         followers = list((run.options or {}).get("answers", []))
         if answer not in followers:
             run.options = {**(run.options or {}), "answers": [*followers, answer]}

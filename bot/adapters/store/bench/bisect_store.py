@@ -45,14 +45,14 @@ def for_record(db: Database, repo_key: str, slug: str) -> list[dict]:
 
 def add_step(db: Database, bisect_id: int, step: dict) -> None:
     with db.session() as session:
-        row = session.get(Bisection, bisect_id)
+        row = session.get_one(Bisection, bisect_id)
         row.status, row.message = RUNNING, "bisecting"
         row.steps = [*(row.steps or []), step]  # a new list: JSON columns track assignment, not mutation
 
 
 def finish(db: Database, bisect_id: int, outcome: str, message: str, culprit: str | None = None) -> None:
     with db.session() as session:
-        row = session.get(Bisection, bisect_id)
+        row = session.get_one(Bisection, bisect_id)
         row.status, row.outcome, row.message, row.culprit_sha = DONE, outcome, message, culprit
         row.finished_at = datetime.now(UTC)
 

@@ -69,7 +69,7 @@ def attach(db: Database, repo_key: str, slug: str, branch: str, *, source: str, 
 
 def set_state(db: Database, fix_id: int, state: str) -> None:
     with db.session() as session:
-        fix = session.get(Fix, fix_id)
+        fix = session.get_one(Fix, fix_id)
         fix.state, fix.updated_at = state, datetime.now(UTC)
 
 
@@ -122,7 +122,7 @@ def record_standing(db: Database, repo_key: str, slug: str) -> tuple[str, str | 
     with db.session() as session:
         row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
                               .where(Repo.key == repo_key, Record.slug == slug)).first()
-        return tuple(row) if row else None
+        return row.tuple() if row else None
 
 
 def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None,

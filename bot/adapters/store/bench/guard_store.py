@@ -28,7 +28,7 @@ def guarded(db: Database, repo_key: str) -> list[Guarded]:
         heads = session.execute(select(Fix.slug, Fix.head_sha).where(
             Fix.repo_key == repo_key, Fix.slug.in_(slugs), Fix.state == "merged", Fix.head_sha.is_not(None))
             .order_by(Fix.id)).all() if slugs else []
-    return [Guarded(slug, tuple(h for s, h in heads if s == slug)) for slug in slugs]
+    return [Guarded(slug, tuple(h for s, h in heads if s == slug and h)) for slug in slugs]
 
 
 def merged_fix_heads(db: Database, repo_key: str, slug: str) -> tuple[str, ...]:

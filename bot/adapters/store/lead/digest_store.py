@@ -32,7 +32,7 @@ def claim_week(db: Database, repo_key: str, week: str, start: datetime, end: dat
 
 def set_issue(db: Database, digest_id: int, number: int) -> None:
     with db.session() as session:
-        session.get(DigestPost, digest_id).issue_number = number
+        session.get_one(DigestPost, digest_id).issue_number = number
 
 
 def week_digest(db: Database, repo_key: str, week: str) -> dict | None:

@@ -64,12 +64,12 @@ def settle_notices(db: Database, repo_key: str, current: list[tuple[str, str, st
 
 def set_posted(db: Database, notice_id: int, comment_id: int) -> None:
     with db.session() as session:
-        session.get(NoticeRow, notice_id).comment_id = comment_id
+        session.get_one(NoticeRow, notice_id).comment_id = comment_id
 
 
 def set_webhook_queued(db: Database, notice_id: int) -> None:
     with db.session() as session:
-        session.get(NoticeRow, notice_id).webhook_queued = True
+        session.get_one(NoticeRow, notice_id).webhook_queued = True
 
 
 def notices_of(db: Database, repo_key: str) -> list[dict]:

@@ -42,7 +42,7 @@ def live_reports_named(db: Database, repo_key: str, slugs: set[str],
     latest = (select(func.max(Revision.id)).where(Revision.record_id == Record.id, Revision.content.is_not(None))
               .correlate(Record).scalar_subquery())
     names = sorted(slugs)
-    rows = []
+    rows: list[tuple[str, str | None]] = []
     with db.session() as session:
         for start in range(0, len(names), _CHUNK):
             rows += session.execute(
@@ -50,7 +50,7 @@ def live_reports_named(db: Database, repo_key: str, slugs: set[str],
                 .join(Revision, Revision.id == latest)
                 .where(Repo.key == repo_key, Record.state.in_(_LIVE), Record.slug.in_(names[start:start + _CHUNK]))
                 .order_by(Record.slug)).all()
-    parsed = (parse(path, content.encode("utf-8"), reading).record for path, content in rows)
+    parsed = (parse(path, content.encode("utf-8"), reading).record for path, content in rows if content is not None)
     return [record for record in parsed if record is not None]
 
 
