@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 
@@ -187,5 +188,5 @@ def number(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-FILTERS = {"short": short, "when": when, "ratio": ratio, "seconds": seconds, "number": number, "title": title,
-           "plural": plural}
+FILTERS: dict[str, Callable[..., str]] = {"short": short, "when": when, "ratio": ratio, "seconds": seconds,
+                                          "number": number, "title": title, "plural": plural}

@@ -11,7 +11,7 @@ from flask import Flask
 from bot.config import Settings
 
 log = logging.getLogger("perfbot.wsgi")
-_built: dict[str, object] = {}
+_built: dict[str, Flask] = {}
 _lock = threading.Lock()
 
 

@@ -70,7 +70,8 @@ def check_command(repo_path, config_file, revision, runner_name) -> None:
         raise click.ClickException(str(exc).replace("cannot verify", "cannot check")) from None
     finally:
         repo.close()
-    records = [r for r in (parse(c.path, c.data, config.reading).record for c in changes) if r is not None]
+    # A snapshot's changes are additions: each carries its data.
+    records = [r for r in (parse(c.path, c.data or b"", config.reading).record for c in changes) if r is not None]
     conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
             else config.runner_for("c") or config.runners[0])
     if conf is None:

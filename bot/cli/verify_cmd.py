@@ -91,7 +91,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)
-    if in_base:
+    if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
     purpose = "fix" if base_sha else "reproduce"
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
@@ -101,6 +101,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
             set_record_result(db, repo_key, slug, verdict=outcome.verdict, verdict_run_id=run_id)
         else:
             set_record_result(db, repo_key, slug, reproduced=reproduction(outcome.verdict, True))
+    if told is None:  # a finished run always has a verdict; say so rather than fail on it
+        raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":
         click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
                                                       "config": source.describe(),

@@ -307,6 +307,6 @@ class CommandFlow:
         for run_id in ids:
             outcome = bench_store.request_cancel(self.db, run_id)
             if outcome == "cancelled":  # it never ran, so the answer that queued it must hear it from us
-                self.answers.run_changed(bench_store.get_run(self.db, run_id), tracker)
+                self.answers.run_changed(bench_store.stored_run(self.db, run_id), tracker)
             lines.append(f"bench run {run_id}: {said[outcome]}")
         return "\n".join(lines)

@@ -69,6 +69,12 @@ def get_answer(db: Database, answer_id: int) -> AnswerRow | None:
         return _row(row) if row else None
 
 
+def stored_answer(db: Database, answer_id: int) -> AnswerRow:
+    """An answer known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _row(session.get_one(CommandAnswer, answer_id))
+
+
 def save_comment_id(db: Database, answer_id: int, comment_id: int) -> None:
     with db.session() as session:
         session.get_one(CommandAnswer, answer_id).answer_comment_id = comment_id

@@ -123,7 +123,7 @@ class DeliveryQueue:
                                        Delivery.status == RUNNING).values(**values)
             )) == 1
 
-    def extend(self, claimed: Claimed, lease_seconds: int) -> bool:
+    def extend(self, claimed: Claimed, lease_seconds: float) -> bool:
         return self._settle(claimed, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
 
     def finish(self, claimed: Claimed, error: str | None = None) -> bool:

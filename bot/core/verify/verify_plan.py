@@ -14,6 +14,13 @@ from bot.errors import UserError
 _SAFE_TAG = re.compile(r"[a-z0-9_+-]{1,16}")
 
 
+def configured(argv: tuple[str, ...] | None, key: str) -> tuple[str, ...]:
+    """A command the run needs from .perfbot.toml; a UserError naming the key when the file lacks it."""
+    if argv is None:
+        raise UserError(f"{key} is not set in .perfbot.toml, and this run needs it")
+    return argv
+
+
 def with_input(template: tuple[str, ...], given: str | None) -> tuple[str, ...]:
     """`{input}` filled: an argument that is exactly `{input}` becomes the input's words (none without an
     input); inside a longer argument it is the input's text. A template without the slot gets the words appended,

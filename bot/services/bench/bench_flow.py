@@ -78,7 +78,7 @@ class BenchFlow:
         quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
         keep_alive(quiet)
         bench_store.start_run(self.db, run_id, runner.name, runner.host)
-        run = bench_store.get_run(self.db, run_id)
+        run = bench_store.stored_run(self.db, run_id)
         self._show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
@@ -149,7 +149,7 @@ class BenchFlow:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
         else:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], reproduced=reproduction(verdict, outcome is not None))
-        done = bench_store.get_run(self.db, run["id"])
+        done = bench_store.stored_run(self.db, run["id"])
         self._show(done, tracker, target, config, record)
         log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
         return done
@@ -201,10 +201,10 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
     if told is None:
         headline, icon = "running", "⏳"
     elif run["purpose"] == GUARD:
-        held = {words.NOT_REPRODUCED: "guard held", words.WITHIN: "guard held",
-                words.REPRODUCED: "guard failed: the fixed claim reproduces again (regressed)",
-                words.SLOWER: "guard failed: the fixed claim reproduces again (regressed)"}
-        headline, icon = held.get(told.key, f"guard could not measure ({told.text})"), told.icon
+        guard_words = {words.NOT_REPRODUCED: "guard held", words.WITHIN: "guard held",
+                       words.REPRODUCED: "guard failed: the fixed claim reproduces again (regressed)",
+                       words.SLOWER: "guard failed: the fixed claim reproduces again (regressed)"}
+        headline, icon = guard_words.get(told.key, f"guard could not measure ({told.text})"), told.icon
     elif run["purpose"] == REPRODUCE:
         headline, icon = f"claim {told.said}", told.icon
     else:
@@ -219,7 +219,8 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
         against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
         criterion = f"{held} when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
     elif record.track == "par":
-        criterion = f"{held} at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
+        criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.par_efficiency:g}x on "
+                     f"{record.threads} threads")
     elif record.reference:
         factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
                       config.run.reference_factor)

@@ -14,6 +14,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import bisect_store, guard_store
@@ -99,7 +100,7 @@ class BisectFlow:
                 return self._finish(row, "error", str(exc), None, summaries, tracker)
             found = reproduction(outcome.verdict, True)
             side = outcome.sides[-1] if outcome.sides else None
-            saved = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt, "found": found,
+            saved: dict[str, Any] = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt, "found": found,
                      "interval": side.interval.as_dict() if side and side.interval else None,
                      "pairs": len(side.c) if side else 0, "message": outcome.message[:500]}
             bisect_store.add_step(self.db, bisect_id, saved)
@@ -138,7 +139,7 @@ class BisectFlow:
     def _finish(self, row: dict, outcome: str, message: str, culprit: str | None, summaries: dict[str, str],
                 tracker) -> dict:
         bisect_store.finish(self.db, row["id"], outcome, message, culprit)
-        done = bisect_store.get(self.db, row["id"])
+        done = bisect_store.stored(self.db, row["id"])
         log.info("bisection %s of %s: %s", row["id"], row["slug"], message)
         self._show(done, summaries, tracker, running=False)
         return done

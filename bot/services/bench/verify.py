@@ -29,6 +29,7 @@ from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
 from bot.core.verify.verify_plan import (
+    configured,
     from_root,
     inputs_of,
     program_name,
@@ -84,7 +85,7 @@ class Side:
         second = self.against
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
                 f"{first} {fmt(statistics.median(self.language))}  {second} {fmt(statistics.median(self.c))}  "
-                f"ratio {self.interval.point:.2f}x [{self.interval.low:.2f}, {self.interval.high:.2f}]  "
+                f"{_ratio_text(self.interval)}  "
                 f"{len(self.c)} pairs  {decision or self.decision}")
         return line + _metrics_text(self)
 
@@ -140,7 +141,7 @@ class _Pair:
 
 
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
-           progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
+           progress: Progress | None = None, observe: Callable[[list[Side]], object] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
     config = with_measure(config, record)
@@ -212,18 +213,23 @@ def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None, 
     return Outcome(verdict, message, sides, runner.name, suite, claim, gain, noisy=noisy)
 
 
+def _ratio_text(interval: Interval | None) -> str:
+    if interval is None:
+        return "ratio not measured"
+    return f"ratio {interval.point:.2f}x [{interval.low:.2f}, {interval.high:.2f}]"
+
+
 def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
                 first: bool = True) -> str:
-    ratio = side.interval
     at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
     measure = f" ({MEASURE_NAMES.get(side.measure, side.measure)})"  # the verdict says which measure decided it
     prefix = f"{record.slug} on {runner.name}: " if first else ""
-    bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
+    bounds = _ratio_text(side.interval).removeprefix("ratio ")
     if side.modes:
         target_speedup = (auto_target(config.gpu.auto_tolerance) if AUTO in side.modes else config.gpu.min_speedup)
         text = f"speedup of {side.against}{measure} {bounds} {at}, judged against {target_speedup:.3g}x"
     elif record.track == "par":
-        target_speedup = record.threads * config.par_efficiency
+        target_speedup = (record.threads or 1) * config.par_efficiency  # programs() refused par without threads
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
                 f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
         if side.sweep:
@@ -266,7 +272,7 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     threads = str(record.threads or 1)
     # Every program runs in the report's own folder, the only place a sandboxed run may write: the built
     # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
-    template = with_input(config.run_language, side.input)
+    template = with_input(configured(config.run_language, "[run] language"), side.input)
     argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
     if target is not None:
         side.against, side.factor = target.label, target.factor
@@ -288,7 +294,7 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
              counter: dict) -> tuple[str, str] | None:
     side.measure = config.run.measure
     pair, problem = _pair(side, record, language, translation, config, runner, target)
-    if problem is not None:
+    if pair is None:  # _pair gives a problem exactly when it gives no pair
         return problem
     first_argv, second_argv = (wrap_for_measure(argv, config, runner, pair.first_cwd, counter)
                                for argv in (pair.first, pair.second))

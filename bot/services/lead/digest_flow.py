@@ -19,6 +19,7 @@ from bot.adapters.store.lead import digest_store
 from bot.core.config import RepoConfig
 from bot.core.parity.check import ParityReport
 from bot.core.tracker.issue_view import BOT_LABEL
+from bot.errors import TransientError
 from bot.services.bench.bench_inputs import read_config
 from bot.services.lead.digest import make_digest, marker
 from bot.services.lead.parity_flow import ParityFlow
@@ -69,6 +70,8 @@ class DigestFlow:
             digest, body = make_digest(self.db, full_name, config, since=since, now=end, parity=parity())
             stored = digest_store.claim_week(self.db, full_name, digest.week, digest.window_start, digest.window_end,
                                              body, summary_of(digest)) or digest_store.week_digest(self.db, full_name, week)
+        if stored is None:  # another process claimed the week and its row is gone again
+            raise TransientError(f"{full_name}: the digest of {week} was claimed but is not stored; trying again")
         label = config.digest.label
         mark = marker(full_name, stored["week"])
         number = tracker.marked_issues(prefix=mark, label=label).get(mark)
@@ -77,4 +80,4 @@ class DigestFlow:
             number = tracker.create_issue(f"perfbot digest {stored['week']}", stored["body"], (BOT_LABEL, label))
         digest_store.set_issue(self.db, stored["id"], number)
         log.info("%s: digest %s posted as #%d", full_name, stored["week"], number)
-        return digest_store.get_digest(self.db, stored["id"])
+        return digest_store.stored_digest(self.db, stored["id"])

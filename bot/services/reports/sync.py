@@ -84,9 +84,9 @@ def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) ->
         return "snapshot", steps, ignored, seen
     if git_repo.is_ancestor(last, head):
         commits = git_repo.first_parent_commits(last, head)
-        steps = _diff_steps(git_repo, commits, last)
-        if steps is not None:
-            return "incremental", steps, [], frozenset()
+        diffed = _diff_steps(git_repo, commits, last)
+        if diffed is not None:
+            return "incremental", diffed, [], frozenset()
     # History was rewritten (or `last` is off the first-parent line): one step from what we saw to what is there.
     changes, ignored = git_repo.changes(head, last)
     return "rewritten", [Step(git_repo.commit(head), tuple(changes))], ignored, frozenset()

@@ -121,6 +121,12 @@ def get_run(db: Database, run_id: int) -> dict | None:
         return _as_dict(run) if run else None
 
 
+def stored_run(db: Database, run_id: int) -> dict:
+    """A run known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _as_dict(session.get_one(BenchRun, run_id))
+
+
 def passing_run(db: Database, repo_key: str, slug: str, head_sha: str) -> dict | None:
     """The latest fix verification of `slug` that passed on exactly this head: what allows a close."""
     with db.session() as session:

@@ -28,6 +28,12 @@ def get(db: Database, bisect_id: int) -> dict | None:
         return _as_dict(row) if row else None
 
 
+def stored(db: Database, bisect_id: int) -> dict:
+    """A bisection known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _as_dict(session.get_one(Bisection, bisect_id))
+
+
 def unfinished(db: Database, repo_key: str, slug: str) -> dict | None:
     with db.session() as session:
         row = session.scalars(select(Bisection).where(Bisection.repo_key == repo_key, Bisection.slug == slug,

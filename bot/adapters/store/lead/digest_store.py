@@ -55,3 +55,9 @@ def get_digest(db: Database, digest_id: int) -> dict | None:
     with db.session() as session:
         post = session.get(DigestPost, digest_id)
         return _as_dict(post) if post else None
+
+
+def stored_digest(db: Database, digest_id: int) -> dict:
+    """A digest known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _as_dict(session.get_one(DigestPost, digest_id))
