@@ -82,7 +82,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'records':>8} {'new process: first push':>24} {'push, nothing changed':>22} {'push, one report changed':>25}")
+    print(f"{'records':>8} {'new process: first push':>24} {'push, nothing changed':>22} "
+          f"{'push, one report changed':>25}")
     for n in args.records:
         row = measure(n, args.rounds)
         print(f"{n:>8} {row['first']:>23.2f}s {row['unchanged'] * 1000:>20.1f}ms {row['changed'] * 1000:>23.1f}ms",

@@ -40,7 +40,8 @@ def report(ratio: float = 12.0) -> str:
 
 
 def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
-    """main plus branches: the real fix, a non-fix, a fix that breaks the output, one that hangs, one that won't build."""
+    """main plus branches: the real fix, a non-fix, a fix that breaks the output, one that hangs, one that won't
+    build."""
     repo = RepoBuilder(root, branch="main")
     repo.write("runtime.c", SLOW).write(".perfbot.toml", CONFIG).write("devs/issues/perf_boxed_sum.md", report())
     main = repo.commit("runtime and the report")
@@ -68,7 +69,8 @@ int main(int argc, char **argv) {
   printf("done %lu\\n", ms); return 0;
 }
 """
-PAR_CONFIG = CONFIG.replace('language = ["./runtime", "{file}"]', 'language = ["./runtime", "{file}", "--threads", "{threads}"]')
+PAR_CONFIG = CONFIG.replace('language = ["./runtime", "{file}"]',
+                            'language = ["./runtime", "{file}", "--threads", "{threads}"]')
 
 
 def par_report() -> str:

@@ -52,7 +52,8 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     queue = DeliveryQueue(database)
     services = BotServices(
         database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name, clients.own_login),
-        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
+        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name,
+                                                                                                              branch)),
         bot_login="perfbot[bot]", own_login=clients.own_login, fixes=FixFlow(database, queue.enqueue),
         bench=BenchFlow(database, lambda conf, path, config: LocalRunner(
             conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0))

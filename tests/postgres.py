@@ -15,7 +15,8 @@ from tests.servers import free_port
 def _binary(name: str) -> str:
     found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
     if not found:
-        raise RuntimeError(f"{name} not found: run ./test.sh, which installs PostgreSQL, or install the 'postgresql' package")
+        raise RuntimeError(f"{name} not found: run ./test.sh, which installs PostgreSQL, or install the 'postgresql' "
+                           "package")
     return found
 
 
@@ -51,7 +52,8 @@ class PostgresServer:
     def create_database(self, name: str) -> str:
         import psycopg
 
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres", autocommit=True) as conn:
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres",
+                             autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')  # name comes from the test suite's own counter
         return self.url(name)
 

@@ -22,7 +22,9 @@ RUNTIME = r"""
 #define U24(x) ((x) & 0xFFFFFFu)
 int main(int argc, char **argv) {
   int stats = 0, verbose = 0; const char *file = NULL; unsigned long n = 0, given = 0;
-  if (argc < 3 || strcmp(argv[1], "run") != 0) { fprintf(stderr, "usage: hvm run FILE [-T N] [-C1] [-s] [N]\n"); return 2; }
+  if (argc < 3 || strcmp(argv[1], "run") != 0) {
+    fprintf(stderr, "usage: hvm run FILE [-T N] [-C1] [-s] [N]\n"); return 2;
+  }
   for (int a = 2; a < argc; a++) {
     if (strcmp(argv[a], "-s") == 0) stats = 1;
     else if (strcmp(argv[a], "-v") == 0) verbose = 1;
@@ -31,7 +33,9 @@ int main(int argc, char **argv) {
     else given = strtoul(argv[a], NULL, 10);
   }
   const char *dot = file ? strrchr(file, '.') : NULL;
-  if (!dot || strcmp(dot, ".hvm4") != 0) { fprintf(stderr, "hvm: %s is not a .hvm4 file\n", file ? file : "-"); return 2; }
+  if (!dot || strcmp(dot, ".hvm4") != 0) {
+    fprintf(stderr, "hvm: %s is not a .hvm4 file\n", file ? file : "-"); return 2;
+  }
   FILE *f = fopen(file, "r");
   if (!f || fscanf(f, "fold %lu", &n) != 1) { fprintf(stderr, "hvm: cannot read %s\n", file); return 2; }
   if (given) n = given;
@@ -58,7 +62,9 @@ OTHER_RUNTIME = r"""
 #include <string.h>
 #define U24(x) ((x) & 0xFFFFFFu)
 int main(int argc, char **argv) {
-  if (argc < 4 || strcmp(argv[1], "--threads") != 0) { fprintf(stderr, "usage: oldrt --threads N FILE [N]\n"); return 2; }
+  if (argc < 4 || strcmp(argv[1], "--threads") != 0) {
+    fprintf(stderr, "usage: oldrt --threads N FILE [N]\n"); return 2;
+  }
   FILE *f = fopen(argv[3], "r"); unsigned long n = 0;
   if (!f || fscanf(f, "fold %lu", &n) != 1) return 2;
   if (argc > 4) n = strtoul(argv[4], NULL, 10);
@@ -91,7 +97,8 @@ int main(int argc, char **argv) {{
 
 
 def config(language: str = '["./hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}"]',
-           run_extra: str = 'output = "normalize"\nnormalize = [["(?m)^- [A-Z]+:.*$", ""], ["(\\\\d+)n\\\\b", "\\\\1"]]\n'
+           run_extra: str = 'output = "normalize"\n'
+                            'normalize = [["(?m)^- [A-Z]+:.*$", ""], ["(\\\\d+)n\\\\b", "\\\\1"]]\n'
                             'metrics = {itrs = "- ITRS: ([0-9]+)", mips = "- MIPS: ([0-9.]+)"}',
            verify_extra: str = "", tail: str = "") -> str:
     return f"""[build]

@@ -171,7 +171,8 @@ def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, gi
         event.pop("installation", None)
         deliver(runtime, url, "pull_request", event)
         pulls.append(pull)
-    fix_runs = [r for r in bench_store.runs_for(database, SLUG, repo_key=REPO) if r["head"] == heads["fix/perf_boxed_sum"]]
+    fix_runs = [r for r in bench_store.runs_for(database, SLUG,
+                                                repo_key=REPO) if r["head"] == heads["fix/perf_boxed_sum"]]
     assert [(r["purpose"], r["pr"]) for r in fix_runs] == [("fix", pulls[0])]
     verifies = [d["id"] for d in runtime.queue.listing(limit=500) if d["event"] == "perfbot.verify"]
     assert sorted(verifies) == sorted(f"bench-{r['id']}" for r in bench_store.runs_for(database, SLUG, repo_key=REPO))

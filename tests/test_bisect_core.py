@@ -72,7 +72,8 @@ def test_a_step_is_measured_again_once_before_it_is_skipped():
 
 def test_guard_settings_default_on_and_every_bad_value_names_its_line():
     assert parse_repo_config("").guards.after_push and parse_repo_config("").guards.debounce_minutes == 15
-    settings = parse_repo_config('[guards]\nafter_push = false\nschedule = "daily 3:05"\ntimezone = "Europe/Berlin"\n').guards
+    settings = parse_repo_config('[guards]\nafter_push = false\nschedule = "daily 3:05"\n'
+                                 'timezone = "Europe/Berlin"\n').guards
     assert (settings.schedule, settings.timezone, settings.enabled) == ("daily 03:05", "Europe/Berlin", True)
     for text, problem in (('[guards]\n\nschedule = "often"', ':3: guards.schedule: '),
                           ("[guards]\ndebounce_minutes = 2000", ":2: guards.debounce_minutes: "),

@@ -54,7 +54,8 @@ def say(github, services, number: int, body: str, user: str, *, review: bool = F
         payload["pull_request"]["number"] = number
     else:
         payload["issue"]["number"] = number
-        payload["issue"]["pull_request"] = {"url": f"{github.url}/repos/{REPO}/pulls/{number}"} if number == PULL else None
+        payload["issue"]["pull_request"] = ({"url": f"{github.url}/repos/{REPO}/pulls/{number}"}
+                                            if number == PULL else None)
     if edited_from is not None:
         payload["changes"] = {"body": {"from": edited_from}}
     payload.pop("installation", None)
@@ -206,7 +207,8 @@ def test_malformed_unknown_and_not_yet_available_commands_say_how_to_retry(world
     _, text = say(github, services, ISSUE, "/perf verify samples=lots\n/perf frobnicate\n/perf digest", "wendy")
     assert "(usage: /perf verify [SLUG...] [runner=NAME] [samples=N])" in text
     assert "unknown command 'frobnicate'" in text and "/perf help" in text
-    assert "the weekly digest as it stands now (a preview: nothing was posted)" in text and "<!-- perfbot:digest" in text
+    assert ("the weekly digest as it stands now (a preview: nothing was posted)" in text
+            and "<!-- perfbot:digest" in text)
     _, none = say(github, services, ISSUE, "```\n/perf verify\n```\n> /perf close x", "wendy")
     assert none is None  # code blocks and quotes hold no commands: no answer, no reaction
 

@@ -143,7 +143,7 @@ def test_the_gpu_twins_are_in_step_on_main_and_the_parity_branch_breaks_them(dem
     drifted, one_sided = report.findings
     assert drifted.rule == "drifted-twin" and "Metal block `sum_squares` (gpu/kernels.h:8-22)" in drifted.message
     assert "Metal has branch `?:` where CUDA has branch `if`" in drifted.message
-    assert one_sided.rule == "one-sided-change" and [l.line for l in one_sided.locations] == [25, 8]
+    assert one_sided.rule == "one-sided-change" and [loc.line for loc in one_sided.locations] == [25, 8]
 
 
 def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):
@@ -166,7 +166,8 @@ def test_a_report_measured_by_the_runtimes_step_count_is_decided_by_it(demo):
     report = (path / "devs/issues/perf_mod_slower_than_v1.md").read_text()
     repo.git.checkout("-q", "-b", "by-steps")
     try:
-        (path / "devs/issues/perf_mod_slower_than_v1.md").write_text(report.replace("---\n", "---\nmeasure: metric:steps\n", 1))
+        (path / "devs/issues/perf_mod_slower_than_v1.md").write_text(report.replace("---\n",
+                                                                                    "---\nmeasure: metric:steps\n", 1))
         repo.git.commit("-qam", "count steps")
     finally:
         repo.git.checkout("-q", "main")
@@ -179,7 +180,8 @@ def test_a_report_measured_by_the_runtimes_step_count_is_decided_by_it(demo):
     assert "head/runtime@v1" in data["message"] and "(metric:steps) 1.00x [1.00, 1.00]" in data["message"]
     # The C translation prints no step count: a per-track default of metric:steps cannot judge language/C.
     config = path.parent / "by-steps.toml"
-    config.write_text((path / ".perfbot.toml").read_text().replace("[verify]\n", '[verify]\nmeasure = {seq = "metric:steps"}\n', 1))
+    config.write_text((path / ".perfbot.toml").read_text().replace("[verify]\n",
+                                                                   '[verify]\nmeasure = {seq = "metric:steps"}\n', 1))
     result = cli.invoke(main, ["verify", "perf_mod_shift_subtract", "--repo", str(path), "--config", str(config),
                                "--format", "json", "--db", db], env=env)
     data = json.loads(result.output[result.output.index("{"):])

@@ -345,7 +345,7 @@ def test_systemd_analyze_accepts_the_units_and_rates_their_exposure(tmp_path):
     files = [str(tmp_path / n.replace("@.", "@1.")) for n in UNITS]
     verify = subprocess.run(["systemd-analyze", "verify", "--man=no", *files], capture_output=True, text=True)
     assert verify.returncode == 0 and verify.stdout + verify.stderr == "", verify.stderr
-    for path, threshold in zip(files, (20, 40)):  # exposure times 10: at most 2.0 and 4.0
+    for path, threshold in zip(files, (20, 40), strict=False):  # exposure times 10: at most 2.0 and 4.0
         security = subprocess.run(["systemd-analyze", "security", "--offline=yes", f"--threshold={threshold}",
                                    path], capture_output=True, text=True)
         assert security.returncode == 0, security.stdout[-1500:]

@@ -38,7 +38,7 @@ def sync_and_mirror(database, builder, tracker):
 def issues(double) -> dict:
     with double.state.lock:
         repo = double.state.repo(*REPO.split("/"))
-        return {n: (i.title, i.state, i.state_reason, sorted(l.name for l in i.labels), i.body)
+        return {n: (i.title, i.state, i.state_reason, sorted(label.name for label in i.labels), i.body)
                 for n, i in repo.issues.items()}
 
 

@@ -79,7 +79,7 @@ def test_gpu_settings_and_the_mode_fact_are_checked():
 
     with pytest.raises(ConfigFileError, match="needs run"):
         parse_repo_config('[gpu]\nauto = ["./r", "{file}"]\n')
-    with pytest.raises(ConfigFileError, match="gpu.min_speedup"):
+    with pytest.raises(ConfigFileError, match=r"gpu.min_speedup"):
         parse_repo_config('[gpu]\nrun = ["./r"]\nmin_speedup = 0\n')
     text = REPORTS[AUTO].replace("mode: auto", "mode: sometimes")
     result = parse("devs/issues/perf_x.md", text.encode())

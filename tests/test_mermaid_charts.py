@@ -1,4 +1,5 @@
-"""The mermaid perfbot writes for GitHub, read back as numbers for the dashboard to draw (core/lead/mermaid_charts.py)."""
+"""The mermaid perfbot writes for GitHub, read back as numbers for the dashboard to draw
+(core/lead/mermaid_charts.py)."""
 from __future__ import annotations
 
 import pytest

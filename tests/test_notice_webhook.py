@@ -53,7 +53,8 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
     monkeypatch.setenv("PERFBOT_NOTIFY_SECRET", SECRET)
     app, got, state = receiver(outages=1)
     with serving(app) as url:
-        remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3", f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
+        remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3",
+                                                              f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
         remote.commit("notices go to chat too")
         services.refresh_dashboard(REPO)
         queued = [d for d in queue.listing() if d["event"] == "perfbot.notify"]

@@ -35,10 +35,12 @@ def test_settings_name_every_secret_for_the_scrubber(tmp_path):
     key = tmp_path / "id_ed25519"
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
                    "-----END OPENSSH PRIVATE KEY-----\n")
-    settings = Settings(instance_dir=tmp_path, database_url="sqlite://", github_token="ghp_token_value", webhook_secrets=("Tr0ub4dor-x",),
+    settings = Settings(instance_dir=tmp_path, database_url="sqlite://", github_token="ghp_token_value",
+                        webhook_secrets=("Tr0ub4dor-x",),
                         anthropic_api_key="sk-ant-api-key", ssh_key=key)
     secrets = settings.secret_values()
-    assert {"ghp_token_value", "Tr0ub4dor-x", "sk-ant-api-key", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"} <= set(secrets)
+    assert {"ghp_token_value", "Tr0ub4dor-x", "sk-ant-api-key",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"} <= set(secrets)
     assert settings.private_folders()[0] == tmp_path.resolve()
 
 

@@ -56,7 +56,8 @@ def app_bot(github, database, tmp_path, app_key: str | None = None):
                         github_request_interval=0, github_write_interval=0, **auth)
     clients = GitHubClients(settings)
     clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
-    services = BotServices(database, lambda name, inst: GitHubIssues(clients.for_installation(inst), name, clients.own_login),
+    services = BotServices(database, lambda name, inst: GitHubIssues(clients.for_installation(inst), name,
+                                                                     clients.own_login),
                            RepoSource(fetch=lambda name, _inst: clones.fetch(name)), bot_login="perfbot[bot]",
                            fixes=FixFlow(database, DeliveryQueue(database).enqueue))
     try:

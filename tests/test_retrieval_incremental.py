@@ -83,7 +83,7 @@ def test_an_index_emptied_and_refilled_answers_as_a_fresh_build(labelled):
 
 def test_signatures_are_datasketchs_minhash(labelled):
     sets = [d.shingles for d in labelled] + [frozenset(), frozenset({"ID = NUM"})]
-    for shingles, row in zip(sets, signatures(sets)):
+    for shingles, row in zip(sets, signatures(sets), strict=True):
         expected = MinHash(num_perm=64, seed=7)
         expected.update_batch([s.encode("utf-8") for s in shingles])
         assert np.array_equal(expected.hashvalues, row)

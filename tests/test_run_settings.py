@@ -119,7 +119,8 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
 
     conf = parse_repo_config(config() + '\n[[runners]]\nname = "gh"\nkind = "actions"\nlabels = ["c"]\n')
     record = parse("devs/issues/perf_fold.md", report().encode()).record
-    with pytest.raises(UserError, match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
+    with pytest.raises(UserError,
+                       match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
         dispatch_inputs({"id": 1, "purpose": "fix", "base": "a" * 40, "head": "b" * 40}, record, conf, conf.runners[0])
 
 

@@ -79,7 +79,7 @@ def test_a_change_that_breaks_the_output_is_caught_not_timed(project):
 
 def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     heads, config, runner, record, _ = project
-    with pytest.raises(BuildError, match="build gcc -O2 -o runtime runtime.c at .* on 127.0.0.1 exited 1"):
+    with pytest.raises(BuildError, match=r"build gcc -O2 -o runtime runtime.c at .* on 127.0.0.1 exited 1"):
         verify(record, config, runner, heads["broken"])
     started = time.monotonic()
     outcome = verify(record, dataclasses.replace(config, timeout_seconds=1), runner, heads["hangs"])
@@ -119,13 +119,13 @@ def test_an_unknown_or_changed_host_key_is_refused_with_the_fix(sshd, tmp_path):
     wrong.write_text(f"[127.0.0.1]:{sshd.port} {' '.join(Path(f'{other}.pub').read_text().split()[:2])}\n")
     with pytest.raises(UserError, match=r"does not match .*ssh-keygen -R '\[127.0.0.1\]:\d+'.*ssh-keyscan"):
         _runner(sshd, "never", known_hosts=wrong, control="ctl-wrong").root()
-    with pytest.raises(UserError, match="no known_hosts file at .*ssh-keyscan"):
+    with pytest.raises(UserError, match=r"no known_hosts file at .*ssh-keyscan"):
         _runner(sshd, "never", known_hosts=tmp_path / "missing", control="ctl-missing").root()
     assert not (sshd.root / "never").exists()  # nothing ran on the host
 
 
 def test_a_refused_connection_is_a_transient_error(sshd):
-    with pytest.raises(TransientError, match="cannot reach 127.0.0.1:\\d+ over ssh: .*refused"):
+    with pytest.raises(TransientError, match=r"cannot reach 127.0.0.1:\d+ over ssh: .*refused"):
         _runner(sshd, "never", port=free_port(), control="ctl-refused").root()
 
 
@@ -243,7 +243,8 @@ def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_
                   repo_path=repo.root, port=sshd.port).close()
     assert result.exit_code == 1, result.output
     data = json.loads(result.output[result.output.index("{"):])
-    assert data["verdict"] == "output_mismatch" and data["runner"] == "bench-ssh" and (sshd.root / "cli" / "worktrees").is_dir()
+    assert (data["verdict"] == "output_mismatch" and data["runner"] == "bench-ssh"
+            and (sshd.root / "cli" / "worktrees").is_dir())
 
 
 def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(sshd, tmp_path):
@@ -289,7 +290,7 @@ def test_make_runner_builds_each_kind():
     with pytest.raises(UserError, match="no ssh settings"):
         make_runner(remote, Path("/r"), Path("/cache"), config, None)
     actions = parse_repo_config('[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n').runners[0]
-    with pytest.raises(UserError, match="runs on GitHub Actions.*/perf verify runner=gpu"):
+    with pytest.raises(UserError, match=r"runs on GitHub Actions.*/perf verify runner=gpu"):
         make_runner(actions, Path("/r"), Path("/cache"), config, None)
 
 

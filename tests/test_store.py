@@ -87,7 +87,8 @@ def test_list_filters_and_sorts_by_ratio(database):
     with database.session() as session:
         rows = list_records(session, RecordFilter())
         assert [r["slug"] for r in rows] == ["perf_big", "perf_mid", "perf_small"]
-        assert [r["slug"] for r in list_records(session, RecordFilter(min_ratio=3.0, sort="slug"))] == ["perf_big", "perf_mid"]
+        assert [r["slug"] for r in list_records(session, RecordFilter(min_ratio=3.0, sort="slug"))] == ["perf_big",
+                                                                                                        "perf_mid"]
         assert list_records(session, RecordFilter(states=("merged",))) == []
 
 
@@ -137,7 +138,8 @@ def test_migration_0013_gives_stored_reference_reports_their_reference(tmp_path)
     engine.dispose()
     database = Database(url)  # opening migrates to head
     with database.session() as session:
-        rows = {r.slug: (r.reference, list_records(session, RecordFilter(("open",)))) for r in session.scalars(select(Record))}
+        rows = {r.slug: (r.reference, list_records(session,
+                                                   RecordFilter(("open",)))) for r in session.scalars(select(Record))}
     database.dispose()
     assert {slug: reference for slug, (reference, _) in rows.items()} == {"perf_ref": "runtime@v1", "perf_c": None}
     listed = {r["slug"]: r["ratio_kind"] for r in rows["perf_ref"][1]}

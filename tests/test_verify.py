@@ -49,7 +49,7 @@ def test_a_fix_that_changes_the_output_is_caught_not_timed(project):
 
 def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     heads, config, runner, record = project
-    with pytest.raises(BuildError, match="build gcc -O2 -o runtime runtime.c at .* exited 1"):
+    with pytest.raises(BuildError, match=r"build gcc -O2 -o runtime runtime.c at .* exited 1"):
         verify(record, config, runner, heads["broken"])
     quick = dataclasses.replace(config, timeout_seconds=1)
     outcome = verify(record, quick, runner, heads["hangs"])
@@ -125,12 +125,14 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     assert [s["side"] for s in data["sides"]] == ["base", "head"] and data["sides"][1]["language_seconds"]
     slow = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "not-a-fix"])
     assert slow.exit_code == 0 and "\nreproduced: " in slow.output, slow.output  # the claim holds there: exit 0
-    hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "--upload-pack=touch x"])
+    hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head",
+                                "--upload-pack=touch x"])
     assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()
     assert cli.invoke(main, ["verify", "perf_nope", "--repo", str(repo.root)]).exit_code == 1
     assert cli.invoke(main, ["sync", "--repo", str(repo.root)]).exit_code == 0
     shown = json.loads(cli.invoke(main, ["show", "perf_boxed_sum", "--format", "json"]).output)
-    assert [run["verdict"] for run in shown["bench_runs"]] == ["reproduced", "fixed"]  # newest first: not-a-fix, the fix
+    # newest first: not-a-fix, the fix
+    assert [run["verdict"] for run in shown["bench_runs"]] == ["reproduced", "fixed"]
     assert [run["verdict_text"].split(";")[0] for run in shown["bench_runs"]] == ["reproduced", "fixed"]
     assert "pass" not in json.dumps(shown).replace("passes", "")  # the stored interval test never shows
     # `list` names each record's last finished run in the same words; `show` lists its bisections.

@@ -58,7 +58,8 @@ def test_normalized_outputs_pass_the_fix_and_capture_the_runtimes_counts(project
     assert base.decision == "fail" and base.interval.low > 2.0 and head.interval.high <= 2.0
     assert head.output == expected()  # ITRS/TIME/MIPS lines dropped, `1n` read as `1`
     assert head.metric_medians("language")["itrs"] == 3 * N and head.metric_medians("c") == {}
-    assert len(head.runs["language"]) == len(head.language) and all(r["metrics"]["mips"] > 0 for r in head.runs["language"])
+    assert (len(head.runs["language"]) == len(head.language)
+            and all(r["metrics"]["mips"] > 0 for r in head.runs["language"]))
     assert f"itrs {3 * N:,} vs -" in outcome.message
     # CPU time comes with every wall time, from wait4 rusage on either runner
     assert all(r["user"] is not None and r["system"] is not None and r["faults"] > 0 for r in head.runs["c"])
@@ -89,7 +90,8 @@ def test_last_line_compares_only_the_result(project):
 def test_each_input_size_is_verified_and_the_c_side_gets_the_same_arguments(project):
     outcome = _verify(project, report(inputs="[200000, 1000001]"), config(), "fix")
     assert outcome.verdict == "pass", outcome.message
-    assert [(s.input, s.output) for s in outcome.sides] == [("200000", expected(200000)), ("1000001", expected(1000001))]
+    assert [(s.input, s.output) for s in outcome.sides] == [("200000", expected(200000)), ("1000001",
+                                                                                           expected(1000001))]
     assert [s.metric_medians("language")["itrs"] for s in outcome.sides] == [600000, 3000003]
     assert "input 200000" in outcome.message and "input 1000001" in outcome.message
 
@@ -186,8 +188,11 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     outcome = _verify(project, report(), config(), "fix", base="main")
     result = {"sides": [side.as_dict() for side in outcome.sides]}
     rows = bench_view.side_rows(result)
-    assert rows[-1].metrics == f"`itrs {3 * N:,} vs -; mips {bench_view.count_text(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
-    comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1, "runner": "local", "host": "", "requested_by": ""},
+    mips = bench_view.count_text(outcome.sides[-1].metric_medians("language")["mips"])
+    assert rows[-1].metrics == f"`itrs {3 * N:,} vs -; mips {mips} vs -`"
+    comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1,
+                                                                                    "runner": "local", "host": "",
+                                                                                    "requested_by": ""},
                      slug="perf_fold", icon="", headline="fixed", progress="", rows=rows, gain="", suite_said="",
                      columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
                      criterion="", scaling=[], result=result)

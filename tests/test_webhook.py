@@ -51,7 +51,7 @@ def test_every_example_payload_is_stored_once_with_its_facts(service, event):
         assert response.status_code == 202, response.text
     rows = stored(database)
     assert [r.id for r in rows] == [f"{event}-{n}" for n in range(len(examples))]
-    for row, payload in zip(rows, examples):
+    for row, payload in zip(rows, examples, strict=True):
         assert (row.event, row.status, json.loads(row.payload)) == (event, "pending", payload)
         assert row.action == payload.get("action")
         assert row.repo == (payload.get("repository") or {}).get("full_name")

@@ -227,7 +227,8 @@ class GitRepository:
     def report_history(self, sha: str) -> tuple[dict[str, CommitInfo], frozenset[str]]:
         """One git log pass: the commit that last changed each report path, and every slug ever present."""
         out = self.repo.git.log(
-            "--first-parent", "--diff-merges=first-parent", "--name-only", f"--format={_LOG_FORMAT}", sha, "--", REPORT_DIR
+            "--first-parent", "--diff-merges=first-parent", "--name-only", f"--format={_LOG_FORMAT}", sha, "--",
+            REPORT_DIR
         )
         touches: dict[str, CommitInfo] = {}
         for entry in out.split("\x1e")[1:]:

@@ -16,7 +16,8 @@ def _moment(value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date or time; write 2026-11-23 or 2026-11-23T09:00+01:00") from None
+        raise click.BadParameter(f"{value!r} is not a date or time; "
+                                 "write 2026-11-23 or 2026-11-23T09:00+01:00") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

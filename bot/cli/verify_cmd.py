@@ -68,7 +68,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     runner_conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
                    else config.runner_for(record.backend or "c"))
     if runner_conf is None:
-        raise click.UsageError(f"no runner {'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
+        raise click.UsageError("no runner "
+                               f"{'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
                                f" in {source.describe()}")
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
     settings = settings_for(None)
@@ -104,9 +105,11 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     if told is None:  # a finished run always has a verdict; say so rather than fail on it
         raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":
-        click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
+        click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha,
+                                                                     "runner": runner.name,
                                                       "config": source.describe(),
-                                                      "threshold": config.seq_threshold, "min_samples": config.min_samples,
+                                                      "threshold": config.seq_threshold,
+                                                      "min_samples": config.min_samples,
                                                       "max_samples": config.max_samples}, **outcome.as_dict(),
                                 "verdict": told.key, "verdict_text": told.said}, indent=2))
     else:

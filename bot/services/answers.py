@@ -72,5 +72,6 @@ class Answers:
         runs = bench_store.runs_for(self.db, slug, limit=1, repo_key=repo_key)
         last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
                 if runs else "")
-        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, repo_key, slug)) or "none"
+        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, repo_key,
+                                                                                             slug)) or "none"
         return f"`{slug}`: {state}; {words.of_record(verdict, reproduced)}; fixes {fixes}{last}"

@@ -204,7 +204,8 @@ class CommandFlow:
                     installation_id=where.installation_id, pr_number=where.number, requested_by=where.author,
                     options=options))
         else:
-            runs = [self._verify_slug(where, slug, options) for slug in list(command.slugs) or [self._issue_slug(where)]]
+            runs = [self._verify_slug(where, slug,
+                                      options) for slug in list(command.slugs) or [self._issue_slug(where)]]
         self.answers.remember_runs(answer_id, index, runs)
         return self.answers.runs_text(runs)
 
@@ -267,7 +268,8 @@ class CommandFlow:
         if keep == drop:
             raise UserError("a report cannot be merged into itself")
         with self.services.source.open(where.full_name, where.installation_id) as repo:
-            return propose_person_merge(self.db, where.full_name, repo, tracker, lambda branch: self.services.source.publish(
+            return propose_person_merge(self.db, where.full_name, repo, tracker,
+                                        lambda branch: self.services.source.publish(
                 where.full_name, where.installation_id, branch), keep, drop, where.author)
 
     def _accept_merge(self, where: Where, keep: str) -> str:

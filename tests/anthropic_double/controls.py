@@ -111,7 +111,8 @@ class Controls:
     def problems(self) -> list[str]:
         """Violations, unimplemented requests, script errors and unused answers: empty after a clean test."""
         with self._lock:
-            unused = [f"unused answer: {len(self._answers)} queued answer(s) were never asked for"] if self._answers else []
+            unused = ([f"unused answer: {len(self._answers)} queued answer(s) were never asked for"]
+                      if self._answers else [])
             return ([f"violation: {v}" for v in self.violations] + [f"unimplemented: {u}" for u in self.unimplemented]
                     + [f"double error: {e}" for e in self.errors] + unused)
 

@@ -114,7 +114,8 @@ class Call:
         """A body or comment, refused past GitHub's 65,536 characters as GitHub refuses it (422, code custom)."""
         text = self.field(name)
         if isinstance(text, str) and len(text) > BODY_LIMIT:
-            raise validation_failed(resource, name, "custom", f"{name} is too long (maximum is {BODY_LIMIT} characters)")
+            raise validation_failed(resource, name, "custom",
+                                    f"{name} is too long (maximum is {BODY_LIMIT} characters)")
         return text
 
     def repo_url(self, repo: Repo) -> str:

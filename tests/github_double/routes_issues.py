@@ -177,7 +177,7 @@ def add_issue_labels(call: Call) -> Reply:
     repo = call.repo()
     issue = find_issue(call, repo)
     call.actor()
-    issue.labels = _labels_named(call, repo, [l.name for l in issue.labels] + _label_names(call.body))
+    issue.labels = _labels_named(call, repo, [label.name for label in issue.labels] + _label_names(call.body))
     return _labels_reply(call, repo, issue)
 
 

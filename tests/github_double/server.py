@@ -166,7 +166,8 @@ class GitHubDouble(LoopbackServer, Controls):
                 "X-RateLimit-Reset": str(reset), "X-RateLimit-Used": str(used), "X-RateLimit-Resource": resource}
 
     def _fault_reply(self, fault: Fault) -> Reply:
-        body = {"message": fault.message or HTTPStatus(fault.status).phrase, "documentation_url": fault.documentation_url,
+        body = {"message": fault.message or HTTPStatus(fault.status).phrase,
+                "documentation_url": fault.documentation_url,
                 "status": str(fault.status)}
         return Reply(fault.status, body, dict(fault.headers))
 
@@ -182,12 +183,14 @@ class GitHubDouble(LoopbackServer, Controls):
         with self.state.lock:
             data = self.state.downloads.pop(raw_path[len(routes_actions.DOWNLOAD_PREFIX):], None)
         if data is None:
-            return Response("<Error><Code>AuthenticationFailed</Code></Error>", status=403, content_type="application/xml")
+            return Response("<Error><Code>AuthenticationFailed</Code></Error>", status=403,
+                            content_type="application/xml")
         return Response(data, status=200, content_type="application/zip")
 
     @staticmethod
     def _respond(reply: Reply) -> Response:
-        headers = {"X-GitHub-Request-Id": uuid.uuid4().hex[:20].upper(), "X-GitHub-Media-Type": "github.v3; format=json",
+        headers = {"X-GitHub-Request-Id": uuid.uuid4().hex[:20].upper(),
+                   "X-GitHub-Media-Type": "github.v3; format=json",
                    "X-GitHub-Api-Version-Selected": "2022-11-28", **reply.headers}
         if reply.body is None:
             return Response(status=reply.status, headers=headers)

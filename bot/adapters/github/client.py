@@ -81,9 +81,9 @@ class GitHubClients:
             if client is None:
                 client = self._clients[key] = Github(
                     base_url=self.settings.github_api_url, auth=self._auth_for(key), timeout=20, per_page=100,
-                    lazy=True,
+                    lazy=True,  # objects fetched only when a field is read: fewer GET calls per mirror pass
                     seconds_between_requests=self.settings.github_request_interval,
-                    seconds_between_writes=self.settings.github_write_interval,  # objects fetched only when a field is read: fewer GET calls per mirror pass
+                    seconds_between_writes=self.settings.github_write_interval,
                     # A few quick retries in-process; longer outages and rate limits go back to the queue.
                     retry=CountingRetry(total=3, backoff_factor=0.2),
                 )

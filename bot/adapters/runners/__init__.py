@@ -30,7 +30,8 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
     `service`: the bot's own host is no bench host, so a local runner must be named in `.perfbot.toml`.
     `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home).
     `secrets`: scrubbed from everything a run prints, before perfbot reads, stores or posts any of it."""
-    limits: _Limits = {"memory_mb": config.memory_mb, "build_script": config.build_script, "sandbox": runner_conf.sandbox,
+    limits: _Limits = {"memory_mb": config.memory_mb, "build_script": config.build_script,
+                       "sandbox": runner_conf.sandbox,
                        "processes": config.sandbox.processes, "output_mb": config.sandbox.output_mb, "secrets": secrets}
     if runner_conf.kind == "local":
         if service and not config.runners_named:

@@ -84,7 +84,7 @@ def bwrap_problem():
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
-        why = done.stderr.decode(errors="replace").strip()[-300:] or "exit %d" % done.returncode
+        why = done.stderr.decode(errors="replace").strip()[-300:] or f"exit {done.returncode}"
         return "bwrap cannot create its namespaces here (user, mount or network namespaces refused?): " + why
     return None
 
@@ -180,7 +180,7 @@ def run(request):
         answer.update(seconds=float(report[0]), returncode=int(report[1]), user=float(report[2]),
                       system=float(report[3]), faults=int(report[4]))
     if clipped:
-        answer["stderr"] += "\n[perfbot: output past %d MiB a stream was dropped]\n" % (cap >> 20)
+        answer["stderr"] += f"\n[perfbot: output past {cap >> 20} MiB a stream was dropped]\n"
     return answer
 
 
@@ -288,7 +288,7 @@ class Cgroup:
 
     @classmethod
     def make(cls, memory, processes):
-        name = "perfbot-run-%d-%d" % (os.getpid(), time.monotonic_ns())
+        name = f"perfbot-run-{os.getpid()}-{time.monotonic_ns()}"
         folders: dict[str, str] = {}
         try:
             for controller, parent in _controller_folders().items():
@@ -439,7 +439,8 @@ def main(args):
         return 2
     command, arg = args
     if command == "run":
-        sys.stdout.write("\n" + json.dumps(run(json.loads(arg))) + "\n")  # own line: a chatty login shell can't spoil it
+        # own line: a chatty login shell can't spoil it
+        sys.stdout.write("\n" + json.dumps(run(json.loads(arg))) + "\n")
     elif command == "root":
         sys.stdout.write("\n" + make_root(arg) + "\n")
     else:

@@ -9,6 +9,7 @@ carries every command, so a timed run does not pay a handshake either.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -212,10 +213,9 @@ class SshRunner:
 
     def close(self) -> None:
         """Stop the shared connection now rather than after ControlPersist."""
-        try:
+        # Nothing to stop, or it stops itself after ControlPersist.
+        with contextlib.suppress(UserError, OSError, subprocess.TimeoutExpired):
             subprocess.run(self._ssh_argv(["-O", "exit"]), capture_output=True, timeout=MARGIN)
-        except (UserError, OSError, subprocess.TimeoutExpired):
-            pass  # nothing to stop, or it stops itself after ControlPersist
 
     def _transfer(self, sha: str, workspace: PurePosixPath) -> None:
         repo = str(self.repo_path)

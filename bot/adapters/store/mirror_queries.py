@@ -60,7 +60,8 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
                 backend=record.backend, threads=record.threads, ratio=record.ratio, fix=record.fix,
                 state=record.state, errors=record.errors, warnings=record.warnings,
                 merged_into=target_slug, merged_into_number=target_number,
-                dedup=dedup.get(record.content_hash) if record.content_hash else None, verdict=record.verdict, reproduced=record.reproduced,
+                dedup=dedup.get(record.content_hash) if record.content_hash else None, verdict=record.verdict,
+                reproduced=record.reproduced,
                 attached_fixes=fixes.get(record.slug, 0),
             )
             rows.append(MirrorRow(
@@ -138,7 +139,8 @@ def live_reports(db: Database, repo_key: str) -> list:
 
 def issue_numbers(db: Database, repo_key: str) -> dict[str, int]:
     with db.session() as session:
-        rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror, IssueMirror.record_id == Record.id)
+        rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror,
+                                                                            IssueMirror.record_id == Record.id)
                                .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key)).all()
     return dict(rows)
 

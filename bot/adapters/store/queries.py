@@ -67,7 +67,8 @@ def list_records(session: Session, flt: RecordFilter) -> list[dict]:
     query = query.order_by(*SORTS[flt.sort])
     rows = session.execute(query).all()
     merged_ids = {r.merged_into_id for r, _ in rows if r.merged_into_id}
-    names = dict(session.execute(select(Record.id, Record.slug).where(Record.id.in_(merged_ids))).all()) if merged_ids else {}
+    names = dict(session.execute(select(Record.id,
+                                        Record.slug).where(Record.id.in_(merged_ids))).all()) if merged_ids else {}
     return [record_summary(record, key, names.get(record.merged_into_id) if record.merged_into_id else None)
             for record, key in rows]
 

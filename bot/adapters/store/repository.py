@@ -79,9 +79,11 @@ class RecordRepository:
                 self._current.setdefault(slug, None)
                 self._aliases.setdefault(slug, None)
             with self.session.no_autoflush:
-                for record in self.session.scalars(select(Record).where(Record.repo_id == self.repo.id, Record.slug.in_(chunk))):
+                for record in self.session.scalars(select(Record).where(Record.repo_id == self.repo.id,
+                                                                        Record.slug.in_(chunk))):
                     self._current[record.slug] = record
-                for alias in self.session.scalars(select(SlugAlias).where(SlugAlias.repo_id == self.repo.id, SlugAlias.slug.in_(chunk))):
+                for alias in self.session.scalars(select(SlugAlias).where(SlugAlias.repo_id == self.repo.id,
+                                                                          SlugAlias.slug.in_(chunk))):
                     self._aliases[alias.slug] = alias
 
     def find_current(self, slug: str) -> Record | None:
@@ -185,7 +187,8 @@ class RecordRepository:
         if id(record) in self._new:
             return None
         with self.session.no_autoflush:
-            return self.session.scalar(select(Revision).where(Revision.record_id == record.id, Revision.commit_sha == sha))
+            return self.session.scalar(select(Revision).where(Revision.record_id == record.id,
+                                                              Revision.commit_sha == sha))
 
     def add_revision(self, record: Record, rev: RevisionInput) -> None:
         """Store the revision unless this commit already has one for the record (replays are no-ops)."""

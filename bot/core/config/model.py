@@ -34,7 +34,7 @@ class PerfbotFile(Section):
     runners: tuple[Runner, ...] | None = None  # None: the local runner, which the service never uses unnamed
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule | None = None
-    references: dict[ReferenceName, ReferenceTable] = {}
+    references: dict[ReferenceName, ReferenceTable] = {}  # noqa: RUF012  (pydantic copies a field's default)
     parity: ParityConfig | None = None
     notify: NotifySettings | None = None
     guards: GuardSettings = GuardSettings()
@@ -108,7 +108,8 @@ class RepoConfig:
     seq_threshold: float = _VERIFY.seq_threshold
     par_efficiency: float = _VERIFY.par_efficiency
     claim_factor: float = _VERIFY.claim_factor  # core/verify/claim_size.py
-    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)  # core/verify/noise.py: when a host is too busy to time on
+    # core/verify/noise.py: when a host is too busy to time on
+    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)
     noisy_retries: int = _VERIFY.noisy_retries
     min_samples: int = _VERIFY.min_samples
     max_samples: int = _VERIFY.max_samples

@@ -85,8 +85,8 @@ class BandTables:
                 for band in range(self.bands)]
 
     def add(self, slots: list[int], sigs: np.ndarray) -> None:
-        for table, keys in zip(self.tables, self._keys(sigs)):
-            for slot, key in zip(slots, keys):
+        for table, keys in zip(self.tables, self._keys(sigs), strict=True):
+            for slot, key in zip(slots, keys, strict=True):
                 bucket = table.setdefault(key, slot)
                 if bucket is slot:
                     continue
@@ -96,7 +96,7 @@ class BandTables:
                     bucket.add(slot)
 
     def remove(self, slot: int, sig: np.ndarray) -> None:
-        for table, (key,) in zip(self.tables, self._keys(sig[None, :])):
+        for table, (key,) in zip(self.tables, self._keys(sig[None, :]), strict=True):
             bucket = table.get(key)
             if bucket == slot:
                 del table[key]
@@ -107,7 +107,7 @@ class BandTables:
 
     def query(self, sig: np.ndarray) -> set[int]:
         found: set[int] = set()
-        for table, (key,) in zip(self.tables, self._keys(sig[None, :])):
+        for table, (key,) in zip(self.tables, self._keys(sig[None, :]), strict=True):
             bucket = table.get(key)
             if isinstance(bucket, int):
                 found.add(bucket)

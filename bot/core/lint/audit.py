@@ -17,7 +17,8 @@ RULES = (
     ("audit-c-functions", "a function of the program has no counterpart in the C translation"),
     ("audit-c-recursion", "a function recurses in one program and not in the other"),
     ("audit-repro-size", f"the program in the language is over {MAX_PROGRAM_LINES} lines: not minimal"),
-    ("audit-numbers", "the measurements cannot support the claim (too few timed rows, or the claimed threads unmeasured)"),
+    ("audit-numbers",
+     "the measurements cannot support the claim (too few timed rows, or the claimed threads unmeasured)"),
 )
 NOT_CHECKED = ("whether both programs run the same algorithm and the same pattern matches "
                "(the offline audit compares structure only)")
@@ -122,6 +123,7 @@ def audit_from_tool_input(data: object, record: PerfIssue, path: str, reviewer: 
         raise ValueError(f"{where}: {exc.message[:300]}") from None
     data = cast(dict[str, Any], data)  # the schema checked its shape
     c_line = next((b.line for b in record.code_blocks if b.lang == "c"), 1)
-    findings = tuple(_finding(path, record.line_of("measurements", c_line) if f["rule"] in ("audit-numbers", "audit-claim")
+    findings = tuple(_finding(path, record.line_of("measurements", c_line) if f["rule"] in ("audit-numbers",
+                                                                                            "audit-claim")
                               else c_line, f["rule"], f["message"], f["remedy"]) for f in data["findings"])
     return AuditResult(findings, tuple(data["not_checked"]), reviewer, usage)

@@ -60,7 +60,7 @@ class Finding:
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "message": self.message,
-                "locations": [{"path": l.path, "line": l.line, "end_line": l.end_line} for l in self.locations]}
+                "locations": [{"path": loc.path, "line": loc.line, "end_line": loc.end_line} for loc in self.locations]}
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ class _Nesting:
     """How deep a token sits in the block's control structure: `for (...) x();` nests `x` as deep as
     `for (...) { x(); }` does, so brace style is not shape (an `else if` stays at its `if`'s level)."""
 
-    HEADED = {"if", "for", "while", "switch"}  # a parenthesized header comes before the body
+    HEADED = frozenset({"if", "for", "while", "switch"})  # a parenthesized header comes before the body
 
     def __init__(self) -> None:
         self.braces = self.parens = 0

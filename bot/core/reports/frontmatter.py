@@ -170,7 +170,8 @@ def _verify_inputs(data: dict, raw: dict, lines: dict, problems: _Problems, fact
         if _REFERENCE.fullmatch(value) and ".." not in value:
             facts["reference"] = value
         else:
-            _value_error(problems, lines, "reference", f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
+            _value_error(problems, lines, "reference",
+                         f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
                          "write `reference: runtime@<branch or commit>` or the name of a [references.NAME] table")
     measure = data.get("measure")
     if measure is not None:  # [run] metrics live in .perfbot.toml: verify checks a metric:NAME against them

@@ -21,7 +21,7 @@ FIXED_PATH_RE = re.compile(r"devs/fixed/perf_[a-z0-9_]+\.md")
 SECTIONS = ("context", "reproduction", "measurements", "root_cause", "fix")
 
 
-class Severity(str, Enum):
+class Severity(str, Enum):  # noqa: UP042  (StrEnum would change str() and format() of stored values)
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"  # advice that is no fault of the file (a draft not yet where reports live)

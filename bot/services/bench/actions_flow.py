@@ -81,7 +81,8 @@ class ActionsFlow:
                 # as the template has it (its run-name is how perfbot finds it).
                 finished.append(self._end(run, tracker, ERROR, f"no workflow run titled '{run_title(run['id'])}' "
                                           f"appeared within {NEVER_STARTED.seconds // 60} minutes of the dispatch of "
-                                          f"{options['workflow']}: is deploy/github/perfbot-bench.yml installed unchanged?"))
+                                          f"{options['workflow']}: "
+                                          "is deploy/github/perfbot-bench.yml installed unchanged?"))
         return finished
 
     def _end(self, run: dict, tracker, verdict: str, message: str) -> dict:
@@ -100,8 +101,8 @@ class ActionsFlow:
                         workflow_run.path, workflow_run.event)
             return None
         target = self.bench._target(run)
-        finish = lambda verdict, message, result=None, config=None, record=None, outcome=None: self.bench._finish(  # noqa: E731
-            run, verdict, message, result or {}, tracker, target, config, record, outcome)
+        def finish(verdict, message, result=None, config=None, record=None, outcome=None):
+            return self.bench._finish(run, verdict, message, result or {}, tracker, target, config, record, outcome)
         if bench_store.cancel_requested(self.bench.db, run_id):
             return finish("cancelled", "cancelled on request while GitHub Actions measured")
         try:
@@ -143,7 +144,8 @@ class ActionsFlow:
             # A fixed number of pairs is one look, the sequential plan's last: the same interval and rule.
             plan = SamplingPlan(min(taken, config.min_samples), taken)
             verdict, side.interval = plan.next_step(side.language, side.c, target,
-                                                    decide_at_least) if par else plan.next_step(side.language, side.c, target)
+                                                    decide_at_least) if par else plan.next_step(side.language, side.c,
+                                                                                                target)
             side.decision = verdict if taken >= config.min_samples else "inconclusive"
         head, ratio = sides[-1], sides[-1].interval
         point = f"{ratio.point:.2f}x" if ratio else "not measured"

@@ -148,7 +148,8 @@ class BenchFlow:
         elif run["purpose"] == FIX:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
         else:
-            bench_store.set_record_result(self.db, run["repo"], run["slug"], reproduced=reproduction(verdict, outcome is not None))
+            bench_store.set_record_result(self.db, run["repo"], run["slug"],
+                                          reproduced=reproduction(verdict, outcome is not None))
         done = bench_store.stored_run(self.db, run["id"])
         self._show(done, tracker, target, config, record)
         log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
@@ -161,7 +162,8 @@ class BenchFlow:
                 marker = comment_marker(MARKERS[run["purpose"]], run["slug"])
                 tracker.upsert_comment(target.number, marker, comment_body(marker, run, config, record), None)
             if target.on_pull:
-                tracker.set_status(run["head"], status_context(run["slug"], run["purpose"]), bench_view.status_state(run),
+                tracker.set_status(run["head"], status_context(run["slug"], run["purpose"]),
+                                   bench_view.status_state(run),
                                    bench_view.status_description(run))
         except TransientError as exc:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)

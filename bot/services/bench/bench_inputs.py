@@ -43,7 +43,8 @@ def bench_config(repo: GitRepository, source: ConfigSource) -> RepoConfig:
         try:
             text = source.file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"cannot verify: cannot read {source.file}: {getattr(exc, 'strerror', None) or exc}") from None
+            why = getattr(exc, "strerror", None) or exc
+            raise UserError(f"cannot verify: cannot read {source.file}: {why}") from None
         config = _parsed(text, str(source.file))
     else:
         config = _parsed((repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)

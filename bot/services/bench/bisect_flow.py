@@ -46,7 +46,8 @@ class BisectFlow:
         """Check the range and queue the bisection; a user error says what is wrong with it."""
         running = bisect_store.unfinished(self.db, full_name, slug)
         if running is not None:
-            raise UserError(f"bisection {running['id']} of `{slug}` is still going; wait for its comment, then ask again")
+            raise UserError(f"bisection {running['id']} of `{slug}` is still going; wait for its comment, then ask "
+                            "again")
         try:
             good_sha, bad_sha = repo.resolve(good), repo.resolve(bad)
             line = repo.bisect_range(good_sha, bad_sha)
@@ -100,7 +101,8 @@ class BisectFlow:
                 return self._finish(row, "error", str(exc), None, summaries, tracker)
             found = reproduction(outcome.verdict, True)
             side = outcome.sides[-1] if outcome.sides else None
-            saved: dict[str, Any] = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt, "found": found,
+            saved: dict[str, Any] = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt,
+                                     "found": found,
                      "interval": side.interval.as_dict() if side and side.interval else None,
                      "pairs": len(side.c) if side else 0, "message": outcome.message[:500]}
             bisect_store.add_step(self.db, bisect_id, saved)

@@ -129,8 +129,10 @@ class FixFlow:
         config = _config(repo, default, full_name)
         attached = []
         for slug, record in sorted(records.items()):
-            branches = [b for b in heads if b.startswith(f"fix/{slug}") and b[len(f"fix/{slug}"):][:1] in ("", "-", "/")]
-            if record.fix and record.fix in heads and not branch_name_problem(record.fix) and record.fix not in branches:
+            branches = [b for b in heads if b.startswith(f"fix/{slug}") and b[len(f"fix/{slug}"):][:1] in ("", "-",
+                                                                                                           "/")]
+            if (record.fix and record.fix in heads and not branch_name_problem(record.fix)
+                    and record.fix not in branches):
                 branches.append(record.fix)
             for branch in branches:
                 if branch == default_ref or repo.is_ancestor(heads[branch], default):

@@ -39,6 +39,7 @@ def prepare_reference(reference: Reference, runner, record: PerfIssue, language:
     folder = builder.run_dir(workspace, record.slug)
     program = folder / (reference.program or program_name(record, config))
     builder.write_file(program, language)
-    return ReferenceTarget(f"{reference.name}@{reference.branch or 'HEAD'} ({sha[:12]})", sha, reference.factor or config.run.reference_factor,
+    return ReferenceTarget(f"{reference.name}@{reference.branch or 'HEAD'} ({sha[:12]})", sha,
+                           reference.factor or config.run.reference_factor,
                            reference.run, program, workspace, folder)
 

@@ -52,7 +52,8 @@ MEASURE_NAMES = {"wall": "wall time", "user": "user time", "instructions": "inst
 class Side:
     """What one commit measured for one input: every sample kept. For a par report `language` holds the
     program's measure on one thread and `c` on the claimed thread count: the ratio of the two is the speedup;
-    `sweep` holds every count's samples (services/bench/sweep.py). With a reference, `c` holds the reference's measure."""
+    `sweep` holds every count's samples (services/bench/sweep.py). With a reference, `c` holds the reference's
+    measure."""
 
     label: str
     sha: str
@@ -93,7 +94,8 @@ class Side:
         names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
         return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
-                "output": window(self.output) if self.output else self.output, "input": self.input, "against": self.against, "measure": self.measure,
+                "output": window(self.output) if self.output else self.output, "input": self.input,
+                "against": self.against, "measure": self.measure,
                 **({"factor": self.factor} if self.factor is not None else {}),
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
                 "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
@@ -243,7 +245,8 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
 
 def _metrics_text(side: Side) -> str:
     first, second = side.metric_medians("language"), side.metric_medians("c")
-    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in sorted({*first, *second})]
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in sorted({*first,
+                                                                                                           *second})]
     return f" ({', '.join(shown)})" if shown else ""
 
 
@@ -301,7 +304,7 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
     first = runner.run(first_argv, pair.first_cwd, config.timeout_seconds)
     second = runner.run(second_argv, pair.second_cwd, config.timeout_seconds)
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
-    for name, result in zip(pair.names, (first, second)):
+    for name, result in zip(pair.names, (first, second), strict=True):
         if not result.ok:
             return ERROR, result.failure(name, at, config.timeout_seconds, config.memory_mb)
     different = mismatch(first.stdout, second.stdout, config.run, pair.names, at)

@@ -138,6 +138,6 @@ class LiveIndexes:
         reports = live_reports_named(db, repo_key, missing, reading) if missing else []
         computed = [features(r) for r in reports]
         # Each under the hash of the content actually read, which is newer if the record was synced meanwhile.
-        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed)}, version)
+        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed, strict=True)}, version)
         step.parsed = len(computed)
         return docs + computed

@@ -100,7 +100,7 @@ class Dedup:
         todo = [key for key in pairs if key not in verdicts]
         batch = getattr(self.reviewer, "review_many", None)
         if batch is not None and len(todo) >= BATCH_MIN:
-            for key, verdict in zip(todo, batch([pairs[key] for key in todo])):
+            for key, verdict in zip(todo, batch([pairs[key] for key in todo]), strict=False):
                 self._remember(pairs[key][0], pairs[key][1], verdict)
                 verdicts[key] = (verdict, False)
         reviews = []

@@ -30,7 +30,8 @@ log = logging.getLogger("perfbot.digest")
 def summary_of(digest) -> dict:
     """The numbers the dashboard shows beside a posted digest."""
     return {"new": len(digest.new_reports), "duplicates": len(digest.duplicates), "fixes": len(digest.fixes),
-            "verified": len(digest.merged_fixes), "passes_on_branch": len(digest.branch_fixes), "mismatches": len(digest.mismatches), "not_reproduced": len(digest.not_reproduced),
+            "verified": len(digest.merged_fixes), "passes_on_branch": len(digest.branch_fixes),
+            "mismatches": len(digest.mismatches), "not_reproduced": len(digest.not_reproduced),
             "open": len(digest.open_ranked), "stale": len(digest.stale),
             "milestones": [{"name": m.name, "done": m.done, "total": m.total, "met": m.met}
                            for m in digest.milestones]}
@@ -69,7 +70,8 @@ class DigestFlow:
         if stored is None:
             digest, body = make_digest(self.db, full_name, config, since=since, now=end, parity=parity())
             stored = digest_store.claim_week(self.db, full_name, digest.week, digest.window_start, digest.window_end,
-                                             body, summary_of(digest)) or digest_store.week_digest(self.db, full_name, week)
+                                             body, summary_of(digest)) or digest_store.week_digest(self.db, full_name,
+                                                                                                   week)
         if stored is None:  # another process claimed the week and its row is gone again
             raise TransientError(f"{full_name}: the digest of {week} was claimed but is not stored; trying again")
         label = config.digest.label

@@ -62,7 +62,8 @@ class SyncSummary:
 ProgressFn = Callable[[int], None]
 
 
-def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str], frozenset[str]]:
+def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str],
+                                                                                       frozenset[str]]:
     """Decide which commits to read: the mode, the steps, ignored paths, and slugs git history already knows."""
     if history:
         commits = git_repo.first_parent_commits(None, head)
@@ -148,7 +149,7 @@ def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str,
     """One transaction: the chunk's commits, then the sync mark when there is one to set."""
     with db.session() as session:
         records = RecordRepository.open(session, key)
-        for step, step_read in zip(chunk, read):
+        for step, step_read in zip(chunk, read, strict=False):
             apply_step(records, step, summary, ids, seen, step_read)
             if on_progress:
                 on_progress(len(step.changes))
@@ -264,7 +265,8 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     record = record or ids.lookup(records, change.slug)
     text = data.decode("utf-8", errors="replace") if data else None
     if record is None and not ids.replay and records.never_named(change.slug):
-        records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record, findings))
+        records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record,
+                                                   findings))
         # Only the merge rule needs the record itself, and only when the report supersedes another.
         superseding = result.record is not None and result.record.supersedes
         return ADDED, records.find_current(change.slug) if superseding else None

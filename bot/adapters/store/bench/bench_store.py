@@ -160,7 +160,8 @@ def latest_finished(db: Database) -> dict[tuple[str, str], dict]:
     with db.session() as session:
         last = (select(func.max(BenchRun.id)).where(BenchRun.status == DONE)
                 .group_by(BenchRun.repo_key, BenchRun.slug).scalar_subquery())
-        return {(r.repo_key, r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
+        return {(r.repo_key,
+                 r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
 
 
 def set_record_result(db: Database, repo_key: str, slug: str, **values) -> bool:

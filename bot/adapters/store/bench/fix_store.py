@@ -47,7 +47,8 @@ def attach(db: Database, repo_key: str, slug: str, branch: str, *, source: str, 
         fix = session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.slug == slug,
                                                 Fix.branch == branch)).first()
         if fix is None:
-            fix = Fix(repo_key=repo_key, slug=slug, branch=branch, source=source, created_at=now, attached_by=attached_by,
+            fix = Fix(repo_key=repo_key, slug=slug, branch=branch, source=source, created_at=now,
+                      attached_by=attached_by,
                       additions=0, deletions=0, changed_files=0)
             session.add(fix)
         elif fix.state == DETACHED and source != "command":

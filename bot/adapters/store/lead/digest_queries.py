@@ -20,7 +20,8 @@ from bot.core.verify.scaling_view import head_scaling
 def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end: datetime) -> DigestFacts:
     """Everything up to `window_end` (older facts too: ratios, staleness and milestones look back further)."""
     if window_start >= window_end:
-        raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before {window_end.isoformat()}")
+        raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before "
+                         f"{window_end.isoformat()}")
     with db.session() as session:
         repo_id = session.scalar(select(Repo.id).where(Repo.key == repo_key))
         if repo_id is None:
@@ -36,7 +37,8 @@ def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end
             select(SlugAlias.slug, SlugAlias.record_id).where(SlugAlias.repo_id == repo_id))}
         revisions = tuple(
             RevisionFact(slug_of_id[rev.record_id], rev.committed_at, rev.change, rev.author_name, rev.author_email,
-                         sum(1 for f in rev.findings or [] if f.get("severity") == "error"), rev.content_hash is not None)
+                         sum(1 for f in rev.findings or [] if f.get("severity") == "error"),
+                         rev.content_hash is not None)
             for rev in session.execute(
                 select(Revision.record_id, Revision.committed_at, Revision.change, Revision.author_name,
                        Revision.author_email, Revision.findings, Revision.content_hash)

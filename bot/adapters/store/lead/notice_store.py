@@ -44,7 +44,8 @@ def settle_notices(db: Database, repo_key: str, current: list[tuple[str, str, st
     (and a resolved one that holds again unresolved, never told twice); returns what still needs telling."""
     keys = {(kind, subject) for kind, subject, _ in current}
     with db.session() as session:
-        rows = {(r.kind, r.subject): r for r in session.scalars(select(NoticeRow).where(NoticeRow.repo_key == repo_key))}
+        rows = {(r.kind,
+                 r.subject): r for r in session.scalars(select(NoticeRow).where(NoticeRow.repo_key == repo_key))}
         for key, row in rows.items():
             row.resolved_at = None if key in keys else (row.resolved_at or now)
     for kind, subject, text in current:
@@ -76,4 +77,5 @@ def notices_of(db: Database, repo_key: str) -> list[dict]:
     with db.session() as session:
         return [{"id": r.id, "kind": r.kind, "subject": r.subject, "comment_id": r.comment_id,
                  "resolved": r.resolved_at is not None, "webhook_queued": r.webhook_queued}
-                for r in session.scalars(select(NoticeRow).where(NoticeRow.repo_key == repo_key).order_by(NoticeRow.id))]
+                for r in session.scalars(select(NoticeRow).where(NoticeRow.repo_key == repo_key)
+                                         .order_by(NoticeRow.id))]
