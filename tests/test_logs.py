@@ -147,9 +147,9 @@ def test_configuring_twice_leaves_one_handler():
     root = logging.getLogger()
     before = list(root.handlers)
     try:
-        configure_logging(None, {}, stream=io.StringIO())
-        configure_logging(None, {}, stream=io.StringIO())
-        assert len([h for h in root.handlers if getattr(h, "_perfbot", False)]) == 1
+        first = configure_logging(None, {}, stream=io.StringIO())
+        second = configure_logging(None, {}, stream=io.StringIO())
+        assert first not in root.handlers and [h for h in root.handlers if type(h) is type(second)] == [second]
     finally:
         root.handlers[:] = before
 

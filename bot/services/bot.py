@@ -114,7 +114,8 @@ class BotServices(FixWork, GuardWork, Reporting, ParityWork, LeadView):
             own = None
         return login.lower() in {self.bot_login.lower(), (own or "").lower()} - {""}
 
-    def sync_and_mirror(self, full_name: str, after: str | None, installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
+    def sync_and_mirror(self, full_name: str, after: str | None,
+                        installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
         """Sync up to `after` (default: the default branch), review what changed for overlaps, mirror, comment."""
         installation_id = installation_id or queries.installation_for(self.db, full_name)
         tracker = self.trackers(full_name, installation_id)
