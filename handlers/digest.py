@@ -8,4 +8,4 @@ EVENTS = frozenset({"perfbot.digest"})
 
 
 def handle(event, services) -> None:
-    services.post_due_digests(datetime.now(timezone.utc))
+    services.digests.post_due(datetime.now(timezone.utc))

@@ -1,5 +1,5 @@
-"""BotServices' lead's view: the campaign dashboard issue re-drawn after changes, its ticked boxes carried out,
-and notices sent on to the optional outgoing webhook."""
+"""The lead's view: the campaign dashboard issue re-drawn after changes, its ticked boxes carried out, and
+notices sent on to the optional outgoing webhook."""
 from __future__ import annotations
 
 import logging
@@ -7,34 +7,35 @@ from datetime import datetime, timezone
 
 from bot.adapters import outgoing_webhook
 from bot.adapters.store.lead import notice_store
-from bot.adapters.store import service_queries as queries
 from bot.adapters.store.locks import repo_lock
 from bot.core.lead.dashboard import VERBS, newly_ticked
-from bot.services.commands import WRITE_LEVELS, CommandFlow, Where
+from bot.services.commands import WRITE_LEVELS, Where
 from bot.services.lead.dashboard_flow import DashboardFlow
+from bot.services.usecases.commands import Commands
+from bot.services.usecases.context import Context
 
 log = logging.getLogger("perfbot.services")
 ANSWER_MARKER = "<!-- perfbot:dashboard-answer -->"
 
 
-class LeadView:
-    """Mixed into BotServices: uses its db, trackers, source and fixes (whose enqueue queues deliveries)."""
-
-    def _dashboards(self) -> DashboardFlow:
-        return DashboardFlow(self.db, self.fixes.enqueue if self.fixes is not None else None)
+class Lead:
+    def __init__(self, ctx: Context, commands: Commands) -> None:
+        self.ctx = ctx
+        self.commands = commands  # a ticked box runs the command it stands for
+        self.dashboards = DashboardFlow(ctx.db, ctx.fixes.enqueue if ctx.fixes is not None else None)
 
     def refresh_dashboard(self, full_name: str, installation_id: int | None = None, *, force: bool = False,
                           now: datetime | None = None) -> str:
-        installation_id = installation_id or queries.installation_for(self.db, full_name)
-        tracker = self.trackers(full_name, installation_id)
+        installation_id = self.ctx.installation(full_name, installation_id)
+        tracker = self.ctx.trackers(full_name, installation_id)
         # One writer per repository: two workers re-drawing at once could each tell a new notice.
-        with repo_lock(self.db, full_name), self.source.open(full_name, installation_id) as repo:
-            return self._dashboards().refresh(repo, tracker, full_name, now or datetime.now(timezone.utc), force=force)
+        with repo_lock(self.ctx.db, full_name), self.ctx.source.open(full_name, installation_id) as repo:
+            return self.dashboards.refresh(repo, tracker, full_name, now or datetime.now(timezone.utc), force=force)
 
     def refresh_dashboards(self, now: datetime | None = None) -> dict[str, str]:
         """Every known repository's dashboard (the reconcile schedule); one's failure never stops the others."""
         outcome: dict[str, str] = {}
-        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())):
+        for full_name in self.ctx.repositories():
             try:
                 outcome[full_name] = self.refresh_dashboard(full_name, now=now)
             except Exception as exc:
@@ -46,17 +47,17 @@ class LeadView:
                          installation_id: int | None, delivery_id: str) -> list[str]:
         """A person edited the dashboard: each newly ticked box carried out if they may write, refused (and
         explained) if not; the body is re-drawn either way, which unticks every box."""
-        row = notice_store.dashboard_row(self.db, full_name)
+        row = notice_store.dashboard_row(self.ctx.db, full_name)
         if row is None or row[0] != number:
             return []  # only the dashboard perfbot opened, by its stored number: a look-alike's boxes do nothing
-        installation_id = installation_id or queries.installation_for(self.db, full_name)
-        tracker = self.trackers(full_name, installation_id)
+        installation_id = self.ctx.installation(full_name, installation_id)
+        tracker = self.ctx.trackers(full_name, installation_id)
         ticked = newly_ticked(before, after)
         lines: list[str] = []
         if ticked:
             level = tracker.permission(actor)
             where = Where(full_name, number, False, 0, actor, installation_id, delivery_id)
-            flow = CommandFlow(self)
+            flow = self.commands.flow()
             for action in ticked:
                 if level not in WRITE_LEVELS:
                     lines.append(f"🚫 **{VERBS[action.verb]}** `{action.slug}`: only people with write access act "
