@@ -65,5 +65,6 @@ def _edited(event, services) -> None:
         return  # our own re-draw echoes back
     before = ((event.payload.get("changes") or {}).get("body") or {}).get("from")
     # A title edit or a close carries no old body: then nothing counts as newly ticked.
-    services.lead.dashboard_edited(repo_full_name(event.payload), number, before if isinstance(before, str) else body,
-                                   body, actor, installation_id(event.payload), event.delivery_id)
+    old_body = before if isinstance(before, str) else body
+    services.commands.dashboard_edited(repo_full_name(event.payload), number, old_body, body, actor,
+                                       installation_id(event.payload), event.delivery_id)

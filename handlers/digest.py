@@ -8,4 +8,4 @@ EVENTS = frozenset({"perfbot.digest"})
 
 
 def handle(event, services) -> None:
-    services.digests.post_due(datetime.now(timezone.utc))
+    services.lead.post_due_digests(datetime.now(timezone.utc))

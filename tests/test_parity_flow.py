@@ -214,12 +214,12 @@ def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")
     services, key, folder = local_services(database, tmp_path, repo.root)
     services.reports.sync_and_mirror(key, None, None)
-    body = services.digests.preview(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
     section = body[body.index("## Parity on the default branch (2)"):]
     assert "| missing-twin | `runtime/gpu/kernels.h:3` | Metal block `vector_add` (runtime/gpu/kernels.h:3-9) " \
            "has no CUDA twin in this file" in section
     assert "| missing-twin | `runtime/gpu/kernels.h:12` | CUDA block `vector_sum`" in section
-    posted = services.digests.post(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    posted = services.lead.post_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
     assert "CUDA block `vector_sum`" in (folder / f"{posted['issue']}.md").read_text()
 
 
@@ -230,5 +230,5 @@ def test_without_a_parity_section_the_guard_is_off_and_the_digest_says_so(databa
     services.reports.sync_and_mirror(key, None, None)
     state = json.loads((folder / "issues.json").read_text()) if (folder / "issues.json").exists() else {}
     assert "statuses" not in state
-    body = services.digests.preview(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
     assert "No `[parity]` section in `.perfbot.toml`" in body

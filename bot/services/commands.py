@@ -145,7 +145,7 @@ class CommandFlow:
                                                            where.author, where.installation_id)
             return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
                     "issue as they are decided")
-        preview = self.uses.digests.preview(where.full_name, where.installation_id, datetime.now(timezone.utc))
+        preview = self.uses.lead.preview_digest(where.full_name, where.installation_id, datetime.now(timezone.utc))
         return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
             f"{preview}\n</details>"
 
@@ -212,7 +212,8 @@ class CommandFlow:
         self._records(where, slug)
         fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
                     if f.state == fix_store.OPEN and f.head_sha), None)
-        base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else (None, self._default_head(where), REPRODUCE)
+        base, head, purpose = ((fix.base_sha, fix.head_sha, FIX) if fix and fix.head_sha  # the filter asked for a head
+                               else (None, self._default_head(where), REPRODUCE))
         return self.fixes.request_run(where.full_name, slug, base=base, head=head, purpose=purpose,
                                       installation_id=where.installation_id, requested_by=where.author,
                                       options=options)

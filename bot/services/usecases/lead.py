@@ -1,28 +1,53 @@
-"""The lead's view: the campaign dashboard issue re-drawn after changes, its ticked boxes carried out, and
-notices sent on to the optional outgoing webhook."""
+"""The lead's view: the weekly digest (posted when due, now, or previewed), the campaign dashboard issue re-drawn
+after changes, and notices sent on to the optional outgoing webhook."""
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timezone
 
 from bot.adapters import outgoing_webhook
-from bot.adapters.store.lead import notice_store
 from bot.adapters.store.locks import repo_lock
-from bot.core.lead.dashboard import VERBS, newly_ticked
-from bot.services.commands import WRITE_LEVELS, Where
 from bot.services.lead.dashboard_flow import DashboardFlow
-from bot.services.usecases.commands import Commands
+from bot.services.lead.digest_flow import DigestFlow
+from bot.services.lead.parity_flow import ParityFlow
 from bot.services.usecases.context import Context
 
 log = logging.getLogger("perfbot.services")
-ANSWER_MARKER = "<!-- perfbot:dashboard-answer -->"
 
 
 class Lead:
-    def __init__(self, ctx: Context, commands: Commands) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.commands = commands  # a ticked box runs the command it stands for
         self.dashboards = DashboardFlow(ctx.db, ctx.fixes.enqueue if ctx.fixes is not None else None)
+
+    def post_due_digests(self, now: datetime) -> dict[str, str]:
+        """Every repository whose `[digest]` schedule has passed without this week's digest gets it now."""
+        outcome: dict[str, str] = {}
+        for full_name in self.ctx.repositories():
+            try:
+                posted = self.post_digest(full_name, None, now, only_if_due=True)
+                outcome[full_name] = f"posted {posted['week']}" if posted else "nothing due"
+            except Exception as exc:  # one repository's broken config or outage must not stop the others'
+                log.warning("digest of %s failed: %s", full_name, exc)
+                outcome[full_name] = f"failed: {exc}"
+        return outcome
+
+    def post_digest(self, full_name: str, installation_id: int | None, now: datetime, *, only_if_due: bool = False,
+                    since: datetime | None = None) -> dict | None:
+        """The weekly digest as an issue: when due (the quarter-hour tick), or now (`perfbot digest`)."""
+        installation_id = self.ctx.installation(full_name, installation_id)
+        tracker = self.ctx.trackers(full_name, installation_id)
+        digests = DigestFlow(self.ctx.db)
+        with self.ctx.source.open(full_name, installation_id) as repo:
+            if only_if_due:
+                return digests.post_if_due(repo, tracker, full_name, now)
+            return digests.post(tracker, full_name, digests.config(repo), now, since,
+                                parity=lambda: ParityFlow().default_branch(repo, full_name))
+
+    def preview_digest(self, full_name: str, installation_id: int | None, now: datetime,
+                       since: datetime | None = None) -> str:
+        with self.ctx.source.open(full_name, installation_id) as repo:
+            return DigestFlow(self.ctx.db).preview(repo, full_name, now, since)
 
     def refresh_dashboard(self, full_name: str, installation_id: int | None = None, *, force: bool = False,
                           now: datetime | None = None) -> str:
@@ -42,32 +67,6 @@ class Lead:
                 log.warning("dashboard of %s failed: %s", full_name, exc)
                 outcome[full_name] = f"failed: {exc}"
         return outcome
-
-    def dashboard_edited(self, full_name: str, number: int, before: str, after: str, actor: str,
-                         installation_id: int | None, delivery_id: str) -> list[str]:
-        """A person edited the dashboard: each newly ticked box carried out if they may write, refused (and
-        explained) if not; the body is re-drawn either way, which unticks every box."""
-        row = notice_store.dashboard_row(self.ctx.db, full_name)
-        if row is None or row[0] != number:
-            return []  # only the dashboard perfbot opened, by its stored number: a look-alike's boxes do nothing
-        installation_id = self.ctx.installation(full_name, installation_id)
-        tracker = self.ctx.trackers(full_name, installation_id)
-        ticked = newly_ticked(before, after)
-        lines: list[str] = []
-        if ticked:
-            level = tracker.permission(actor)
-            where = Where(full_name, number, False, 0, actor, installation_id, delivery_id)
-            flow = self.commands.flow()
-            for action in ticked:
-                if level not in WRITE_LEVELS:
-                    lines.append(f"🚫 **{VERBS[action.verb]}** `{action.slug}`: only people with write access act "
-                                 f"from this dashboard; @{actor} has {level}. I unticked the box; ask a maintainer.")
-                else:
-                    lines.append(f"**{VERBS[action.verb]}** `{action.slug}` (ticked by @{actor}): "
-                                 f"{flow.act_on_box(where, action.verb, action.slug)}")
-            tracker.upsert_comment(number, ANSWER_MARKER, "\n".join([ANSWER_MARKER, *lines]) + "\n", None)
-        self.refresh_dashboard(full_name, installation_id, force=True)
-        return lines
 
     def send_notice(self, payload: dict, delivery_id: str) -> int:
         """A queued `perfbot.notify` delivery: the notice POSTed, signed; a failure is retried by the queue."""
