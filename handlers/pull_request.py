@@ -19,11 +19,11 @@ def handle(event, services) -> None:
     full_name = repo_full_name(payload)
     pull = pull_info(payload, full_name)
     if event.action == "closed" and not pull.merged:
-        services.pull_closed_unmerged(full_name, pull.number)
+        services.fixes.pull_closed_unmerged(full_name, pull.number)
         return
-    services.pull_request_changed(full_name, pull, installation_id(payload), event.delivery_id)
+    services.fixes.pull_request_changed(full_name, pull, installation_id(payload), event.delivery_id)
     if event.action in PARITY_ACTIONS:
-        services.pull_request_parity(full_name, pull, installation_id(payload))
+        services.fixes.pull_request_parity(full_name, pull, installation_id(payload))
 
 
 def pull_info(payload: dict, full_name: str) -> PullInfo:

@@ -40,7 +40,7 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
 
@@ -73,7 +73,7 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
 

@@ -26,7 +26,7 @@ from bot.app.metrics import Metrics
 from bot.config import Settings
 from bot.errors import CredentialsRejected
 from bot.services.bench.bench_flow import BenchFlow
-from bot.services.bot import BotServices, RepoSource
+from bot.services.usecases import BotServices, RepoSource
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.worker import Worker
 
