@@ -10,4 +10,4 @@ def handle(event, services) -> None:
     run_id = event.payload.get("run")
     if not isinstance(run_id, int) or not event.repo:
         raise UserError(f"perfbot.verify delivery {event.delivery_id} names no bench run")
-    services.run_bench(run_id, event.repo, event.installation_id, event.keep_alive, event.delivery_id)
+    services.fixes.run_bench(run_id, event.repo, event.installation_id, event.keep_alive, event.delivery_id)

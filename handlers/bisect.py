@@ -10,4 +10,4 @@ def handle(event, services) -> None:
     bisect_id = event.payload.get("bisection")
     if not isinstance(bisect_id, int) or isinstance(bisect_id, bool) or not event.repo:
         raise UserError(f"perfbot.bisect delivery {event.delivery_id} names no bisection")
-    services.run_bisection(bisect_id, event.repo, event.installation_id, event.keep_alive)
+    services.guards.run_bisection(bisect_id, event.repo, event.installation_id, event.keep_alive)

@@ -19,10 +19,11 @@ def handle(event, services) -> None:
     comment = payload.get("comment") or {}
     author = login(comment, "user")
     writer = login(payload) if event.action == "edited" else author  # an edit's new lines are the editor's
-    body = comment.get("body") if isinstance(comment.get("body"), str) else ""
-    if not author or not writer or services.is_bot(writer) or body.lstrip().startswith("<!-- perfbot:"):
+    body = comment.get("body")
+    body = body if isinstance(body, str) else ""
+    if not author or not writer or services.context.is_bot(writer) or body.lstrip().startswith("<!-- perfbot:"):
         return  # perfbot's own answers echo back as events
-    name = services.bot_login.removesuffix("[bot]")
+    name = services.context.bot_login.removesuffix("[bot]")
     if event.action == "edited":
         previous = ((payload.get("changes") or {}).get("body") or {}).get("from")
         invocations = new_commands(previous if isinstance(previous, str) else "", body, name)
@@ -38,4 +39,4 @@ def handle(event, services) -> None:
     is_pull = review or bool((thread or {}).get("pull_request"))
     where = Where(repo_full_name(payload), number, is_pull, comment_id, writer, installation_id(payload),
                   event.delivery_id, review_comment=review, comment_author=author)
-    services.command_comment(where, invocations, name)
+    services.commands.comment(where, invocations, name)

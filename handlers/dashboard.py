@@ -18,21 +18,21 @@ PULL_ACTIONS = frozenset({"opened", "reopened", "synchronize", "edited", "closed
 
 def handle(event, services) -> None:
     if event.name == "perfbot.notify":
-        services.send_notice(event.payload, event.delivery_id)
+        services.lead.send_notice(event.payload, event.delivery_id)
     elif event.name == "perfbot.reconcile":
-        services.refresh_dashboards()
+        services.lead.refresh_dashboards()
     elif event.name == "issues":
         _edited(event, services)
     elif event.name == "perfbot.verify":
         if not event.repo:
             raise UserError(f"perfbot.verify delivery {event.delivery_id} names no repository")
-        services.refresh_dashboard(event.repo, event.installation_id)
+        services.lead.refresh_dashboard(event.repo, event.installation_id)
     elif _changes_something(event, services):
         try:
             full_name = repo_full_name(event.payload)
         except UserError:
             return  # the event's own handler reports the bad payload; one error for one delivery
-        services.refresh_dashboard(full_name, installation_id(event.payload))
+        services.lead.refresh_dashboard(full_name, installation_id(event.payload))
 
 
 def _changes_something(event, services) -> bool:
@@ -46,9 +46,10 @@ def _changes_something(event, services) -> bool:
         return event.action == "completed"
     if event.name.endswith("comment"):  # only a comment holding /perf commands (a queued run, a close) counts
         comment = payload.get("comment") or {}
-        body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+        body = comment.get("body")
+        body = body if isinstance(body, str) else ""
         return event.action in ("created", "edited") and not body.startswith("<!-- perfbot:") and \
-            bool(find_commands(body, services.bot_login.removesuffix("[bot]")))
+            bool(find_commands(body, services.context.bot_login.removesuffix("[bot]")))
     return event.action in PULL_ACTIONS
 
 
@@ -61,9 +62,10 @@ def _edited(event, services) -> None:
     actor = login(event.payload)
     if not isinstance(body, str) or not isinstance(number, int) or not body.startswith(MARKER):
         return
-    if services.is_bot(actor):
+    if services.context.is_bot(actor):
         return  # our own re-draw echoes back
     before = ((event.payload.get("changes") or {}).get("body") or {}).get("from")
     # A title edit or a close carries no old body: then nothing counts as newly ticked.
-    services.dashboard_edited(repo_full_name(event.payload), number, before if isinstance(before, str) else body, body,
-                              actor, installation_id(event.payload), event.delivery_id)
+    old_body = before if isinstance(before, str) else body
+    services.commands.dashboard_edited(repo_full_name(event.payload), number, old_body, body, actor,
+                                       installation_id(event.payload), event.delivery_id)

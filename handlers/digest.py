@@ -8,4 +8,4 @@ EVENTS = frozenset({"perfbot.digest"})
 
 
 def handle(event, services) -> None:
-    services.post_due_digests(datetime.now(UTC))
+    services.lead.post_due_digests(datetime.now(UTC))

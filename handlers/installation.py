@@ -15,8 +15,8 @@ def handle(event, services) -> None:
     if event.name == "installation":
         repos = [r.get("full_name") for r in payload.get("repositories") or [] if isinstance(r, dict)]
         active = event.action not in ("deleted", "suspend")
-        services.record_installation(installation["id"], account, repos, active=active)
+        services.reports.record_installation(installation["id"], account, repos, active=active)
     else:
         added = [r.get("full_name") for r in payload.get("repositories_added") or [] if isinstance(r, dict)]
         removed = [r.get("full_name") for r in payload.get("repositories_removed") or [] if isinstance(r, dict)]
-        services.update_installation_repos(installation["id"], account, added, removed)
+        services.reports.update_installation_repos(installation["id"], account, added, removed)

@@ -13,7 +13,7 @@ def handle(event, services) -> None:
     if event.action not in WATCHED:
         return
     actor = login(event.payload)
-    if services.is_bot(actor):
+    if services.context.is_bot(actor):
         return  # our own writes come back as events; they change nothing
     number = (event.payload.get("issue") or {}).get("number")
     if not isinstance(number, int):
@@ -21,6 +21,7 @@ def handle(event, services) -> None:
     if event.action == "labeled":
         label = (event.payload.get("label") or {}).get("name")
         if isinstance(label, str) and label.lower() == NOT_A_DUPLICATE:
-            services.overrule_dedup(repo_full_name(event.payload), number, actor)
+            services.reports.overrule_dedup(repo_full_name(event.payload), number, actor)
         return
-    services.issue_changed_by_person(repo_full_name(event.payload), number, event.action, actor, event.delivery_id)
+    services.reports.issue_changed_by_person(repo_full_name(event.payload), number, event.action, actor,
+                                             event.delivery_id)

@@ -12,4 +12,5 @@ def handle(event, services) -> None:
     default = repository.get("default_branch") or repository.get("master_branch")
     if not default or payload.get("ref") != f"refs/heads/{default}" or payload.get("deleted"):
         return  # other branches are fix branches and drafts: reports count once they land on the default branch
-    services.sync_and_mirror(repo_full_name(payload), commit_sha(payload.get("after")), installation_id(payload))
+    services.reports.sync_and_mirror(repo_full_name(payload), commit_sha(payload.get("after")),
+                                     installation_id(payload))

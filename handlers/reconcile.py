@@ -5,4 +5,4 @@ EVENTS = frozenset({"perfbot.reconcile"})
 
 
 def handle(event, services) -> None:
-    services.reconcile()
+    services.reports.reconcile()

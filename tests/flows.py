@@ -41,7 +41,7 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     from bot.config import Settings
     from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bench.fix_flow import FixFlow
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     github.use_git_remotes(tmp_path / "remotes")
@@ -75,7 +75,7 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bench.fix_flow import FixFlow
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     key = local_key(repo_root)

@@ -45,7 +45,7 @@ def world(github, database, tmp_path):
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
     with github_bot(github, database, tmp_path) as (services, worker, _queue):
-        services.sync_and_mirror(REPO, None, None)
+        services.reports.sync_and_mirror(REPO, None, None)
         github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                         base_sha=heads["main"], body="Fixes perf_boxed_sum", user="dev")
         assert handlers.dispatch(pull_event(github, heads, "opened"), services) == []
@@ -153,17 +153,17 @@ def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, d
     poll = Event("perfbot.actions-poll", None, "actions-poll-202612021600", {}, None, None)
     assert handlers.dispatch(poll, services) == []  # the scheduled job's delivery: under a minute, not asked yet
     assert bench_store.get_run(database, 1)["status"] == "running"
-    assert services.poll_actions(now + timedelta(minutes=2), "poll-1") == {REPO: 1}
+    assert services.fixes.poll_actions(now + timedelta(minutes=2), "poll-1") == {REPO: 1}
     run = bench_store.get_run(database, 1)
     assert (run["status"], run["verdict"]) == ("done", "pass") and "(host metal-1)" in run["message"]
-    assert services.poll_actions(now + timedelta(minutes=5), "poll-2") == {}  # nothing left to look for
+    assert services.fixes.poll_actions(now + timedelta(minutes=5), "poll-2") == {}  # nothing left to look for
 
 
 def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancelled(world, github, database):
     _, _, services = world
     now = datetime.now(UTC)
-    assert services.poll_actions(now + timedelta(minutes=5), "poll-1") == {REPO: 0}  # queued runs take a while
-    assert services.poll_actions(now + timedelta(minutes=20), "poll-2") == {REPO: 1}
+    assert services.fixes.poll_actions(now + timedelta(minutes=5), "poll-1") == {REPO: 0}  # queued runs take a while
+    assert services.fixes.poll_actions(now + timedelta(minutes=20), "poll-2") == {REPO: 1}
     run = bench_store.get_run(database, 1)
     assert run["verdict"] == "error" and "no workflow run titled 'perfbot bench run 1' appeared" in run["message"]
 
@@ -171,7 +171,7 @@ def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancel
 def test_a_cancelled_dispatched_run_ends_at_the_next_poll(world, github, database):
     _, _, services = world
     assert bench_store.request_cancel(database, 1) == "cancelling"
-    assert services.poll_actions(datetime.now(UTC) + timedelta(minutes=2), "poll-1") == {REPO: 1}
+    assert services.fixes.poll_actions(datetime.now(UTC) + timedelta(minutes=2), "poll-1") == {REPO: 1}
     run = bench_store.get_run(database, 1)
     assert (run["status"], run["verdict"]) == ("done", "cancelled")
     assert fix_store.open_records(database, REPO)[SLUG].verdict is None  # a stopped run says nothing

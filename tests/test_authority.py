@@ -50,7 +50,7 @@ def bot(github, database, tmp_path):
                         git_base_url=f"file://{tmp_path / 'remotes'}", github_request_interval=0,
                         github_write_interval=0)
     runtime = Runtime(settings)
-    runtime.services.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
+    runtime.services.reports.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
     with serving(runtime.app) as url:
         yield runtime, url, heads
     runtime.stop()
@@ -109,7 +109,7 @@ def test_a_look_alike_dashboard_is_never_adopted_and_its_ticks_do_nothing(bot, g
     look_alike = f"{MARKER}\n- [ ] <!-- perfbot:action close {OTHER} --> close `{OTHER}`\n"
     fake = github.add_issue(REPO, "perfbot campaign dashboard", look_alike, user="rita",
                             labels=("perfbot", "perfbot-dashboard"))
-    runtime.services.refresh_dashboard(REPO)  # no dashboard stored yet: perfbot opens its own
+    runtime.services.lead.refresh_dashboard(REPO)  # no dashboard stored yet: perfbot opens its own
     real, _ = notice_store.dashboard_row(database, REPO)
     assert real != fake
     ticked = look_alike.replace("[ ]", "[x]")

@@ -32,7 +32,7 @@ def world(github, database, tmp_path):
     remote.write(f"devs/issues/{OTHER}.md", canonical_report(OTHER, title="Sorting allocates per comparison"))
     heads["main"] = remote.commit("a second report")
     with github_bot(github, database, tmp_path) as (services, worker, queue):
-        services.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
+        services.reports.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
         assert github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                                base_sha=heads["main"], body="Unboxes the sum's accumulator.", user="wendy") == PULL
         yield services, worker, queue, heads

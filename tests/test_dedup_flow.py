@@ -8,7 +8,7 @@ from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
 from bot.config import Settings
 from bot.core.reports.records import ReadingOptions
-from bot.services.bot import BotServices, RepoSource
+from bot.services.usecases import BotServices, RepoSource
 from tests.flows import pending_merges
 from tests.gitrepo import RepoBuilder
 from tests.reports import canonical_report
@@ -58,9 +58,9 @@ def dedup_comments(github, number: int) -> list[str]:
 def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(world, github, database):
     remote, services = world
     remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value")).commit("old finding")
-    services.sync_and_mirror(REPO, None, None)
+    services.reports.sync_and_mirror(REPO, None, None)
     head = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("new finding")
-    services.sync_and_mirror(REPO, head, None)
+    services.reports.sync_and_mirror(REPO, head, None)
 
     old_state, _, old_labels, _ = issue(github, 1)
     _, _, new_labels, _ = issue(github, 2)
@@ -79,11 +79,11 @@ def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(wor
     assert "supersedes: [perf_u24_mul_slow]" in (branch.tree / NEW).data_stream.read().decode()
 
     writes = len(github.writes())
-    services.sync_and_mirror(REPO, head, None)  # a redelivery or the hourly reconcile
+    services.reports.sync_and_mirror(REPO, head, None)  # a redelivery or the hourly reconcile
     assert len(github.writes()) == writes
 
     remote.repo.git.merge("--no-ff", "-m", "Merge the dedup PR", "perfbot/merge-perf_u24_hash_slow")
-    services.sync_and_mirror(REPO, remote.repo.head.commit.hexsha, None)
+    services.reports.sync_and_mirror(REPO, remote.repo.head.commit.hexsha, None)
     old_state, old_reason, old_labels, _ = issue(github, 1)
     assert (old_state, old_reason) == ("closed", "duplicate") and "state: merged" in old_labels
     assert not any(label.startswith("dedup: ") for label in issue(github, 2)[2])
@@ -98,9 +98,9 @@ def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
 
     remote, services = world
     remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value")).commit("old finding")
-    services.sync_and_mirror(REPO, None, None)
+    services.reports.sync_and_mirror(REPO, None, None)
     head = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("new finding")
-    services.sync_and_mirror(REPO, head, None)
+    services.reports.sync_and_mirror(REPO, head, None)
     labeled = copy.deepcopy(next(p for p in webhook_examples("issues") if p["action"] == "labeled"))
     labeled["issue"]["number"] = 2
     labeled["label"]["name"] = "not a duplicate"
@@ -108,7 +108,7 @@ def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
     assert handlers.dispatch(Event("issues", "labeled", "d-label", labeled, REPO, None), services) == []
     assert not any(label.startswith("dedup: ") for label in issue(github, 1)[2] + issue(github, 2)[2])
     edited = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value!")).commit("reworded")
-    services.sync_and_mirror(REPO, edited, None)  # the pair is reviewed again but stays overruled
+    services.reports.sync_and_mirror(REPO, edited, None)  # the pair is reviewed again but stays overruled
     assert not any(label.startswith("dedup: ") for label in issue(github, 2)[2])
 
 
@@ -122,14 +122,14 @@ def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world
     other = "devs/issues/perf_tail_call_frames.md"
     remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value"))
     remote.write(other, canonical_report("perf_tail_call_frames", title="tail calls keep their frames"))
-    services.sync_and_mirror(REPO, remote.commit("two findings"), None)
-    services.sync_and_mirror(REPO, remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value"))
-                             .commit("new finding"), None)
-    services.sync_and_mirror(REPO, remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes all values"))
-                             .commit("reworded"), None)
-    services.sync_and_mirror(REPO, remote.delete(other).commit("tail calls were a measuring error"), None)
+    services.reports.sync_and_mirror(REPO, remote.commit("two findings"), None)
+    services.reports.sync_and_mirror(REPO, remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value"))
+                                     .commit("new finding"), None)
+    services.reports.sync_and_mirror(REPO, remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes all values"))
+                                     .commit("reworded"), None)
+    services.reports.sync_and_mirror(REPO, remote.delete(other).commit("tail calls were a measuring error"), None)
 
-    steps = [(s.built, s.added, s.replaced, s.removed, s.parsed) for s in services.indexes.steps(REPO)]
+    steps = [(s.built, s.added, s.replaced, s.removed, s.parsed) for s in services.reports.indexes.steps(REPO)]
     assert steps == [(2, 0, 0, 0, 2), (0, 1, 0, 0, 1), (0, 0, 1, 0, 1), (0, 0, 0, 1, 0)]
     # A new process builds its index from the stored features: nothing parsed or lexed again.
     index, records, step = LiveIndexes().current(database, REPO)
@@ -146,7 +146,7 @@ def test_two_new_reports_that_overlap_each_other_get_one_merge_pull_request(worl
     remote, services = world
     remote.write(OLD, u24("perf_u24_mul_slow", "u24 multiply boxes every value"))
     remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("two findings at once")
-    services.sync_and_mirror(REPO, None, None)
+    services.reports.sync_and_mirror(REPO, None, None)
     with github.state.lock:
         pulls = [i for i in github.state.repo("team", "runtime").issues.values() if i.pull]
     assert len(pulls) == 1 and pulls[0].pull.head_ref.startswith("perfbot/merge-perf_u24_")
@@ -161,9 +161,10 @@ def test_reports_fenced_with_the_runtimes_own_tag_are_compared_and_merged_as_pro
     tally = lambda slug, title: u24(slug, title).replace("```bend", "```tally")  # noqa: E731
     remote.write(OLD, tally("perf_u24_mul_slow", "u24 multiply boxes every value"))
     remote.write(NEW, tally("perf_u24_hash_slow", "u24 hashing boxes every value")).commit("two ```tally findings")
-    services.sync_and_mirror(REPO, None, None)
+    services.reports.sync_and_mirror(REPO, None, None)
     # The push path read them the configured way: asking for that reading reuses its index, any other rebuilds.
-    _, records, step = services.indexes.current(services.db, REPO, ReadingOptions(language_tags=("tally",)))
+    _, records, step = services.reports.indexes.current(services.context.db, REPO,
+                                                        ReadingOptions(language_tags=("tally",)))
     assert step.built == (0 if declared else 2)
     assert [b.tag for b in records["perf_u24_hash_slow"].blocks("language")] == ["tally"]
     with github.state.lock:

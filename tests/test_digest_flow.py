@@ -10,7 +10,7 @@ import pytest
 from bot.adapters.git import local_key
 from bot.adapters.local_issues import FileIssues
 from bot.adapters.store.lead import digest_store
-from bot.services.bot import BotServices, RepoSource
+from bot.services.usecases import BotServices, RepoSource
 from tests.gitrepo import RepoBuilder
 from tests.reports import canonical_report
 
@@ -31,7 +31,7 @@ def world(tmp_path, database):
     def process() -> BotServices:  # a fresh process on the same store: nothing carried over in memory
         return BotServices(database, lambda _n, _i: tracker, RepoSource(local={key: repo.root}), bot_login="perfbot")
 
-    process().sync_and_mirror(key, None, None)
+    process().reports.sync_and_mirror(key, None, None)
     return repo, key, tracker, process
 
 
@@ -42,14 +42,14 @@ def digest_issues(tracker: FileIssues) -> list[dict]:
 
 def test_a_restart_across_the_scheduled_time_posts_the_week_exactly_once(world, database):
     _, key, tracker, process = world
-    assert process().post_digest(key, None, SUNDAY_NIGHT, only_if_due=True) is not None  # last week's, caught up
+    assert process().lead.post_digest(key, None, SUNDAY_NIGHT, only_if_due=True) is not None  # last week's, caught up
     assert [i["title"] for i in digest_issues(tracker)] == ["perfbot digest 2026-W48"]
-    assert process().post_digest(key, None, SUNDAY_NIGHT.replace(hour=23), only_if_due=True) is None
+    assert process().lead.post_digest(key, None, SUNDAY_NIGHT.replace(hour=23), only_if_due=True) is None
     # The bot is down at 09:00 on Monday and comes back at 10:40, then restarts twice more.
-    posted = process().post_digest(key, None, datetime(2026, 11, 30, 9, 40, tzinfo=UTC), only_if_due=True)
+    posted = process().lead.post_digest(key, None, datetime(2026, 11, 30, 9, 40, tzinfo=UTC), only_if_due=True)
     assert posted["week"] == "2026-W49" and posted["end"].startswith("2026-11-30T08:00")
     for later in (datetime(2026, 11, 30, 10, 0, tzinfo=UTC), datetime(2026, 12, 6, 23, 0, tzinfo=UTC)):
-        assert process().post_digest(key, None, later, only_if_due=True) is None
+        assert process().lead.post_digest(key, None, later, only_if_due=True) is None
     weeks = [i["title"] for i in digest_issues(tracker)]
     assert weeks == ["perfbot digest 2026-W48", "perfbot digest 2026-W49"]
     assert all("digest" in i["labels"] and "perfbot" in i["labels"] for i in digest_issues(tracker))
@@ -65,16 +65,16 @@ def test_a_crash_between_storing_and_posting_posts_on_the_next_look_and_never_tw
     if issue_made:  # the process died after making the issue, before saving its number
         tracker.create_issue("perfbot digest 2026-W49", body, ("perfbot", "digest"))
     assert stored["issue"] is None
-    posted = process().post_digest(key, None, MONDAY_DUE, only_if_due=True)
+    posted = process().lead.post_digest(key, None, MONDAY_DUE, only_if_due=True)
     assert posted["issue"] is not None and len(digest_issues(tracker)) == 1
-    assert process().post_digest(key, None, MONDAY_DUE, only_if_due=True) is None
+    assert process().lead.post_digest(key, None, MONDAY_DUE, only_if_due=True) is None
 
 
 def test_without_a_digest_section_nothing_is_posted_but_a_preview_works(world, database):
     repo, key, tracker, process = world
     repo.write(".perfbot.toml", "[verify]\nmin_samples = 5\n").commit("no digest here")
-    assert process().post_digest(key, None, MONDAY_DUE, only_if_due=True) is None and digest_issues(tracker) == []
-    preview = process().preview_digest(key, None, MONDAY_DUE)
+    assert process().lead.post_digest(key, None, MONDAY_DUE, only_if_due=True) is None and digest_issues(tracker) == []
+    preview = process().lead.preview_digest(key, None, MONDAY_DUE)
     assert preview.startswith(f"<!-- perfbot:digest {key} 2026-W49 -->") and digest_store.list_digests(database) == []
 
 

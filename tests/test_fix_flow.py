@@ -33,7 +33,7 @@ def comment(tracker: FileIssues, kind: str) -> str:
 
 def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world, database):
     repo, heads, key, queue, tracker, services, worker = world
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     [fix] = fix_store.fixes_for(database, key, SLUG)
     assert (fix.branch, fix.source, fix.head_sha, fix.state) == ("fix/perf_boxed_sum", "report",
                                                                  heads["fix/perf_boxed_sum"], "open")
@@ -50,11 +50,11 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
     assert re.search(r"\| base \|.*\| reproduced \|", body) and re.search(r"\| head \|.*\| fixed \|", body), body
     assert "verified: fixed" in issue(tracker)["labels"] and "has fix" in issue(tracker)["labels"]
 
-    services.sync_and_mirror(key, None, None)  # the hourly reconcile: same head, nothing queued again
+    services.reports.sync_and_mirror(key, None, None)  # the hourly reconcile: same head, nothing queued again
     assert len(queue.listing()) == 1
 
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the fix", "fix/perf_boxed_sum")
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     closed = issue(tracker)
     assert (closed["state"], closed["state_reason"]) == ("closed", "completed") and "state: fixed" in closed["labels"]
     assert "is fixed" in comment(tracker, "fixed")
@@ -65,7 +65,7 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
     assert repo.repo.heads.main.commit.message.startswith("Merge the fix")  # main is never written by the bot
 
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the move", "perfbot/fixed-perf_boxed_sum")
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert issue(tracker)["state_reason"] == "completed" and "state: fixed" in issue(tracker)["labels"]
 
 
@@ -75,14 +75,14 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
     repo.write("runtime.c", NOT_A_FIX).commit("runtime: a change that fixes nothing")
     repo.repo.git.checkout("-q", "main")
     repo.repo.git.branch("-q", "-D", "fix/perf_boxed_sum")  # only the attempt is left to verify
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert worker.run_once() and not worker.run_once()
     [run] = bench_store.runs_for(database, SLUG)
     assert run["verdict"] == "fail", run["message"]
     assert "verified: not fixed" in issue(tracker)["labels"]
 
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the attempt", "fix/perf_boxed_sum-attempt")
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert issue(tracker)["state"] == "open"
     assert "stays open" in comment(tracker, "unverified-merge")
     assert "perfbot/fixed-perf_boxed_sum" not in [h.name for h in repo.repo.heads]
@@ -95,7 +95,7 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     config = (repo.root / ".perfbot.toml").read_text().replace("[verify]\n",
                                                                "[verify]\non_open = true\nfixes = false\n")
     repo.write(".perfbot.toml", config).commit("verify new reports on open")
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert [d["event"] for d in queue.listing()] == ["perfbot.verify"]
     assert worker.run_once()
     [run] = bench_store.runs_for(database, SLUG)
@@ -111,11 +111,11 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     path = f"devs/issues/{SLUG}.md"
     text = (repo.root / path).read_text()
     repo.write(path, text.replace("## Root cause", "Seen again this week.\n\n## Root cause", 1)).commit("prose only")
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert len(bench_store.runs_for(database, SLUG)) == 1
     c_block = text.index("```c\n") + len("```c\n")
     repo.write(path, text[:c_block] + "/* the translation, reviewed */\n" + text[c_block:]).commit("new translation")
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     again, first = bench_store.runs_for(database, SLUG)
     assert (again["purpose"], again["status"]) == ("reproduce", "queued")
     assert again["options"]["claim"] != first["options"]["claim"]
@@ -130,8 +130,8 @@ def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(wor
         def exclusive(self):
             raise RuntimeError("the runner fell over")
 
-    services.bench.make_runner = lambda conf, path, config: Broken()
-    services.sync_and_mirror(key, None, None)
+    services.context.bench.make_runner = lambda conf, path, config: Broken()
+    services.reports.sync_and_mirror(key, None, None)
     assert worker.run_once()
     [delivery] = queue.listing()
     run = bench_store.get_run(database, 1)

@@ -27,7 +27,7 @@ def world(github, database, tmp_path):
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
     with github_bot(github, database, tmp_path) as (services, worker, queue):
-        services.sync_and_mirror(REPO, None, None)  # issue #1 mirrors the report
+        services.reports.sync_and_mirror(REPO, None, None)  # issue #1 mirrors the report
         yield remote, heads, services, worker, queue
 
 

@@ -57,12 +57,12 @@ def fixed_world(world):
     repo, key, queue, tracker, services, worker = world
     push(queue, repo, key)
     drain(worker)
-    assert bench_store.get_run(services.db, 1)["verdict"] == "pass"
+    assert bench_store.get_run(services.context.db, 1)["verdict"] == "pass"
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the fix", "fix/perf_boxed_sum")
     merged = push(queue, repo, key)
     drain(worker)
-    assert fix_store.record_standing(services.db, key, SLUG)[0] == "fixed"
-    [guard] = [r for r in bench_store.runs_for(services.db, SLUG, repo_key=key) if r["purpose"] == "guard"]
+    assert fix_store.record_standing(services.context.db, key, SLUG)[0] == "fixed"
+    [guard] = [r for r in bench_store.runs_for(services.context.db, SLUG, repo_key=key) if r["purpose"] == "guard"]
     assert (guard["head"], guard["verdict"]) == (merged, "pass"), guard["message"]
     assert comments(tracker, "guard") == []  # a guard that holds writes nothing on the closed issue
     return merged
@@ -102,9 +102,9 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
     config = (repo.root / ".perfbot.toml").read_text().replace("debounce_minutes = 0", "debounce_minutes = 15")
     repo.write(".perfbot.toml", config).commit("guards wait for pushes to pause")
     first = repo.repo.head.commit.hexsha
-    services.guards_after_push(key, first, None)
+    services.guards.after_push(key, first, None)
     second = repo.write("NOTES.md", "more\n").commit("docs")
-    services.guards_after_push(key, second, None)
+    services.guards.after_push(key, second, None)
     waiting = {d["id"]: d for d in queue.listing(("pending",)) if d["event"] == "perfbot.guards"}
     assert len(waiting) == 2
     due = [datetime.fromisoformat(d["next_attempt_at"]) for d in waiting.values()]
@@ -112,12 +112,12 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
                <= timedelta(minutes=15) for when in due)
     assert not worker.run_once()  # nothing is due before the pause
 
-    assert services.check_guards(key, first, None) == []  # the default branch moved on: the later check measures
-    [run_id] = services.check_guards(key, second, None)
+    assert services.guards.check(key, first, None) == []  # the default branch moved on: the later check measures
+    [run_id] = services.guards.check(key, second, None)
     assert bench_store.get_run(database, run_id)["head"] == second
-    assert services.check_guards(key, second, None) == []  # that head is guarded already
+    assert services.guards.check(key, second, None) == []  # that head is guarded already
     pruned = repo.delete(f"devs/issues/{SLUG}.md").commit("prune the fixed report")
-    assert services.check_guards(key, pruned, None) == []  # no report left anywhere: the guard is retired
+    assert services.guards.check(key, pruned, None) == []  # no report left anywhere: the guard is retired
 
 
 def test_a_scheduled_guard_check_is_queued_once_per_due_time(world, database):
@@ -126,11 +126,11 @@ def test_a_scheduled_guard_check_is_queued_once_per_due_time(world, database):
     config = (repo.root / ".perfbot.toml").read_text().replace("debounce_minutes = 0",
                                                                 'after_push = false\nschedule = "daily 03:00"')
     repo.write(".perfbot.toml", config).commit("guards at night only")
-    assert services.guards_after_push(key, repo.repo.head.commit.hexsha, None) is None
+    assert services.guards.after_push(key, repo.repo.head.commit.hexsha, None) is None
     night = datetime(2026, 12, 3, 3, 10, tzinfo=UTC)
-    first = services.schedule_guards(night)
+    first = services.guards.schedule(night)
     assert list(first) == [key] and first[key].endswith("-at-202612030300")
-    again = services.schedule_guards(night + timedelta(minutes=15))
+    again = services.guards.schedule(night + timedelta(minutes=15))
     assert again == first
     assert [d["id"] for d in queue.listing()].count(first[key]) == 1  # the same id: stored once
 
@@ -142,16 +142,16 @@ def test_bisect_refuses_a_range_that_is_not_older_to_newer(world, database):
     merged = fixed_world(world)
     newer = repo.write("NOTES.md", "x\n").commit("docs")
     with pytest.raises(UserError, match="not an ancestor"):
-        services.request_bisection(key, SLUG, newer, merged, "lead", None)
+        services.guards.request_bisection(key, SLUG, newer, merged, "lead", None)
     with pytest.raises(UserError, match="does not name a commit"):
-        services.request_bisection(key, SLUG, "no-such-branch", None, "lead", None)
+        services.guards.request_bisection(key, SLUG, "no-such-branch", None, "lead", None)
     with pytest.raises(UserError, match="not a report here"):
-        services.request_bisection(key, "perf_nothing", None, None, "lead", None)
-    bisect_id = services.request_bisection(key, SLUG, None, None, "lead", None)  # last guard pass .. the head
+        services.guards.request_bisection(key, "perf_nothing", None, None, "lead", None)
+    bisect_id = services.guards.request_bisection(key, SLUG, None, None, "lead", None)  # last guard pass .. the head
     row = bisect_store.get(database, bisect_id)
     assert (row["good"], row["bad"], row["requested_by"]) == (merged, newer, "lead")
     with pytest.raises(UserError, match="still going"):
-        services.request_bisection(key, SLUG, None, None, "lead", None)
+        services.guards.request_bisection(key, SLUG, None, None, "lead", None)
 
 
 def test_perfbot_bisect_measures_the_ends_and_the_middle_and_names_the_commit(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import handlers
 from bot.adapters.local_issues import FileIssues
 from bot.adapters.store import service_queries
 from bot.errors import TransientError, UserError
-from bot.services.bot import BotServices, RepoSource
+from bot.services.usecases import BotServices, RepoSource
 from bot.services.worker import Event
 from tests.gitrepo import RepoBuilder
 from tests.npm_fixtures import webhook_examples

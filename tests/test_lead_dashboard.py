@@ -44,7 +44,7 @@ def world(github, database, tmp_path):
                                                                root_cause="Unknown yet."))
     heads["main"] = remote.commit("the lead's view, and a report nobody has explained")
     with github_bot(github, database, tmp_path) as (services, worker, queue):
-        services.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
+        services.reports.sync_and_mirror(REPO, None, None)  # issues #1 and #2 mirror the reports
         yield services, worker, queue, remote
 
 
@@ -83,7 +83,7 @@ def tick(github, services, number: int, slug: str, verb: str, user: str) -> list
 
 def test_the_dashboard_lists_reports_by_ratio_milestones_and_what_needs_a_decision(world, github, database):
     services, *_ = world
-    assert services.refresh_dashboard(REPO) == "created"
+    assert services.lead.refresh_dashboard(REPO) == "created"
     [issue] = dashboards(github)
     body = issue.body
     assert issue.number == 3 and issue.title == "perfbot campaign dashboard"
@@ -103,25 +103,25 @@ def test_the_dashboard_lists_reports_by_ratio_milestones_and_what_needs_a_decisi
 
 def test_nothing_changed_means_no_write_and_a_lost_database_finds_the_issue_again(world, github, database, tmp_path):
     services, *_ = world
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     github.clear_requests()
     with fresh_process(github, database, tmp_path) as (again, _worker, _queue):
-        assert again.refresh_dashboard(REPO) == "unchanged"
+        assert again.lead.refresh_dashboard(REPO) == "unchanged"
         assert github.writes() == []
         with database.session() as session:  # the store lost the dashboard's row and every notice
             session.execute(delete(DashboardIssue))
             session.execute(delete(Notice))
-        assert again.refresh_dashboard(REPO) == "updated"
+        assert again.lead.refresh_dashboard(REPO) == "updated"
         assert len(dashboards(github)) == 1 and dashboards(github)[0].number == 3
         assert not [w for w in github.writes() if w.method == "POST" and w.path.endswith("/issues")]
         assert len(comments(github, "<!-- perfbot:notice milestone-met ")) == 1  # found by its marker, not reposted
         github.clear_requests()
-        assert again.refresh_dashboard(REPO) == "unchanged" and github.writes() == []
+        assert again.lead.refresh_dashboard(REPO) == "unchanged" and github.writes() == []
 
 
 def test_a_writer_ticking_verify_now_queues_the_run_and_the_box_is_redrawn(world, github, database):
     services, *_ = world
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     assert tick(github, services, 3, STUCK, "verify", "wendy") == []
     [run] = bench_store.runs_for(database, STUCK, repo_key=REPO)
     assert run["status"] == "queued" and run["requested_by"] == "wendy" and run["purpose"] == "reproduce"
@@ -134,7 +134,7 @@ def test_a_writer_ticking_verify_now_queues_the_run_and_the_box_is_redrawn(world
 
 def test_a_readers_tick_is_refused_explained_and_unticked(world, github, database):
     services, *_ = world
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     assert tick(github, services, 3, STUCK, "verify", "rita") == []
     assert bench_store.runs_for(database, STUCK, repo_key=REPO) == []
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
@@ -150,7 +150,7 @@ def test_closing_as_not_reproduced_from_the_dashboard_is_the_commands_override(w
     bench_store.finish_run(database, run_id, "pass", "no gap", {"sides": [{
         "side": "head", "sha": "a" * 40, "language_seconds": [0.55] * 5, "c_seconds": [0.5] * 5,
         "interval": {"low": 1.05, "point": 1.1, "high": 1.15}}]})
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     assert "close as not reproduced" in dashboards(github)[0].body
     assert tick(github, services, 3, STUCK, "close", "alice") == []
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
@@ -163,7 +163,7 @@ def test_closing_as_not_reproduced_from_the_dashboard_is_the_commands_override(w
 def test_notices_are_told_once_with_mentions_across_restarts(world, github, database, tmp_path):
     services, *_ = world
     later = datetime.now(UTC) + timedelta(days=4)
-    services.refresh_dashboard(REPO, now=later)
+    services.lead.refresh_dashboard(REPO, now=later)
     [stuck] = comments(github, f"<!-- perfbot:notice stuck-no-root-cause {STUCK} -->")
     assert stuck.splitlines()[1].startswith("@lead @ana: 🚧 **Report stuck without a root cause**")
     body = dashboards(github)[0].body
@@ -171,7 +171,7 @@ def test_notices_are_told_once_with_mentions_across_restarts(world, github, data
     for _ in range(2):
         with fresh_process(github, database, tmp_path) as (again, _worker, _queue):
             github.clear_requests()
-            assert again.refresh_dashboard(REPO, now=later) == "unchanged" and github.writes() == []
+            assert again.lead.refresh_dashboard(REPO, now=later) == "unchanged" and github.writes() == []
     # The milestone, the stuck report, and the fix's bench run that no host has taken for four days: once each.
     assert len(comments(github, "<!-- perfbot:notice ")) == 3
     [host] = comments(github, "<!-- perfbot:notice host-unreachable local -->")
@@ -180,8 +180,8 @@ def test_notices_are_told_once_with_mentions_across_restarts(world, github, data
     assert set(kinds) == {"milestone-met", "stuck-no-root-cause", "host-unreachable"}
     assert not kinds["stuck-no-root-cause"]["resolved"]
     # Resolved when its condition stops holding: the report is closed, so it leaves "Needs your decision".
-    services.override(REPO, STUCK, True, "alice", "d-1", "explained elsewhere")
-    services.refresh_dashboard(REPO, now=later)
+    services.commands.override(REPO, STUCK, True, "alice", "d-1", "explained elsewhere")
+    services.lead.refresh_dashboard(REPO, now=later)
     assert "Report stuck" not in dashboards(github)[0].body
     assert {n["kind"]: n["resolved"] for n in notice_store.notices_of(database, REPO)}["stuck-no-root-cause"]
 
@@ -189,7 +189,7 @@ def test_notices_are_told_once_with_mentions_across_restarts(world, github, data
 def test_local_mode_keeps_the_dashboard_as_a_file(tmp_path, database):
     from bot.adapters.git import local_key
     from bot.adapters.local_issues import FileIssues
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from tests.gitrepo import RepoBuilder
 
     repo = RepoBuilder(tmp_path / "runtime")
@@ -200,18 +200,18 @@ def test_local_mode_keeps_the_dashboard_as_a_file(tmp_path, database):
     def process() -> BotServices:
         return BotServices(database, lambda _n, _i: tracker, RepoSource(local={key: repo.root}), bot_login="perfbot")
 
-    process().sync_and_mirror(key, None, None)
-    assert process().refresh_dashboard(key) == "created"
+    process().reports.sync_and_mirror(key, None, None)
+    assert process().lead.refresh_dashboard(key) == "created"
     text = (tmp_path / "issues" / "dashboard.md").read_text()
     assert text.startswith("# #2 perfbot campaign dashboard") and f"<!-- perfbot:action verify {STUCK} -->" in text
     assert f"<!-- perfbot:notice stuck-no-root-cause {STUCK} -->\n@lead @ana: 🚧" in text  # the notice, on the issue
     before = tracker.state_file.read_bytes()
-    assert process().refresh_dashboard(key) == "unchanged" and tracker.state_file.read_bytes() == before
+    assert process().lead.refresh_dashboard(key) == "unchanged" and tracker.state_file.read_bytes() == before
 
 
 def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, github, database):
     services, *_ = world
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     with github.state.lock:
         issue = github.state.repo("team", "runtime").issues[3]
         issue.state, issue.state_reason = "closed", "completed"
@@ -231,7 +231,7 @@ def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, gi
 
 def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(world, github, database):
     services, worker, _queue, _ = world
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     assert worker.run_once()  # bench run 1, the fix branch's verification the sync queued, measured for real
     [run] = bench_store.runs_for(database, SLUG, repo_key=REPO)
     assert run["status"] == "done" and run["verdict"] == "pass", run
@@ -242,7 +242,7 @@ def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(wor
     assert "## Verifications in flight (0)" in body and "## Fixes waiting for a verdict (0)" in body
     assert f"- [ ] <!-- perfbot:action verify {SLUG} --> **" in body and "(verified)" in body
     github.clear_requests()
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     assert github.writes() == [] and len(comments(github, "<!-- perfbot:notice fix-verified ")) == 1
 
 
@@ -250,7 +250,7 @@ def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github, database)
     services, *_ = world
     pull = github.add_pull(REPO, head_ref=f"perfbot/merge-{STUCK}", base_ref="main", title=f"Merge {SLUG} into {STUCK}",
                            user="perfbot[bot]")
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     assert f"- [ ] <!-- perfbot:action accept {STUCK} --> **accept the merge PR**: merge PR #{pull} into `{STUCK}`" \
         in dashboards(github)[0].body
     # a PR GitHub lists that no webhook told of (opened while perfbot was down) is on the web dashboard too
@@ -272,7 +272,7 @@ def test_a_writer_accepts_a_merge_pr_from_the_dashboard(world, github, database)
 
 def test_a_perf_command_in_a_comment_redraws_the_dashboard(world, github, database):
     services, *_ = world
-    services.refresh_dashboard(REPO)
+    services.lead.refresh_dashboard(REPO)
     body = f"/perf verify {STUCK}"
     comment_id = github.add_comment(REPO, 2, body, user="wendy")
     payload = next(p for p in webhook_examples("issue_comment") if p["action"] == "created")

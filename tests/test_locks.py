@@ -38,7 +38,7 @@ def test_two_workers_syncing_one_repository_open_one_issue_per_record(database, 
 
     from bot.adapters.git import local_key
     from bot.adapters.local_issues import FileIssues
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from tests.gitrepo import RepoBuilder
     from tests.reports import canonical_report
 
@@ -52,7 +52,7 @@ def test_two_workers_syncing_one_repository_open_one_issue_per_record(database, 
     def worker() -> None:  # a push and the hourly reconcile, handled by two workers at once
         try:
             BotServices(database, lambda _n, _i: tracker, RepoSource(local={key: repo.root}),
-                        bot_login="perfbot").sync_and_mirror(key, None, None)
+                        bot_login="perfbot").reports.sync_and_mirror(key, None, None)
         except Exception as exc:
             errors.append(exc)
 

@@ -58,7 +58,7 @@ def test_the_service_measures_a_noisy_run_again_a_bounded_number_of_times(tmp_pa
     repo.write(".perfbot.toml", config + "noisy_retries = 1\n")
     repo.commit("one retry on a busy host")
     key, queue, _tracker, services, worker = local_bot(database, repo.root, tmp_path)
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert worker.run_once()
     [delivery] = queue.listing()
     run = bench_store.get_run(database, 1)

@@ -56,7 +56,7 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
         remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3",
                                                               f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
         remote.commit("notices go to chat too")
-        services.refresh_dashboard(REPO)
+        services.lead.refresh_dashboard(REPO)
         queued = [d for d in queue.listing() if d["event"] == "perfbot.notify"]
         assert len(queued) == 2 and got == []  # queued, not sent inline
         assert all(n["webhook_queued"] for n in notice_store.notices_of(database, REPO))
@@ -65,7 +65,7 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
         [retrying] = [d for d in queue.listing() if d["event"] == "perfbot.notify" and d["status"] == "pending"]
         assert retrying["attempts"] == 1 and "503" in (queue.get(retrying["id"])["error"] or "")
         drain(worker, queue, datetime.now(UTC) + timedelta(hours=1))
-        services.refresh_dashboard(REPO)  # nothing new: nothing queued again
+        services.lead.refresh_dashboard(REPO)  # nothing new: nothing queued again
         drain(worker, queue, datetime.now(UTC) + timedelta(hours=2))
     assert state["bad"] == 0
     assert sorted(n["kind"] for _, n in got) == ["milestone-met", "stuck-no-root-cause"]

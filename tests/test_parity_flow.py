@@ -48,7 +48,7 @@ def app_bot(github, database, tmp_path, app_key: str | None = None):
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
     from bot.services.bench.fix_flow import FixFlow
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
 
     github.use_git_remotes(tmp_path / "remotes")
     auth = {"github_app_id": str(APP_ID), "github_private_key": app_key} if app_key else {"github_token": github.token}
@@ -171,7 +171,7 @@ def test_with_a_token_the_result_is_a_commit_status(github, remote, database, tm
 
 def local_services(database, tmp_path, path):
     from bot.adapters.git import local_key
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
 
     folder = tmp_path / "local-github"
     services = BotServices(database, lambda name, inst: FileIssues(folder), RepoSource(local={local_key(path): path}),
@@ -182,7 +182,7 @@ def local_services(database, tmp_path, path):
 def test_local_mode_sets_a_status_on_the_default_head_and_on_every_branch(remote, database, tmp_path):
     repo, heads = remote
     services, key, folder = local_services(database, tmp_path, repo.root)
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     state = json.loads((folder / "issues.json").read_text())
     statuses = {sha: s["perfbot/parity"]["state"] for sha, s in state["statuses"].items()}
     assert statuses == {heads["main"]: "success", heads["cuda-only"]: "failure", heads["both-sides"]: "success",
@@ -214,13 +214,13 @@ def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database
     repo, _heads = remote
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")
     services, key, folder = local_services(database, tmp_path, repo.root)
-    services.sync_and_mirror(key, None, None)
-    body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
+    services.reports.sync_and_mirror(key, None, None)
+    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     section = body[body.index("## Parity on the default branch (2)"):]
     assert "| missing-twin | `runtime/gpu/kernels.h:3` | Metal block `vector_add` (runtime/gpu/kernels.h:3-9) " \
            "has no CUDA twin in this file" in section
     assert "| missing-twin | `runtime/gpu/kernels.h:12` | CUDA block `vector_sum`" in section
-    posted = services.post_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
+    posted = services.lead.post_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     assert "CUDA block `vector_sum`" in (folder / f"{posted['issue']}.md").read_text()
 
 
@@ -228,8 +228,8 @@ def test_without_a_parity_section_the_guard_is_off_and_the_digest_says_so(databa
     repo = RepoBuilder(tmp_path / "plain")
     repo.write(KERNELS, marked("a", "b")).write("README.md", "x\n").commit("no config")
     services, key, folder = local_services(database, tmp_path, repo.root)
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     state = json.loads((folder / "issues.json").read_text()) if (folder / "issues.json").exists() else {}
     assert "statuses" not in state
-    body = services.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
+    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     assert "No `[parity]` section in `.perfbot.toml`" in body

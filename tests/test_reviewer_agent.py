@@ -162,7 +162,7 @@ def test_the_agent_audit_is_schema_checked_and_joins_the_findings(anthropic_api)
 def test_a_push_gets_the_agent_audit_once_per_content(anthropic_api, database, git_repo, tmp_path):
     from bot.adapters.local_issues import FileIssues
     from bot.adapters.reviewer_agent import AUDIT_TOOL
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
 
     anthropic_api.responder = lambda body: ({"one_to_one": True, "minimal": True, "numbers_support_claim": False,
                                              "findings": [{"rule": "audit-claim", "message": "one run each",
@@ -174,8 +174,8 @@ def test_a_push_gets_the_agent_audit_once_per_content(anthropic_api, database, g
     services = BotServices(database, lambda *_: tracker, RepoSource(local={"team/runtime": git_repo.root}),
                            bot_login="perfbot[bot]", reviewer=reviewer(anthropic_api))
     git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a")
-    services.sync_and_mirror("team/runtime", None, None)
-    services.sync_and_mirror("team/runtime", None, None)
+    services.reports.sync_and_mirror("team/runtime", None, None)
+    services.reports.sync_and_mirror("team/runtime", None, None)
     audits = [r for r in anthropic_api.requests_to("/v1/messages") if r.json["tool_choice"]["name"] == AUDIT_TOOL]
     assert len(audits) == 1
     import json as _json

@@ -95,7 +95,7 @@ def make_burst(world: World, tag: str, pushes: int, bench_repos: int) -> Burst:
     # The bench repositories are synced here first, as a push would, and the bench run that sync asks for is
     # held back to join the burst.
     runtime = Runtime(world.settings(world.root / f"{tag}-setup"))
-    runtime.services.fixes.enqueue = held.append
+    runtime.services.context.fixes.enqueue = held.append
     try:
         for full_name in bench_repos:
             world.double.add_repo(full_name)
@@ -105,7 +105,7 @@ def make_burst(world: World, tag: str, pushes: int, bench_repos: int) -> Burst:
             # In service mode the bot's host measures only when the repository names it a runner.
             config += '\n[[runners]]\nname = "local"\nkind = "local"\nlabels = ["c"]\n'
             repo.write(".perfbot.toml", config).commit("fewer samples")
-            runtime.services.sync_and_mirror(full_name, None, None)
+            runtime.services.reports.sync_and_mirror(full_name, None, None)
     finally:
         runtime.stop()
     assert [d.event for d in held] == ["perfbot.verify"] * len(bench_repos), held

@@ -113,8 +113,8 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bench.fix_flow import FixFlow
-    from bot.services.bot import BotServices, RepoSource
     from bot.services.lead.digest import make_digest
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
     from tests.test_dashboard import make_client
 
@@ -127,7 +127,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
                            bot_login="perfbot", fixes=FixFlow(database, queue.enqueue), bench=bench)
     worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
                     max_attempts=2)
-    services.sync_and_mirror(key, None, None)
+    services.reports.sync_and_mirror(key, None, None)
     assert [d["id"] for d in queue.listing()] == ["bench-1"]  # only the irregular report names the fix
     assert worker.run_once()
     run = bench_store.get_run(database, 1)

@@ -224,7 +224,7 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bench.fix_flow import FixFlow
-    from bot.services.bot import BotServices, RepoSource
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     repo, heads = build_history_project(tmp_path / "runtime")
@@ -235,9 +235,9 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
                            bot_login="perfbot", fixes=FixFlow(database, queue.enqueue), bench=bench)
     worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
                     max_attempts=1)
-    services.sync_and_mirror(key, None, None)
-    run_id = services.fixes.request_run(key, "perf_boxed_sum", base=heads["old-slow"], head=heads["old-fast"],
-                                        purpose=bench_inputs.FIX, installation_id=None, options={"samples": 12})
+    services.reports.sync_and_mirror(key, None, None)
+    run_id = services.context.fixes.request_run(key, "perf_boxed_sum", base=heads["old-slow"], head=heads["old-fast"],
+                                                purpose=bench_inputs.FIX, installation_id=None, options={"samples": 12})
     assert [d["id"] for d in queue.listing()] == [f"bench-{run_id}"] and worker.run_once()
     run = bench_store.get_run(database, run_id)
     assert run["status"] == "done" and run["verdict"] in ("pass", "inconclusive"), run["message"]

@@ -8,6 +8,7 @@ import socket
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -27,8 +28,11 @@ from bot.core.tracker.outgoing import Outgoing
 from bot.errors import CredentialsRejected
 from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bench.fix_flow import FixFlow
-from bot.services.bot import BotServices, RepoSource
+from bot.services.usecases import BotServices, RepoSource
 from bot.services.worker import Worker
+
+if TYPE_CHECKING:
+    from bot.adapters.github.client import GitHubClients
 
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
@@ -41,7 +45,7 @@ class Runtime:
         self.db = Database(settings.database_url)
         self.queue = DeliveryQueue(self.db)
         self.metrics = Metrics(self.queue)
-        self.clients = None  # GitHubClients outside local mode
+        self.clients: GitHubClients | None = None  # outside local mode
         self.services = self._services()
         self.stop_event = threading.Event()
         owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -78,12 +82,12 @@ class Runtime:
 
     def _services(self) -> BotServices:
         settings = self.settings
-        flows = {"fixes": FixFlow(self.db, self.queue.enqueue), "bench": BenchFlow(self.db, self._runner)}
+        fixes, bench = FixFlow(self.db, self.queue.enqueue), BenchFlow(self.db, self._runner)
         if settings.local_mode:
             local = {local_key(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
                                RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings),
-                               outgoing=Outgoing(settings.secret_values()), **flows)
+                               outgoing=Outgoing(settings.secret_values()), fixes=fixes, bench=bench)
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
@@ -101,7 +105,8 @@ class Runtime:
             own_login=clients.own_login,
             reviewer=reviewer_for(settings),
             outgoing=Outgoing(settings.secret_values()),
-            **flows,
+            fixes=fixes,
+            bench=bench,
         )
 
     def ready(self) -> tuple[bool, str]:
@@ -154,6 +159,8 @@ class Runtime:
     def poll_local_repo(self) -> bool:
         """Local mode: a new commit on the watched repository's branch acts as a push to it."""
         path = self.settings.local_repo
+        if path is None:  # only local mode with a watched repository polls
+            return False
         try:
             repo = GitRepository(path)
             ref = repo.default_ref()

@@ -44,9 +44,9 @@ def digest_command(repo: str, since: str | None, dry_run: bool, db_url: str | No
     now = datetime.now(UTC)
     try:
         if dry_run:
-            click.echo(runtime.services.preview_digest(full_name, None, now, _moment(since)))
+            click.echo(runtime.services.lead.preview_digest(full_name, None, now, _moment(since)))
             return
-        posted = runtime.services.post_digest(full_name, None, now, since=_moment(since))
+        posted = runtime.services.lead.post_digest(full_name, None, now, since=_moment(since))
     except (UserError, TransientError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store, fix_store
@@ -35,8 +36,11 @@ from bot.core.verify.bench_view import code_span
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.bench_inputs import FIX, REPRODUCE
-from bot.services.bench.fix_flow import PullInfo
+from bot.services.bench.fix_flow import FixFlow, PullInfo
 from bot.services.dedup.dedup_flow import propose_person_merge
+
+if TYPE_CHECKING:
+    from bot.services.usecases.commands import Commands
 
 log = logging.getLogger("perfbot.commands")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
@@ -63,11 +67,18 @@ class Where:
 
 
 class CommandFlow:
-    def __init__(self, services, bot_name: str = "perfbot") -> None:
-        self.services = services  # BotServices: the store, trackers, repositories, fixes and bench flows
-        self.db = services.db
+    def __init__(self, uses: Commands, bot_name: str = "perfbot") -> None:
+        self.uses = uses  # the mirror, bisections and digest previews the verbs call on
+        self.ctx = uses.ctx  # the store, trackers, repositories, fixes and bench flows
+        self.db = uses.ctx.db
         self.bot_name = bot_name
-        self.answers = Answers(services.db)
+        self.answers = Answers(uses.ctx.db)
+
+    @property
+    def fixes(self) -> FixFlow:
+        if self.ctx.fixes is None:  # only tests of other flows build services without one
+            raise RuntimeError("this process attaches no fixes and runs no benchmarks")
+        return self.ctx.fixes
 
     def run(self, where: Where, invocations: list[grammar.Invocation]) -> answer_store.AnswerRow | None:
         """Each command carried out once: a command is its comment, line and text, so the same body delivered
@@ -82,7 +93,7 @@ class CommandFlow:
             fresh = [i for i in invocations if (i.line, i.text) not in answered]
             if not fresh:
                 return None
-            tracker = self.services.trackers(where.full_name, where.installation_id)
+            tracker = self.ctx.trackers(where.full_name, where.installation_id)
             tracker.react(where.number, where.comment_id, "eyes", review_comment=where.review_comment)
             level: list[str] = []  # asked once, and only when a command needs it
             for invocation in fresh:
@@ -135,18 +146,18 @@ class CommandFlow:
         if isinstance(command, NotDup):
             self._records(where, command.a, command.b)
             remember_not_duplicate(self.db, where.full_name, command.a, command.b, where.author)
-            self.services.mirror(where.full_name, where.installation_id, {command.a, command.b})
+            self.uses.reports.mirror(where.full_name, where.installation_id, {command.a, command.b})
             return f"noted: `{command.a}` and `{command.b}` are not duplicates; dedup will not pair them again"
         if isinstance(command, (Close, Reopen)):
             return self._override(where, command.slug, isinstance(command, Close), getattr(command, "reason", ""))
         if isinstance(command, Cancel):
             return self._cancel(command, where, tracker)
         if isinstance(command, Bisect):
-            bisect_id = self.services.request_bisection(where.full_name, command.slug, command.good, command.bad,
-                                                        where.author, where.installation_id)
+            bisect_id = self.uses.guards.request_bisection(where.full_name, command.slug, command.good, command.bad,
+                                                           where.author, where.installation_id)
             return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
                     "issue as they are decided")
-        preview = self.services.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
+        preview = self.uses.lead.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
         return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
             f"{preview}\n</details>"
 
@@ -199,7 +210,7 @@ class CommandFlow:
             self._records(where, *slugs)
             for slug in slugs:
                 fix = self._attach_pull(where, pull, slug)
-                runs.append(self.services.fixes.request_run(
+                runs.append(self.fixes.request_run(
                     where.full_name, slug, base=fix.base_sha, head=pull.head_sha, purpose=FIX,
                     installation_id=where.installation_id, pr_number=where.number, requested_by=where.author,
                     options=options))
@@ -214,10 +225,11 @@ class CommandFlow:
         self._records(where, slug)
         fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
                     if f.state == fix_store.OPEN and f.head_sha), None)
-        base, head, purpose = (fix.base_sha, fix.head_sha, FIX) if fix else (None, self._default_head(where), REPRODUCE)
-        return self.services.fixes.request_run(where.full_name, slug, base=base, head=head, purpose=purpose,
-                                               installation_id=where.installation_id, requested_by=where.author,
-                                               options=options)
+        base, head, purpose = ((fix.base_sha, fix.head_sha, FIX) if fix and fix.head_sha  # the filter asked for a head
+                               else (None, self._default_head(where), REPRODUCE))
+        return self.fixes.request_run(where.full_name, slug, base=base, head=head, purpose=purpose,
+                                      installation_id=where.installation_id, requested_by=where.author,
+                                      options=options)
 
     def act_on_box(self, where: Where, verb: str, slug: str) -> str:
         """A dashboard box a writer ticked: `/perf verify SLUG` (verify, rerun) or `/perf close SLUG` (close)."""
@@ -240,7 +252,7 @@ class CommandFlow:
         pull = self._pull(where, tracker)
         self._records(where, command.slug)
         fix = self._attach_pull(where, pull, command.slug)
-        self.services.mirror(where.full_name, where.installation_id, {command.slug})
+        self.uses.reports.mirror(where.full_name, where.installation_id, {command.slug})
         delta = f", {fix.token_delta:+d} tokens" if fix.token_delta is not None else ""
         return (f"attached {code_span(fix.branch)} as a fix of `{command.slug}` (+{fix.additions} -{fix.deletions} in "
                 f"{fix.changed_files} file(s){delta}); `/perf verify {command.slug}` measures it")
@@ -252,29 +264,28 @@ class CommandFlow:
         if fix is None:
             raise UserError(f"{code_span(pull.head_ref)} is not attached to `{command.slug}`")
         fix_store.set_state(self.db, fix.id, fix_store.DETACHED)
-        self.services.mirror(where.full_name, where.installation_id, {command.slug})
+        self.uses.reports.mirror(where.full_name, where.installation_id, {command.slug})
         return f"detached {code_span(pull.head_ref)} from `{command.slug}`; only `/perf attach` attaches it again"
 
     def _attach_pull(self, where: Where, pull: PullInfo, slug: str) -> fix_store.FixRow:
-        with self.services.source.open(where.full_name, where.installation_id) as repo:
-            return self.services.fixes.attach_by_command(repo, where.full_name, pull, slug, where.author)
+        with self.ctx.source.open(where.full_name, where.installation_id) as repo:
+            return self.fixes.attach_by_command(repo, where.full_name, pull, slug, where.author)
 
     def _default_head(self, where: Where) -> str:
-        with self.services.source.open(where.full_name, where.installation_id) as repo:
+        with self.ctx.source.open(where.full_name, where.installation_id) as repo:
             return repo.resolve(repo.default_ref())
 
     def _person_merge(self, where: Where, tracker, keep: str, drop: str) -> int:
         self._records(where, keep, drop)
         if keep == drop:
             raise UserError("a report cannot be merged into itself")
-        with self.services.source.open(where.full_name, where.installation_id) as repo:
-            return propose_person_merge(self.db, where.full_name, repo, tracker,
-                                        lambda branch: self.services.source.publish(
+        with self.ctx.source.open(where.full_name, where.installation_id) as repo:
+            return propose_person_merge(self.db, where.full_name, repo, tracker, lambda branch: self.ctx.source.publish(
                 where.full_name, where.installation_id, branch), keep, drop, where.author)
 
     def _accept_merge(self, where: Where, keep: str) -> str:
         """Merge the open merge PR of `keep` (dedup's or `/perf merge`'s); the push it makes applies the merge."""
-        tracker = self.services.trackers(where.full_name, where.installation_id)
+        tracker = self.ctx.trackers(where.full_name, where.installation_id)
         branch = f"perfbot/merge-{keep}"
         pull = next((p for p in tracker.open_pulls_from(branch) if p["head_ref"] == branch), None)
         if pull is None:
@@ -284,11 +295,11 @@ class CommandFlow:
 
     def _override(self, where: Where, slug: str, closing: bool, reason: str) -> str:
         """The maintainer's explicit override, logged with who and why; the mirror then closes or reopens."""
-        record = self.services.override(where.full_name, slug, closing, where.author, where.delivery_id, reason)
+        record = self.uses.override(where.full_name, slug, closing, where.author, where.delivery_id, reason)
         if record is None:
             wanted = "open" if closing else "closed by an override"
             raise UserError(f"`{slug}` is not {wanted}; `/perf status {slug}` shows its state")
-        self.services.mirror(where.full_name, where.installation_id, {slug})
+        self.uses.reports.mirror(where.full_name, where.installation_id, {slug})
         return f"`{slug}` {'closed' if closing else 'reopened'} as a logged override by @{where.author}" + \
             (f": {reason}" if reason else "")
 

@@ -1,71 +1,68 @@
-"""BotServices' regression guards: fixed records measured again after pushes or on a schedule, a regression
-reopening its record, and bisections (started by a regressed guard or by `/perf bisect`)."""
+"""Regression guards: fixed records measured again after pushes or on a schedule, a regression reopening its
+record, and bisections (started by a regressed guard or by `/perf bisect`)."""
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.adapters.git import GitError
-from bot.adapters.store import service_queries as queries
+from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import fix_store
 from bot.errors import UserError
 from bot.services.bench.bisect_flow import BisectFlow
 from bot.services.bench.guard_flow import GuardFlow
+from bot.services.posting import CleanTracker
+from bot.services.usecases.context import Context
 
 log = logging.getLogger("perfbot.services")
 
 
-class GuardWork:
-    """Mixed into BotServices: uses its db, trackers, source, fixes, bench and _mirror."""
+class Guards:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        # None: this process queues no bench runs (or, for bisections, runs none)
+        self.flow = GuardFlow(ctx.db, ctx.fixes, ctx.fixes.enqueue) if ctx.fixes is not None else None
+        self.bisections = (BisectFlow(ctx.db, ctx.bench, ctx.fixes.enqueue)
+                           if ctx.fixes is not None and ctx.bench is not None else None)
 
-    @property
-    def guards(self) -> GuardFlow | None:
-        if self.fixes is None:
-            return None  # this process queues no bench runs
-        return GuardFlow(self.db, self.fixes, self.fixes.enqueue)
-
-    @property
-    def bisections(self) -> BisectFlow | None:
-        if self.fixes is None or self.bench is None:
+    def after_push(self, full_name: str, head: str, installation_id: int | None) -> str | None:
+        if self.flow is None:
             return None
-        return BisectFlow(self.db, self.bench, self.fixes.enqueue)
+        installation_id = self.ctx.installation(full_name, installation_id)
+        with self.ctx.source.open(full_name, installation_id) as repo:
+            return self.flow.after_push(repo, full_name, head, installation_id)
 
-    def guards_after_push(self, full_name: str, head: str, installation_id: int | None) -> str | None:
-        if self.guards is None:
-            return None
-        installation_id = installation_id or queries.installation_for(self.db, full_name)
-        with self.source.open(full_name, installation_id) as repo:
-            return self.guards.after_push(repo, full_name, head, installation_id)
-
-    def schedule_guards(self, now: datetime) -> dict[str, str]:
+    def schedule(self, now: datetime) -> dict[str, str]:
         """The quarter-hour tick: each repository whose `[guards] schedule` is due gets its check queued."""
         queued: dict[str, str] = {}
-        for full_name in sorted(set(queries.repo_keys(self.db)) | set(self.source.known())) if self.guards else ():
+        if self.flow is None:
+            return queued
+        for full_name in self.ctx.repositories():
             try:
-                with self.source.open(full_name, queries.installation_for(self.db, full_name)) as repo:
-                    found = self.guards.scheduled(repo, full_name, queries.installation_for(self.db, full_name), now)
+                installation_id = self.ctx.installation(full_name, None)
+                with self.ctx.source.open(full_name, installation_id) as repo:
+                    found = self.flow.scheduled(repo, full_name, installation_id, now)
                 if found:
                     queued[full_name] = found
             except Exception as exc:  # one repository's outage must not stop the others' guards
                 log.warning("scheduling the guards of %s failed: %s", full_name, exc)
         return queued
 
-    def check_guards(self, full_name: str, queued_for: str | None, installation_id: int | None) -> list[int]:
-        if self.guards is None:
+    def check(self, full_name: str, queued_for: str | None, installation_id: int | None) -> list[int]:
+        if self.flow is None:
             return []
-        installation_id = installation_id or queries.installation_for(self.db, full_name)
-        with self.source.open(full_name, installation_id) as repo:
-            return self.guards.check(repo, full_name, queued_for, installation_id)
+        installation_id = self.ctx.installation(full_name, installation_id)
+        with self.ctx.source.open(full_name, installation_id) as repo:
+            return self.flow.check(repo, full_name, queued_for, installation_id)
 
-    def _guard_finished(self, run: dict, repo, tracker, full_name: str, installation_id: int | None,
-                        delivery_id: str | None) -> int | None:
+    def run_finished(self, run: dict, repo: GitRepository, tracker: CleanTracker, full_name: str,
+                     installation_id: int | None, delivery_id: str | None) -> int | None:
         """A guard run ended: a claim back means `regressed` (the issue reopens) and, by default, a bisection."""
-        if self.guards is None or not self.guards.regressed(run, delivery_id):
+        if self.flow is None or not self.flow.regressed(run, delivery_id):
             return None
-        self._mirror(tracker, full_name, {run["slug"]})
-        settings = self.guards.settings(repo)
-        good = self.guards.last_good(repo, full_name, run["slug"], run["head"])
+        self.ctx.mirror(tracker, full_name, {run["slug"]})
+        settings = self.flow.settings(repo)
+        good = self.flow.last_good(repo, full_name, run["slug"], run["head"])
         if not settings.bisect or good is None or self.bisections is None:
             log.info("%s: %s regressed at %s; no bisection (%s)", full_name, run["slug"], run["head"][:12],
                      "off in [guards]" if not settings.bisect else "no passing commit known")
@@ -80,17 +77,17 @@ class GuardWork:
     def request_bisection(self, full_name: str, slug: str, good: str | None, bad: str | None, requested_by: str,
                           installation_id: int | None, options: dict | None = None) -> int:
         """`/perf bisect SLUG [good..bad]`: without a side, the last passing commit and the default head."""
-        if self.bisections is None:
+        if self.bisections is None or self.flow is None:
             raise UserError("this perfbot runs no benchmarks, so it cannot bisect")
-        installation_id = installation_id or queries.installation_for(self.db, full_name)
-        if fix_store.record_standing(self.db, full_name, slug) is None:
+        installation_id = self.ctx.installation(full_name, installation_id)
+        if fix_store.record_standing(self.ctx.db, full_name, slug) is None:
             raise UserError(f"`{slug}` is not a report here; `/perf status` lists what this thread knows")
-        with self.source.open(full_name, installation_id) as repo:
+        with self.ctx.source.open(full_name, installation_id) as repo:
             try:
                 bad = repo.resolve(bad or repo.default_ref())
             except GitError as exc:
                 raise UserError(f"cannot bisect {slug}: {exc}") from None
-            good = good or self.guards.last_good(repo, full_name, slug, bad)
+            good = good or self.flow.last_good(repo, full_name, slug, bad)
             if good is None:
                 raise UserError(f"no passing commit of `{slug}` is known (no guard held, no fix merged): name one, "
                                 f"e.g. `/perf bisect {slug} v1.2..main`")
@@ -101,7 +98,7 @@ class GuardWork:
                       keep_alive: Callable[[float], object]) -> dict | None:
         if self.bisections is None:
             return None
-        installation_id = installation_id or queries.installation_for(self.db, full_name)
-        tracker = self.trackers(full_name, installation_id)
-        with self.source.open(full_name, installation_id) as repo:
+        installation_id = self.ctx.installation(full_name, installation_id)
+        tracker = self.ctx.trackers(full_name, installation_id)
+        with self.ctx.source.open(full_name, installation_id) as repo:
             return self.bisections.run(bisect_id, repo, tracker, keep_alive)

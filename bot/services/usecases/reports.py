@@ -1,0 +1,108 @@
+"""Reports: a push synced and mirrored (with the dedup review, merge PRs and fixes that follow), the hourly
+reconcile, installations remembered, and people's closes, reopens and "not a duplicate" on issues."""
+from __future__ import annotations
+
+import logging
+
+from bot.adapters.store import service_queries as queries
+from bot.adapters.store.bench import merge_store
+from bot.adapters.store.locks import repo_lock
+from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
+from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
+from bot.core.tracker import overrides
+from bot.services.dedup.dedup_flow import audit_changed, comment_on_issues, propose_merges, review_changed
+from bot.services.dedup.live_index import LiveIndexes
+from bot.services.reports.fact_review import fact_review_for
+from bot.services.reports.mirror import MirrorSummary
+from bot.services.reports.sync import SyncSummary, sync
+from bot.services.usecases.context import Context
+from bot.services.usecases.fixes import Fixes
+
+log = logging.getLogger("perfbot.services")
+
+
+class Reports:
+    def __init__(self, ctx: Context, fixes: Fixes) -> None:
+        self.ctx = ctx
+        self.fixes = fixes  # after a sync: fix branches followed, parity of local branches checked
+        self.indexes = LiveIndexes()  # retrieval, kept in step with the store push by push
+
+    def sync_and_mirror(self, full_name: str, after: str | None,
+                        installation_id: int | None) -> tuple[SyncSummary, MirrorSummary]:
+        """Sync up to `after` (default: the default branch), review what changed for overlaps, mirror, comment."""
+        db, source, reviewer = self.ctx.db, self.ctx.source, self.ctx.reviewer
+        installation_id = self.ctx.installation(full_name, installation_id)
+        tracker = self.ctx.trackers(full_name, installation_id)
+        outcomes = []
+        with repo_lock(db, full_name), source.open(full_name, installation_id) as repo:
+            # A local repository is small and new to its user: its first sync tells its whole story.
+            summary = sync(db, repo, ref=after, history_on_first_sync=source.is_local(full_name),
+                           facts=fact_review_for(reviewer, db))
+            reviews = review_changed(db, full_name, summary.touched, reviewer, self.indexes, summary.reading)
+            audit_changed(db, full_name, summary.touched, reviewer, summary.reading)
+            partners = {r.old for r in reviews}
+            # Issues first (their labels already show the verdicts), so the PR and comments can point at them.
+            mirrored = self.ctx.mirror(tracker, full_name, summary.touched | partners)
+            if reviews:
+                outcomes = propose_merges(reviews, repo, tracker, self.ctx.publisher(full_name, installation_id),
+                                          repo.default_ref())
+                for outcome in outcomes:
+                    if not outcome.pull:
+                        continue  # the merge was not proposed as a PR
+                    review = outcome.review
+                    merge_store.opened(db, full_name, outcome.pull, review.new, review.old,
+                                       f"Merge {review.old} into {review.new}", review.verdict.reviewer)
+            self.fixes.after_sync(repo, tracker, full_name, summary.touched, installation_id)
+        if outcomes:
+            comment_on_issues(db, full_name, tracker, outcomes)
+        log.info("%s: sync %s, mirror %s, %d overlap(s)", full_name, dict(summary.counts), dict(mirrored.counts),
+                 len(outcomes))
+        return summary, mirrored
+
+    def mirror(self, full_name: str, installation_id: int | None, slugs: set[str] | None) -> MirrorSummary:
+        return self.ctx.mirror(self.ctx.tracker(full_name, installation_id), full_name, slugs)
+
+    def reconcile(self) -> dict[str, str]:
+        """Re-sync every known repository from git and re-check every issue, so a missed push heals itself."""
+        outcome: dict[str, str] = {}
+        for full_name in self.ctx.repositories():
+            try:
+                summary, _ = self.sync_and_mirror(full_name, None, None)
+                self.mirror(full_name, None, None)
+                outcome[full_name] = summary.mode
+            except Exception as exc:  # one repository's outage must not stop the others' reconcile
+                log.warning("reconcile of %s failed: %s", full_name, exc)
+                outcome[full_name] = f"failed: {exc}"
+        return outcome
+
+    def record_installation(self, installation_id: int, account: str, repos: list[str], *, active: bool) -> None:
+        queries.save_installation(self.ctx.db, installation_id, account, repos, active)
+
+    def update_installation_repos(self, installation_id: int, account: str, added: list[str],
+                                  removed: list[str]) -> None:
+        queries.change_installation_repos(self.ctx.db, installation_id, account, added, removed)
+
+    def issue_changed_by_person(self, full_name: str, number: int, action: str, actor: str, delivery_id: str) -> None:
+        found = record_by_issue(self.ctx.db, full_name, number)
+        if found is None:
+            return  # not an issue perfbot mirrors
+        record_id, slug, state = found
+        change = overrides.decide(state, action)
+        if change.event is None:
+            return
+        queries.apply_person_change(self.ctx.db, record_id, change.new_state, change.event, actor, delivery_id,
+                                    change.restore_body)
+        self.mirror(full_name, None, {slug})
+
+    def overrule_dedup(self, full_name: str, number: int, actor: str) -> set[str]:
+        """A person says the issue's record is not a duplicate: remember it for every pair it is flagged in."""
+        found = record_by_issue(self.ctx.db, full_name, number)
+        if found is None:
+            return set()
+        _, slug, _ = found
+        partners = flagged_partners(self.ctx.db, full_name, slug)
+        for partner in partners:
+            remember_not_duplicate(self.ctx.db, full_name, slug, partner, actor)
+        if partners:
+            self.mirror(full_name, None, {slug, *partners})
+        return partners
