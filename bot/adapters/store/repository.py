@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Table, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
@@ -179,7 +179,7 @@ class RecordRepository:
 
     def ensure_id(self, record: Record) -> int:
         """The record's primary key, flushing it first if it is new."""
-        if record.id is None:
+        if inspect(record).identity is None:  # pending: its key comes with the flush
             self.session.flush()
         return record.id
 

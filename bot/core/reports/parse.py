@@ -76,7 +76,7 @@ def parse(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) ->
     return ParseResult(record, _sorted(findings))
 
 
-def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
+def _decode(path: str, data: bytes | str) -> tuple[str, Finding | None]:
     """UTF-8 text with LF line ends and no BOM; bad bytes become U+FFFD and one `encoding` finding."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     try:

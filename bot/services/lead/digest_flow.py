@@ -55,6 +55,8 @@ class DigestFlow:
         if not config.digest.declared:
             return None  # no [digest] section: the feature is off for this repository
         due = last_due(config.digest.schedule, config.digest.timezone, now)
+        if due is None:  # a schedule that never fires has nothing due
+            return None
         return self.post(tracker, full_name, config, due, parity=lambda: ParityFlow().default_branch(repo, full_name))
 
     def post(self, tracker, full_name: str, config: RepoConfig, end: datetime,
