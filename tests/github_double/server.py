@@ -21,7 +21,7 @@ from werkzeug.wrappers import Request, Response
 
 from tests.servers import LoopbackServer
 
-from . import (  # noqa: F401  (register handlers)  # noqa: F401  (register handlers)
+from . import (  # noqa: F401  (register handlers)
     routes_actions,
     routes_apps,
     routes_checks,
