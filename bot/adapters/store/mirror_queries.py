@@ -119,7 +119,7 @@ def record_by_issue(db: Database, repo_key: str, number: int) -> tuple[int, str,
             select(Record.id, Record.slug, Record.state).join(IssueMirror, IssueMirror.record_id == Record.id)
             .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key, IssueMirror.number == number)
         ).first()
-        return row.tuple() if row else None
+        return row._tuple() if row else None
 
 
 def live_reports(db: Database, repo_key: str) -> list:

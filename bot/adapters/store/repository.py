@@ -137,8 +137,7 @@ class RecordRepository:
         # Ids are matched by slug (unique per repository): asking for them in parameter order would make
         # SQLite insert row by row.
         returning = insert(records).returning(records.c.slug, records.c.id)
-        inserted = self.session.execute(returning, [record for _, record, _ in queued]).tuples().all()
-        ids: dict[str, int] = dict(inserted)
+        ids: dict[str, int] = dict(self.session.execute(returning, [record for _, record, _ in queued]).all())
         self.session.execute(insert(revisions), [dict(revision, record_id=ids[slug]) for slug, _, revision in queued])
         self.session.execute(insert(aliases), [dict(repo_id=self.repo.id, slug=slug, record_id=ids[slug])
                                                for slug, _, _ in queued])

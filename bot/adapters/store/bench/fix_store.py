@@ -123,7 +123,7 @@ def record_standing(db: Database, repo_key: str, slug: str) -> tuple[str, str | 
     with db.session() as session:
         row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
                               .where(Repo.key == repo_key, Record.slug == slug)).first()
-        return row.tuple() if row else None
+        return row._tuple() if row else None
 
 
 def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None,
