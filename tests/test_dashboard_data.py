@@ -145,12 +145,12 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
                       answer={"verdict": "overlaps", "confidence": 0.35,
                               "reasons": ["reproduction code of the same shape (MinHash Jaccard 0.48)"]},
                       created_at=T0),
-            PairOverride(repo_key=REPO, slug_a="perf_boxed_sum", slug_b="perf_mod_shift_subtract",
+            PairOverride(full_name=REPO, slug_a="perf_boxed_sum", slug_b="perf_mod_shift_subtract",
                          kind="not-duplicate", actor="lead", at=T0),
-            Fix(repo_key=REPO, slug="perf_boxed_sum", branch="fix/perf_boxed_sum-unbox", source="pr-body",
+            Fix(full_name=REPO, slug="perf_boxed_sum", branch="fix/perf_boxed_sum-unbox", source="pr-body",
                 state="open", head_sha="b" * 40, base_sha="a" * 40, pr_number=12, additions=40, deletions=12,
                 changed_files=2, token_delta=-35, created_at=T0, updated_at=T0),
-            Fix(repo_key=REPO, slug="perf_u24_arith_boxing", branch="fix/perf_u24_arith_boxing", source="branch",
+            Fix(full_name=REPO, slug="perf_u24_arith_boxing", branch="fix/perf_u24_arith_boxing", source="branch",
                 state="merged", head_sha="d" * 40, additions=8, deletions=30, changed_files=1, token_delta=-120,
                 created_at=T0, updated_at=T0),
             RecordEvent(record_id=ids["perf_u24_arith_boxing"], kind="fixed", actor="perfbot",
@@ -180,7 +180,7 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
                          "interval": None, "decision": None}]}, {}, 5),
         ]
         for name, slug, status, verdict, result, progress, hour in runs:
-            run = BenchRun(repo_key=REPO, slug=slug, runner="mini-1" if status != "queued" else "", base_sha="a" * 40,
+            run = BenchRun(full_name=REPO, slug=slug, runner="mini-1" if status != "queued" else "", base_sha="a" * 40,
                            head_sha="b" * 40, verdict=verdict, message=result.get("message", status), result=result,
                            status=status, purpose="reproduce" if name == "run_reproduce" else "fix",
                            pr_number=12 if slug == "perf_boxed_sum" else None,
@@ -191,14 +191,14 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
             session.add(run)
             session.flush()
             ids[name] = run.id
-        session.add(PendingMerge(repo_key=REPO, number=14, keep="perf_boxed_sum", merged_from="perf_float_boxing",
+        session.add(PendingMerge(full_name=REPO, number=14, keep="perf_boxed_sum", merged_from="perf_float_boxing",
                                  title="Merge perf_float_boxing into perf_boxed_sum", opened_by="offline",
                                  opened_at=T0 + timedelta(days=2)))
-        session.add(Bisection(repo_key=REPO, slug="perf_u24_arith_boxing", good_sha="a" * 40, bad_sha="f" * 40,
+        session.add(Bisection(full_name=REPO, slug="perf_u24_arith_boxing", good_sha="a" * 40, bad_sha="f" * 40,
                               status="done", outcome="found", culprit_sha="9" * 40, message="first slow commit found",
                               steps=[{"sha": "c" * 40, "mark": "good"}, {"sha": "9" * 40, "mark": "bad"}],
                               requested_by="lead", options={}, created_at=T0, finished_at=T0 + timedelta(hours=1)))
-        digest = DigestPost(repo_key=REPO, week="2026-W19", window_start=T0 - timedelta(days=7), window_end=T0,
+        digest = DigestPost(full_name=REPO, week="2026-W19", window_start=T0 - timedelta(days=7), window_end=T0,
                             body=digest_body(),
                             summary={"new": 3, "fixes": 2, "stale": 1, "milestones": [
                                 {"name": "seq reports near C", "done": 3, "total": 8, "met": False},

@@ -130,7 +130,7 @@ class Seed:
                   "decision": "pass"} for side, point in (("base", base), ("head", head)) if point is not None]
         result = {"verdict": verdict, "sides": sides,
                   "suite": {"verdict": suite, "tolerance": 0.05, "benchmarks": []} if suite else None}
-        run = BenchRun(repo_key=REPO, slug=slug, runner=runner, base_sha="b" * 40 if base else None, head_sha="h" * 40,
+        run = BenchRun(full_name=REPO, slug=slug, runner=runner, base_sha="b" * 40 if base else None, head_sha="h" * 40,
                        verdict=verdict, result=result, created_at=created or finished - timedelta(hours=1), status=status,
                        purpose=purpose, pr_number=pr, started_at=finished - timedelta(minutes=50),
                        finished_at=finished if status == "done" else None)
@@ -139,7 +139,7 @@ class Seed:
         return run.id
 
     def fix(self, slug: str, branch: str, when: datetime, *, pr: int | None = None, delta: int | None = None) -> None:
-        self.session.add(Fix(repo_key=REPO, slug=slug, branch=branch, source="pr-body" if pr else "branch",
+        self.session.add(Fix(full_name=REPO, slug=slug, branch=branch, source="pr-body" if pr else "branch",
                              head_sha="f" * 40, pr_number=pr, token_delta=delta, created_at=when, updated_at=when))
 
     def event(self, record: Record, kind: str, when: datetime, actor: str = "ada") -> None:

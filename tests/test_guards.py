@@ -62,7 +62,7 @@ def fixed_world(world):
     merged = push(queue, repo, key)
     drain(worker)
     assert fix_store.record_standing(services.context.db, key, SLUG)[0] == "fixed"
-    [guard] = [r for r in bench_store.runs_for(services.context.db, SLUG, repo_key=key) if r["purpose"] == "guard"]
+    [guard] = [r for r in bench_store.runs_for(services.context.db, SLUG, full_name=key) if r["purpose"] == "guard"]
     assert (guard["head"], guard["verdict"]) == (merged, "pass"), guard["message"]
     assert comments(tracker, "guard") == []  # a guard that holds writes nothing on the closed issue
     return merged

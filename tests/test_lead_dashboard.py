@@ -92,7 +92,7 @@ def test_the_dashboard_lists_reports_by_ratio_milestones_and_what_needs_a_decisi
     # Highest ratio first, each with its issue; the one whose fix is being measured has no box meanwhile.
     in_flight = body.index(f"- ⏳ **12.00x** `{SLUG}` #1: Every step of a sum boxes its value (claimed; a run is in")
     assert in_flight < body.index(f"- [ ] <!-- perfbot:action verify {STUCK} --> **3.40x** `{STUCK}` #2: Sorting")
-    [run] = bench_store.runs_for(database, SLUG, repo_key=REPO)  # the sync queued the fix branch's verification
+    [run] = bench_store.runs_for(database, SLUG, full_name=REPO)  # the sync queued the fix branch's verification
     assert f"## Verifications in flight (1)\n\n- bench run {run['id']}: `{SLUG}` fix, queued" in body
     assert "## Fixes waiting for a verdict (1)\n\n- `perf_boxed_sum`: `fix/perf_boxed_sum`" in body
     assert "| every seq report at or under 20x ✅ | 2/2 (100%) |" in body
@@ -123,7 +123,7 @@ def test_a_writer_ticking_verify_now_queues_the_run_and_the_box_is_redrawn(world
     services, *_ = world
     services.lead.refresh_dashboard(REPO)
     assert tick(github, services, 3, STUCK, "verify", "wendy") == []
-    [run] = bench_store.runs_for(database, STUCK, repo_key=REPO)
+    [run] = bench_store.runs_for(database, STUCK, full_name=REPO)
     assert run["status"] == "queued" and run["requested_by"] == "wendy" and run["purpose"] == "reproduce"
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
     assert f"**verify now** `{STUCK}` (ticked by @wendy): ⏳ bench run {run['id']} queued" in answer
@@ -136,7 +136,7 @@ def test_a_readers_tick_is_refused_explained_and_unticked(world, github, databas
     services, *_ = world
     services.lead.refresh_dashboard(REPO)
     assert tick(github, services, 3, STUCK, "verify", "rita") == []
-    assert bench_store.runs_for(database, STUCK, repo_key=REPO) == []
+    assert bench_store.runs_for(database, STUCK, full_name=REPO) == []
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
     assert "only people with write access act from this dashboard; @rita has read" in answer
     body = dashboards(github)[0].body
@@ -226,14 +226,14 @@ def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, gi
     payload.pop("installation", None)
     assert handlers.dispatch(Event("issues", "closed", "close-1", payload, REPO, None), services) == []
     assert dashboards(github)[0].state == "open" and "[x]" not in dashboards(github)[0].body
-    assert bench_store.runs_for(database, STUCK, repo_key=REPO) == []  # a box seen ticked without an edit: no action
+    assert bench_store.runs_for(database, STUCK, full_name=REPO) == []  # a box seen ticked without an edit: no action
 
 
 def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(world, github, database):
     services, worker, queue, _ = world
     services.lead.refresh_dashboard(REPO)
     assert worker.run_once()  # bench run 1, the fix branch's verification the sync queued, measured for real
-    [run] = bench_store.runs_for(database, SLUG, repo_key=REPO)
+    [run] = bench_store.runs_for(database, SLUG, full_name=REPO)
     assert run["status"] == "done" and run["verdict"] == "pass", run
     [told] = comments(github, f"<!-- perfbot:notice fix-verified {SLUG} run {run['id']} -->")
     assert told.splitlines()[1] == "@lead @ana: 🎉 **Fix verified**"
@@ -282,5 +282,5 @@ def test_a_perf_command_in_a_comment_redraws_the_dashboard(world, github, databa
     payload["issue"].update(number=2, pull_request=None)
     payload.pop("installation", None)
     assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
-    [run] = bench_store.runs_for(database, STUCK, repo_key=REPO)
+    [run] = bench_store.runs_for(database, STUCK, full_name=REPO)
     assert f"- bench run {run['id']}: `{STUCK}` reproduce, queued" in dashboards(github)[0].body

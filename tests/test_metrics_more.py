@@ -51,7 +51,7 @@ def add_delivery(session, delivery_id: str, event: str, status: str) -> None:
 def add_run(session, runner: str, verdict: str, seconds: float | None, status: str = "done") -> None:
     started = T0 if seconds is not None else None
     finished = T0 + timedelta(seconds=seconds) if seconds is not None and status == "done" else None
-    session.add(BenchRun(repo_key=REPO, slug="perf_x", runner=runner, head_sha="a" * 40, verdict=verdict,
+    session.add(BenchRun(full_name=REPO, slug="perf_x", runner=runner, head_sha="a" * 40, verdict=verdict,
                          created_at=T0, status=status, started_at=started, finished_at=finished))
 
 
@@ -108,7 +108,7 @@ def test_bench_seconds_are_summed_by_runner_and_verdict(app, database):
         add_run(session, "local", "pass", 30.0)
         add_run(session, "cuda-box", "fail", 600.0)
         add_run(session, "local", "cancelled", None)  # cancelled while queued: finished, never started
-        session.add(BenchRun(repo_key=REPO, slug="perf_y", runner="local", head_sha="b" * 40, verdict="cancelled",
+        session.add(BenchRun(full_name=REPO, slug="perf_y", runner="local", head_sha="b" * 40, verdict="cancelled",
                              created_at=T0, status="done", started_at=None, finished_at=T0))
         add_run(session, "local", "", 5.0, status="running")
         add_run(session, "", "", None, status="queued")

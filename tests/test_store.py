@@ -245,3 +245,46 @@ def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_ur
         for row in rows:  # SQLite hands datetimes back naive
             row["created_at"] = row["created_at"].replace(tzinfo=row["created_at"].tzinfo or timezone.utc)
     assert back == old
+
+
+def test_migration_0016_names_the_repository_full_name_in_every_table_and_back(db_url):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import MetaData, inspect
+    from sqlalchemy.exc import IntegrityError
+
+    from bot.adapters.store.bench import fix_store
+    from bot.adapters.store.engine import MIGRATIONS, make_engine, migrate
+
+    engine = make_engine(db_url)
+    migrate(engine, "0015")
+    meta = MetaData()
+    meta.reflect(engine)
+    with engine.begin() as connection:
+        connection.execute(meta.tables["fixes"].insert(), [dict(
+            repo_key="acme/runtime", slug="perf_x", branch="fix/perf_x", source="branch", state="open",
+            head_sha="a" * 40, additions=2, deletions=3, changed_files=1, attached_by="", created_at=WHEN,
+            updated_at=WHEN)])
+    engine.dispose()
+
+    database = Database(db_url)  # opening migrates to head
+    [fix] = fix_store.fixes_for(database, "acme/runtime", "perf_x")
+    assert (fix.branch, fix.head_sha) == ("fix/perf_x", "a" * 40)
+    columns = {table: {c["name"] for c in inspect(database.engine).get_columns(table)} for table in ("fixes", "notices")}
+    assert all("full_name" in names and "repo_key" not in names for names in columns.values())
+    assert {i["name"] for i in inspect(database.engine).get_indexes("fixes")} >= {"ix_fixes_full_name"}
+    with database.engine.begin() as connection, pytest.raises(IntegrityError):  # the unique key moved with it
+        connection.exec_driver_sql(
+            "INSERT INTO fixes (full_name, slug, branch, source, state, additions, deletions, changed_files, "
+            "attached_by, created_at, updated_at) SELECT full_name, slug, branch, source, state, 0, 0, 0, '', "
+            "created_at, updated_at FROM fixes")
+    database.dispose()
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0015")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT repo_key, slug FROM fixes").all() == [("acme/runtime", "perf_x")]
+    engine.dispose()

@@ -27,10 +27,10 @@ class RecordFilter:
     sort: str = "ratio"
 
 
-def record_summary(record: Record, repo_key: str, merged_into: str | None = None) -> dict:
+def record_summary(record: Record, full_name: str, merged_into: str | None = None) -> dict:
     return {
         "slug": record.slug,
-        "repo": repo_key,
+        "repo": full_name,
         "path": record.path,
         "title": record.title,
         "track": record.track,
@@ -88,13 +88,13 @@ def find_records(session: Session, slug: str, repo: str | None = None) -> list[t
     return list(session.execute(query).all())
 
 
-def record_detail(session: Session, record: Record, repo_key: str) -> dict:
+def record_detail(session: Session, record: Record, full_name: str) -> dict:
     revisions = session.scalars(
         select(Revision).where(Revision.record_id == record.id).order_by(Revision.committed_at, Revision.id)
     ).all()
     latest = next((r for r in reversed(revisions) if r.content is not None), None)
     merged_into = session.get(Record, record.merged_into_id).slug if record.merged_into_id else None
-    detail = record_summary(record, repo_key, merged_into)
+    detail = record_summary(record, full_name, merged_into)
     detail["findings"] = latest.findings if latest else []
     detail["derived"] = dict((latest.facts or {}).get("derived", {})) if latest else {}
     detail["host"] = (latest.facts or {}).get("host") if latest else None

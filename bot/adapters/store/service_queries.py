@@ -46,7 +46,7 @@ def installations(db: Database) -> list[dict]:
                 for r in session.scalars(select(Installation).order_by(Installation.id))]
 
 
-def repo_keys(db: Database) -> list[str]:
+def full_names(db: Database) -> list[str]:
     with db.session() as session:
         return list(session.scalars(select(Repo.key).order_by(Repo.key)))
 

@@ -89,7 +89,7 @@ class Context:
 
     def repositories(self) -> list[str]:
         """Every repository the store knows or the source watches, for the schedules that visit them all."""
-        return sorted(set(queries.repo_keys(self.db)) | set(self.source.known()))
+        return sorted(set(queries.full_names(self.db)) | set(self.source.known()))
 
     def is_bot(self, login: str) -> bool:
         """Our own writes echo back as events: perfbot writes as the App's `<slug>[bot]` or the token's user."""

@@ -74,7 +74,7 @@ def _ranked(session: Session, top: int) -> list[dict]:
         head = next((s for s in (run.result or {}).get("sides") or [] if s.get("side") == "head"
                      and (s.get("interval") or {}).get("point")), None)
         if head is not None:
-            measured[(run.repo_key, run.slug)] = head["interval"]["point"]
+            measured[(run.full_name, run.slug)] = head["interval"]["point"]
     ranked = []
     for row in rows:
         point = measured.get((row.key, row.slug))
@@ -99,7 +99,7 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
         "ranked": ranked,
-        "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.repo_key, m.keep)}
+        "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.full_name, m.keep)}
                    for m in session.scalars(select(PendingMerge).order_by(PendingMerge.number))],
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
@@ -132,9 +132,9 @@ def choices(session: Session) -> dict[str, list[str]]:
             "backends": sorted(b for b in session.scalars(select(Record.backend).distinct()) if b)}
 
 
-def record_id_of(session: Session, repo_key: str, slug: str) -> int | None:
+def record_id_of(session: Session, full_name: str, slug: str) -> int | None:
     return session.scalar(select(Record.id).join(Repo, Repo.id == Record.repo_id)
-                          .where(Repo.key == repo_key, Record.slug == slug))
+                          .where(Repo.key == full_name, Record.slug == slug))
 
 
 def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | None:
@@ -155,23 +155,23 @@ def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | N
     detail["overrides"] = [
         {"a": o.slug_a, "b": o.slug_b, "kind": o.kind, "actor": o.actor, "at": o.at}
         for o in session.scalars(select(PairOverride).where(
-            PairOverride.repo_key == key, or_(PairOverride.slug_a.in_(slugs), PairOverride.slug_b.in_(slugs))))]
+            PairOverride.full_name == key, or_(PairOverride.slug_a.in_(slugs), PairOverride.slug_b.in_(slugs))))]
     detail["fixes"] = [
         {"branch": f.branch, "pr": f.pr_number, "state": f.state, "source": f.source, "head": f.head_sha,
          "additions": f.additions, "deletions": f.deletions, "files": f.changed_files, "tokens": f.token_delta,
          "updated": f.updated_at}
-        for f in session.scalars(select(Fix).where(Fix.repo_key == key, Fix.slug.in_(slugs)).order_by(Fix.id))]
+        for f in session.scalars(select(Fix).where(Fix.full_name == key, Fix.slug.in_(slugs)).order_by(Fix.id))]
     detail["runs"] = [run_dict(r) for r in session.scalars(
-        select(BenchRun).where(BenchRun.repo_key == key, BenchRun.slug.in_(slugs))
+        select(BenchRun).where(BenchRun.full_name == key, BenchRun.slug.in_(slugs))
         .order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(runs))]
     detail["merges"] = [merge_dict(m) for m in session.scalars(select(PendingMerge).where(
-        PendingMerge.repo_key == key, or_(PendingMerge.keep.in_(slugs), PendingMerge.merged_from.in_(slugs)))
+        PendingMerge.full_name == key, or_(PendingMerge.keep.in_(slugs), PendingMerge.merged_from.in_(slugs)))
         .order_by(PendingMerge.number))]
     detail["bisections"] = [
         {"id": b.id, "status": b.status, "outcome": b.outcome, "good": b.good_sha, "bad": b.bad_sha,
          "culprit": b.culprit_sha, "message": b.message, "steps": len(b.steps or []), "by": b.requested_by,
          "at": b.created_at, "finished": b.finished_at}
-        for b in session.scalars(select(Bisection).where(Bisection.repo_key == key, Bisection.slug.in_(slugs))
+        for b in session.scalars(select(Bisection).where(Bisection.full_name == key, Bisection.slug.in_(slugs))
                                  .order_by(Bisection.id.desc()))]
     detail["events"] = [
         {"kind": e.kind, "actor": e.actor, "detail": e.detail, "at": e.at}
@@ -195,11 +195,11 @@ def _verdicts(session: Session, slugs: list[str], current_hash: str | None) -> l
     return verdicts
 
 
-def partner_ids(session: Session, repo_key: str, slugs: list[str]) -> dict[str, int]:
+def partner_ids(session: Session, full_name: str, slugs: list[str]) -> dict[str, int]:
     if not slugs:
         return {}
     return dict(session.execute(select(Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == repo_key, Record.slug.in_(slugs))).all())
+                                .where(Repo.key == full_name, Record.slug.in_(slugs))).all())
 
 
 def run_page(session: Session, run_id: int) -> dict | None:
@@ -207,13 +207,13 @@ def run_page(session: Session, run_id: int) -> dict | None:
     if run is None:
         return None
     found = session.execute(select(Record.id, Record.threads, Record.title).join(Repo, Repo.id == Record.repo_id)
-                            .where(Repo.key == run.repo_key, Record.slug == run.slug)).first()
+                            .where(Repo.key == run.full_name, Record.slug == run.slug)).first()
     return run_dict(run) | {"record_id": found.id if found else None, "threads": found.threads if found else None,
                             "title": found.title if found else ""}
 
 
 def run_dict(run: BenchRun) -> dict:
-    return {"id": run.id, "repo": run.repo_key, "slug": run.slug, "runner": run.runner, "host": run.host,
+    return {"id": run.id, "repo": run.full_name, "slug": run.slug, "runner": run.runner, "host": run.host,
             "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
             "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
             "progress": run.progress or {}, "result": run.result or {}, "created": run.created_at,
