@@ -44,7 +44,7 @@ FORMER_README = [
     ("Logs", "With `PERFBOT_LOG_FORMAT=json` every log line of `perfbot serve`,"),
     ("Metrics", "`GET /metrics` adds to the webhook and delivery counters of \"The"),
     ("What was not exercised here", "This machine has the Docker client but no Docker engine, and does not"),
-    ("Layout", "`bot/core` (pure: records, parser, linter, issue views),"),
+    ("Layout", "`bot/` (the package: `core/` pure, `adapters/`, `services/`, `app/`, `cli/`, `demo/`),"),
 ]
 
 
