@@ -101,7 +101,7 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
     gives perf_float_boxing a plain title and text, for the README's picture."""
     ids: dict[str, int] = {}
     with db.session() as session:
-        repo = Repo(key=REPO, last_synced_commit="a" * 40, synced_at=T0)
+        repo = Repo(full_name=REPO, last_synced_commit="a" * 40, synced_at=T0)
         session.add(repo)
         session.flush()
         for n, (slug, state, track, backend, threads, ratio, title, errors, warnings, verdict) in enumerate(RECORDS):

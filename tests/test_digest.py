@@ -87,7 +87,7 @@ class Seed:
 
     def __init__(self, session, key: str = REPO) -> None:
         self.session = session
-        self.repo = Repo(key=key)
+        self.repo = Repo(full_name=key)
         session.add(self.repo)
         session.flush()
 

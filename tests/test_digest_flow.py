@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from bot.adapters.git import local_key
+from bot.adapters.git import local_full_name
 from bot.adapters.local_issues import FileIssues
 from bot.adapters.store.lead import digest_store
 from bot.services.usecases import BotServices, RepoSource
@@ -25,7 +25,7 @@ def world(tmp_path, database):
     repo = RepoBuilder(tmp_path / "runtime")
     repo.write(".perfbot.toml", CONFIG).write("devs/issues/perf_sort_alloc.md", canonical_report("perf_sort_alloc"))
     repo.commit("a report")
-    key = local_key(repo.root)
+    key = local_full_name(repo.root)
     tracker = FileIssues(tmp_path / "issues")
 
     def process() -> BotServices:  # a fresh process on the same store: nothing carried over in memory

@@ -187,7 +187,7 @@ def test_notices_are_told_once_with_mentions_across_restarts(world, github, data
 
 
 def test_local_mode_keeps_the_dashboard_as_a_file(tmp_path, database):
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.adapters.local_issues import FileIssues
     from bot.services.usecases import BotServices, RepoSource
     from tests.gitrepo import RepoBuilder
@@ -195,7 +195,7 @@ def test_local_mode_keeps_the_dashboard_as_a_file(tmp_path, database):
     repo = RepoBuilder(tmp_path / "runtime")
     repo.write(".perfbot.toml", NOTIFY).write(f"devs/issues/{STUCK}.md", canonical_report(STUCK, root_cause="TBD"))
     repo.commit("a report")
-    key, tracker = local_key(repo.root), FileIssues(tmp_path / "issues")
+    key, tracker = local_full_name(repo.root), FileIssues(tmp_path / "issues")
 
     def process() -> BotServices:
         return BotServices(database, lambda _n, _i: tracker, RepoSource(local={key: repo.root}), bot_login="perfbot")

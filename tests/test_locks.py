@@ -37,7 +37,7 @@ def test_one_repository_is_written_by_one_worker_at_a_time_and_others_run_alongs
 def test_two_workers_syncing_one_repository_open_one_issue_per_record(database, tmp_path):
     import json
 
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.adapters.local_issues import FileIssues
     from bot.services.usecases import BotServices, RepoSource
     from tests.gitrepo import RepoBuilder
@@ -47,7 +47,7 @@ def test_two_workers_syncing_one_repository_open_one_issue_per_record(database, 
     for n in range(6):
         repo.write(f"devs/issues/perf_r{n}.md", canonical_report(f"perf_r{n}"))
     repo.commit("six reports")
-    key, tracker = local_key(repo.root), FileIssues(tmp_path / "issues")
+    key, tracker = local_full_name(repo.root), FileIssues(tmp_path / "issues")
     errors = []
 
     def worker() -> None:  # a push and the hourly reconcile, handled by two workers at once

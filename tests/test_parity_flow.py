@@ -169,13 +169,13 @@ def test_with_a_token_the_result_is_a_commit_status(github, remote, database, tm
 
 
 def local_services(database, tmp_path, path):
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.services.usecases import BotServices, RepoSource
 
     folder = tmp_path / "local-github"
-    services = BotServices(database, lambda name, inst: FileIssues(folder), RepoSource(local={local_key(path): path}),
+    services = BotServices(database, lambda name, inst: FileIssues(folder), RepoSource(local={local_full_name(path): path}),
                            bot_login="perfbot")
-    return services, local_key(path), folder
+    return services, local_full_name(path), folder
 
 
 def test_local_mode_sets_a_status_on_the_default_head_and_on_every_branch(remote, database, tmp_path):

@@ -270,8 +270,9 @@ def test_migration_0016_names_the_repository_full_name_in_every_table_and_back(d
     database = Database(db_url)  # opening migrates to head
     [fix] = fix_store.fixes_for(database, "acme/runtime", "perf_x")
     assert (fix.branch, fix.head_sha) == ("fix/perf_x", "a" * 40)
-    columns = {table: {c["name"] for c in inspect(database.engine).get_columns(table)} for table in ("fixes", "notices")}
-    assert all("full_name" in names and "repo_key" not in names for names in columns.values())
+    columns = {table: {c["name"] for c in inspect(database.engine).get_columns(table)}
+               for table in ("fixes", "notices", "repos")}
+    assert all("full_name" in names and not {"repo_key", "key"} & names for names in columns.values())
     assert {i["name"] for i in inspect(database.engine).get_indexes("fixes")} >= {"ix_fixes_full_name"}
     with database.engine.begin() as connection, pytest.raises(IntegrityError):  # the unique key moved with it
         connection.exec_driver_sql(

@@ -106,7 +106,7 @@ def test_a_fix_that_hands_items_out_dynamically_balances_the_irregular_workload(
 
 def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_path):
     import handlers
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.adapters.local_issues import FileIssues
     from bot.adapters.store.bench import bench_store
     from bot.adapters.store.engine import Database
@@ -120,7 +120,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
 
     database = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")  # the store is not what this test is about
     repo, heads = build_sweep_project(tmp_path / "runtime")
-    key, queue, tracker = local_key(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
+    key, queue, tracker = local_full_name(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
     bench = BenchFlow(database, lambda conf, path, config: LocalRunner(conf.name, path, tmp_path / "bench",
                                                                        build=config.build), comment_every=0)
     services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),

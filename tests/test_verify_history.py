@@ -214,7 +214,7 @@ def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_scrip
 def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, database):
     """The service's path: a queued bench run, measured by the worker through the runner make_runner builds."""
     import handlers
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.adapters.local_issues import FileIssues
     from bot.adapters.runners import make_runner
     from bot.adapters.store.bench import bench_store
@@ -225,7 +225,7 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
     from bot.services.worker import Worker
 
     repo, heads = build_history_project(tmp_path / "runtime")
-    key, queue, tracker = local_key(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
+    key, queue, tracker = local_full_name(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
     bench = BenchFlow(database, lambda conf, path, config: make_runner(conf, path, tmp_path / "bench", config, None),
                       comment_every=0)
     services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),

@@ -24,7 +24,7 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
 @click.option("--backend", type=click.Choice(BACKENDS))
 @click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose ratio is at least this.")
 @click.option("--errors/--clean", "with_errors", default=None, help="Only records with (or without) lint errors.")
-@click.option("--repo-key", default=None, help="Only this repository (owner/name or path), when the store holds several.")
+@click.option("--full-name", default=None, help="Only this repository (owner/name or path), when the store holds several.")
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="ratio", show_default=True)
 @format_option
 @db_option
@@ -61,7 +61,7 @@ def list_command(states, track, backend, min_ratio, with_errors, full_name, sort
 
 @click.command("show")
 @click.argument("slug")
-@click.option("--repo-key", default=None, help="Which repository, when the store holds several with this slug.")
+@click.option("--full-name", default=None, help="Which repository, when the store holds several with this slug.")
 @format_option
 @db_option
 @reports_errors
@@ -73,7 +73,7 @@ def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None)
             raise click.ClickException(f"no record named {slug!r}; `perfbot list --state all` shows every record")
         if len(matches) > 1:
             repos = ", ".join(key for _, key in matches)
-            raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --repo-key")
+            raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --full-name")
         detail = _in_words(record_detail(session, *matches[0]))
     with open_database(db_url) as db:
         detail["bench_runs"] = runs_for(db, detail["slug"], full_name=detail["repo"])

@@ -60,7 +60,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
                              where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         base_sha, head_sha = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
-        full_name = repo.key
+        full_name = repo.full_name
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
     finally:

@@ -42,7 +42,7 @@ def load_mirror_rows(db: Database, full_name: str, slugs: set[str] | None) -> li
         .outerjoin(Revision, Revision.id == latest.c.rev_id)
         .outerjoin(target, target.id == Record.merged_into_id)
         .outerjoin(target_mirror, target_mirror.record_id == Record.merged_into_id)
-        .where(Repo.key == full_name)
+        .where(Repo.full_name == full_name)
     )
     if slugs is not None:
         # The records asked for, plus live ones that never reached their issue (an earlier pass failed).
@@ -85,7 +85,7 @@ def _open_overlaps(session, full_name: str, hashes: set[str]) -> dict[str, str]:
     if not hashes:
         return {}
     live = set(session.scalars(select(Record.slug).join(Repo, Repo.id == Record.repo_id)
-                               .where(Repo.key == full_name, Record.state.in_(("open", "closed")))))
+                               .where(Repo.full_name == full_name, Record.state.in_(("open", "closed")))))
     overruled = {frozenset(pair) for pair in session.execute(
         select(PairOverride.slug_a, PairOverride.slug_b).where(PairOverride.full_name == full_name))}
     verdicts = pair_verdicts(session, or_(LlmAnswer.content_hash.in_(sorted(hashes)),
@@ -116,7 +116,7 @@ def record_by_issue(db: Database, full_name: str, number: int) -> tuple[int, str
     with db.session() as session:
         row = session.execute(
             select(Record.id, Record.slug, Record.state).join(IssueMirror, IssueMirror.record_id == Record.id)
-            .join(Repo, Repo.id == Record.repo_id).where(Repo.key == full_name, IssueMirror.number == number)
+            .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name, IssueMirror.number == number)
         ).first()
         return tuple(row) if row else None
 
@@ -129,7 +129,7 @@ def live_reports(db: Database, full_name: str) -> list:
               .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())
     query = (select(Record.path, Revision.content).join(Repo, Repo.id == Record.repo_id)
              .join(latest, latest.c.record_id == Record.id).join(Revision, Revision.id == latest.c.rev_id)
-             .where(Repo.key == full_name, Record.state.in_(("open", "closed"))).order_by(Record.slug))
+             .where(Repo.full_name == full_name, Record.state.in_(("open", "closed"))).order_by(Record.slug))
     with db.session() as session:
         rows = session.execute(query).all()
     parsed = (parse(path, content.encode("utf-8")).record for path, content in rows)
@@ -139,7 +139,7 @@ def live_reports(db: Database, full_name: str) -> list:
 def issue_numbers(db: Database, full_name: str) -> dict[str, int]:
     with db.session() as session:
         rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror, IssueMirror.record_id == Record.id)
-                               .join(Repo, Repo.id == Record.repo_id).where(Repo.key == full_name)).all()
+                               .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name)).all()
     return dict(rows)
 
 
@@ -147,7 +147,7 @@ def flagged_partners(db: Database, full_name: str, slug: str) -> set[str]:
     """The live records an overlap verdict pairs with `slug` (either side), for a person to overrule."""
     with db.session() as session:
         record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == full_name, Record.slug == slug))
+                                .where(Repo.full_name == full_name, Record.slug == slug))
         if record is None or not record.content_hash:
             return set()
         pairs = pair_verdicts(session, or_(LlmAnswer.content_hash == record.content_hash,

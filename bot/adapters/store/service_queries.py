@@ -48,7 +48,7 @@ def installations(db: Database) -> list[dict]:
 
 def full_names(db: Database) -> list[str]:
     with db.session() as session:
-        return list(session.scalars(select(Repo.key).order_by(Repo.key)))
+        return list(session.scalars(select(Repo.full_name).order_by(Repo.full_name)))
 
 
 def apply_person_change(db: Database, record_id: int, new_state: str | None, event: str, actor: str,

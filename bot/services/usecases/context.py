@@ -43,7 +43,7 @@ class RepoSource:
             watched = ", ".join(self.known()) or "none"
             raise NotWatched(f"no source for {full_name}: this local-mode server watches {watched}; "
                              f"serve with `perfbot serve --repo PATH` on a checkout of {full_name} to follow it")
-        repo = GitRepository(path, key=full_name)
+        repo = GitRepository(path, full_name=full_name)
         try:
             yield repo
         finally:

@@ -160,7 +160,7 @@ def latest_finished(db: Database) -> dict[tuple[str, str], dict]:
 def set_record_result(db: Database, full_name: str, slug: str, **values) -> bool:
     """Store `verdict`/`verdict_run_id` or `reproduced` on the record; False when it is not a record."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.key == full_name, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name, Record.slug == slug)).first()
         if record is None:
             return False
         for key, value in values.items():

@@ -112,7 +112,7 @@ def open_records(db: Database, full_name: str) -> dict[str, OpenRecord]:
     with db.session() as session:
         rows = session.execute(select(Record.slug, Record.fix, Record.reproduced, Record.verdict, Record.created_at,
                                               Record.id, Record.state)
-                               .join(Repo).where(Repo.key == full_name,
+                               .join(Repo).where(Repo.full_name == full_name,
                                                  Record.state.in_(("open", "closed", "regressed")))).all()
     return {row[0]: OpenRecord(*row) for row in rows}
 
@@ -121,7 +121,7 @@ def record_standing(db: Database, full_name: str, slug: str) -> tuple[str, str |
     """(state, verdict, reproduced) of a record in any state, or None when there is no such record."""
     with db.session() as session:
         row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
-                              .where(Repo.key == full_name, Record.slug == slug)).first()
+                              .where(Repo.full_name == full_name, Record.slug == slug)).first()
         return tuple(row) if row else None
 
 
@@ -140,7 +140,7 @@ def has_run(db: Database, full_name: str, slug: str, purpose: str, head_sha: str
 def mark_fixed(db: Database, full_name: str, slug: str, detail: str, actor: str, delivery_id: str | None) -> bool:
     """The record's fix merged with a passing verdict: state `fixed`, logged like every change outside git."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.key == full_name, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name, Record.slug == slug)).first()
         if record is None or record.state not in ("open", "closed", "regressed"):
             return False
         record.state = "fixed"

@@ -23,7 +23,7 @@ class Guarded:
 def guarded(db: Database, full_name: str) -> list[Guarded]:
     """Every fixed record: each keeps its reproduction as a guard."""
     with db.session() as session:
-        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.key == full_name, Record.state == "fixed")
+        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.full_name == full_name, Record.state == "fixed")
                                 .order_by(Record.slug)).all()
         heads = session.execute(select(Fix.slug, Fix.head_sha).where(
             Fix.full_name == full_name, Fix.slug.in_(slugs), Fix.state == "merged", Fix.head_sha.is_not(None))
@@ -50,7 +50,7 @@ def guard_results(db: Database, full_name: str, slug: str) -> dict[str, str]:
 def mark_regressed(db: Database, full_name: str, slug: str, detail: str, delivery_id: str | None) -> bool:
     """A guard's claim reproduced again: the fixed record is open again as `regressed`. False if it was not fixed."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.key == full_name, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name, Record.slug == slug)).first()
         if record is None or record.state != "fixed":
             return False
         record.state = "regressed"

@@ -65,7 +65,7 @@ def _ranked(session: Session, top: int) -> list[dict]:
     claim check), else by the claimed one; each says which it is and what kind of ratio it is."""
     rows = session.execute(
         select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
-               Record.reference, Record.threads, Repo.key).join(Repo, Repo.id == Record.repo_id)
+               Record.reference, Record.threads, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
         .where(Record.state == "open")).all()
     checks = session.scalars(select(BenchRun).where(BenchRun.status == "done", BenchRun.purpose == "reproduce")
                              .order_by(BenchRun.id))
@@ -77,7 +77,7 @@ def _ranked(session: Session, top: int) -> list[dict]:
             measured[(run.full_name, run.slug)] = head["interval"]["point"]
     ranked = []
     for row in rows:
-        point = measured.get((row.key, row.slug))
+        point = measured.get((row.full_name, row.slug))
         if point is not None and row.track == "par":
             point = (row.threads or 1) / point  # the bench measured a speedup; the claim is ideal / achieved
         shown = point if point is not None else row.ratio
@@ -108,7 +108,7 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
 def record_table(session: Session, query: TableQuery, limit: int = 1000) -> list[dict]:
     column = SORT_COLUMNS[query.sort]
     order = (column.asc() if query.order == "asc" else column.desc()).nulls_last()
-    statement = select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug, Record.id)
+    statement = select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug, Record.id)
     if query.state != "all":
         statement = statement.where(Record.state == query.state)
     if query.track:
@@ -134,12 +134,12 @@ def choices(session: Session) -> dict[str, list[str]]:
 
 def record_id_of(session: Session, full_name: str, slug: str) -> int | None:
     return session.scalar(select(Record.id).join(Repo, Repo.id == Record.repo_id)
-                          .where(Repo.key == full_name, Record.slug == slug))
+                          .where(Repo.full_name == full_name, Record.slug == slug))
 
 
 def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | None:
     """A record as the dashboard shows it: facts, text, findings, history, verdicts, fixes, runs, merges, bisections."""
-    found = session.execute(select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id)
+    found = session.execute(select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
                             .where(Record.id == record_id)).first()
     if found is None:
         return None
@@ -199,7 +199,7 @@ def partner_ids(session: Session, full_name: str, slugs: list[str]) -> dict[str,
     if not slugs:
         return {}
     return dict(session.execute(select(Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == full_name, Record.slug.in_(slugs))).all())
+                                .where(Repo.full_name == full_name, Record.slug.in_(slugs))).all())
 
 
 def run_page(session: Session, run_id: int) -> dict | None:
@@ -207,7 +207,7 @@ def run_page(session: Session, run_id: int) -> dict | None:
     if run is None:
         return None
     found = session.execute(select(Record.id, Record.threads, Record.title).join(Repo, Repo.id == Record.repo_id)
-                            .where(Repo.key == run.full_name, Record.slug == run.slug)).first()
+                            .where(Repo.full_name == run.full_name, Record.slug == run.slug)).first()
     return run_dict(run) | {"record_id": found.id if found else None, "threads": found.threads if found else None,
                             "title": found.title if found else ""}
 
@@ -228,7 +228,7 @@ def run_list(session: Session, limit: int = 100) -> list[dict]:
 def _with_records(session: Session, runs: list[dict]) -> list[dict]:
     """Each run with the id of its record (None when the record is gone), for links from run tables."""
     slugs = {run["slug"] for run in runs}
-    found = session.execute(select(Repo.key, Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
+    found = session.execute(select(Repo.full_name, Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
                             .where(Record.slug.in_(slugs))).all() if slugs else []
     ids = {(key, slug): record_id for key, slug, record_id in found}
     return [run | {"record_id": ids.get((run["repo"], run["slug"]))} for run in runs]

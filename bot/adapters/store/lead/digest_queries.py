@@ -22,7 +22,7 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
     if window_start >= window_end:
         raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before {window_end.isoformat()}")
     with db.session() as session:
-        repo_id = session.scalar(select(Repo.id).where(Repo.key == full_name))
+        repo_id = session.scalar(select(Repo.id).where(Repo.full_name == full_name))
         if repo_id is None:
             return DigestFacts(full_name)
         into = aliased(Record)

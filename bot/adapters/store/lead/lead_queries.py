@@ -34,11 +34,11 @@ def lead_facts(db: Database, full_name: str, now: datetime) -> tuple[DigestFacts
     with db.session() as session:
         issues = dict(session.execute(
             select(Record.slug, IssueMirror.number).join(Repo, Repo.id == Record.repo_id)
-            .join(IssueMirror, IssueMirror.record_id == Record.id).where(Repo.key == full_name)).all())
+            .join(IssueMirror, IssueMirror.record_id == Record.id).where(Repo.full_name == full_name)).all())
         texts = [OpenText(record.slug, record.path, revision.content or "", record.errors or 0,
                           tuple(record.supersedes or ()))
                  for record, revision in session.execute(
                      select(Record, Revision).join(Repo, Repo.id == Record.repo_id)
                      .join(latest, latest.c.record_id == Record.id).join(Revision, Revision.id == latest.c.rev_id)
-                     .where(Repo.key == full_name, Record.state == "open").order_by(Record.slug))]
+                     .where(Repo.full_name == full_name, Record.state == "open").order_by(Record.slug))]
     return facts, issues, texts

@@ -95,7 +95,7 @@ def save_audit(db: Database, full_name: str, slug: str, content_hash: str, promp
                                                slug=slug, session=session):
             return  # audited meanwhile by another worker
         record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == full_name, Record.slug == slug))
+                                .where(Repo.full_name == full_name, Record.slug == slug))
         if record is None:
             return
         revision = session.scalar(select(Revision).where(Revision.record_id == record.id,

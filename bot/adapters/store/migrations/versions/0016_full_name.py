@@ -1,4 +1,4 @@
-"""full_name: a repository is `full_name` in every table, as in the services (it was `repo_key` in nine)
+"""full_name: a repository is `full_name` in every table, as in the services (it was `repo_key` in nine, `key` in repos)
 
 Revision ID: 0016
 Revises: 0015
@@ -22,6 +22,8 @@ def _rename(old: str, new: str) -> None:
         op.drop_index(f'ix_{table}_{old}', table_name=table)
     for table in TABLES:
         op.execute(f'ALTER TABLE {table} RENAME COLUMN {old} TO {new}')
+    op.execute(f"ALTER TABLE repos RENAME COLUMN {'key' if old == 'repo_key' else 'full_name'} TO "
+               f"{'full_name' if old == 'repo_key' else 'key'}")
     for table in INDEXED:
         op.create_index(f'ix_{table}_{new}', table, [new], unique=False)
 
