@@ -181,12 +181,10 @@ def test_cached_verdicts_are_read_back_by_their_verdict_in_the_query(database):
 
 
 def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_url):
-    from alembic import command
-    from alembic.config import Config
     from sqlalchemy import MetaData
 
     from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, pair_verdicts
-    from bot.adapters.store.engine import MIGRATIONS, make_engine, migrate
+    from bot.adapters.store.engine import make_engine, migrate
     from bot.adapters.store.reviews.llm_cache import LlmAnswerCache, token_totals
     from bot.core.dedup.verdicts import Verdict
 
@@ -230,11 +228,7 @@ def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_ur
         assert [(p.new_slug, p.old_slug, p.at) for p in pair_verdicts(session)] == [("perf_n", "perf_o", WHEN)]
     database.dispose()
 
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0014")
+    downgrade(engine, "0014")
     with engine.connect() as connection:
         back = {name: [{k: v for k, v in row._mapping.items() if k != "id"}
                        for row in connection.execute(tables()[name].select().order_by(tables()[name].c.id))]
@@ -248,13 +242,11 @@ def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_ur
 
 
 def test_migration_0016_names_the_repository_full_name_in_every_table_and_back(db_url):
-    from alembic import command
-    from alembic.config import Config
     from sqlalchemy import MetaData, inspect
     from sqlalchemy.exc import IntegrityError
 
     from bot.adapters.store.bench import fix_store
-    from bot.adapters.store.engine import MIGRATIONS, make_engine, migrate
+    from bot.adapters.store.engine import make_engine, migrate
 
     engine = make_engine(db_url)
     migrate(engine, "0015")
@@ -281,11 +273,21 @@ def test_migration_0016_names_the_repository_full_name_in_every_table_and_back(d
             "created_at, updated_at FROM fixes")
     database.dispose()
 
+    downgrade(engine, "0015")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT repo_key, slug FROM fixes").all() == [("acme/runtime", "perf_x")]
+    engine.dispose()
+
+
+def downgrade(engine, revision: str) -> None:
+    """Alembic's downgrade on the engine's own connection, as `migrate` runs the upgrades."""
+    from alembic import command
+    from alembic.config import Config
+
+    from bot.adapters.store.engine import MIGRATIONS
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.downgrade(config, "0015")
-    with engine.connect() as connection:
-        assert connection.exec_driver_sql("SELECT repo_key, slug FROM fixes").all() == [("acme/runtime", "perf_x")]
-    engine.dispose()
+        command.downgrade(config, revision)
