@@ -25,7 +25,7 @@ from bot.errors import TransientError, UserError
 from bot.services.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
 from tests.servers import free_port
-from tests.sshd import keygen, sshd  # noqa: F401  (sshd: the session's server fixture)
+from tests.sshd import keygen
 
 
 def _runner(server, folder: str, *, repo_path: Path | None = None, known_hosts: Path | None = None,

@@ -17,7 +17,6 @@ from bot.errors import UserError
 from bot.services.measures import find_counter
 from bot.services.verify import MISMATCH, verify
 from tests.runtime_project import N, build_runtime_project, config, expected, report
-from tests.sshd import keygen, sshd  # noqa: F401  (sshd: the session's server fixture)
 from tests.test_ssh_runner import _runner
 
 OLDRT = """[references.oldrt]
