@@ -36,6 +36,8 @@ metrics = {steps = "- STEPS: ([0-9]+)"}""") + "busy_load = 1000\n"
 # same on every run however busy the machine, and still computed by the same sampling and intervals. Only par
 # reports, whose speedup a step count cannot show, stay on wall time (their stand-ins sleep, not spin).
 CONFIG = WALL_CONFIG + 'measure = {seq = "metric:steps", par = "wall"}\n'
+# What the GitHub Actions bench script can do: exact outputs timed in wall time (reports then use counted=False).
+PLAIN_CONFIG = SETTINGS + "busy_load = 1000\n"
 
 
 WRONG = _variant(FAST, 'printf("%u\\n", sum(n))', 'printf("%u\\n", sum(n) + 1)')
@@ -45,8 +47,10 @@ BROKEN = _variant(FAST, "int main", "int main(")
 NOT_A_FIX = _variant(SLOW, "Box *acc", "Box * acc")
 
 
-def report(ratio: float = 12.0) -> str:
-    return boxed_sum_report(0.05 * ratio, 0.05, fix="fix/perf_boxed_sum")
+def report(ratio: float = 12.0, counted: bool = True) -> str:
+    """The demo's report; `counted=False` drops the step count its C translation prints, for exact outputs."""
+    text = boxed_sum_report(0.05 * ratio, 0.05, fix="fix/perf_boxed_sum")
+    return text if counted else "".join(line for line in text.splitlines(keepends=True) if "- STEPS:" not in line)
 
 
 def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
@@ -157,12 +161,15 @@ SCRIPT_CONFIG = _variant(CONFIG, 'command = ["gcc", "-O2", "-o", "runtime", "run
                          'script = ".perfbot/build.sh"            # run as: .perfbot/build.sh CHECKOUT SHA')
 
 
-def build_history_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
-    """`old-slow` and `old-fast`, the real before/after pair, predate the rename, the config and the report."""
+def build_history_project(root: Path, plain: bool = False) -> tuple[RepoBuilder, dict[str, str]]:
+    """`old-slow` and `old-fast`, the real before/after pair, predate the rename, the config and the report;
+    `plain`: the configuration and report the GitHub Actions bench script can run (PLAIN_CONFIG)."""
+    config = _variant(PLAIN_CONFIG, 'command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]',
+                      'script = ".perfbot/build.sh"') if plain else SCRIPT_CONFIG
     repo = RepoBuilder(root, branch="main")
     heads = {"old-slow": repo.write("runtime.c", _masked(SLOW, "U24_MASK")).commit("runtime: box every value"),
              "old-fast": repo.write("runtime.c", _masked(FAST, "U24_MASK")).commit("runtime: unbox the accumulator"),
              "renamed": repo.write("runtime.c", _masked(FAST, "WORD_MASK")).commit("runtime: U24_MASK is WORD_MASK")}
-    heads["main"] = repo.write(".perfbot.toml", SCRIPT_CONFIG).write(".perfbot/build.sh", BUILD_SCRIPT) \
-        .write("devs/issues/perf_boxed_sum.md", report()).commit("adopt perfbot: its config, build script, a report")
+    heads["main"] = repo.write(".perfbot.toml", config).write(".perfbot/build.sh", BUILD_SCRIPT) \
+        .write("devs/issues/perf_boxed_sum.md", report(counted=not plain)).commit("adopt perfbot: its config, build script, a report")
     return repo, heads
