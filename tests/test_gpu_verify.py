@@ -40,9 +40,9 @@ def test_a_metal_report_runs_on_the_runner_labelled_metal_and_its_claim_reproduc
     assert outcome.verdict == "fail" and reproduction(outcome.verdict, True) == "reproduced", outcome.message
     gpu = _gpu(outcome)
     assert gpu["best_cpu"] == 2 and set(gpu["modes"]) == {"cpu 1", "cpu 2", "gpu"}
-    # The GPU takes twice one thread's wait, two threads half of it. Each run also pays a process start that
-    # a busy machine stretches, so the figures are bounded by the order they must keep, not by 0.5x and 2x.
-    assert gpu["modes"]["gpu"]["speedup"]["high"] < 1 < gpu["modes"]["cpu 2"]["speedup"]["low"]
+    # The GPU takes twice one thread's wait, two threads half of it. A wait also ends late when a busy machine
+    # has no core free, so the medians are bounded by the order they must keep, not by 0.5x and 2x.
+    assert gpu["modes"]["gpu"]["speedup"]["point"] < 1 < gpu["modes"]["cpu 2"]["speedup"]["point"]
     assert "against the best CPU count, 2 threads" in outcome.message and "judged against 1x" in outcome.message
 
 
