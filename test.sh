@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite, installing what it needs first (Python packages, PostgreSQL binaries,
 # and GitHub's OpenAPI description and webhook examples from npm into tests/.npm).
-# Arguments go to pytest, e.g. ./test.sh -k sync -x
+# Arguments go to pytest, e.g. ./test.sh -k sync -x, or ./test.sh tests/test_sync.py -n 0 (one process)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/ensure-postgres
@@ -11,4 +11,11 @@ scripts/ensure-build-tools
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 && scripts/ensure-browser  # Debian's chromium; pip never fetches a browser
 scripts/ensure-npm-fixtures
 scripts/bootstrap test,docs
-exec .venv/bin/python -m pytest "$@"
+# Parallel by default (pytest-xdist): a worker per core, each test file on one worker so that its module
+# fixtures (built projects, servers) are made once; every worker starts its own PostgreSQL and sshd.
+# `-n 0` runs everything in this process, `-n N` picks the count.
+parallel=(-n auto --dist loadfile)
+for arg in "$@"; do
+  case "$arg" in -n*|--numprocesses*) parallel=() ;; esac
+done
+exec .venv/bin/python -m pytest ${parallel[@]+"${parallel[@]}"} "$@"

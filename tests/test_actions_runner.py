@@ -20,14 +20,14 @@ import handlers
 from bot.adapters.store.bench import bench_store, fix_store
 from bot.core.config import ConfigFileError, parse_repo_config
 from bot.services.worker import Event
-from tests.bench_project import CONFIG, build_project
+from tests.bench_project import PLAIN_CONFIG, build_project, report
 from tests.flows import github_bot
 from tests.npm_fixtures import webhook_examples
 from tests.test_fix_pull_requests import pull_event, repo_state
 
 REPO, SLUG, BRANCH, WORKFLOW = "team/runtime", "perf_boxed_sum", "unbox-accumulator", "perfbot-bench.yml"
 SCRIPT = Path(__file__).resolve().parents[1] / "deploy" / "github" / "perfbot_bench.py"
-ACTIONS_CONFIG = CONFIG.replace("max_samples = 30", "max_samples = 8") + """
+ACTIONS_CONFIG = PLAIN_CONFIG.replace("max_samples = 30", "max_samples = 8") + """
 [[runners]]
 name = "metal-box"
 kind = "actions"
@@ -41,7 +41,8 @@ def world(github, database, tmp_path):
     github.add_repo(REPO)
     github.add_workflow(REPO, WORKFLOW)
     remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
-    heads["main"] = remote.write(".perfbot.toml", ACTIONS_CONFIG).commit("bench on GitHub Actions")
+    heads["main"] = remote.write(".perfbot.toml", ACTIONS_CONFIG).write("devs/issues/perf_boxed_sum.md", report(counted=False)) \
+        .commit("bench on GitHub Actions: exact outputs")
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
     with github_bot(github, database, tmp_path) as (services, worker, queue):
@@ -124,7 +125,18 @@ def test_a_fix_is_verified_on_github_actions_from_dispatch_to_verdict(world, git
     run = bench_store.get_run(database, 1)
     assert (run["status"], run["runner"], run["host"]) == ("running", "metal-box", "GitHub Actions")
 
-    wid = finish(github, services, run_the_runner(remote, dispatch.inputs["plan"], tmp_path))
+    # The runner's script really builds and times both commits, but in wall time: on a shared machine its
+    # ratios could say anything. Its artifact is checked as measured, then its times are made a clear pass
+    # (head 1x, base 4x) so the verdict that the flow below follows is decided, not drawn.
+    measured = json.loads(zipfile.ZipFile(io.BytesIO(run_the_runner(remote, dispatch.inputs["plan"], tmp_path)))
+                          .read("perfbot-samples.json"))
+    assert [(s["side"], s["sha"], s["output"]) for s in measured["sides"]] == [
+        ("base", fork_point, "4463072"), ("head", heads["fix/perf_boxed_sum"], "4463072")]
+    assert measured["error"] is None and all(len(s["language_seconds"]) == len(s["c_seconds"]) == 8
+                                             and min(s["language_seconds"] + s["c_seconds"]) > 0 for s in measured["sides"])
+    for side, ratio in zip(measured["sides"], (4.0, 1.0)):
+        side["language_seconds"], side["c_seconds"] = [ratio * 0.01] * 8, [0.01] * 8
+    wid = finish(github, services, zipped({"perfbot-samples.json": json.dumps(measured).encode()}))
     run = bench_store.get_run(database, 1)
     assert (run["status"], run["verdict"]) == ("done", "pass"), run["message"]
     assert run["message"].startswith("perf_boxed_sum on metal-box") and "language/C" in run["message"]

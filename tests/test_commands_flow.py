@@ -108,12 +108,10 @@ def test_verify_on_a_pr_queues_a_run_whose_answer_follows_it_to_the_verdict(worl
     assert (fix.source, fix.pr_number, fix.attached_by) == ("command", PULL, user)
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
-    # The fix passes on a quiet host; on a loaded one its milliseconds may stay inconclusive after 30 pairs.
-    assert run["status"] == "done" and run["verdict"] in ("pass", "inconclusive"), run["message"]
+    assert run["status"] == "done" and run["verdict"] == "pass", run["message"]  # decided on steps, however busy
     assert (run["requested_by"], run["options"]["samples"]) == (user, 30)
     final = answer(github, comment_id)
-    said = {"pass": "fixed", "inconclusive": "inconclusive"}[run["verdict"]]
-    assert re.search(rf"bench run 1, `perf_boxed_sum`: \*\*{said}\*\* \d+\.\d\dx \[", final), final
+    assert re.search(r"bench run 1, `perf_boxed_sum`: \*\*fixed\*\* \d+\.\d\dx \[", final), final
     assert "queued" not in final and "**pass**" not in final
 
 

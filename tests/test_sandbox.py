@@ -23,7 +23,6 @@ import pytest
 from bot.adapters.runners import LocalRunner, contain
 from bot.errors import UserError
 from tests.gitrepo import RepoBuilder
-from tests.sshd import sshd  # noqa: F401  (the session's server fixture)
 from tests.test_ssh_runner import _runner as ssh_runner
 
 HOSTILE = r"""

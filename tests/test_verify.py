@@ -35,6 +35,22 @@ def test_a_real_fix_passes_and_its_base_is_measured_too(project):
     assert progress[0] == ("base", 1) and progress[-1][0] == "head"
 
 
+def test_wall_time_is_sampled_and_its_interval_computed_whatever_the_load(project):
+    """The verdicts above are decided on steps; wall time goes through the same sampling. On a shared machine
+    its verdict may be anything, so this asserts what was measured, never what it concluded."""
+    from tests.bench_project import WALL_CONFIG
+
+    heads, _, runner, record = project
+    config = dataclasses.replace(parse_repo_config(WALL_CONFIG), max_samples=5)
+    outcome = verify(record, config, runner, heads["fix/perf_boxed_sum"], base=heads["main"])
+    assert outcome.verdict in ("pass", "fail", "inconclusive"), outcome.message
+    for side in outcome.sides:
+        assert side.measure == "wall" and len(side.language) == len(side.c) == 5 == len(side.runs["c"])
+        assert all(value > 0 for value in side.language + side.c) and side.decision in ("pass", "fail", "inconclusive")
+        assert side.interval.low <= side.interval.point <= side.interval.high
+    assert outcome.gain.low <= outcome.gain.point <= outcome.gain.high and "(wall time)" in outcome.message
+
+
 def test_a_change_that_fixes_nothing_fails(project):
     heads, config, runner, record = project
     outcome = verify(record, config, runner, heads["not-a-fix"])
@@ -82,6 +98,7 @@ int main(void) {
   unsigned acc = 0;
   for (unsigned long i = 0; i < %d; i++) acc = (acc + ((unsigned)(i * i) & 0xFFFFFF)) & 0xFFFFFF;
   printf("%%u\n", acc);
+  printf("- STEPS: %d\n");
   return 0;
 }"""
 
@@ -92,10 +109,10 @@ def test_a_report_whose_code_tries_to_escape_its_folder_is_contained(project):
 
     text = report().split("```c\n", 1)
     hostile = parse("devs/issues/perf_boxed_sum.md",
-                    (text[0] + "```c\n" + ESCAPING_TRANSLATION % N + text[1][text[1].index("\n```"):]).encode()).record
+                    (text[0] + "```c\n" + ESCAPING_TRANSLATION % (N, N) + text[1][text[1].index("\n```"):]).encode()).record
     outcome = verify(hostile, dataclasses.replace(config, max_samples=5), runner, heads["fix/perf_boxed_sum"])
     workspace = runner.prepare(heads["fix/perf_boxed_sum"])
-    assert outcome.verdict in ("pass", "inconclusive"), outcome.message  # measured, as if nothing happened
+    assert outcome.verdict == "pass", outcome.message  # measured, as if nothing happened
     assert (workspace / "runtime").exists() and "tampered" not in (workspace / "runtime.c").read_text()
     assert not (workspace / "escaped.txt").exists() and not (workspace.parent / "escaped.txt").exists()
 

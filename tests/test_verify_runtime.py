@@ -17,7 +17,6 @@ from bot.errors import UserError
 from bot.services.bench.measures import find_counter
 from bot.services.bench.verify import MISMATCH, verify
 from tests.runtime_project import N, build_runtime_project, config, expected, report
-from tests.sshd import keygen, sshd  # noqa: F401  (sshd: the session's server fixture)
 from tests.test_ssh_runner import _runner
 
 OLDRT = """[references.oldrt]
@@ -58,9 +57,10 @@ def test_normalized_outputs_pass_the_fix_and_capture_the_runtimes_counts(project
     assert outcome.verdict == "pass", outcome.message
     assert base.decision == "fail" and base.interval.low > 2.0 and head.interval.high <= 2.0
     assert head.output == expected()  # ITRS/TIME/MIPS lines dropped, `1n` read as `1`
-    assert head.metric_medians("language")["itrs"] == 3 * N and head.metric_medians("c") == {}
+    assert head.metric_medians("language")["itrs"] == 3 * N and head.metric_medians("c") == {"itrs": 3 * N}
+    assert base.metric_medians("language")["itrs"] == 83 * N and base.interval.point == 83 / 3  # decided on counts
     assert len(head.runs["language"]) == len(head.language) and all(r["metrics"]["mips"] > 0 for r in head.runs["language"])
-    assert f"itrs {3 * N:,} vs -" in outcome.message
+    assert f"itrs {3 * N:,} vs {3 * N:,}" in outcome.message and "(metric:itrs)" in outcome.message
     # CPU time comes with every wall time, from wait4 rusage on either runner
     assert all(r["user"] is not None and r["system"] is not None and r["faults"] > 0 for r in head.runs["c"])
 
@@ -74,17 +74,20 @@ def test_a_rule_that_leaves_a_difference_shows_both_outputs_as_compared_and_the_
 
 
 def test_exact_outputs_must_be_equal(project):
-    plain = config(language='["./hvm", "run", "{file}", "-T{threads}", "-C1", "{input}"]', run_extra="")
-    outcome = _verify(project, report(c_suffix="n"), plain, "fix")
-    assert outcome.verdict == "pass" and outcome.sides[-1].output == expected(suffix="n"), outcome.message
+    # Nothing but the result may be printed, so no count either: instructions decide, at a size cachegrind runs fast.
+    plain = config(language='["./hvm", "run", "{file}", "-T{threads}", "-C1", "{input}"]', run_extra="",
+                   verify_extra='measure = "instructions"')
+    outcome = _verify(project, report(c_suffix="n", inputs="[20000]"), plain, "fix")
+    assert outcome.verdict == "pass" and outcome.sides[-1].output == expected(20000, suffix="n"), outcome.message
     outcome = _verify(project, report(), plain, "fix")
     assert outcome.verdict == MISMATCH and 'after output = "exact"' in outcome.message
 
 
 def test_last_line_compares_only_the_result(project):
-    chatty = config(language='["./hvm", "run", "-v", "{file}", "-T{threads}"]', run_extra='output = "last-line"')
-    outcome = _verify(project, report(c_suffix="n"), chatty, "main")
-    assert outcome.verdict == "fail" and outcome.sides[-1].output == expected(suffix="n"), outcome.message
+    chatty = config(language='["./hvm", "run", "-v", "{file}", "-T{threads}", "{input}"]',
+                    run_extra='output = "last-line"', verify_extra='measure = "instructions"')
+    outcome = _verify(project, report(c_suffix="n", inputs="[20000]"), chatty, "main")
+    assert outcome.verdict == "fail" and outcome.sides[-1].output == expected(20000, suffix="n"), outcome.message
 
 
 def test_each_input_size_is_verified_and_the_c_side_gets_the_same_arguments(project):
@@ -100,7 +103,7 @@ def test_a_reference_on_a_branch_of_the_project(project):
     head = outcome.sides[-1]
     assert outcome.verdict == "fail" and head.interval.low > 1.0, outcome.message
     assert head.against.startswith("runtime@old (") and "within 1x of the reference" in outcome.message
-    assert head.metric_medians("c")["itrs"] == head.metric_medians("language")["itrs"] == 3 * N
+    assert head.metric_medians("c")["itrs"] == 3 * N and head.metric_medians("language")["itrs"] == 83 * N
     # The fix runs the previous runtime's instruction for instruction: a count decides that at once.
     counted = config(verify_extra='measure = "instructions"\nreference_factor = 1.05')
     outcome = _verify(project, report(reference="runtime@old", inputs="[20000]"), counted, "fix")
@@ -160,7 +163,7 @@ def test_page_faults_stay_out_of_a_user_time_verdict(project):
         verdicts.add(outcome.verdict)
     assert verdicts == {"pass"}, outcome.message
     # Under wall time the faults are in the samples: the verdict says where that time went.
-    walled = verify(record, parse_repo_config(config()), runner, heads["fix"])
+    walled = verify(record, parse_repo_config(config(verify_extra='measure = "wall"')), runner, heads["fix"])
     share = statistics.median(r["system"] / r["wall"] for r in walled.sides[-1].runs["c"])
     assert ("the C translation spends over 30% of its wall time in the kernel" in walled.message) == (share > 0.3)
     assert share < 0.3 or 'measure = "user"' in walled.message, walled.message
@@ -187,11 +190,11 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     outcome = _verify(project, report(), config(), "fix", base="main")
     result = {"sides": [side.as_dict() for side in outcome.sides]}
     rows = bench_view.side_rows(result)
-    assert rows[-1].metrics == f"`itrs {3 * N:,} vs -; mips {bench_view.count_text(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
+    assert rows[-1].metrics == f"`itrs {3 * N:,} vs {3 * N:,}; mips {bench_view.count_text(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
     comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1, "runner": "local", "host": "", "requested_by": ""},
                      slug="perf_fold", icon="", headline="fixed", progress="", rows=rows, gain="", suite_said="",
                      columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
                      criterion="", scaling=[], result=result)
     header, separator, *lines = [line for line in comment.splitlines() if line.startswith("|")]
     assert header.endswith("| metrics (median, language vs C) |") and separator.count("|") == header.count("|")
-    assert all(line.count("|") == header.count("|") and f"itrs {3 * N:,} vs -" in line for line in lines)
+    assert all(line.count("|") == header.count("|") and f"vs {3 * N:,}; mips" in line for line in lines)
