@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite, installing what it needs first (Python packages, PostgreSQL binaries,
 # and GitHub's OpenAPI description and webhook examples from npm into tests/.npm).
-# Arguments go to pytest, e.g. ./test.sh -k sync -x, or ./test.sh tests/test_sync.py -n 0 (one process)
+# Arguments go to pytest, e.g. ./test.sh -k sync -x, or ./test.sh tests/reading/test_sync.py -n 0 (one process)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/ensure-postgres

@@ -28,7 +28,7 @@ def _variant(source: str, old: str, new: str) -> str:
 # The demo's settings without its runner table (tests append the runners they need), running the runtime with
 # -s: its step count is captured beside each sample and dropped before outputs are compared. A shared test
 # machine is often busier than its cores; the service would then measure every run again later (core/verify/noise.py),
-# which tests/test_noise.py tests on its own, so here no load counts as busy.
+# which tests/verify/test_noise.py tests on its own, so here no load counts as busy.
 WALL_CONFIG = _variant(SETTINGS, 'language = ["./runtime", "{file}"]', """language = ["./runtime", "-s", "{file}"]
 output = "normalize"
 normalize = [["(?m)^- [A-Z]+: .*$", ""]]
