@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ruff, mypy and the whole test suite, installing what they need first (Python packages, PostgreSQL binaries,
 # and GitHub's OpenAPI description and webhook examples from npm into tests/.npm).
-# Arguments go to pytest, e.g. ./test.sh -k sync -x
+# Arguments go to pytest, e.g. ./test.sh -k sync -x, or ./test.sh tests/reading/test_sync.py -n 0 (one process)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/ensure-postgres
@@ -11,6 +11,13 @@ scripts/ensure-build-tools
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 && scripts/ensure-browser  # Debian's chromium; pip never fetches a browser
 scripts/ensure-npm-fixtures
 scripts/bootstrap test,docs
+# Parallel by default (pytest-xdist): a worker per core, each test file on one worker so that its module
+# fixtures (built projects, servers) are made once; every worker starts its own PostgreSQL and sshd.
+# `-n 0` runs everything in this process, `-n N` picks the count.
+parallel=(-n auto --dist loadfile)
+for arg in "$@"; do
+  case "$arg" in -n*|--numprocesses*) parallel=() ;; esac
+done
 .venv/bin/ruff check --quiet .  # the whole repository; any finding fails the run
 .venv/bin/mypy  # bot/ and handlers/, as pyproject.toml says; the cache in .mypy_cache keeps a rerun quick
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest ${parallel[@]+"${parallel[@]}"} "$@"

@@ -102,9 +102,9 @@ def phases(root: Path, workdir: Path) -> dict[str, float]:
     db = Database(f"sqlite:///{workdir / 'phases.sqlite3'}")
 
     def write() -> None:
-        summary, ids = SyncSummary(source.key, head, None, mode), Identities(replay=False)
+        summary, ids = SyncSummary(source.full_name, head, None, mode), Identities(replay=False)
         with db.session() as session:
-            records = RecordRepository.open(session, source.key)
+            records = RecordRepository.open(session, source.full_name)
             for step, step_read in zip(steps, read, strict=False):
                 apply_step(records, step, summary, ids, seen, step_read)
             records.mark_synced(head)

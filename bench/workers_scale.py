@@ -6,7 +6,7 @@ started here; each round gets an empty database and its own repositories (file:/
 do the same work: a push per repository (fetch, sync, audit, mirror to an issue) and bench runs of the
 demo's C project (build base and head, five samples each). The workers start first and run their own
 scheduled jobs; the clock runs from queuing the burst to its last delivery done. Every round is checked
-like tests/test_scale.py: each delivery claimed once and done, each repository synced once, each bench run
+like tests/reading/test_scale.py: each delivery claimed once and done, each repository synced once, each bench run
 measured once. Rounds alternate (1, 2, 1, 2 ...) so drift on the machine hits both alike.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.github_double import GitHubDouble
 from tests.postgres import PostgresServer
-from tests.test_scale import World, check_each_handled_once, machine_cpu_seconds, make_burst, run_round
+from tests.reading.test_scale import World, check_each_handled_once, machine_cpu_seconds, make_burst, run_round
 
 
 def background_cores(seconds: float = 3.0) -> float:

@@ -3,7 +3,8 @@ are (or are not) faster: what verification tests measure.
 
 The runtime and its real fix are the demo's (`bot/demo`): it reads a program file `sum N` and computes the
 sum of i*i mod 2^24 for i < N. On main it boxes every intermediate value in a heap node (malloc and free
-per step): slow, like the runtime's u24 boxing. Here it also gets branches that fail in every other way.
+per step): slow, like the runtime's u24 boxing, and its -s step count (a box or an add is one step) is 6x
+the fix's. Here it also gets branches that fail in every other way.
 """
 from __future__ import annotations
 
@@ -17,15 +18,27 @@ N = SUM_N
 SLOW = RUNTIME_MAIN
 FAST = RUNTIME_FIX
 TRANSLATION = SUM_TRANSLATION
-# The demo's settings without its runner table: tests append the runners they need. A shared test machine is
-# often busier than its cores; the service would then measure every run again later (core/verify/noise.py), which
-# tests/test_noise.py tests on its own, so here no load counts as busy.
-CONFIG = SETTINGS + "busy_load = 1000\n"
 
 
 def _variant(source: str, old: str, new: str) -> str:
     assert old in source, f"{old!r} is no longer in the demo runtime: update this variant"
     return source.replace(old, new)
+
+
+# The demo's settings without its runner table (tests append the runners they need), running the runtime with
+# -s: its step count is captured beside each sample and dropped before outputs are compared. A shared test
+# machine is often busier than its cores; the service would then measure every run again later (core/verify/noise.py),
+# which tests/verify/test_noise.py tests on its own, so here no load counts as busy.
+WALL_CONFIG = _variant(SETTINGS, 'language = ["./runtime", "{file}"]', """language = ["./runtime", "-s", "{file}"]
+output = "normalize"
+normalize = [["(?m)^- [A-Z]+: .*$", ""]]
+metrics = {steps = "- STEPS: ([0-9]+)"}""") + "busy_load = 1000\n"
+# Verdicts in tests are decided on the runtime's step count against the count the C translation prints: the
+# same on every run however busy the machine, and still computed by the same sampling and intervals. Only par
+# reports, whose speedup a step count cannot show, stay on wall time (their stand-ins sleep, not spin).
+CONFIG = WALL_CONFIG + 'measure = {seq = "metric:steps", par = "wall"}\n'
+# What the GitHub Actions bench script can do: exact outputs timed in wall time (reports then use counted=False).
+PLAIN_CONFIG = SETTINGS + "busy_load = 1000\n"
 
 
 WRONG = _variant(FAST, 'printf("%u\\n", sum(n))', 'printf("%u\\n", sum(n) + 1)')
@@ -35,8 +48,10 @@ BROKEN = _variant(FAST, "int main", "int main(")
 NOT_A_FIX = _variant(SLOW, "Box *acc", "Box * acc")
 
 
-def report(ratio: float = 12.0) -> str:
-    return boxed_sum_report(0.05 * ratio, 0.05, fix="fix/perf_boxed_sum")
+def report(ratio: float = 12.0, counted: bool = True) -> str:
+    """The demo's report; `counted=False` drops the step count its C translation prints, for exact outputs."""
+    text = boxed_sum_report(0.05 * ratio, 0.05, fix="fix/perf_boxed_sum")
+    return text if counted else "".join(line for line in text.splitlines(keepends=True) if "- STEPS:" not in line)
 
 
 def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
@@ -69,8 +84,8 @@ int main(int argc, char **argv) {
   printf("done %lu\\n", ms); return 0;
 }
 """
-PAR_CONFIG = CONFIG.replace('language = ["./runtime", "{file}"]',
-                            'language = ["./runtime", "{file}", "--threads", "{threads}"]')
+PAR_CONFIG = WALL_CONFIG.replace('language = ["./runtime", "-s", "{file}"]',
+                                 'language = ["./runtime", "{file}", "--threads", "{threads}"]')
 
 
 def par_report() -> str:
@@ -149,12 +164,16 @@ SCRIPT_CONFIG = _variant(CONFIG, 'command = ["gcc", "-O2", "-o", "runtime", "run
                          'script = ".perfbot/build.sh"            # run as: .perfbot/build.sh CHECKOUT SHA')
 
 
-def build_history_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
-    """`old-slow` and `old-fast`, the real before/after pair, predate the rename, the config and the report."""
+def build_history_project(root: Path, plain: bool = False) -> tuple[RepoBuilder, dict[str, str]]:
+    """`old-slow` and `old-fast`, the real before/after pair, predate the rename, the config and the report;
+    `plain`: the configuration and report the GitHub Actions bench script can run (PLAIN_CONFIG)."""
+    config = _variant(PLAIN_CONFIG, 'command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]',
+                      'script = ".perfbot/build.sh"') if plain else SCRIPT_CONFIG
     repo = RepoBuilder(root, branch="main")
     heads = {"old-slow": repo.write("runtime.c", _masked(SLOW, "U24_MASK")).commit("runtime: box every value"),
              "old-fast": repo.write("runtime.c", _masked(FAST, "U24_MASK")).commit("runtime: unbox the accumulator"),
              "renamed": repo.write("runtime.c", _masked(FAST, "WORD_MASK")).commit("runtime: U24_MASK is WORD_MASK")}
-    heads["main"] = repo.write(".perfbot.toml", SCRIPT_CONFIG).write(".perfbot/build.sh", BUILD_SCRIPT) \
-        .write("devs/issues/perf_boxed_sum.md", report()).commit("adopt perfbot: its config, build script, a report")
+    heads["main"] = repo.write(".perfbot.toml", config).write(".perfbot/build.sh", BUILD_SCRIPT) \
+        .write("devs/issues/perf_boxed_sum.md",
+               report(counted=not plain)).commit("adopt perfbot: its config, build script, a report")
     return repo, heads

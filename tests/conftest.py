@@ -1,4 +1,5 @@
-"""Shared fixtures: a real PostgreSQL server for the session, and a store on SQLite or PostgreSQL."""
+"""Shared fixtures: a real PostgreSQL server and sshd for the session (each xdist worker has its own), and a
+store on SQLite or PostgreSQL."""
 from __future__ import annotations
 
 import itertools
@@ -8,6 +9,7 @@ import pytest
 from tests.github_fixtures import github, github_app_key  # noqa: F401  (fixtures for every test module)
 from tests.gitrepo import RepoBuilder
 from tests.postgres import PostgresServer
+from tests.sshd import sshd  # noqa: F401  (one sshd per session: per xdist worker)
 
 _database_names = itertools.count(1)
 

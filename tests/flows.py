@@ -20,7 +20,7 @@ def pending_merges(database) -> list[tuple]:
 
 
 def sync_and_mirror(database, builder, tracker, key: str) -> MirrorSummary:
-    repo = GitRepository(builder.root, key=key)
+    repo = GitRepository(builder.root, full_name=key)
     try:
         summary = sync(database, repo)
     finally:
@@ -69,7 +69,7 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     """perfbot in local mode over one repository: issues as files, fixes verified on a local runner, and a
     worker for the queue: returns (key, queue, tracker, services, worker)."""
     import handlers
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.adapters.local_issues import FileIssues
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
@@ -78,7 +78,7 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
-    key = local_key(repo_root)
+    key = local_full_name(repo_root)
     queue = DeliveryQueue(database)
     tracker = FileIssues(tmp_path / "issues")
 

@@ -42,8 +42,17 @@ class PostgresServer:
 
     def start(self) -> PostgresServer:
         self._run(_binary("initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8", "--no-sync")
-        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-        self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+        for attempt in range(3):  # a parallel worker may take the free port first: then another one
+            options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                       "-c full_page_writes=off")
+            try:
+                self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w",
+                          "start")
+                return self
+            except subprocess.CalledProcessError:
+                if attempt == 2:
+                    raise
+                self.port = free_port()
         return self
 
     def url(self, database: str = "postgres") -> str:

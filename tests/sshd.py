@@ -46,6 +46,16 @@ class SshServer:
         (self.root / "authorized_keys").write_text((self.root / "client_ed25519.pub").read_text())
         if os.geteuid() == 0:
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation needs it to exist
+        for attempt in range(3):  # a parallel worker may take the free port first: then another one
+            try:
+                return self._serve()
+            except RuntimeError:
+                if attempt == 2 or self.process.poll() is None:
+                    raise
+                self.port = free_port()
+        return self
+
+    def _serve(self) -> SshServer:
         config = self.root / "sshd_config"
         config.write_text(f"""Port {self.port}
 ListenAddress 127.0.0.1

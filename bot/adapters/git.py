@@ -20,7 +20,7 @@ RENAME_SIMILARITY = "70%"
 _KINDS = {"A": ADDED, "M": MODIFIED, "T": MODIFIED, "D": DELETED, "R": RENAMED}
 
 
-def local_key(path: Path) -> str:
+def local_full_name(path: Path) -> str:
     """The name a repository without a GitHub remote goes by in the store: local/<folder name>."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(path).resolve().name).strip(".-")
     return f"local/{name or 'repo'}"
@@ -43,9 +43,9 @@ def _commit_info(commit: git.Commit) -> CommitInfo:
 class GitRepository:
     """One local repository (bare or not). Refs from users are validated before git sees them."""
 
-    def __init__(self, path: str | Path, key: str | None = None) -> None:
+    def __init__(self, path: str | Path, full_name: str | None = None) -> None:
         self.path = Path(path).resolve()
-        self._key = key
+        self._full_name = full_name
         try:
             self.repo = git.Repo(self.path)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -108,16 +108,16 @@ class GitRepository:
         return done.stdout.decode()
 
     @property
-    def key(self) -> str:
-        """A stable name for the store: owner/name for a GitHub remote, else local/<folder name>."""
-        if self._key:
-            return self._key
+    def full_name(self) -> str:
+        """The repository's name in the store: owner/name for a GitHub remote, else local/<folder name>."""
+        if self._full_name:
+            return self._full_name
         try:
             url = self.repo.remotes.origin.url
         except (AttributeError, IndexError, ValueError):
             url = ""
         match = _GITHUB_REMOTE.search(url)
-        return match.group(1) if match else local_key(self.path)
+        return match.group(1) if match else local_full_name(self.path)
 
     def resolve(self, ref: str) -> str:
         if not ref or ref.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in ref):

@@ -17,8 +17,8 @@ from bot.core.lead.dashboard import MARKER as DASHBOARD_MARKER
 _LOCK = threading.Lock()
 
 
-def folder_for(instance_dir: Path, repo_key: str) -> Path:
-    return instance_dir / "local-github" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", repo_key).strip("_") or "repo")
+def folder_for(instance_dir: Path, full_name: str) -> Path:
+    return instance_dir / "local-github" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", full_name).strip("_") or "repo")
 
 
 class FileIssues:

@@ -14,7 +14,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 import handlers
 from bot.adapters.clones import Clones
-from bot.adapters.git import GitError, GitRepository, local_key
+from bot.adapters.git import GitError, GitRepository, local_full_name
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.reviewers import reviewer_for
 from bot.adapters.runners import SshOptions, make_runner
@@ -84,7 +84,7 @@ class Runtime:
         settings = self.settings
         fixes, bench = FixFlow(self.db, self.queue.enqueue), BenchFlow(self.db, self._runner)
         if settings.local_mode:
-            local = {local_key(settings.local_repo): settings.local_repo} if settings.local_repo else {}
+            local = {local_full_name(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
                                RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings),
                                outgoing=Outgoing(settings.secret_values()), fixes=fixes, bench=bench)
@@ -169,7 +169,7 @@ class Runtime:
         except GitError as exc:
             log.warning("local repository %s: %s", path, exc)
             return False
-        key = local_key(path)
+        key = local_full_name(path)
         payload = {"ref": f"refs/heads/{ref}", "after": head, "local": True,
                    "repository": {"full_name": key, "default_branch": ref}}
         return self.queue.enqueue(NewDelivery(f"local-{head}", "push", None, key, None, json.dumps(payload)))

@@ -52,7 +52,7 @@ def bisect_command(slug, good, bad, repo_path, config_file, db_url) -> None:
             flow = BisectFlow(db, BenchFlow(db, runner), lambda _delivery: True)  # run here, not queued
             if config_file is not None:
                 click.echo(f"configuration: {config_file}", err=True)
-            bisect_id = flow.start(repo, repo.key, slug, good, bad or repo.default_ref(), requested_by="",
+            bisect_id = flow.start(repo, repo.full_name, slug, good, bad or repo.default_ref(), requested_by="",
                                    installation_id=None, config_file=config_file)
             row = flow.run(bisect_id, repo, _Terminal(), lambda _seconds: None, on_step=show, config_file=config_file)
     except (UserError, TransientError) as exc:

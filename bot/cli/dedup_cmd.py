@@ -71,7 +71,7 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
     repo = _repository(repo_path, files)
     try:
         existing, reading = existing_reports(repo, ref)
-        key = repo.key
+        key = repo.full_name
     finally:
         repo.close()
     with open_database(db_url) as db:

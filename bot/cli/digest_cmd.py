@@ -30,14 +30,14 @@ def _moment(value: str | None) -> datetime | None:
 @reports_errors
 def digest_command(repo: str, since: str | None, dry_run: bool, db_url: str | None) -> None:
     """New reports, merged duplicates, fixes and verdicts, stale reports, agents' quality and milestones."""
-    from bot.adapters.git import local_key
+    from bot.adapters.git import local_full_name
     from bot.app.runtime import Runtime
 
     settings = settings_for(db_url)
     if settings.local_mode:
         path = Path(repo).resolve()
         settings = settings.__class__.from_env(database_url=db_url, local_repo=path)
-        full_name = local_key(path)
+        full_name = local_full_name(path)
     else:
         full_name = repo
     runtime = Runtime(settings)

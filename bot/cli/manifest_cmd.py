@@ -9,7 +9,7 @@ import click
 
 PLACEHOLDER_URL = "https://perfbot.example.com"
 
-# Each permission, and why perfbot needs it at that level; tests/test_deploy.py holds this set exactly.
+# Each permission, and why perfbot needs it at that level; tests/service/test_deploy.py holds this set exactly.
 PERMISSIONS = {
     "actions": "write",        # the actions runner dispatches the bench workflow and downloads its artifact
     "contents": "write",       # fetch repositories; push perfbot/merge-* and perfbot/fixed-* branches

@@ -24,16 +24,16 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
 @click.option("--backend", type=click.Choice(BACKENDS))
 @click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose ratio is at least this.")
 @click.option("--errors/--clean", "with_errors", default=None, help="Only records with (or without) lint errors.")
-@click.option("--repo-key", default=None,
+@click.option("--full-name", default=None,
               help="Only this repository (owner/name or path), when the store holds several.")
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="ratio", show_default=True)
 @format_option
 @db_option
 @reports_errors
-def list_command(states, track, backend, min_ratio, with_errors, repo_key, sort, fmt, db_url) -> None:
+def list_command(states, track, backend, min_ratio, with_errors, full_name, sort, fmt, db_url) -> None:
     """List records, worst ratio first."""
     chosen = STATES if "all" in states else (tuple(states) or ("open",))
-    flt = RecordFilter(chosen, track, backend, min_ratio, with_errors, repo_key, sort)
+    flt = RecordFilter(chosen, track, backend, min_ratio, with_errors, full_name, sort)
     with open_database(db_url) as db:
         with db.session() as session:
             rows = [_in_words(row) for row in list_records(session, flt)]
@@ -62,22 +62,22 @@ def list_command(states, track, backend, min_ratio, with_errors, repo_key, sort,
 
 @click.command("show")
 @click.argument("slug")
-@click.option("--repo-key", default=None, help="Which repository, when the store holds several with this slug.")
+@click.option("--full-name", default=None, help="Which repository, when the store holds several with this slug.")
 @format_option
 @db_option
 @reports_errors
-def show_command(slug: str, repo_key: str | None, fmt: str, db_url: str | None) -> None:
+def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None) -> None:
     """Show one record: its facts, its lint findings and its history (also by a former slug)."""
     with open_database(db_url) as db, db.session() as session:
-        matches = find_records(session, slug, repo_key)
+        matches = find_records(session, slug, full_name)
         if not matches:
             raise click.ClickException(f"no record named {slug!r}; `perfbot list --state all` shows every record")
         if len(matches) > 1:
             repos = ", ".join(key for _, key in matches)
-            raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --repo-key")
+            raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --full-name")
         detail = _in_words(record_detail(session, *matches[0]))
     with open_database(db_url) as db:
-        detail["bench_runs"] = runs_for(db, detail["slug"], repo_key=detail["repo"])
+        detail["bench_runs"] = runs_for(db, detail["slug"], full_name=detail["repo"])
         detail["bench_runs"] = [_run_in_words(run) for run in detail["bench_runs"]]
         detail["bisections"] = [{key: b[key] for key in ("id", "status", "outcome", "good", "bad", "culprit",
                                                          "message")}

@@ -60,7 +60,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
                              where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         base_sha, head_sha = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
-        repo_key = repo.key
+        full_name = repo.full_name
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -97,11 +97,11 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     purpose = "fix" if base_sha else "reproduce"
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
     with open_database(db_url) as db:
-        run_id = save_run(db, repo_key, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
+        run_id = save_run(db, full_name, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
         if base_sha is not None:  # base against head: a fix's verdict; the head alone: whether the claim holds
-            set_record_result(db, repo_key, slug, verdict=outcome.verdict, verdict_run_id=run_id)
+            set_record_result(db, full_name, slug, verdict=outcome.verdict, verdict_run_id=run_id)
         else:
-            set_record_result(db, repo_key, slug, reproduced=reproduction(outcome.verdict, True))
+            set_record_result(db, full_name, slug, reproduced=reproduction(outcome.verdict, True))
     if told is None:  # a finished run always has a verdict; say so rather than fail on it
         raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":

@@ -64,14 +64,14 @@ class Answers:
             answer_store.set_line(self.db, where["id"], where["index"], text)
             self.publish(where["id"], tracker)
 
-    def status_line(self, repo_key: str, slug: str) -> str:
-        standing = record_standing(self.db, repo_key, slug)
+    def status_line(self, full_name: str, slug: str) -> str:
+        standing = record_standing(self.db, full_name, slug)
         if standing is None:
             return f"`{slug}`: no such report here"
         state, verdict, reproduced = standing
-        runs = bench_store.runs_for(self.db, slug, limit=1, repo_key=repo_key)
+        runs = bench_store.runs_for(self.db, slug, limit=1, full_name=full_name)
         last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
                 if runs else "")
-        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, repo_key,
+        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name,
                                                                                              slug)) or "none"
         return f"`{slug}`: {state}; {words.of_record(verdict, reproduced)}; fixes {fixes}{last}"

@@ -13,7 +13,7 @@ from bot.adapters.store.service_models import CommandAnswer
 @dataclass(frozen=True)
 class AnswerRow:
     id: int
-    repo_key: str
+    full_name: str
     issue_number: int
     source_comment_id: int
     answer_comment_id: int | None
@@ -23,18 +23,18 @@ class AnswerRow:
 
 
 def _row(answer: CommandAnswer) -> AnswerRow:
-    return AnswerRow(answer.id, answer.repo_key, answer.issue_number, answer.source_comment_id,
+    return AnswerRow(answer.id, answer.full_name, answer.issue_number, answer.source_comment_id,
                      answer.answer_comment_id, answer.author, tuple(answer.lines or ()))
 
 
-def open_answer(db: Database, repo_key: str, issue_number: int, source_comment_id: int, author: str) -> AnswerRow:
+def open_answer(db: Database, full_name: str, issue_number: int, source_comment_id: int, author: str) -> AnswerRow:
     """The answer to this comment, made on its first command; an edited comment adds lines to the same one."""
     with db.session() as session:
         answer = session.scalars(select(CommandAnswer).where(
-            CommandAnswer.repo_key == repo_key, CommandAnswer.source_comment_id == source_comment_id)).first()
+            CommandAnswer.full_name == full_name, CommandAnswer.source_comment_id == source_comment_id)).first()
         if answer is None:
             now = datetime.now(UTC)
-            answer = CommandAnswer(repo_key=repo_key, issue_number=issue_number, source_comment_id=source_comment_id,
+            answer = CommandAnswer(full_name=full_name, issue_number=issue_number, source_comment_id=source_comment_id,
                                    author=author, lines=[], created_at=now, updated_at=now)
             session.add(answer)
             session.flush()

@@ -22,37 +22,37 @@ def _key(name: str) -> int:
 
 
 @contextmanager
-def repo_lock(db: Database, repo_key: str) -> Iterator[None]:
+def repo_lock(db: Database, full_name: str) -> Iterator[None]:
     """Two deliveries for one repository (a push and the hourly reconcile, say) must not mirror the same new
     record at once: each would open its own issue. Deliveries of different repositories still run in parallel."""
     held = getattr(_held, "keys", None)
     if held is None:
         held = _held.keys = set()
-    if repo_key in held:
+    if full_name in held:
         yield
         return
-    held.add(repo_key)
+    held.add(full_name)
     try:
         if db.engine.dialect.name == "postgresql":
             with db.engine.connect() as connection:
-                connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _key(repo_key)})
+                connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _key(full_name)})
                 try:
                     yield
                 finally:
-                    connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _key(repo_key)})
+                    connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _key(full_name)})
                     connection.commit()
         else:
-            with _file_lock(db, repo_key):
+            with _file_lock(db, full_name):
                 yield
     finally:
-        held.discard(repo_key)
+        held.discard(full_name)
 
 
 @contextmanager
-def _file_lock(db: Database, repo_key: str) -> Iterator[None]:
+def _file_lock(db: Database, full_name: str) -> Iterator[None]:
     database = db.engine.url.database
     folder = Path(database).parent if database and database != ":memory:" else Path("/tmp")
-    path = folder / f".perfbot-lock-{hashlib.sha256(repo_key.encode()).hexdigest()[:16]}"
+    path = folder / f".perfbot-lock-{hashlib.sha256(full_name.encode()).hexdigest()[:16]}"
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -27,7 +27,7 @@ class MirrorRow:
     duplicate_comment_id: int | None
 
 
-def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> list[MirrorRow]:
+def load_mirror_rows(db: Database, full_name: str, slugs: set[str] | None) -> list[MirrorRow]:
     target = aliased(Record)
     target_mirror = aliased(IssueMirror)
     latest = (
@@ -42,7 +42,7 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
         .outerjoin(Revision, Revision.id == latest.c.rev_id)
         .outerjoin(target, target.id == Record.merged_into_id)
         .outerjoin(target_mirror, target_mirror.record_id == Record.merged_into_id)
-        .where(Repo.key == repo_key)
+        .where(Repo.full_name == full_name)
     )
     if slugs is not None:
         # The records asked for, plus live ones that never reached their issue (an earlier pass failed).
@@ -51,9 +51,9 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
     rows = []
     with db.session() as session:
         results = session.execute(query).all()
-        dedup = _open_overlaps(session, repo_key, {r.content_hash for r, *_ in results if r.content_hash})
+        dedup = _open_overlaps(session, full_name, {r.content_hash for r, *_ in results if r.content_hash})
         fixes = dict(session.execute(select(Fix.slug, func.count()).where(
-            Fix.repo_key == repo_key, Fix.state.in_(("open", "merged"))).group_by(Fix.slug)).all())
+            Fix.full_name == full_name, Fix.state.in_(("open", "merged"))).group_by(Fix.slug)).all())
         for record, mirror, revision, target_slug, target_number in results:
             view = RecordView(
                 slug=record.slug, title=record.title, path=record.path, track=record.track,
@@ -81,14 +81,14 @@ def load_mirror_rows(db: Database, repo_key: str, slugs: set[str] | None) -> lis
 _STRENGTH = {"duplicate": 3, "subsumes": 2, "overlaps": 1}
 
 
-def _open_overlaps(session, repo_key: str, hashes: set[str]) -> dict[str, str]:
+def _open_overlaps(session, full_name: str, hashes: set[str]) -> dict[str, str]:
     """Content hash -> the strongest overlap verdict with a partner that is still live and not overruled."""
     if not hashes:
         return {}
     live = set(session.scalars(select(Record.slug).join(Repo, Repo.id == Record.repo_id)
-                               .where(Repo.key == repo_key, Record.state.in_(("open", "closed")))))
+                               .where(Repo.full_name == full_name, Record.state.in_(("open", "closed")))))
     overruled = {frozenset(pair) for pair in session.execute(
-        select(PairOverride.slug_a, PairOverride.slug_b).where(PairOverride.repo_key == repo_key))}
+        select(PairOverride.slug_a, PairOverride.slug_b).where(PairOverride.full_name == full_name))}
     verdicts = pair_verdicts(session, or_(LlmAnswer.content_hash.in_(sorted(hashes)),
                                           LlmAnswer.partner_hash.in_(sorted(hashes))), kinds=tuple(_STRENGTH))
     found: dict[str, str] = {}
@@ -112,17 +112,17 @@ def save_mirror(db: Database, record_id: int, **values) -> None:
             setattr(mirror, name, value)
 
 
-def record_by_issue(db: Database, repo_key: str, number: int) -> tuple[int, str, str] | None:
+def record_by_issue(db: Database, full_name: str, number: int) -> tuple[int, str, str] | None:
     """(record id, slug, state) of the record mirrored to issue `number`, if any."""
     with db.session() as session:
         row = session.execute(
             select(Record.id, Record.slug, Record.state).join(IssueMirror, IssueMirror.record_id == Record.id)
-            .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key, IssueMirror.number == number)
+            .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name, IssueMirror.number == number)
         ).first()
         return row._tuple() if row else None
 
 
-def live_reports(db: Database, repo_key: str) -> list:
+def live_reports(db: Database, full_name: str) -> list:
     """The parsed latest content of every live record (open, or closed by a person) of a repository."""
     from bot.core.reports.parse import parse
 
@@ -130,26 +130,26 @@ def live_reports(db: Database, repo_key: str) -> list:
               .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())
     query = (select(Record.path, Revision.content).join(Repo, Repo.id == Record.repo_id)
              .join(latest, latest.c.record_id == Record.id).join(Revision, Revision.id == latest.c.rev_id)
-             .where(Repo.key == repo_key, Record.state.in_(("open", "closed"))).order_by(Record.slug))
+             .where(Repo.full_name == full_name, Record.state.in_(("open", "closed"))).order_by(Record.slug))
     with db.session() as session:
         rows = session.execute(query).all()
     parsed = (parse(path, content.encode("utf-8")).record for path, content in rows if content is not None)
     return [record for record in parsed if record is not None]
 
 
-def issue_numbers(db: Database, repo_key: str) -> dict[str, int]:
+def issue_numbers(db: Database, full_name: str) -> dict[str, int]:
     with db.session() as session:
         rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror,
                                                                             IssueMirror.record_id == Record.id)
-                               .join(Repo, Repo.id == Record.repo_id).where(Repo.key == repo_key)).all()
+                               .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name)).all()
     return dict(rows)
 
 
-def flagged_partners(db: Database, repo_key: str, slug: str) -> set[str]:
+def flagged_partners(db: Database, full_name: str, slug: str) -> set[str]:
     """The live records an overlap verdict pairs with `slug` (either side), for a person to overrule."""
     with db.session() as session:
         record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == repo_key, Record.slug == slug))
+                                .where(Repo.full_name == full_name, Record.slug == slug))
         if record is None or not record.content_hash:
             return set()
         pairs = pair_verdicts(session, or_(LlmAnswer.content_hash == record.content_hash,

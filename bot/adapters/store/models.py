@@ -36,7 +36,7 @@ class Repo(Base):
     __tablename__ = "repos"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    key: Mapped[str] = mapped_column(String(400), unique=True)
+    full_name: Mapped[str] = mapped_column(String(400), unique=True)
     last_synced_commit: Mapped[str | None] = mapped_column(String(40))
     synced_at: Mapped[datetime | None] = mapped_column()
 

@@ -27,10 +27,10 @@ class RecordFilter:
     sort: str = "ratio"
 
 
-def record_summary(record: Record, repo_key: str, merged_into: str | None = None) -> dict:
+def record_summary(record: Record, full_name: str, merged_into: str | None = None) -> dict:
     return {
         "slug": record.slug,
-        "repo": repo_key,
+        "repo": full_name,
         "path": record.path,
         "title": record.title,
         "track": record.track,
@@ -51,7 +51,7 @@ def record_summary(record: Record, repo_key: str, merged_into: str | None = None
 
 
 def list_records(session: Session, flt: RecordFilter) -> list[dict]:
-    query = select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id)
+    query = select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
     if flt.states:
         query = query.where(Record.state.in_(flt.states))
     if flt.track:
@@ -63,7 +63,7 @@ def list_records(session: Session, flt: RecordFilter) -> list[dict]:
     if flt.with_errors is not None:
         query = query.where((Record.errors > 0) if flt.with_errors else (Record.errors == 0))
     if flt.repo:
-        query = query.where(Repo.key == flt.repo)
+        query = query.where(Repo.full_name == flt.repo)
     query = query.order_by(*SORTS[flt.sort])
     rows = session.execute(query).all()
     merged_ids = {r.merged_into_id for r, _ in rows if r.merged_into_id}
@@ -81,22 +81,22 @@ def all_known_slugs(session: Session) -> set[str]:
 def find_records(session: Session, slug: str, repo: str | None = None) -> list[tuple[Record, str]]:
     """Records answering to `slug` (current name first, then former names), per repository."""
     query = (
-        select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id)
+        select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
         .join(SlugAlias, SlugAlias.record_id == Record.id)
         .where(SlugAlias.slug == slug)
     )
     if repo:
-        query = query.where(Repo.key == repo)
+        query = query.where(Repo.full_name == repo)
     return list(session.execute(query).all())
 
 
-def record_detail(session: Session, record: Record, repo_key: str) -> dict:
+def record_detail(session: Session, record: Record, full_name: str) -> dict:
     revisions = session.scalars(
         select(Revision).where(Revision.record_id == record.id).order_by(Revision.committed_at, Revision.id)
     ).all()
     latest = next((r for r in reversed(revisions) if r.content is not None), None)
     merged_into = session.get_one(Record, record.merged_into_id).slug if record.merged_into_id else None
-    detail = record_summary(record, repo_key, merged_into)
+    detail = record_summary(record, full_name, merged_into)
     detail["findings"] = latest.findings if latest else []
     detail["derived"] = dict((latest.facts or {}).get("derived", {})) if latest else {}
     detail["host"] = (latest.facts or {}).get("host") if latest else None

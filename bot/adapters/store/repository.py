@@ -53,9 +53,9 @@ class RecordRepository:
 
     @classmethod
     def open(cls, session: Session, key: str) -> RecordRepository:
-        repo = session.scalar(select(Repo).where(Repo.key == key))
+        repo = session.scalar(select(Repo).where(Repo.full_name == key))
         if repo is None:
-            repo = Repo(key=key)
+            repo = Repo(full_name=key)
             session.add(repo)
             session.flush()
         return cls(session, repo)

@@ -97,10 +97,10 @@ class PairOverride(Base):
     """A person's word on a pair ("not a duplicate"), which every later review respects."""
 
     __tablename__ = "pair_overrides"
-    __table_args__ = (UniqueConstraint("repo_key", "slug_a", "slug_b"),)
+    __table_args__ = (UniqueConstraint("full_name", "slug_a", "slug_b"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400))
+    full_name: Mapped[str] = mapped_column(String(400))
     slug_a: Mapped[str] = mapped_column(String(200))
     slug_b: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(20))
@@ -114,7 +114,7 @@ class BenchRun(Base):
     __tablename__ = "bench_runs"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    full_name: Mapped[str] = mapped_column(String(400), index=True)
     slug: Mapped[str] = mapped_column(String(200), index=True)
     runner: Mapped[str] = mapped_column(String(100))
     base_sha: Mapped[str | None] = mapped_column(String(40))
@@ -141,10 +141,10 @@ class Fix(Base):
     """A branch (usually behind a PR) that claims to fix a record: where it came from and what it changes."""
 
     __tablename__ = "fixes"
-    __table_args__ = (UniqueConstraint("repo_key", "slug", "branch"),)
+    __table_args__ = (UniqueConstraint("full_name", "slug", "branch"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    full_name: Mapped[str] = mapped_column(String(400), index=True)
     slug: Mapped[str] = mapped_column(String(200), index=True)
     branch: Mapped[str] = mapped_column(String(255))
     source: Mapped[str] = mapped_column(String(12))  # report | pr-body | branch | command
@@ -165,10 +165,10 @@ class CommandAnswer(Base):
     """perfbot's one answer to one comment with commands: a line per command, edited as work goes on."""
 
     __tablename__ = "command_answers"
-    __table_args__ = (UniqueConstraint("repo_key", "source_comment_id"),)
+    __table_args__ = (UniqueConstraint("full_name", "source_comment_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400))
+    full_name: Mapped[str] = mapped_column(String(400))
     issue_number: Mapped[int] = mapped_column(Integer)
     source_comment_id: Mapped[int] = mapped_column(BigInteger)
     answer_comment_id: Mapped[int | None] = mapped_column(BigInteger)
@@ -182,10 +182,10 @@ class DigestPost(Base):
     """A digest as posted: one per repository and week, so a restart neither skips nor repeats one."""
 
     __tablename__ = "digests"
-    __table_args__ = (UniqueConstraint("repo_key", "week"),)
+    __table_args__ = (UniqueConstraint("full_name", "week"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400))
+    full_name: Mapped[str] = mapped_column(String(400))
     week: Mapped[str] = mapped_column(String(10))  # ISO year-week of the window's end, e.g. 2026-W49
     window_start: Mapped[datetime] = mapped_column()
     window_end: Mapped[datetime] = mapped_column()
@@ -200,7 +200,7 @@ class DashboardIssue(Base):
 
     __tablename__ = "dashboard_issues"
 
-    repo_key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    full_name: Mapped[str] = mapped_column(String(400), primary_key=True)
     number: Mapped[int] = mapped_column(Integer)
     content_hash: Mapped[str] = mapped_column(String(64), default="")
     updated_at: Mapped[datetime] = mapped_column()
@@ -210,10 +210,10 @@ class Notice(Base):
     """A milestone, a verified fix or a blocker told once: the row is claimed before the comment is posted."""
 
     __tablename__ = "notices"
-    __table_args__ = (UniqueConstraint("repo_key", "kind", "subject"),)
+    __table_args__ = (UniqueConstraint("full_name", "kind", "subject"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400))
+    full_name: Mapped[str] = mapped_column(String(400))
     kind: Mapped[str] = mapped_column(String(40))
     subject: Mapped[str] = mapped_column(String(300))
     text: Mapped[str] = mapped_column(Text, default="")
@@ -243,7 +243,7 @@ class Bisection(Base):
     __tablename__ = "bisections"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    full_name: Mapped[str] = mapped_column(String(400), index=True)
     slug: Mapped[str] = mapped_column(String(200))
     good_sha: Mapped[str] = mapped_column(String(40))
     bad_sha: Mapped[str] = mapped_column(String(40))
@@ -263,10 +263,10 @@ class PendingMerge(Base):
     it without asking GitHub; the campaign dashboard's refresh sets the list right against GitHub's own."""
 
     __tablename__ = "pending_merges"
-    __table_args__ = (UniqueConstraint("repo_key", "number"),)
+    __table_args__ = (UniqueConstraint("full_name", "number"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    repo_key: Mapped[str] = mapped_column(String(400), index=True)
+    full_name: Mapped[str] = mapped_column(String(400), index=True)
     number: Mapped[int] = mapped_column(Integer)
     keep: Mapped[str] = mapped_column(String(200))  # the report that survives (the branch is named after it)
     # the report merged into `keep`; "" when only GitHub's list named the PR

@@ -46,9 +46,9 @@ def installations(db: Database) -> list[dict]:
                 for r in session.scalars(select(Installation).order_by(Installation.id))]
 
 
-def repo_keys(db: Database) -> list[str]:
+def full_names(db: Database) -> list[str]:
     with db.session() as session:
-        return list(session.scalars(select(Repo.key).order_by(Repo.key)))
+        return list(session.scalars(select(Repo.full_name).order_by(Repo.full_name)))
 
 
 def apply_person_change(db: Database, record_id: int, new_state: str | None, event: str, actor: str,

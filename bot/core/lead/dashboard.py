@@ -65,7 +65,7 @@ class Decision:
 
 @dataclass(frozen=True)
 class Dashboard:
-    repo_key: str
+    full_name: str
     groups: tuple[Group, ...]
     in_flight: tuple[RunFact, ...]
     waiting: tuple[FixFact, ...]  # open fixes no finished run has judged since they last moved
@@ -74,7 +74,7 @@ class Dashboard:
     news: tuple[Notice, ...]
 
 
-def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[RunFact, ...],
+def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple[RunFact, ...],
                     fixes: tuple[FixFact, ...], issues: dict[str, int], milestones: tuple[MilestoneProgress, ...],
                     notices: tuple[Notice, ...], merges: tuple[MergePull, ...] = ()) -> Dashboard:
     """`runs` in id order, any status; `notices` the unresolved ones."""
@@ -115,7 +115,7 @@ def build_dashboard(repo_key: str, records: tuple[RecordFact, ...], runs: tuple[
             judged[run.slug].append(run.finished_at or run.created_at)
     waiting = tuple(f for f in fixes if f.state == "open" and not any(t >= f.updated_at for t in judged[f.slug]))
     return Dashboard(
-        repo_key,
+        full_name,
         tuple(Group(t, b, tuple(sorted(rs, key=lambda r: (r.ratio is None, -(r.ratio or 0), r.slug))))
               for (t, b), rs in sorted(groups.items())),
         tuple(r for r in runs if r.status in ("queued", "running")),

@@ -56,7 +56,7 @@ class VerdictFact:
 
 @dataclass(frozen=True)
 class DigestFacts:
-    repo_key: str
+    full_name: str
     records: tuple[RecordFact, ...] = ()
     revisions: tuple[RevisionFact, ...] = ()
     runs: tuple[RunFact, ...] = ()
@@ -155,7 +155,7 @@ class AuthorQuality:
 
 @dataclass(frozen=True)
 class Digest:
-    repo_key: str
+    full_name: str
     window_start: datetime
     window_end: datetime
     week: str  # ISO year-week of the window's end in its own time zone, e.g. 2026-W49
@@ -209,7 +209,7 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
     unranked = {m.slug for m in mismatches}
     merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
     return Digest(
-        facts.repo_key, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
+        facts.full_name, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
         tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0], at)
               for r in new if (at := r.created_at) is not None),
         tuple((track, backend, n) for (track, backend), n in sorted(kinds.items())),

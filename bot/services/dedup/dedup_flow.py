@@ -36,19 +36,19 @@ class DedupOutcome:
     pull: int | None
 
 
-def review_changed(db: Database, repo_key: str, changed: set[str], reviewer: Reviewer,
+def review_changed(db: Database, full_name: str, changed: set[str], reviewer: Reviewer,
                    indexes: LiveIndexes | None = None, reading: ReadingOptions = ReadingOptions()) -> list[PairReview]:
     """Verdicts for every live report `changed` names, against every other live report of the repository,
     each read as the repository reads them (`reading`, from its `.perfbot.toml`, as sync read them).
 
     With `indexes` (a process's long-lived ones) the index is updated by what changed, not rebuilt.
     """
-    index, records, step = (indexes or LiveIndexes()).current(db, repo_key, reading)
-    log.debug("%s: retrieval index %s", repo_key, step)
+    index, records, step = (indexes or LiveIndexes()).current(db, full_name, reading)
+    log.debug("%s: retrieval index %s", full_name, step)
     wanted = [records[slug] for slug in sorted(changed) if slug in index]
     if not wanted or len(index) < 2:
         return []
-    dedup = Dedup([], reviewer, VerdictCache(db), not_duplicates(db, repo_key), index=index, records=records)
+    dedup = Dedup([], reviewer, VerdictCache(db), not_duplicates(db, full_name), index=index, records=records)
     return [review for report in wanted for review in dedup.review(report) if review.overlapping]
 
 
@@ -80,10 +80,10 @@ def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publ
     return outcomes
 
 
-def propose_person_merge(db: Database, repo_key: str, repo: GitRepository, tracker, publish: Callable[[str], None],
+def propose_person_merge(db: Database, full_name: str, repo: GitRepository, tracker, publish: Callable[[str], None],
                          keep: str, drop: str, actor: str) -> int:
     """A person's `dup`/`merge`: the same branch and PR as a reviewer's merge, on their word instead."""
-    reports = {r.slug: r for r in live_reports(db, repo_key)}
+    reports = {r.slug: r for r in live_reports(db, full_name)}
     if keep not in reports or drop not in reports:
         raise UserError(f"both reports must be open to merge them: {keep}, {drop}")
     base_ref = repo.default_ref()
@@ -95,13 +95,13 @@ def propose_person_merge(db: Database, repo_key: str, repo: GitRepository, track
     publish(branch)
     body = render("person_merge_pull.md.j2", marker=comment_marker("merge", keep), keep=keep, drop=drop, actor=actor)
     number = tracker.open_pull(branch, base_ref, f"Merge {drop} into {keep}", body)
-    merge_store.opened(db, repo_key, number, keep, drop, f"Merge {drop} into {keep}", actor)
+    merge_store.opened(db, full_name, number, keep, drop, f"Merge {drop} into {keep}", actor)
     return number
 
 
-def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[DedupOutcome]) -> int:
+def comment_on_issues(db: Database, full_name: str, tracker, outcomes: list[DedupOutcome]) -> int:
     """One marked comment per pair on each of the two issues, edited when the verdict changes."""
-    numbers = issue_numbers(db, repo_key)
+    numbers = issue_numbers(db, full_name)
     written = 0
     for outcome in outcomes:
         review = outcome.review
@@ -115,15 +115,15 @@ def comment_on_issues(db: Database, repo_key: str, tracker, outcomes: list[Dedup
     return written
 
 
-def audit_changed(db: Database, repo_key: str, changed: set[str], reviewer,
+def audit_changed(db: Database, full_name: str, changed: set[str], reviewer,
                   reading: ReadingOptions = ReadingOptions()) -> int:
     """The agent reviewer's audit of each changed report, once per content; the offline audit already ran in sync."""
     if getattr(reviewer, "name", "offline") == "offline" or not changed:
         return 0
     done = 0
-    for report in live_reports_named(db, repo_key, changed, reading):
+    for report in live_reports_named(db, full_name, changed, reading):
         if audited(db, report.content_hash, reviewer.name, PROMPT_VERSION):
             continue
-        save_audit(db, repo_key, report.slug, report.content_hash, PROMPT_VERSION, reviewer.audit(report, report.path))
+        save_audit(db, full_name, report.slug, report.content_hash, PROMPT_VERSION, reviewer.audit(report, report.path))
         done += 1
     return done

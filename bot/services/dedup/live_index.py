@@ -51,14 +51,14 @@ class _RepoIndex:
 class StoredReports(Mapping):
     """The live records by slug, parsed from the store only when a reviewer needs one."""
 
-    def __init__(self, db: Database, repo_key: str, hashes: dict[str, str],
+    def __init__(self, db: Database, full_name: str, hashes: dict[str, str],
                  reading: ReadingOptions = ReadingOptions()) -> None:
-        self.db, self.repo_key, self.hashes, self.reading = db, repo_key, hashes, reading
+        self.db, self.full_name, self.hashes, self.reading = db, full_name, hashes, reading
         self._parsed: dict[str, PerfIssue] = {}
 
     def __getitem__(self, slug: str) -> PerfIssue:
         if slug not in self._parsed:
-            found = live_reports_named(self.db, self.repo_key, {slug}, self.reading)
+            found = live_reports_named(self.db, self.full_name, {slug}, self.reading)
             if not found:
                 raise KeyError(slug)
             self._parsed[slug] = found[0]
@@ -76,25 +76,25 @@ class LiveIndexes:
         self._repos: dict[str, _RepoIndex] = {}
         self._lock = threading.Lock()
 
-    def current(self, db: Database, repo_key: str,
+    def current(self, db: Database, full_name: str,
                 reading: ReadingOptions = ReadingOptions()) -> tuple[RetrievalIndex, StoredReports, Step]:
         """The repository's index as of the store now, the live records it indexes, and what updating it did;
         `reading` is how the repository reads its reports (an index read another way is built again)."""
         with self._lock:
-            state = self._repos.setdefault(repo_key, _RepoIndex(reading=reading))
+            state = self._repos.setdefault(full_name, _RepoIndex(reading=reading))
             if state.reading != reading:
-                state = self._repos[repo_key] = _RepoIndex(reading=reading, steps=state.steps)
+                state = self._repos[full_name] = _RepoIndex(reading=reading, steps=state.steps)
         with state.lock:
-            step = self._update(db, repo_key, state)
+            step = self._update(db, full_name, state)
             state.steps.append(step)
-            return state.index, StoredReports(db, repo_key, dict(state.hashes), reading), step
+            return state.index, StoredReports(db, full_name, dict(state.hashes), reading), step
 
-    def steps(self, repo_key: str) -> list[Step]:
-        return list(self._repos[repo_key].steps) if repo_key in self._repos else []
+    def steps(self, full_name: str) -> list[Step]:
+        return list(self._repos[full_name].steps) if full_name in self._repos else []
 
     @staticmethod
-    def _update(db: Database, repo_key: str, state: _RepoIndex) -> Step:
-        live = live_hashes(db, repo_key)
+    def _update(db: Database, full_name: str, state: _RepoIndex) -> Step:
+        live = live_hashes(db, full_name)
         step = Step()
         for slug in state.hashes.keys() - live.keys():
             state.index.remove(slug)
@@ -103,7 +103,7 @@ class LiveIndexes:
         changed = {slug for slug, _ in live.items() - state.hashes.items()}  # new or other content
         if not changed:
             return step
-        docs = LiveIndexes._features(db, repo_key, {slug: live[slug] for slug in changed}, step,
+        docs = LiveIndexes._features(db, full_name, {slug: live[slug] for slug in changed}, step,
                                      whole_repo=not state.hashes, reading=state.reading)
         if not state.hashes:  # the first use in this process: one batch build
             state.index = RetrievalIndex(docs)
@@ -124,18 +124,18 @@ class LiveIndexes:
         return step
 
     @staticmethod
-    def _features(db: Database, repo_key: str, wanted: dict[str, str], step: Step, whole_repo: bool,
+    def _features(db: Database, full_name: str, wanted: dict[str, str], step: Step, whole_repo: bool,
                   reading: ReadingOptions) -> list[Features]:
         """Features of each slug's content: stored ones as they are, the rest parsed, computed and stored."""
         version = features_version(reading)
         if whole_repo:  # one join instead of looking up every content hash
-            by_slug = {slug: found for slug, found in live_features(db, repo_key, version).items() if slug in wanted}
+            by_slug = {slug: found for slug, found in live_features(db, full_name, version).items() if slug in wanted}
         else:
             stored = stored_features(db, set(wanted.values()), version)
             by_slug = {slug: stored[content] for slug, content in wanted.items() if content in stored}
         docs = [Features(slug, *found) for slug, found in by_slug.items()]
         missing = wanted.keys() - by_slug.keys()
-        reports = live_reports_named(db, repo_key, missing, reading) if missing else []
+        reports = live_reports_named(db, full_name, missing, reading) if missing else []
         computed = [features(r) for r in reports]
         # Each under the hash of the content actually read, which is newer if the record was synced meanwhile.
         store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed, strict=True)}, version)

@@ -19,7 +19,7 @@ TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the das
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
 
 
-def make_digest(db: Database, repo_key: str, config: RepoConfig, *, since: datetime | None,
+def make_digest(db: Database, full_name: str, config: RepoConfig, *, since: datetime | None,
                 now: datetime, parity: ParityReport | None = None) -> tuple[Digest, str]:
     """The digest of since..now (default: the [digest] window_days before now), dated in the digest's time zone."""
     if now.tzinfo is None or (since is not None and since.tzinfo is None):
@@ -27,13 +27,13 @@ def make_digest(db: Database, repo_key: str, config: RepoConfig, *, since: datet
     zone = ZoneInfo(config.digest.timezone)
     end = now.astimezone(zone)
     start = (since or now - timedelta(days=config.digest.window_days)).astimezone(zone)
-    digest = build_digest(digest_facts(db, repo_key, start, end), start, end, config.milestones, config.seq_threshold)
+    digest = build_digest(digest_facts(db, full_name, start, end), start, end, config.milestones, config.seq_threshold)
     return digest, render_digest(digest, parity)
 
 
-def marker(repo_key: str, week: str) -> str:
+def marker(full_name: str, week: str) -> str:
     """The hidden first line that finds this digest again; a repository key never closes the comment early."""
-    return f"<!-- perfbot:digest {repo_key.replace('>', '&gt;')} {week} -->"
+    return f"<!-- perfbot:digest {full_name.replace('>', '&gt;')} {week} -->"
 
 
 def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
@@ -41,7 +41,7 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
     zone = digest.window_end.tzinfo
     charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
     top_ratio = max([v for f in digest.merged_fixes for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
-    return render("digest.md.j2", d=digest, marker=marker(digest.repo_key, digest.week), zone=str(zone),
+    return render("digest.md.j2", d=digest, marker=marker(digest.full_name, digest.week), zone=str(zone),
                   cell=cell, title=title_cell, code=code, label=mermaid_label, ratio=ratio,
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
                   top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,

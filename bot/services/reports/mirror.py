@@ -45,10 +45,10 @@ class _Pass:
         return self.marked.get(marker)
 
 
-def mirror_repo(db: Database, tracker: IssueTracker, repo_key: str, slugs: Iterable[str] | None = None,
+def mirror_repo(db: Database, tracker: IssueTracker, full_name: str, slugs: Iterable[str] | None = None,
                 *, file_url: str = "") -> MirrorSummary:
     """Bring the issues of `slugs` (all records when None) in step; unchanged records make no write call."""
-    rows = load_mirror_rows(db, repo_key, None if slugs is None else set(slugs))
+    rows = load_mirror_rows(db, full_name, None if slugs is None else set(slugs))
     state = _Pass(tracker, file_url, numbers={r.view.slug: r.number for r in rows if r.number})
     summary = MirrorSummary()
     # Live records first, so a merged record's "Duplicate of #N" can name the new issue.

@@ -125,7 +125,7 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     per content, before the transaction that writes it.
     """
     head = git_repo.resolve(ref or git_repo.default_ref())
-    key = git_repo.key
+    key = git_repo.full_name
     with db.session() as session:
         last = RecordRepository.open(session, key).last_synced_commit
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))

@@ -43,7 +43,7 @@ class RepoSource:
             watched = ", ".join(self.known()) or "none"
             raise NotWatched(f"no source for {full_name}: this local-mode server watches {watched}; "
                              f"serve with `perfbot serve --repo PATH` on a checkout of {full_name} to follow it")
-        repo = GitRepository(path, key=full_name)
+        repo = GitRepository(path, full_name=full_name)
         try:
             yield repo
         finally:
@@ -89,7 +89,7 @@ class Context:
 
     def repositories(self) -> list[str]:
         """Every repository the store knows or the source watches, for the schedules that visit them all."""
-        return sorted(set(queries.repo_keys(self.db)) | set(self.source.known()))
+        return sorted(set(queries.full_names(self.db)) | set(self.source.known()))
 
     def is_bot(self, login: str) -> bool:
         """Our own writes echo back as events: perfbot writes as the App's `<slug>[bot]` or the token's user."""

@@ -16,11 +16,11 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str, outcome, host: str = "",
+def save_run(db: Database, full_name: str, slug: str, base: str | None, head: str, outcome, host: str = "",
              purpose: str = "fix") -> int:
     """A run measured outside the queue (`perfbot verify`): stored done, in one step."""
     with db.session() as session:
-        run = BenchRun(repo_key=repo_key, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
+        run = BenchRun(full_name=full_name, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
                        verdict=outcome.verdict, message=outcome.message, result=outcome.as_dict(), status=DONE,
                        purpose=purpose, host=host, created_at=_now(), started_at=_now(), finished_at=_now())
         session.add(run)
@@ -28,12 +28,12 @@ def save_run(db: Database, repo_key: str, slug: str, base: str | None, head: str
         return run.id
 
 
-def queue_run(db: Database, repo_key: str, slug: str, *, base: str | None, head: str, purpose: str,
+def queue_run(db: Database, full_name: str, slug: str, *, base: str | None, head: str, purpose: str,
               pr_number: int | None = None, requested_by: str = "", runner: str = "",
               options: dict | None = None) -> int:
     """`options`: what a command asked for (runner, samples) and where its answer line is."""
     with db.session() as session:
-        run = BenchRun(repo_key=repo_key, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
+        run = BenchRun(full_name=full_name, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
                        message="queued", result={}, status=QUEUED, purpose=purpose, pr_number=pr_number,
                        requested_by=requested_by, options=options or {}, created_at=_now())
         session.add(run)
@@ -77,11 +77,11 @@ def add_follower(db: Database, run_id: int, answer: dict) -> None:
             run.options = {**(run.options or {}), "answers": [*followers, answer]}
 
 
-def unfinished_run(db: Database, repo_key: str, slug: str, head: str, purpose: str) -> int | None:
+def unfinished_run(db: Database, full_name: str, slug: str, head: str, purpose: str) -> int | None:
     """The queued or running run of this record, head and purpose, if any."""
     with db.session() as session:
         return session.scalars(select(BenchRun.id).where(
-            BenchRun.repo_key == repo_key, BenchRun.slug == slug, BenchRun.head_sha == head,
+            BenchRun.full_name == full_name, BenchRun.slug == slug, BenchRun.head_sha == head,
             BenchRun.purpose == purpose, BenchRun.status != DONE).order_by(BenchRun.id).limit(1)).first()
 
 
@@ -105,9 +105,10 @@ def cancel_requested(db: Database, run_id: int) -> bool:
         return bool(session.scalar(select(BenchRun.cancel_requested).where(BenchRun.id == run_id)))
 
 
-def unfinished_runs(db: Database, repo_key: str, *, pr_number: int | None = None, slug: str | None = None) -> list[int]:
+def unfinished_runs(db: Database, full_name: str, *, pr_number: int | None = None,
+                    slug: str | None = None) -> list[int]:
     with db.session() as session:
-        query = select(BenchRun.id).where(BenchRun.repo_key == repo_key, BenchRun.status != DONE)
+        query = select(BenchRun.id).where(BenchRun.full_name == full_name, BenchRun.status != DONE)
         if pr_number is not None:
             query = query.where(BenchRun.pr_number == pr_number)
         if slug is not None:
@@ -127,29 +128,29 @@ def stored_run(db: Database, run_id: int) -> dict:
         return _as_dict(session.get_one(BenchRun, run_id))
 
 
-def passing_run(db: Database, repo_key: str, slug: str, head_sha: str) -> dict | None:
+def passing_run(db: Database, full_name: str, slug: str, head_sha: str) -> dict | None:
     """The latest fix verification of `slug` that passed on exactly this head: what allows a close."""
     with db.session() as session:
         run = session.scalars(select(BenchRun).where(
-            BenchRun.repo_key == repo_key, BenchRun.slug == slug, BenchRun.head_sha == head_sha,
+            BenchRun.full_name == full_name, BenchRun.slug == slug, BenchRun.head_sha == head_sha,
             BenchRun.status == DONE, BenchRun.purpose == "fix", BenchRun.verdict == "pass")
             .order_by(BenchRun.id.desc())).first()
         return _as_dict(run) if run else None
 
 
-def runs_for(db: Database, slug: str, limit: int = 10, repo_key: str | None = None) -> list[dict]:
+def runs_for(db: Database, slug: str, limit: int = 10, full_name: str | None = None) -> list[dict]:
     with db.session() as session:
         query = select(BenchRun).where(BenchRun.slug == slug)
-        if repo_key is not None:
-            query = query.where(BenchRun.repo_key == repo_key)
+        if full_name is not None:
+            query = query.where(BenchRun.full_name == full_name)
         rows = session.scalars(query.order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
         return [_as_dict(r) for r in rows]
 
 
-def last_options(db: Database, repo_key: str, slug: str, purpose: str) -> dict | None:
+def last_options(db: Database, full_name: str, slug: str, purpose: str) -> dict | None:
     """The options of a record's latest run for `purpose` (what it measured), None when it has none."""
     with db.session() as session:
-        run = session.scalars(select(BenchRun).where(BenchRun.repo_key == repo_key, BenchRun.slug == slug,
+        run = session.scalars(select(BenchRun).where(BenchRun.full_name == full_name, BenchRun.slug == slug,
                                                      BenchRun.purpose == purpose)
                               .order_by(BenchRun.id.desc()).limit(1)).first()
         return dict(run.options or {}) if run is not None else None
@@ -159,15 +160,16 @@ def latest_finished(db: Database) -> dict[tuple[str, str], dict]:
     """Each record's last finished run, by (repository, slug): what `perfbot list` shows as its last verdict."""
     with db.session() as session:
         last = (select(func.max(BenchRun.id)).where(BenchRun.status == DONE)
-                .group_by(BenchRun.repo_key, BenchRun.slug).scalar_subquery())
-        return {(r.repo_key,
+                .group_by(BenchRun.full_name, BenchRun.slug).scalar_subquery())
+        return {(r.full_name,
                  r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
 
 
-def set_record_result(db: Database, repo_key: str, slug: str, **values) -> bool:
+def set_record_result(db: Database, full_name: str, slug: str, **values) -> bool:
     """Store `verdict`/`verdict_run_id` or `reproduced` on the record; False when it is not a record."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name,
+                                                                 Record.slug == slug)).first()
         if record is None:
             return False
         for key, value in values.items():
@@ -176,7 +178,7 @@ def set_record_result(db: Database, repo_key: str, slug: str, **values) -> bool:
 
 
 def _as_dict(run: BenchRun) -> dict:
-    return {"id": run.id, "repo": run.repo_key, "slug": run.slug, "runner": run.runner, "host": run.host,
+    return {"id": run.id, "repo": run.full_name, "slug": run.slug, "runner": run.runner, "host": run.host,
             "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
             "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
             "progress": run.progress or {}, "result": run.result or {}, "options": run.options or {},

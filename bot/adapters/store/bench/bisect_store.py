@@ -11,10 +11,10 @@ from bot.adapters.store.service_models import Bisection
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 
 
-def create(db: Database, repo_key: str, slug: str, good: str, bad: str, *, requested_by: str,
+def create(db: Database, full_name: str, slug: str, good: str, bad: str, *, requested_by: str,
            options: dict | None = None) -> int:
     with db.session() as session:
-        row = Bisection(repo_key=repo_key, slug=slug, good_sha=good, bad_sha=bad, status=QUEUED, outcome="",
+        row = Bisection(full_name=full_name, slug=slug, good_sha=good, bad_sha=bad, status=QUEUED, outcome="",
                         message="queued", steps=[], requested_by=requested_by, options=options or {},
                         created_at=datetime.now(UTC))
         session.add(row)
@@ -34,17 +34,17 @@ def stored(db: Database, bisect_id: int) -> dict:
         return _as_dict(session.get_one(Bisection, bisect_id))
 
 
-def unfinished(db: Database, repo_key: str, slug: str) -> dict | None:
+def unfinished(db: Database, full_name: str, slug: str) -> dict | None:
     with db.session() as session:
-        row = session.scalars(select(Bisection).where(Bisection.repo_key == repo_key, Bisection.slug == slug,
+        row = session.scalars(select(Bisection).where(Bisection.full_name == full_name, Bisection.slug == slug,
                                                       Bisection.status != DONE).order_by(Bisection.id)).first()
         return _as_dict(row) if row else None
 
 
-def for_record(db: Database, repo_key: str, slug: str) -> list[dict]:
+def for_record(db: Database, full_name: str, slug: str) -> list[dict]:
     """A record's bisections, newest first, for `perfbot show`."""
     with db.session() as session:
-        rows = session.scalars(select(Bisection).where(Bisection.repo_key == repo_key, Bisection.slug == slug)
+        rows = session.scalars(select(Bisection).where(Bisection.full_name == full_name, Bisection.slug == slug)
                                .order_by(Bisection.id.desc()))
         return [_as_dict(row) for row in rows]
 
@@ -64,6 +64,6 @@ def finish(db: Database, bisect_id: int, outcome: str, message: str, culprit: st
 
 
 def _as_dict(row: Bisection) -> dict:
-    return {"id": row.id, "repo": row.repo_key, "slug": row.slug, "good": row.good_sha, "bad": row.bad_sha,
+    return {"id": row.id, "repo": row.full_name, "slug": row.slug, "good": row.good_sha, "bad": row.bad_sha,
             "status": row.status, "outcome": row.outcome, "culprit": row.culprit_sha, "message": row.message,
             "steps": list(row.steps or []), "requested_by": row.requested_by, "options": dict(row.options or {})}

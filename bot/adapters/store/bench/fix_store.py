@@ -38,16 +38,16 @@ def _row(fix: Fix) -> FixRow:
                   fix.additions, fix.deletions, fix.changed_files, fix.token_delta, fix.attached_by)
 
 
-def attach(db: Database, repo_key: str, slug: str, branch: str, *, source: str, head_sha: str | None,
+def attach(db: Database, full_name: str, slug: str, branch: str, *, source: str, head_sha: str | None,
            base_sha: str | None = None, pr_number: int | None = None, stats: tuple[int, int, int] | None = None,
            token_delta: int | None = None, attached_by: str = "") -> tuple[FixRow, bool]:
     """Attach (or refresh) a fix; True when its head is new, i.e. there is something new to verify."""
     now = datetime.now(UTC)
     with db.session() as session:
-        fix = session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.slug == slug,
+        fix = session.scalars(select(Fix).where(Fix.full_name == full_name, Fix.slug == slug,
                                                 Fix.branch == branch)).first()
         if fix is None:
-            fix = Fix(repo_key=repo_key, slug=slug, branch=branch, source=source, created_at=now,
+            fix = Fix(full_name=full_name, slug=slug, branch=branch, source=source, created_at=now,
                       attached_by=attached_by,
                       additions=0, deletions=0, changed_files=0)
             session.add(fix)
@@ -74,27 +74,27 @@ def set_state(db: Database, fix_id: int, state: str) -> None:
         fix.state, fix.updated_at = state, datetime.now(UTC)
 
 
-def fixes_for(db: Database, repo_key: str, slug: str) -> list[FixRow]:
+def fixes_for(db: Database, full_name: str, slug: str) -> list[FixRow]:
     with db.session() as session:
-        return [_row(f) for f in session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.slug == slug)
+        return [_row(f) for f in session.scalars(select(Fix).where(Fix.full_name == full_name, Fix.slug == slug)
                                                  .order_by(Fix.id))]
 
 
-def fixes_of_pull(db: Database, repo_key: str, number: int) -> list[FixRow]:
+def fixes_of_pull(db: Database, full_name: str, number: int) -> list[FixRow]:
     with db.session() as session:
-        return [_row(f) for f in session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.pr_number == number)
+        return [_row(f) for f in session.scalars(select(Fix).where(Fix.full_name == full_name, Fix.pr_number == number)
                                                  .order_by(Fix.id))]
 
 
-def open_fixes(db: Database, repo_key: str) -> list[FixRow]:
+def open_fixes(db: Database, full_name: str) -> list[FixRow]:
     with db.session() as session:
-        return [_row(f) for f in session.scalars(select(Fix).where(Fix.repo_key == repo_key, Fix.state == OPEN)
+        return [_row(f) for f in session.scalars(select(Fix).where(Fix.full_name == full_name, Fix.state == OPEN)
                                                  .order_by(Fix.id))]
 
 
-def slugs_with_fixes(db: Database, repo_key: str) -> set[str]:
+def slugs_with_fixes(db: Database, full_name: str) -> set[str]:
     with db.session() as session:
-        return set(session.scalars(select(Fix.slug).where(Fix.repo_key == repo_key, Fix.state.in_((OPEN, MERGED)))))
+        return set(session.scalars(select(Fix.slug).where(Fix.full_name == full_name, Fix.state.in_((OPEN, MERGED)))))
 
 
 @dataclass(frozen=True)
@@ -108,28 +108,28 @@ class OpenRecord:
     state: str = "open"
 
 
-def open_records(db: Database, repo_key: str) -> dict[str, OpenRecord]:
+def open_records(db: Database, full_name: str) -> dict[str, OpenRecord]:
     """The records waiting for a fix: open, closed by a person (they can be verified all the same), or regressed."""
     with db.session() as session:
         rows = session.execute(select(Record.slug, Record.fix, Record.reproduced, Record.verdict, Record.created_at,
                                               Record.id, Record.state)
-                               .join(Repo).where(Repo.key == repo_key,
+                               .join(Repo).where(Repo.full_name == full_name,
                                                  Record.state.in_(("open", "closed", "regressed")))).all()
     return {row[0]: OpenRecord(*row) for row in rows}
 
 
-def record_standing(db: Database, repo_key: str, slug: str) -> tuple[str, str | None, str | None] | None:
+def record_standing(db: Database, full_name: str, slug: str) -> tuple[str, str | None, str | None] | None:
     """(state, verdict, reproduced) of a record in any state, or None when there is no such record."""
     with db.session() as session:
         row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
-                              .where(Repo.key == repo_key, Record.slug == slug)).first()
+                              .where(Repo.full_name == full_name, Record.slug == slug)).first()
         return row._tuple() if row else None
 
 
-def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str | None = None,
+def has_run(db: Database, full_name: str, slug: str, purpose: str, head_sha: str | None = None,
             pr_number: int | None = None) -> bool:
     with db.session() as session:
-        query = select(BenchRun.id).where(BenchRun.repo_key == repo_key, BenchRun.slug == slug,
+        query = select(BenchRun.id).where(BenchRun.full_name == full_name, BenchRun.slug == slug,
                                           BenchRun.purpose == purpose)
         if head_sha is not None:
             query = query.where(BenchRun.head_sha == head_sha)
@@ -138,10 +138,11 @@ def has_run(db: Database, repo_key: str, slug: str, purpose: str, head_sha: str 
         return session.scalars(query.limit(1)).first() is not None
 
 
-def mark_fixed(db: Database, repo_key: str, slug: str, detail: str, actor: str, delivery_id: str | None) -> bool:
+def mark_fixed(db: Database, full_name: str, slug: str, detail: str, actor: str, delivery_id: str | None) -> bool:
     """The record's fix merged with a passing verdict: state `fixed`, logged like every change outside git."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name,
+                                                                 Record.slug == slug)).first()
         if record is None or record.state not in ("open", "closed", "regressed"):
             return False
         record.state = "fixed"

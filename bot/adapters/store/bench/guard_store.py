@@ -20,37 +20,39 @@ class Guarded:
     fixed_heads: tuple[str, ...]  # heads of its merged fixes: the code that was verified
 
 
-def guarded(db: Database, repo_key: str) -> list[Guarded]:
+def guarded(db: Database, full_name: str) -> list[Guarded]:
     """Every fixed record: each keeps its reproduction as a guard."""
     with db.session() as session:
-        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.key == repo_key, Record.state == "fixed")
+        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.full_name == full_name,
+                                                                     Record.state == "fixed")
                                 .order_by(Record.slug)).all()
         heads = session.execute(select(Fix.slug, Fix.head_sha).where(
-            Fix.repo_key == repo_key, Fix.slug.in_(slugs), Fix.state == "merged", Fix.head_sha.is_not(None))
+            Fix.full_name == full_name, Fix.slug.in_(slugs), Fix.state == "merged", Fix.head_sha.is_not(None))
             .order_by(Fix.id)).all() if slugs else []
     return [Guarded(slug, tuple(h for s, h in heads if s == slug and h)) for slug in slugs]
 
 
-def merged_fix_heads(db: Database, repo_key: str, slug: str) -> tuple[str, ...]:
+def merged_fix_heads(db: Database, full_name: str, slug: str) -> tuple[str, ...]:
     with db.session() as session:
         return tuple(session.scalars(select(Fix.head_sha).where(
-            Fix.repo_key == repo_key, Fix.slug == slug, Fix.state == "merged", Fix.head_sha.is_not(None))
+            Fix.full_name == full_name, Fix.slug == slug, Fix.state == "merged", Fix.head_sha.is_not(None))
             .order_by(Fix.id)))
 
 
-def guard_results(db: Database, repo_key: str, slug: str) -> dict[str, str]:
+def guard_results(db: Database, full_name: str, slug: str) -> dict[str, str]:
     """head sha -> verdict of every finished guard run of `slug` (pass: the claim did not reproduce there)."""
     with db.session() as session:
         rows = session.execute(select(BenchRun.head_sha, BenchRun.verdict).where(
-            BenchRun.repo_key == repo_key, BenchRun.slug == slug, BenchRun.purpose == GUARD,
+            BenchRun.full_name == full_name, BenchRun.slug == slug, BenchRun.purpose == GUARD,
             BenchRun.status == "done").order_by(BenchRun.id)).all()
     return {sha: verdict for sha, verdict in rows}
 
 
-def mark_regressed(db: Database, repo_key: str, slug: str, detail: str, delivery_id: str | None) -> bool:
+def mark_regressed(db: Database, full_name: str, slug: str, detail: str, delivery_id: str | None) -> bool:
     """A guard's claim reproduced again: the fixed record is open again as `regressed`. False if it was not fixed."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.key == repo_key, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name,
+                                                                 Record.slug == slug)).first()
         if record is None or record.state != "fixed":
             return False
         record.state = "regressed"

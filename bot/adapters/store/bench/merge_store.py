@@ -10,35 +10,35 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.service_models import PendingMerge
 
 
-def opened(db: Database, repo_key: str, number: int, keep: str, merged_from: str, title: str, by: str) -> None:
+def opened(db: Database, full_name: str, number: int, keep: str, merged_from: str, title: str, by: str) -> None:
     """The same branch's PR reused for another merge keeps its row, with what it now merges."""
     with db.session() as session:
-        row = session.scalar(select(PendingMerge).where(PendingMerge.repo_key == repo_key,
+        row = session.scalar(select(PendingMerge).where(PendingMerge.full_name == full_name,
                                                         PendingMerge.number == number))
         if row is None:
-            row = PendingMerge(repo_key=repo_key, number=number, opened_at=datetime.now(UTC))
+            row = PendingMerge(full_name=full_name, number=number, opened_at=datetime.now(UTC))
             session.add(row)
         row.keep, row.merged_from, row.title, row.opened_by = keep, merged_from, title[:400], by[:200]
 
 
-def closed(db: Database, repo_key: str, number: int) -> None:
+def closed(db: Database, full_name: str, number: int) -> None:
     with db.session() as session:
-        session.execute(delete(PendingMerge).where(PendingMerge.repo_key == repo_key, PendingMerge.number == number))
+        session.execute(delete(PendingMerge).where(PendingMerge.full_name == full_name, PendingMerge.number == number))
 
 
-def set_open(db: Database, repo_key: str, pulls: list[tuple[int, str, str]]) -> None:
+def set_open(db: Database, full_name: str, pulls: list[tuple[int, str, str]]) -> None:
     """GitHub's open merge PRs as (number, keep, title): any other row is gone, a missing one is added."""
     numbers = {number for number, _, _ in pulls}
     with db.session() as session:
-        session.execute(delete(PendingMerge).where(PendingMerge.repo_key == repo_key,
+        session.execute(delete(PendingMerge).where(PendingMerge.full_name == full_name,
                                                    PendingMerge.number.not_in(numbers)))
-        known = set(session.scalars(select(PendingMerge.number).where(PendingMerge.repo_key == repo_key)))
+        known = set(session.scalars(select(PendingMerge.number).where(PendingMerge.full_name == full_name)))
         for number, keep, title in pulls:
             if number not in known:
-                session.add(PendingMerge(repo_key=repo_key, number=number, keep=keep, merged_from="",
+                session.add(PendingMerge(full_name=full_name, number=number, keep=keep, merged_from="",
                                          title=title[:400], opened_by="", opened_at=datetime.now(UTC)))
 
 
 def as_dict(row: PendingMerge) -> dict:
-    return {"repo": row.repo_key, "number": row.number, "keep": row.keep, "merged_from": row.merged_from,
+    return {"repo": row.full_name, "number": row.number, "keep": row.keep, "merged_from": row.merged_from,
             "title": row.title, "by": row.opened_by, "at": row.opened_at}

@@ -72,7 +72,7 @@ def _ranked(session: Session, top: int) -> list[dict]:
     claim check), else by the claimed one; each says which it is and what kind of ratio it is."""
     rows = session.execute(
         select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
-               Record.reference, Record.threads, Repo.key).join(Repo, Repo.id == Record.repo_id)
+               Record.reference, Record.threads, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
         .where(Record.state == "open")).all()
     checks = session.scalars(select(BenchRun).where(BenchRun.status == "done", BenchRun.purpose == "reproduce")
                              .order_by(BenchRun.id))
@@ -81,10 +81,10 @@ def _ranked(session: Session, top: int) -> list[dict]:
         head = next((s for s in (run.result or {}).get("sides") or [] if s.get("side") == "head"
                      and (s.get("interval") or {}).get("point")), None)
         if head is not None:
-            measured[(run.repo_key, run.slug)] = head["interval"]["point"]
+            measured[(run.full_name, run.slug)] = head["interval"]["point"]
     ranked = []
     for row in rows:
-        point = measured.get((row.key, row.slug))
+        point = measured.get((row.full_name, row.slug))
         if point is not None and row.track == "par":
             point = (row.threads or 1) / point  # the bench measured a speedup; the claim is ideal / achieved
         shown = point if point is not None else row.ratio
@@ -106,7 +106,7 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
         "ranked": ranked,
-        "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.repo_key, m.keep)}
+        "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.full_name, m.keep)}
                    for m in session.scalars(select(PendingMerge).order_by(PendingMerge.number))],
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
@@ -115,7 +115,8 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
 def record_table(session: Session, query: TableQuery, limit: int = 1000) -> list[dict]:
     column = SORT_COLUMNS[query.sort]
     order = (column.asc() if query.order == "asc" else column.desc()).nulls_last()
-    statement = select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug, Record.id)
+    statement = select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug,
+                                                                                              Record.id)
     if query.state != "all":
         statement = statement.where(Record.state == query.state)
     if query.track:
@@ -139,14 +140,14 @@ def choices(session: Session) -> dict[str, list[str]]:
             "backends": sorted(b for b in session.scalars(select(Record.backend).distinct()) if b)}
 
 
-def record_id_of(session: Session, repo_key: str, slug: str) -> int | None:
+def record_id_of(session: Session, full_name: str, slug: str) -> int | None:
     return session.scalar(select(Record.id).join(Repo, Repo.id == Record.repo_id)
-                          .where(Repo.key == repo_key, Record.slug == slug))
+                          .where(Repo.full_name == full_name, Record.slug == slug))
 
 
 def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | None:
     """A record as the dashboard shows it: facts, text, findings, history, verdicts, fixes, runs, merges, bisections."""
-    found = session.execute(select(Record, Repo.key).join(Repo, Repo.id == Record.repo_id)
+    found = session.execute(select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
                             .where(Record.id == record_id)).first()
     if found is None:
         return None
@@ -162,23 +163,23 @@ def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | N
     detail["overrides"] = [
         {"a": o.slug_a, "b": o.slug_b, "kind": o.kind, "actor": o.actor, "at": o.at}
         for o in session.scalars(select(PairOverride).where(
-            PairOverride.repo_key == key, or_(PairOverride.slug_a.in_(slugs), PairOverride.slug_b.in_(slugs))))]
+            PairOverride.full_name == key, or_(PairOverride.slug_a.in_(slugs), PairOverride.slug_b.in_(slugs))))]
     detail["fixes"] = [
         {"branch": f.branch, "pr": f.pr_number, "state": f.state, "source": f.source, "head": f.head_sha,
          "additions": f.additions, "deletions": f.deletions, "files": f.changed_files, "tokens": f.token_delta,
          "updated": f.updated_at}
-        for f in session.scalars(select(Fix).where(Fix.repo_key == key, Fix.slug.in_(slugs)).order_by(Fix.id))]
+        for f in session.scalars(select(Fix).where(Fix.full_name == key, Fix.slug.in_(slugs)).order_by(Fix.id))]
     detail["runs"] = [run_dict(r) for r in session.scalars(
-        select(BenchRun).where(BenchRun.repo_key == key, BenchRun.slug.in_(slugs))
+        select(BenchRun).where(BenchRun.full_name == key, BenchRun.slug.in_(slugs))
         .order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(runs))]
     detail["merges"] = [merge_dict(m) for m in session.scalars(select(PendingMerge).where(
-        PendingMerge.repo_key == key, or_(PendingMerge.keep.in_(slugs), PendingMerge.merged_from.in_(slugs)))
+        PendingMerge.full_name == key, or_(PendingMerge.keep.in_(slugs), PendingMerge.merged_from.in_(slugs)))
         .order_by(PendingMerge.number))]
     detail["bisections"] = [
         {"id": b.id, "status": b.status, "outcome": b.outcome, "good": b.good_sha, "bad": b.bad_sha,
          "culprit": b.culprit_sha, "message": b.message, "steps": len(b.steps or []), "by": b.requested_by,
          "at": b.created_at, "finished": b.finished_at}
-        for b in session.scalars(select(Bisection).where(Bisection.repo_key == key, Bisection.slug.in_(slugs))
+        for b in session.scalars(select(Bisection).where(Bisection.full_name == key, Bisection.slug.in_(slugs))
                                  .order_by(Bisection.id.desc()))]
     detail["events"] = [
         {"kind": e.kind, "actor": e.actor, "detail": e.detail, "at": e.at}
@@ -202,11 +203,11 @@ def _verdicts(session: Session, slugs: list[str], current_hash: str | None) -> l
     return verdicts
 
 
-def partner_ids(session: Session, repo_key: str, slugs: list[str]) -> dict[str, int]:
+def partner_ids(session: Session, full_name: str, slugs: list[str]) -> dict[str, int]:
     if not slugs:
         return {}
     return dict(session.execute(select(Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == repo_key, Record.slug.in_(slugs))).all())
+                                .where(Repo.full_name == full_name, Record.slug.in_(slugs))).all())
 
 
 def run_page(session: Session, run_id: int) -> dict | None:
@@ -214,13 +215,13 @@ def run_page(session: Session, run_id: int) -> dict | None:
     if run is None:
         return None
     found = session.execute(select(Record.id, Record.threads, Record.title).join(Repo, Repo.id == Record.repo_id)
-                            .where(Repo.key == run.repo_key, Record.slug == run.slug)).first()
+                            .where(Repo.full_name == run.full_name, Record.slug == run.slug)).first()
     return run_dict(run) | {"record_id": found.id if found else None, "threads": found.threads if found else None,
                             "title": found.title if found else ""}
 
 
 def run_dict(run: BenchRun) -> dict:
-    return {"id": run.id, "repo": run.repo_key, "slug": run.slug, "runner": run.runner, "host": run.host,
+    return {"id": run.id, "repo": run.full_name, "slug": run.slug, "runner": run.runner, "host": run.host,
             "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
             "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
             "progress": run.progress or {}, "result": run.result or {}, "created": run.created_at,
@@ -235,7 +236,7 @@ def run_list(session: Session, limit: int = 100) -> list[dict]:
 def _with_records(session: Session, runs: list[dict]) -> list[dict]:
     """Each run with the id of its record (None when the record is gone), for links from run tables."""
     slugs = {run["slug"] for run in runs}
-    found = session.execute(select(Repo.key, Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
+    found = session.execute(select(Repo.full_name, Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
                             .where(Record.slug.in_(slugs))).all() if slugs else []
     ids = {(key, slug): record_id for key, slug, record_id in found}
     return [run | {"record_id": ids.get((run["repo"], run["slug"]))} for run in runs]

@@ -17,15 +17,15 @@ from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
 
 
-def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end: datetime) -> DigestFacts:
+def digest_facts(db: Database, full_name: str, window_start: datetime, window_end: datetime) -> DigestFacts:
     """Everything up to `window_end` (older facts too: ratios, staleness and milestones look back further)."""
     if window_start >= window_end:
         raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before "
                          f"{window_end.isoformat()}")
     with db.session() as session:
-        repo_id = session.scalar(select(Repo.id).where(Repo.key == repo_key))
+        repo_id = session.scalar(select(Repo.id).where(Repo.full_name == full_name))
         if repo_id is None:
-            return DigestFacts(repo_key)
+            return DigestFacts(full_name)
         into = aliased(Record)
         rows = session.execute(select(Record, into.slug).outerjoin(into, into.id == Record.merged_into_id)
                                .where(Record.repo_id == repo_id).order_by(Record.id)).all()
@@ -46,11 +46,11 @@ def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end
                 .where(Record.repo_id == repo_id, Revision.committed_at < window_end)
                 .order_by(Revision.committed_at, Revision.id)))
         runs = tuple(_run(run, current.get(run.slug, run.slug)) for run in session.scalars(
-            select(BenchRun).where(BenchRun.repo_key == repo_key, BenchRun.created_at < window_end)
+            select(BenchRun).where(BenchRun.full_name == full_name, BenchRun.created_at < window_end)
             .order_by(BenchRun.id)))
         fixes = tuple(FixFact(current.get(f.slug, f.slug), f.branch, f.pr_number, f.source, f.state, f.token_delta,
                               f.created_at, f.updated_at) for f in session.scalars(
-            select(Fix).where(Fix.repo_key == repo_key, Fix.created_at < window_end).order_by(Fix.id)))
+            select(Fix).where(Fix.full_name == full_name, Fix.created_at < window_end).order_by(Fix.id)))
         events = tuple(EventFact(slug_of_id[e.record_id], e.kind, e.actor, e.at) for e in session.scalars(
             select(RecordEvent).join(Record, Record.id == RecordEvent.record_id)
             .where(Record.repo_id == repo_id, RecordEvent.at < window_end).order_by(RecordEvent.id)))
@@ -61,7 +61,7 @@ def digest_facts(db: Database, repo_key: str, window_start: datetime, window_end
                                      p.verdict.kind, p.verdict.confidence) for p in pair_verdicts(
             session, LlmAnswer.content_hash.in_(texts), LlmAnswer.partner_hash.in_(texts),
             LlmAnswer.created_at < window_end))
-    return DigestFacts(repo_key, records, revisions, runs, fixes, events, verdicts)
+    return DigestFacts(full_name, records, revisions, runs, fixes, events, verdicts)
 
 
 def _run(run: BenchRun, slug: str) -> RunFact:

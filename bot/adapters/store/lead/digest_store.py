@@ -11,17 +11,17 @@ from bot.adapters.store.service_models import DigestPost
 
 
 def _as_dict(post: DigestPost) -> dict:
-    return {"id": post.id, "repo": post.repo_key, "week": post.week, "start": post.window_start.isoformat(),
+    return {"id": post.id, "repo": post.full_name, "week": post.week, "start": post.window_start.isoformat(),
             "end": post.window_end.isoformat(), "body": post.body, "summary": post.summary or {},
             "issue": post.issue_number, "at": post.created_at.isoformat()}
 
 
-def claim_week(db: Database, repo_key: str, week: str, start: datetime, end: datetime, body: str,
+def claim_week(db: Database, full_name: str, week: str, start: datetime, end: datetime, body: str,
                summary: dict) -> dict | None:
     """Store this week's digest unless one is stored already: None then, so it is never posted twice."""
     try:
         with db.session() as session:
-            post = DigestPost(repo_key=repo_key, week=week, window_start=start, window_end=end, body=body,
+            post = DigestPost(full_name=full_name, week=week, window_start=start, window_end=end, body=body,
                               summary=summary, created_at=datetime.now(UTC))
             session.add(post)
             session.flush()
@@ -35,19 +35,19 @@ def set_issue(db: Database, digest_id: int, number: int) -> None:
         session.get_one(DigestPost, digest_id).issue_number = number
 
 
-def week_digest(db: Database, repo_key: str, week: str) -> dict | None:
+def week_digest(db: Database, full_name: str, week: str) -> dict | None:
     with db.session() as session:
-        post = session.scalars(select(DigestPost).where(DigestPost.repo_key == repo_key,
+        post = session.scalars(select(DigestPost).where(DigestPost.full_name == full_name,
                                                          DigestPost.week == week)).first()
         return _as_dict(post) if post else None
 
 
-def list_digests(db: Database, repo_key: str | None = None, limit: int = 52) -> list[dict]:
+def list_digests(db: Database, full_name: str | None = None, limit: int = 52) -> list[dict]:
     """Newest first; each with its markdown `body` and the `summary` numbers."""
     with db.session() as session:
         query = select(DigestPost).order_by(DigestPost.window_end.desc(), DigestPost.id.desc()).limit(limit)
-        if repo_key is not None:
-            query = query.where(DigestPost.repo_key == repo_key)
+        if full_name is not None:
+            query = query.where(DigestPost.full_name == full_name)
         return [_as_dict(post) for post in session.scalars(query)]
 
 

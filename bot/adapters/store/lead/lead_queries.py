@@ -26,19 +26,19 @@ class OpenText:
     supersedes: tuple[str, ...]
 
 
-def lead_facts(db: Database, repo_key: str, now: datetime) -> tuple[DigestFacts, dict[str, int], list[OpenText]]:
+def lead_facts(db: Database, full_name: str, now: datetime) -> tuple[DigestFacts, dict[str, int], list[OpenText]]:
     """Everything up to `now`: the digest's facts, each record's issue number, and the open records' texts."""
-    facts = digest_facts(db, repo_key, EPOCH, now)
+    facts = digest_facts(db, full_name, EPOCH, now)
     latest = (select(Revision.record_id, func.max(Revision.id).label("rev_id"))
               .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())
     with db.session() as session:
         issues = dict(session.execute(
             select(Record.slug, IssueMirror.number).join(Repo, Repo.id == Record.repo_id)
-            .join(IssueMirror, IssueMirror.record_id == Record.id).where(Repo.key == repo_key)).all())
+            .join(IssueMirror, IssueMirror.record_id == Record.id).where(Repo.full_name == full_name)).all())
         texts = [OpenText(record.slug, record.path, revision.content or "", record.errors or 0,
                           tuple(record.supersedes or ()))
                  for record, revision in session.execute(
                      select(Record, Revision).join(Repo, Repo.id == Record.repo_id)
                      .join(latest, latest.c.record_id == Record.id).join(Revision, Revision.id == latest.c.rev_id)
-                     .where(Repo.key == repo_key, Record.state == "open").order_by(Record.slug))]
+                     .where(Repo.full_name == full_name, Record.state == "open").order_by(Record.slug))]
     return facts, issues, texts

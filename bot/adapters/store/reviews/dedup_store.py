@@ -66,20 +66,20 @@ def _ordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-def remember_not_duplicate(db: Database, repo_key: str, a: str, b: str, actor: str) -> None:
+def remember_not_duplicate(db: Database, full_name: str, a: str, b: str, actor: str) -> None:
     slug_a, slug_b = _ordered(a, b)
     with db.session() as session:
         exists = session.scalar(select(PairOverride.id).where(
-            PairOverride.repo_key == repo_key, PairOverride.slug_a == slug_a, PairOverride.slug_b == slug_b))
+            PairOverride.full_name == full_name, PairOverride.slug_a == slug_a, PairOverride.slug_b == slug_b))
         if exists is None:
-            session.add(PairOverride(repo_key=repo_key, slug_a=slug_a, slug_b=slug_b, kind="not-duplicate",
+            session.add(PairOverride(full_name=full_name, slug_a=slug_a, slug_b=slug_b, kind="not-duplicate",
                                      actor=actor, at=datetime.now(UTC)))
 
 
-def not_duplicates(db: Database, repo_key: str) -> set[frozenset[str]]:
+def not_duplicates(db: Database, full_name: str) -> set[frozenset[str]]:
     with db.session() as session:
         rows = session.execute(select(PairOverride.slug_a, PairOverride.slug_b).where(
-            PairOverride.repo_key == repo_key, PairOverride.kind == "not-duplicate")).all()
+            PairOverride.full_name == full_name, PairOverride.kind == "not-duplicate")).all()
     return {frozenset(row) for row in rows}
 
 
@@ -87,7 +87,7 @@ def audited(db: Database, content_hash: str, reviewer: str, prompt_version: str)
     return LlmAnswerCache(db, "audit").get(content_hash, reviewer, prompt_version) is not None
 
 
-def save_audit(db: Database, repo_key: str, slug: str, content_hash: str, prompt_version: str, result) -> None:
+def save_audit(db: Database, full_name: str, slug: str, content_hash: str, prompt_version: str, result) -> None:
     """Keep the audit, and make its findings the record's audit findings (they join the lint findings)."""
     answer = {"findings": [f.as_dict() for f in result.findings], "not_checked": list(result.not_checked)}
     with db.session() as session:
@@ -95,7 +95,7 @@ def save_audit(db: Database, repo_key: str, slug: str, content_hash: str, prompt
                                                slug=slug, session=session):
             return  # audited meanwhile by another worker
         record = session.scalar(select(Record).join(Repo, Repo.id == Record.repo_id)
-                                .where(Repo.key == repo_key, Record.slug == slug))
+                                .where(Repo.full_name == full_name, Record.slug == slug))
         if record is None:
             return
         revision = session.scalar(select(Revision).where(Revision.record_id == record.id,

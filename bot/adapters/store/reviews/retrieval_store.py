@@ -18,10 +18,10 @@ _LIVE = ("open", "closed")  # closed by a person still counts; merged and delete
 _CHUNK = 500  # slugs per IN list: well under SQLite's bound on parameters
 
 
-def live_hashes(db: Database, repo_key: str) -> dict[str, str]:
+def live_hashes(db: Database, full_name: str) -> dict[str, str]:
     """slug -> content hash of every live record: one narrow query, the cost of a step of the index."""
     query = (select(Record.slug, Record.content_hash).join(Repo, Repo.id == Record.repo_id)
-             .where(Repo.key == repo_key, Record.state.in_(_LIVE)))
+             .where(Repo.full_name == full_name, Record.state.in_(_LIVE)))
     with db.session() as session:  # Core rows, not the ORM's: half the time at 100,000 records
         return {slug: content_hash or "" for slug, content_hash in session.connection().execute(query)}
 
@@ -34,7 +34,7 @@ def features_version(reading: ReadingOptions) -> str:
     return f"{FEATURES_VERSION}+{hashlib.sha256(' '.join(reading.language_tags).encode()).hexdigest()[:12]}"
 
 
-def live_reports_named(db: Database, repo_key: str, slugs: set[str],
+def live_reports_named(db: Database, full_name: str, slugs: set[str],
                        reading: ReadingOptions = ReadingOptions()) -> list:
     """The parsed latest content of the live records among `slugs` (those that parse), read the repository's way."""
     # The latest revision with content of each named record, through the index on revisions.record_id:
@@ -48,7 +48,8 @@ def live_reports_named(db: Database, repo_key: str, slugs: set[str],
             rows += session.execute(
                 select(Record.path, Revision.content).join(Repo, Repo.id == Record.repo_id)
                 .join(Revision, Revision.id == latest)
-                .where(Repo.key == repo_key, Record.state.in_(_LIVE), Record.slug.in_(names[start:start + _CHUNK]))
+                .where(Repo.full_name == full_name, Record.state.in_(_LIVE),
+                       Record.slug.in_(names[start:start + _CHUNK]))
                 .order_by(Record.slug)).all()
     parsed = (parse(path, content.encode("utf-8"), reading).record for path, content in rows if content is not None)
     return [record for record in parsed if record is not None]
@@ -71,12 +72,12 @@ def stored_features(db: Database, hashes: set[str], version: str = FEATURES_VERS
     return found
 
 
-def live_features(db: Database, repo_key: str, version: str = FEATURES_VERSION) -> dict[str, Stored]:
+def live_features(db: Database, full_name: str, version: str = FEATURES_VERSION) -> dict[str, Stored]:
     """slug -> stored features of every live record whose content has them: one query, for a first build."""
     query = (select(Record.slug, RetrievalFeatures.words, RetrievalFeatures.shingles, RetrievalFeatures.locations)
              .join(Repo, Repo.id == Record.repo_id)
              .join(RetrievalFeatures, RetrievalFeatures.content_hash == Record.content_hash)
-             .where(Repo.key == repo_key, Record.state.in_(_LIVE), RetrievalFeatures.version == version))
+             .where(Repo.full_name == full_name, Record.state.in_(_LIVE), RetrievalFeatures.version == version))
     with db.session() as session:
         return {slug: (tuple(words.split()), _split(shingles), _split(places))
                 for slug, words, shingles, places in session.connection().execute(query)}

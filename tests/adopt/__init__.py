@@ -1,0 +1,1 @@
+"""Adopting perfbot: configuration, init and check, the CLI, the demo, the documentation."""

@@ -1,0 +1,1 @@
+"""Dedup: retrieval, the reviewers, the labelled sets, the flows."""

@@ -1,0 +1,1 @@
+"""What the lead reads: digest, dashboards, notices, charts, the parity guard."""

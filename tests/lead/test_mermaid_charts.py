@@ -1,0 +1,43 @@
+"""The mermaid perfbot writes for GitHub, read back as numbers for the dashboard to draw
+(core/lead/mermaid_charts.py)."""
+from __future__ import annotations
+
+import pytest
+
+from bot.core.lead.mermaid_charts import PieChart, XYChart, parse
+from bot.core.verify import bench_view
+from tests.lead.test_dashboard_data import _side, digest_body
+
+
+def blocks(text: str) -> list[str]:
+    return [part.split("```", 1)[0] for part in text.split("```mermaid\n")[1:]]
+
+
+def test_every_chart_of_a_digest_reads_back_as_the_numbers_it_was_written_from():
+    pie, fixes, milestones = [parse(block) for block in blocks(digest_body())]
+    assert pie == PieChart("New reports by track and backend", (("par metal", 1.0), ("seq c", 2.0)))
+    assert fixes == XYChart("Verified fixes: ratio before (back) and after (front), lower is better",
+                            ("perf_u24_arith_boxing",), "", "ratio", 4.83, (("bar", (4.2,)), ("bar", (1.2,))))
+    assert milestones.categories == ("1_seq_reports_near_c",) and milestones.series == (("bar", (50.0,)),)
+    assert milestones.y_top == 100.0
+
+
+def test_a_bench_comments_chart_reads_back_too():
+    result = {"sides": [_side("base", "a" * 40, 0.09, 0.02, 4, "fail"),
+                        _side("head", "b" * 40, 0.02, 0.018, 4, "pass")]}
+    [block] = blocks(bench_view.mermaid_chart("perf_x", result, None))
+    chart = parse(block)
+    assert isinstance(chart, XYChart) and chart.title == "perf_x: median seconds" and chart.y_label == "seconds"
+    assert len(chart.categories) == len(chart.series[0][1]) == 4
+
+
+@pytest.mark.parametrize("source", [
+    "",
+    "graph TD\n  A --> B",  # a kind perfbot never writes
+    "pie\n    \"a\" : lots",  # a value that is not a number
+    "xychart-beta\n    x-axis [\"a\", \"b\"]\n    bar [1]",  # a series that does not match its axis
+    "xychart-beta\n    title \"no series\"",
+    "xychart-beta\n    bar [1]\n    click a call b()",  # a line perfbot never writes
+])
+def test_anything_else_is_not_a_chart(source):
+    assert parse(source) is None

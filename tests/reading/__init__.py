@@ -1,0 +1,1 @@
+"""Reading reports: parsing, lint, audit, sync and the mirror."""

@@ -1,0 +1,1 @@
+"""The running service: webhooks, queue and worker, handlers, store, GitHub double, authority."""

@@ -1,0 +1,1 @@
+"""Measuring: verification, statistics, runners and containment, fixes, guards and bisection."""

@@ -1,0 +1,71 @@
+"""A busy bench host is noticed: each timed run records the host's load and CPU steal, a time-based verdict
+taken at a load beyond the cores says it is noisy, and the service measures such a run again later."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bot.adapters.runners import LocalRunner, contain
+from bot.adapters.store.bench import bench_store
+from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
+from bot.core.verify.noise import Quiet, noise
+from bot.services.bench.verify import verify
+from tests.bench_project import WALL_CONFIG as CONFIG  # the noise guard reads times
+from tests.bench_project import build_project, report
+from tests.flows import local_bot
+
+
+def runs(load: float, steal: float = 0.0, cores: int = 2, n: int = 5) -> list[dict]:
+    return [{"wall": 0.1, "load": load, "steal": steal, "cores": cores} for _ in range(n)]
+
+
+def test_a_host_at_its_cores_load_or_with_steal_is_noisy_for_times_only():
+    assert noise(runs(1.0), "wall") is None
+    assert noise(runs(3.4), "wall") == "the host was busy: load 3.4 on 2 cores"
+    assert noise(runs(3.4), "user") is not None
+    assert noise(runs(3.4), "instructions") is None and noise(runs(3.4), "metric:steps") is None
+    assert noise(runs(0.5, steal=0.2), "wall") == "the hypervisor took 20% of the host's CPU time (steal)"
+    assert noise(runs(2.4), "wall", Quiet(busy_load=2.0)) is None
+    assert noise([{"wall": 0.1}], "wall") is None  # a runner that cannot tell (an old bench script) is not noisy
+
+
+def test_every_run_records_the_hosts_load_and_steal(tmp_path):
+    result = LocalRunner("local", tmp_path, tmp_path / "cache", build=None).run(["true"], tmp_path, 10)
+    assert result.load is not None and result.load >= 0 and result.cores >= 1
+    assert result.steal is None or 0 <= result.steal <= 1
+
+
+@pytest.fixture
+def busy(monkeypatch):
+    monkeypatch.setattr(contain.os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # as /proc/loadavg would say
+
+
+def test_a_verdict_taken_on_a_busy_host_says_so(tmp_path, busy):
+    repo, heads = build_project(tmp_path / "runtime")
+    config = dataclasses.replace(parse_repo_config(CONFIG), max_samples=5, quiet=Quiet())
+    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build)
+    record = parse("devs/issues/perf_boxed_sum.md", report().encode()).record
+    outcome = verify(record, config, runner, heads["fix/perf_boxed_sum"])
+    assert outcome.noisy and outcome.noisy.startswith("the host was busy: load 9.0 on")
+    assert "noisy: the host was busy" in outcome.message and outcome.as_dict()["noisy"] == outcome.noisy
+    assert all(r["load"] == 9.0 for r in outcome.sides[0].runs["c"])
+
+
+def test_the_service_measures_a_noisy_run_again_a_bounded_number_of_times(tmp_path, database, busy):
+    repo, _ = build_project(tmp_path / "runtime")
+    config = CONFIG.replace("max_samples = 30", "max_samples = 5").replace("busy_load = 1000", "busy_load = 1.25")
+    repo.write(".perfbot.toml", config + "noisy_retries = 1\n")
+    repo.commit("one retry on a busy host")
+    key, queue, _tracker, services, worker = local_bot(database, repo.root, tmp_path)
+    services.reports.sync_and_mirror(key, None, None)
+    assert worker.run_once()
+    [delivery] = queue.listing()
+    run = bench_store.get_run(database, 1)
+    assert delivery["status"] == "pending" and "host was busy" in delivery["error"] and "1 of 1" in delivery["error"]
+    assert run["status"] != "done" and run["options"]["noisy_tries"] == 1  # due again in ten minutes
+    assert queue.redeliver(delivery["id"]) and worker.run_once()  # ten minutes later, still busy
+    run = bench_store.get_run(database, 1)
+    assert run["status"] == "done" and run["verdict"] in ("pass", "fail", "inconclusive")
+    assert "noisy: the host was busy" in run["message"] and "(busy in all 2 attempts)" in run["message"]
