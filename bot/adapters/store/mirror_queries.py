@@ -119,7 +119,10 @@ def record_by_issue(db: Database, full_name: str, number: int) -> tuple[int, str
             select(Record.id, Record.slug, Record.state).join(IssueMirror, IssueMirror.record_id == Record.id)
             .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name, IssueMirror.number == number)
         ).first()
-        return row._tuple() if row else None
+    if row is None:
+        return None
+    record_id, slug, state = row
+    return record_id, slug, state
 
 
 def live_reports(db: Database, full_name: str) -> list:

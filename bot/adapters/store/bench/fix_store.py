@@ -123,7 +123,10 @@ def record_standing(db: Database, full_name: str, slug: str) -> tuple[str, str |
     with db.session() as session:
         row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
                               .where(Repo.full_name == full_name, Record.slug == slug)).first()
-        return row._tuple() if row else None
+    if row is None:
+        return None
+    state, verdict, reproduced = row
+    return state, verdict, reproduced
 
 
 def has_run(db: Database, full_name: str, slug: str, purpose: str, head_sha: str | None = None,
