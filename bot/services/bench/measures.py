@@ -55,8 +55,9 @@ def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -
         name = measure.removeprefix("metric:")
         value = metrics_of(result.stdout, result.stderr, config.run).get(name)
         if not value or value <= 0:
-            return 0.0, (f"a run printed no {name} count (measure = \"{measure}\"): a count the runtime prints "
-                         "measures the runtime against itself (a `reference:` report), not against its C translation")
+            return 0.0, (f"a run printed no {name} count (measure = \"{measure}\"): both sides must print it, so "
+                         "against a C translation the translation prints the same count of the same work; else "
+                         "measure the runtime against itself (a `reference:` report)")
         return float(value), None
     count = instructions(counter["name"], result.stderr)
     if not count:
