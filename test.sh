@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, installing what it needs first (Python packages, PostgreSQL binaries,
+# Runs ruff, mypy and the whole test suite, installing what they need first (Python packages, PostgreSQL binaries,
 # and GitHub's OpenAPI description and webhook examples from npm into tests/.npm).
 # Arguments go to pytest, e.g. ./test.sh -k sync -x, or ./test.sh tests/reading/test_sync.py -n 0 (one process)
 set -euo pipefail
@@ -18,4 +18,6 @@ parallel=(-n auto --dist loadfile)
 for arg in "$@"; do
   case "$arg" in -n*|--numprocesses*) parallel=() ;; esac
 done
+.venv/bin/ruff check --quiet .  # the whole repository; any finding fails the run
+.venv/bin/mypy  # bot/ and handlers/, as pyproject.toml says; the cache in .mypy_cache keeps a rerun quick
 exec .venv/bin/python -m pytest ${parallel[@]+"${parallel[@]}"} "$@"

@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 from bot.core.dedup.offline_reviewer import OfflineReviewer
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import Features, features
+from bot.core.reports.parse import parse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import retrieval_before  # noqa: E402  (a script's sibling module)
+import retrieval_before
 
 INDEXES = {"before": retrieval_before.RetrievalIndex, "now": RetrievalIndex}
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "dedup"

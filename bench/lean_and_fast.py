@@ -62,7 +62,7 @@ def main() -> None:
         summary += [f"Suite beside two busy loops: {loaded / 60:.1f} min, {suite_line(output)} "
                     f"(load at the end {load:.1f})"]
 
-    print("\n".join(["", "== summary =="] + summary))
+    print("\n".join(["", "== summary ==", *summary]))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import insert, select, update
@@ -21,12 +21,12 @@ from sqlalchemy import insert, select, update
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.reviews.retrieval_store import store_features
-from bot.core.reports.parse import parse
 from bot.core.dedup.similarity import features
+from bot.core.reports.parse import parse
 from bot.services.dedup.live_index import LiveIndexes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dedup_eval import DATA, generated, load_set  # noqa: E402  (a script's sibling module)
+from dedup_eval import DATA, generated, load_set
 
 KEY = "team/runtime"
 
@@ -49,7 +49,7 @@ def change_one(db: Database, slug: str, text: str, round_: int) -> None:
     with db.session() as session:
         record_id = session.scalar(select(Record.id).where(Record.slug == slug))
         session.execute(update(Record).where(Record.id == record_id).values(content_hash=content_hash))
-        session.add(Revision(record_id=record_id, commit_sha=f"{round_:040d}", committed_at=datetime.now(timezone.utc),
+        session.add(Revision(record_id=record_id, commit_sha=f"{round_:040d}", committed_at=datetime.now(UTC),
                              path=f"devs/issues/{slug}.md", change="modified", content_hash=content_hash,
                              content=text, facts={}, findings=[]))
 
@@ -82,7 +82,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'records':>8} {'new process: first push':>24} {'push, nothing changed':>22} {'push, one report changed':>25}")
+    print(f"{'records':>8} {'new process: first push':>24} {'push, nothing changed':>22} "
+          f"{'push, one report changed':>25}")
     for n in args.records:
         row = measure(n, args.rounds)
         print(f"{n:>8} {row['first']:>23.2f}s {row['unchanged'] * 1000:>20.1f}ms {row['changed'] * 1000:>23.1f}ms",

@@ -78,7 +78,7 @@ class RetrievalIndex:
         best = float(scores[0][0]) if len(scores[0]) else 0.0
         if best <= 0:
             return {}
-        return {self.order[int(i)]: float(s) / best for i, s in zip(indices[0], scores[0]) if s > 0}
+        return {self.order[int(i)]: float(s) / best for i, s in zip(indices[0], scores[0], strict=True) if s > 0}
 
     def _score(self, query: Features, slug: str, bm25: float, query_hash, wanted: frozenset[str]) -> Candidate:
         doc = self.docs[slug]

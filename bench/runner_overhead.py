@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.adapters.runners.local import LocalRunner  # noqa: E402
-from bot.adapters.runners.ssh import SshOptions, SshRunner  # noqa: E402
-from bot.demo.create import create_demo  # noqa: E402
-from bot.demo.sources import SUM_N  # noqa: E402
-from tests.sshd import SshServer  # noqa: E402
+from bot.adapters.runners.local import LocalRunner
+from bot.adapters.runners.ssh import SshOptions, SshRunner
+from bot.demo.create import create_demo
+from bot.demo.sources import SUM_N
+from tests.sshd import SshServer
 
 BUILD = ("gcc", "-O2", "-o", "runtime", "runtime.c")
 

@@ -51,8 +51,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=400, help="simulated runs per true ratio and noise level")
     args = parser.parse_args()
     plan = SamplingPlan(minimum=5, maximum=30)
-    designs = {"sequential 5..30": lambda l, c: sequential(l, c, plan),
-               "fixed 10": lambda l, c: fixed(l, c, 10), "fixed 30": lambda l, c: fixed(l, c, 30)}
+    designs = {"sequential 5..30": lambda lang, c: sequential(lang, c, plan),
+               "fixed 10": lambda lang, c: fixed(lang, c, 10), "fixed 30": lambda lang, c: fixed(lang, c, 30)}
     print(f"{args.trials} trials per true ratio {TRUE_RATIOS}, threshold {THRESHOLD}x, 5% outliers")
     print(f"{'noise':>6} {'design':<18} {'wrong':>7} {'inconclusive':>13} {'samples/side':>13}")
     for cv in (0.10, 0.30):

@@ -66,7 +66,7 @@ def measure(n: int, db_url: str | None, workdir: Path) -> dict:
     for round_ in range(1 if db_url else FULL_ROUNDS):  # a --db URL is one store: one first sync
         url = db_url or f"sqlite:///{workdir / f'bench-{n}-{round_}.sqlite3'}"
         db = Database(url)
-        seconds, summary = timed(lambda: sync(db, source))
+        seconds, summary = timed(lambda db=db: sync(db, source))
         assert summary.counts["added"] == n, summary.counts
         full.append(seconds)
         db.dispose()
@@ -105,7 +105,7 @@ def phases(root: Path, workdir: Path) -> dict[str, float]:
         summary, ids = SyncSummary(source.full_name, head, None, mode), Identities(replay=False)
         with db.session() as session:
             records = RecordRepository.open(session, source.full_name)
-            for step, step_read in zip(steps, read):
+            for step, step_read in zip(steps, read, strict=False):
                 apply_step(records, step, summary, ids, seen, step_read)
             records.mark_synced(head)
 

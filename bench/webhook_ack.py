@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import hmac
 import json
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -24,7 +25,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.github_double import GitHubDouble  # noqa: E402
-from tests.postgres import PostgresServer  # noqa: E402
-from tests.reading.test_scale import World, check_each_handled_once, machine_cpu_seconds, make_burst, run_round  # noqa: E402
+from tests.github_double import GitHubDouble
+from tests.postgres import PostgresServer
+from tests.reading.test_scale import World, check_each_handled_once, machine_cpu_seconds, make_burst, run_round
 
 
 def background_cores(seconds: float = 3.0) -> float:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BIND = "127.0.0.1:8000"

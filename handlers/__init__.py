@@ -8,8 +8,20 @@ from __future__ import annotations
 
 import logging
 
-from handlers import (bench, bisect, comments, dashboard, digest, guards, installation, issues, pull_request, push,
-                      reconcile, workflow_run)
+from handlers import (
+    bench,
+    bisect,
+    comments,
+    dashboard,
+    digest,
+    guards,
+    installation,
+    issues,
+    pull_request,
+    push,
+    reconcile,
+    workflow_run,
+)
 
 # guards after push: a check is queued for the head the push synced. dashboard last: on the same delivery it
 # re-draws after the handlers that changed something

@@ -19,7 +19,8 @@ def handle(event, services) -> None:
     comment = payload.get("comment") or {}
     author = login(comment, "user")
     writer = login(payload) if event.action == "edited" else author  # an edit's new lines are the editor's
-    body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+    body = comment.get("body")
+    body = body if isinstance(body, str) else ""
     if not author or not writer or services.context.is_bot(writer) or body.lstrip().startswith("<!-- perfbot:"):
         return  # perfbot's own answers echo back as events
     name = services.context.bot_login.removesuffix("[bot]")

@@ -46,7 +46,8 @@ def _changes_something(event, services) -> bool:
         return event.action == "completed"
     if event.name.endswith("comment"):  # only a comment holding /perf commands (a queued run, a close) counts
         comment = payload.get("comment") or {}
-        body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+        body = comment.get("body")
+        body = body if isinstance(body, str) else ""
         return event.action in ("created", "edited") and not body.startswith("<!-- perfbot:") and \
             bool(find_commands(body, services.context.bot_login.removesuffix("[bot]")))
     return event.action in PULL_ACTIONS

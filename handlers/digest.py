@@ -2,10 +2,10 @@
 runs each check however many processes are up."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 EVENTS = frozenset({"perfbot.digest"})
 
 
 def handle(event, services) -> None:
-    services.lead.post_due_digests(datetime.now(timezone.utc))
+    services.lead.post_due_digests(datetime.now(UTC))

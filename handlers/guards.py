@@ -1,7 +1,7 @@
 """guards: fixed reports measured again once pushes to the default branch pause, or at `[guards] schedule`."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bot.errors import UserError
 from handlers.payload import commit_sha, installation_id, repo_full_name
@@ -12,7 +12,7 @@ EVENTS = frozenset({"push", "perfbot.guards", "perfbot.digest"})
 
 def handle(event, services) -> None:
     if event.name == "perfbot.digest":
-        services.guards.schedule(datetime.now(timezone.utc))
+        services.guards.schedule(datetime.now(UTC))
         return
     if event.name == "perfbot.guards":
         if not event.repo:

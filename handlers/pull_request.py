@@ -32,10 +32,10 @@ def pull_info(payload: dict, full_name: str) -> PullInfo:
     number = pr.get("number")
     if not isinstance(number, int) or number < 1:
         raise UserError(f"pull_request payload without a valid number (got {str(number)[:40]!r})")
-    refs = []
+    refs: list[str] = []
     for side, ref in (("head", head.get("ref")), ("base", base.get("ref"))):
         problem = branch_name_problem(ref) if isinstance(ref, str) else "it is missing"
-        if problem:
+        if problem or not isinstance(ref, str):
             raise UserError(f"PR #{number}: the {side} branch {str(ref)[:80]!r} is refused: {problem}")
         refs.append(ref)
     head_repo = (head.get("repo") or {}).get("full_name")

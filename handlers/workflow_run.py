@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bot.errors import UserError
 from handlers.payload import installation_id, login, repo_full_name
@@ -14,15 +14,16 @@ TITLE = re.compile(r"perfbot bench run ([1-9][0-9]{0,11})")
 
 def handle(event, services) -> None:
     if event.name == "perfbot.actions-poll":
-        services.fixes.poll_actions(datetime.now(timezone.utc), event.delivery_id)
+        services.fixes.poll_actions(datetime.now(UTC), event.delivery_id)
         return
     payload = event.payload
     run = payload.get("workflow_run") or {}
     title = run.get("display_title")
-    if payload.get("action") != "completed" or not isinstance(title, str) or not TITLE.fullmatch(title):
+    ours = TITLE.fullmatch(title) if isinstance(title, str) else None
+    if payload.get("action") != "completed" or ours is None:
         return
     services.fixes.workflow_run_completed(repo_full_name(payload), installation_id(payload),
-                                          int(TITLE.fullmatch(title)[1]), workflow_run(run), event.delivery_id)
+                                          int(ours[1]), workflow_run(run), event.delivery_id)
 
 
 def workflow_run(run: dict) -> dict:

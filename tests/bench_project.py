@@ -55,7 +55,8 @@ def report(ratio: float = 12.0, counted: bool = True) -> str:
 
 
 def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
-    """main plus branches: the real fix, a non-fix, a fix that breaks the output, one that hangs, one that won't build."""
+    """main plus branches: the real fix, a non-fix, a fix that breaks the output, one that hangs, one that won't
+    build."""
     repo = RepoBuilder(root, branch="main")
     repo.write("runtime.c", SLOW).write(".perfbot.toml", CONFIG).write("devs/issues/perf_boxed_sum.md", report())
     main = repo.commit("runtime and the report")
@@ -83,11 +84,12 @@ int main(int argc, char **argv) {
   printf("done %lu\\n", ms); return 0;
 }
 """
-PAR_CONFIG = WALL_CONFIG.replace('language = ["./runtime", "-s", "{file}"]', 'language = ["./runtime", "{file}", "--threads", "{threads}"]')
+PAR_CONFIG = WALL_CONFIG.replace('language = ["./runtime", "-s", "{file}"]',
+                                 'language = ["./runtime", "{file}", "--threads", "{threads}"]')
 
 
 def par_report() -> str:
-    return f"""---
+    return """---
 track: par
 backend: c
 threads: 2
@@ -108,7 +110,7 @@ work 240
 
 ```c
 #include <stdio.h>
-int main(void) {{ printf("done 240\\n"); return 0; }}
+int main(void) { printf("done 240\\n"); return 0; }
 ```
 
 ## Measurements
@@ -172,5 +174,6 @@ def build_history_project(root: Path, plain: bool = False) -> tuple[RepoBuilder,
              "old-fast": repo.write("runtime.c", _masked(FAST, "U24_MASK")).commit("runtime: unbox the accumulator"),
              "renamed": repo.write("runtime.c", _masked(FAST, "WORD_MASK")).commit("runtime: U24_MASK is WORD_MASK")}
     heads["main"] = repo.write(".perfbot.toml", config).write(".perfbot/build.sh", BUILD_SCRIPT) \
-        .write("devs/issues/perf_boxed_sum.md", report(counted=not plain)).commit("adopt perfbot: its config, build script, a report")
+        .write("devs/issues/perf_boxed_sum.md",
+               report(counted=not plain)).commit("adopt perfbot: its config, build script, a report")
     return repo, heads

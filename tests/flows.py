@@ -1,8 +1,8 @@
 """Test shortcuts for whole flows: sync a builder's repository into a store, then mirror what it touched."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from bot.adapters.git import GitRepository
 from bot.services.reports.mirror import MirrorSummary, mirror_repo
@@ -40,8 +40,8 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.usecases import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     github.use_git_remotes(tmp_path / "remotes")
@@ -52,7 +52,8 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     queue = DeliveryQueue(database)
     services = BotServices(
         database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name, clients.own_login),
-        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
+        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name,
+                                                                                                              branch)),
         bot_login="perfbot[bot]", own_login=clients.own_login, fixes=FixFlow(database, queue.enqueue),
         bench=BenchFlow(database, lambda conf, path, config: LocalRunner(
             conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0))
@@ -73,8 +74,8 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.usecases import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     key = local_full_name(repo_root)

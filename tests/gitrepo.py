@@ -1,12 +1,12 @@
 """Building real multi-commit git repositories for tests with GitPython."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import git
 
-EPOCH = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
 class RepoBuilder:

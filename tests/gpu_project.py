@@ -79,7 +79,8 @@ int main(int argc, char **argv) {
 """
 GPU_CONFIG = CONFIG.replace('command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]',
                             'command = ["gcc", "-O2", "-pthread", "-o", "runtime", "runtime.c"]') \
-    .replace('language = ["./runtime", "-s", "{file}"]', 'language = ["./runtime", "{file}", "--threads", "{threads}"]') \
+    .replace('language = ["./runtime", "-s", "{file}"]',
+             'language = ["./runtime", "{file}", "--threads", "{threads}"]') \
     + """threads = [1, 2]
 
 [gpu]

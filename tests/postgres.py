@@ -8,13 +8,15 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
 from tests.servers import free_port
 
 
 def _binary(name: str) -> str:
     found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
     if not found:
-        raise RuntimeError(f"{name} not found: run ./test.sh, which installs PostgreSQL, or install the 'postgresql' package")
+        raise RuntimeError(f"{name} not found: run ./test.sh, which installs PostgreSQL, or install the 'postgresql' "
+                           "package")
     return found
 
 
@@ -41,9 +43,11 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         self._run(_binary("initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8", "--no-sync")
         for attempt in range(3):  # a parallel worker may take the free port first: then another one
-            options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+            options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                       "-c full_page_writes=off")
             try:
-                self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+                self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w",
+                          "start")
                 return self
             except subprocess.CalledProcessError:
                 if attempt == 2:
@@ -57,7 +61,8 @@ class PostgresServer:
     def create_database(self, name: str) -> str:
         import psycopg
 
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres", autocommit=True) as conn:
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres",
+                             autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')  # name comes from the test suite's own counter
         return self.url(name)
 

@@ -5,7 +5,8 @@
 adds `- ITRS:` (deterministic: 3 per step, and on main one per turn of the slow inner loop each step runs),
 `- TIME:` and `- MIPS:` lines (not deterministic), `-v` a banner line first. Branch fix removes the inner
 loop; branch old is the previous runtime (as fast as the fix). Verdicts are decided on ITRS, which the C
-translation prints too, or on instructions: never on a time a busy machine can stretch. A second repository holds another implementation with its own CLI
+translation prints too, or on instructions: never on a time a busy machine can stretch. A second repository
+holds another implementation with its own CLI
 (`./bin/oldrt --threads N FILE [N]`) and build, for a `[references.NAME]` table.
 """
 from __future__ import annotations
@@ -23,7 +24,9 @@ RUNTIME = r"""
 #define U24(x) ((x) & 0xFFFFFFu)
 int main(int argc, char **argv) {
   int stats = 0, verbose = 0; const char *file = NULL; unsigned long n = 0, given = 0;
-  if (argc < 3 || strcmp(argv[1], "run") != 0) { fprintf(stderr, "usage: hvm run FILE [-T N] [-C1] [-s] [N]\n"); return 2; }
+  if (argc < 3 || strcmp(argv[1], "run") != 0) {
+    fprintf(stderr, "usage: hvm run FILE [-T N] [-C1] [-s] [N]\n"); return 2;
+  }
   for (int a = 2; a < argc; a++) {
     if (strcmp(argv[a], "-s") == 0) stats = 1;
     else if (strcmp(argv[a], "-v") == 0) verbose = 1;
@@ -32,7 +35,9 @@ int main(int argc, char **argv) {
     else given = strtoul(argv[a], NULL, 10);
   }
   const char *dot = file ? strrchr(file, '.') : NULL;
-  if (!dot || strcmp(dot, ".hvm4") != 0) { fprintf(stderr, "hvm: %s is not a .hvm4 file\n", file ? file : "-"); return 2; }
+  if (!dot || strcmp(dot, ".hvm4") != 0) {
+    fprintf(stderr, "hvm: %s is not a .hvm4 file\n", file ? file : "-"); return 2;
+  }
   FILE *f = fopen(file, "r");
   if (!f || fscanf(f, "fold %lu", &n) != 1) { fprintf(stderr, "hvm: cannot read %s\n", file); return 2; }
   if (given) n = given;
@@ -60,7 +65,9 @@ OTHER_RUNTIME = r"""
 #include <string.h>
 #define U24(x) ((x) & 0xFFFFFFu)
 int main(int argc, char **argv) {
-  if (argc < 4 || strcmp(argv[1], "--threads") != 0) { fprintf(stderr, "usage: oldrt --threads N FILE [N]\n"); return 2; }
+  if (argc < 4 || strcmp(argv[1], "--threads") != 0) {
+    fprintf(stderr, "usage: oldrt --threads N FILE [N]\n"); return 2;
+  }
   FILE *f = fopen(argv[3], "r"); unsigned long n = 0;
   if (!f || fscanf(f, "fold %lu", &n) != 1) return 2;
   if (argc > 4) n = strtoul(argv[4], NULL, 10);
@@ -95,7 +102,8 @@ int main(int argc, char **argv) {{
 
 
 def config(language: str = '["./hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}"]',
-           run_extra: str = 'output = "normalize"\nnormalize = [["(?m)^- [A-Z]+:.*$", ""], ["(\\\\d+)n\\\\b", "\\\\1"]]\n'
+           run_extra: str = 'output = "normalize"\n'
+                            'normalize = [["(?m)^- [A-Z]+:.*$", ""], ["(\\\\d+)n\\\\b", "\\\\1"]]\n'
                             'metrics = {itrs = "- ITRS: ([0-9]+)", mips = "- MIPS: ([0-9.]+)"}',
            verify_extra: str | None = None, tail: str = "") -> str:
     if verify_extra is None:  # decided on the interaction count wherever the runtime's metrics are read

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.servers import free_port
 
 SSHD = "/usr/sbin/sshd"  # sshd re-executes itself, so it must be started by its absolute path

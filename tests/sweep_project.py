@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
 """
 SWEEP_CONFIG = CONFIG.replace('command = ["gcc", "-O2", "-o", "runtime", "runtime.c"]',
                               'command = ["gcc", "-O2", "-pthread", "-o", "runtime", "runtime.c"]') \
-    .replace('language = ["./runtime", "-s", "{file}"]', 'language = ["./runtime", "{file}", "--threads", "{threads}"]') \
+    .replace('language = ["./runtime", "-s", "{file}"]',
+             'language = ["./runtime", "{file}", "--threads", "{threads}"]') \
     + "threads = [1, 2, 4]\n"
 assert "-pthread" in SWEEP_CONFIG and "{threads}" in SWEEP_CONFIG, "the demo settings changed: update SWEEP_CONFIG"
 

@@ -6,8 +6,8 @@ import io
 import re
 import textwrap
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 # Colour-blind-safe pairs (Okabe-Ito): the language / one thread, then C / N threads.
 FIRST, SECOND, ACCENT, MUTED = "#d55e00", "#0072b2", "#009e73", "#999999"
@@ -78,7 +78,7 @@ def _samples_chart(sides: tuple, names: tuple[str, str], title: str) -> str:
     with _lock:
         figure = _figure(4.2 * len(sides) + 0.6, 2.9)
         panels = figure.subplots(1, len(sides), squeeze=False)[0]
-        for axes, (side, first, second) in zip(panels, sides):
+        for axes, (side, first, second) in zip(panels, sides, strict=True):
             for values, colour, marker, name in ((first, FIRST, "o", names[0]), (second, SECOND, "s", names[1])):
                 axes.plot(range(1, len(values) + 1), values, color=colour, marker=marker, markersize=3.5,
                           linewidth=1.2, label=_plain(name))
@@ -114,14 +114,14 @@ def _ratio_chart(labels: tuple[str, ...], ratios: tuple[float, ...], threshold: 
         bars = axes.barh(list(rows), ratios, color=colours, height=0.6)
         texts = [times(r) for r in ratios]
         if measured:
-            for bar, was in zip(bars, measured):
+            for bar, was in zip(bars, measured, strict=False):
                 if not was:
                     bar.set(facecolor="white", edgecolor=bar.get_facecolor(), hatch="////", linewidth=1)
-            texts = [f"{t} {'measured' if was else 'claimed'}" for t, was in zip(texts, measured)]
+            texts = [f"{t} {'measured' if was else 'claimed'}" for t, was in zip(texts, measured, strict=False)]
         axes.bar_label(bars, labels=texts, fontsize=8, padding=2)
         axes.set_yticks(list(rows), [_plain(label) for label in labels])
         axes.axvline(threshold, color=MUTED, linestyle="--", linewidth=1)
-        axes.set_xlim(0, max(ratios + (threshold,)) * (1.45 if measured else 1.18))
+        axes.set_xlim(0, max((*ratios, threshold)) * (1.45 if measured else 1.18))
         axes.set_xlabel(f"language / C (x); dashed: {times(threshold)}", fontsize=9)
         if title:
             axes.set_title(_plain(title), fontsize=10, loc="left")
@@ -147,7 +147,7 @@ def _scaling_chart(curves: tuple, claimed: int | None, title: str) -> str:
         axes = figure.add_subplot()
         counts = sorted({n for _, points in curves for n, *_ in points})
         axes.plot(counts, counts, color=MUTED, linestyle="--", linewidth=1, label="ideal")
-        for (side, points), colour, marker in zip(curves, (SECOND, FIRST, ACCENT), ("o", "s", "^")):
+        for (side, points), colour, marker in zip(curves, (SECOND, FIRST, ACCENT), ("o", "s", "^"), strict=False):
             threads = [p[0] for p in points]
             axes.fill_between(threads, [p[1] for p in points], [p[3] for p in points], color=colour, alpha=0.18,
                               linewidth=0)

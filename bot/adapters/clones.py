@@ -90,10 +90,10 @@ def fetch_error(full_name: str, url: str, exc: git.GitCommandError, with_token: 
     """A refused fetch is permanent and says what to check; anything else (network, a 5xx) is transient."""
     said = re.sub(r"^\s*stderr: '|'$", "", exc.stderr if isinstance(exc.stderr, str) else "")
     # git's own verdict (fatal:) and the server's words (remote:), e.g. "Repository not found."
-    lines = [l.strip() for l in said.splitlines()]
-    verdict = next((l for l in lines if l.startswith(("fatal:", "error:"))), None)
-    server = next((l for l in lines if l.startswith("remote:")), None)
-    line = "; ".join(l for l in (verdict, server) if l)[:400] or f"exit {exc.status}"
+    lines = [text.strip() for text in said.splitlines()]
+    verdict = next((text for text in lines if text.startswith(("fatal:", "error:"))), None)
+    server = next((text for text in lines if text.startswith("remote:")), None)
+    line = "; ".join(text for text in (verdict, server) if text)[:400] or f"exit {exc.status}"
     if with_token and _REFUSED.search(said):
         return CredentialsRejected(f"fetching {full_name}: GitHub refused perfbot's token ({line})")
     if _GONE.search(said) or _REFUSED.search(said):

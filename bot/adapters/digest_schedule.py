@@ -18,8 +18,9 @@ def trigger(schedule: str, timezone: str) -> CronTrigger:
     return CronTrigger(day_of_week=days, hour=hour, minute=minute, timezone=ZoneInfo(timezone))
 
 
-def last_due(schedule: str, timezone: str, now: datetime) -> datetime:
-    """The latest scheduled time at or before `now`: the digest that should exist by now."""
+def last_due(schedule: str, timezone: str, now: datetime) -> datetime | None:
+    """The latest scheduled time at or before `now`: the digest that should exist by now (None: a schedule
+    that never fires)."""
     cron = trigger(schedule, timezone)
     moment = cron.get_next_fire_time(None, now - timedelta(days=8))
     due = moment

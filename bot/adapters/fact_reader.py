@@ -6,8 +6,8 @@ later, by bot.core.reports.agent_facts, against the report text itself.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import anthropic
 import jsonschema
@@ -44,7 +44,7 @@ class FactReading:
     final: bool = True  # False: the API refused the request itself (a bad key, say); asking later may work
 
 
-Send = Callable[[dict, dict], object]  # (request params, usage to add to) -> the SDK's Message
+Send = Callable[[dict, dict], anthropic.types.Message]  # (request params, usage to add to) -> the answer
 
 
 def read_facts(send: Send, model: str, system: str, record: PerfIssue, text: str) -> FactReading:

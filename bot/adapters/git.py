@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -35,7 +35,7 @@ def _commit_info(commit: git.Commit) -> CommitInfo:
         sha=commit.hexsha,
         author_name=commit.author.name or "",
         author_email=commit.author.email or "",
-        committed_at=datetime.fromtimestamp(commit.committed_date, tz=timezone.utc),
+        committed_at=datetime.fromtimestamp(commit.committed_date, tz=UTC),
         summary=str(commit.summary),
     )
 
@@ -60,7 +60,7 @@ class GitRepository:
             return None
         if repo.working_tree_dir is None:
             return None
-        return cls(repo.working_tree_dir)
+        return cls(Path(repo.working_tree_dir))
 
     def slugs_ever(self) -> frozenset[str]:
         """Every report slug any branch of this repository has ever had (empty for a repo without commits)."""
@@ -137,7 +137,7 @@ class GitRepository:
 
     def is_ancestor(self, older: str, newer: str) -> bool:
         try:
-            return self.repo.is_ancestor(older, newer)
+            return self.repo.is_ancestor(older, newer)  # type: ignore[arg-type]  # takes any rev, not just a Commit
         except git.GitCommandError:
             return False  # the older commit is gone (force-push, gc): treat as unrelated
 
@@ -190,8 +190,8 @@ class GitRepository:
         changes: list[ReportChange] = []
         ignored: list[str] = []
         for diff in diffs:
-            kind = _KINDS.get(diff.change_type[0])
-            new_path, old_path = diff.b_path, diff.a_path
+            kind = _KINDS.get(diff.change_type[0]) if diff.change_type else None
+            new_path, old_path = diff.b_path or "", diff.a_path or ""
             if kind is None:
                 continue
             if kind == RENAMED and not is_report_path(old_path):
@@ -202,7 +202,7 @@ class GitRepository:
             if not is_report_path(path):
                 ignored.append(path)
                 continue
-            data = None if kind == DELETED else diff.b_blob.data_stream.read()
+            data = diff.b_blob.data_stream.read() if kind != DELETED and diff.b_blob else None
             changes.append(ReportChange(kind, path, old_path if kind == RENAMED else None, data))
         return changes, ignored
 
@@ -212,26 +212,29 @@ class GitRepository:
             folder = self.repo.commit(sha).tree / REPORT_DIR
         except KeyError:
             return [], []
-        reports, ignored = [], []
+        reports: list[ReportChange] = []
+        ignored: list[str] = []
         for blob in folder.traverse():
-            if blob.type != "blob":
+            if not isinstance(blob, git.Blob):
                 continue
-            if is_report_path(blob.path):
-                reports.append(ReportChange(ADDED, blob.path, None, blob.data_stream.read()))
+            path = str(blob.path)  # a tree's paths are str; the stubs allow any PathLike
+            if is_report_path(path):
+                reports.append(ReportChange(ADDED, path, None, blob.data_stream.read()))
             else:
-                ignored.append(blob.path)
+                ignored.append(path)
         return reports, ignored
 
     def report_history(self, sha: str) -> tuple[dict[str, CommitInfo], frozenset[str]]:
         """One git log pass: the commit that last changed each report path, and every slug ever present."""
         out = self.repo.git.log(
-            "--first-parent", "--diff-merges=first-parent", "--name-only", f"--format={_LOG_FORMAT}", sha, "--", REPORT_DIR
+            "--first-parent", "--diff-merges=first-parent", "--name-only", f"--format={_LOG_FORMAT}", sha, "--",
+            REPORT_DIR
         )
         touches: dict[str, CommitInfo] = {}
         for entry in out.split("\x1e")[1:]:
             header, _, names = entry.partition("\n")
             commit_sha, name, email, stamp, summary = header.split("\x1f", 4)
-            info = CommitInfo(commit_sha, name, email, datetime.fromtimestamp(int(stamp), tz=timezone.utc), summary)
+            info = CommitInfo(commit_sha, name, email, datetime.fromtimestamp(int(stamp), tz=UTC), summary)
             for path in names.split("\n"):
                 if is_report_path(path):
                     touches.setdefault(path, info)

@@ -2,7 +2,9 @@
 at a base and a head."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+
+from git import Blob
 
 from bot.adapters.git import GitRepository
 
@@ -14,12 +16,15 @@ def text_files(repo: GitRepository, sha: str, wanted: Callable[[str], bool]) -> 
     """path -> text of every blob at `sha` whose path `wanted` accepts (binary and huge files left out)."""
     out: dict[str, str] = {}
     for item in repo.repo.commit(sha).tree.traverse():
-        if item.type != "blob" or not wanted(item.path) or item.size > MAX_FILE_BYTES:
+        if not isinstance(item, Blob):
+            continue
+        path = str(item.path)  # a tree's paths are str; the stubs allow any PathLike
+        if not wanted(path) or item.size > MAX_FILE_BYTES:
             continue
         data = item.data_stream.read()
         if b"\0" in data[:8000]:
             continue
-        out[item.path] = data.decode("utf-8", "replace")
+        out[path] = data.decode("utf-8", "replace")
         if len(out) >= MAX_FILES:
             break
     return out

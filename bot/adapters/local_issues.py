@@ -88,7 +88,8 @@ class FileIssues:
         with _LOCK:
             data = self._load()
             issue = data["issues"][str(number)]
-            comment = next((c for c in issue["comments"] if c["id"] == comment_id or c["body"].startswith(marker)), None)
+            comment = next((c for c in issue["comments"] if c["id"] == comment_id or c["body"].startswith(marker)),
+                           None)
             if comment is None:
                 comment = {"id": data["next_comment"], "body": body}
                 data["next_comment"] += 1

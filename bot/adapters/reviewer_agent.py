@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any, cast
 
 import anthropic
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from anthropic.types.messages.batch_create_params import Request
 
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION, FactReading, read_facts
-from bot.core.lint.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
-from bot.core.lint.rules import lint
 from bot.core.dedup.offline_reviewer import merged_reading
-from bot.core.reports.parse import parse
-from bot.core.reports.records import REPORT_DIR, PerfIssue
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.verdicts import VERDICT_SCHEMA, InvalidVerdict, Verdict, verdict_from_tool_input
+from bot.core.lint.audit import AUDIT_SCHEMA, AuditResult, audit_from_tool_input, offline_audit
+from bot.core.lint.rules import lint
+from bot.core.reports.parse import parse
+from bot.core.reports.records import REPORT_DIR, PerfIssue
 from bot.errors import TransientError
 
 TOOL = "record_verdict"
@@ -77,7 +80,7 @@ class AgentReviewer:
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
     def review(self, new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
-        messages = [{"role": "user", "content": _question(new, old, scores)}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": _question(new, old, scores)}]
         usage: dict[str, int] = {}
         problem = ""
         for attempt in range(2):
@@ -111,8 +114,9 @@ class AgentReviewer:
         Answers that fail the schema or the linter, and errored requests, are asked again one by one,
         where the single-pair path can send the findings back.
         """
-        requests = [{"custom_id": f"pair-{n}", "params": self._params([{"role": "user", "content": _question(*pair)}])}
-                    for n, pair in enumerate(pairs)]
+        # _params builds the Messages API's create parameters, as the single-pair path sends them.
+        requests = [Request(custom_id=f"pair-{n}", params=cast(MessageCreateParamsNonStreaming, self._params(
+                    [{"role": "user", "content": _question(*pair)}]))) for n, pair in enumerate(pairs)]
         try:
             batch = self.client.messages.batches.create(requests=requests)
             waited = 0.0
@@ -164,7 +168,7 @@ class AgentReviewer:
                     f"translation really 1-to-1 (same functions, same recursion, same pattern matches, same "
                     f"algorithm), is the reproduction minimal, do the stated numbers support the claim? Say what "
                     f"you could not check.\n<report>\n{_text(record)}\n</report>")
-        messages = [{"role": "user", "content": question}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
         problem = ""
         for _ in range(2):
             response = self._ask(messages, usage, AUDIT_TOOL)

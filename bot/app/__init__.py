@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from flask import Flask, jsonify
 
+from bot.adapters.store.queue import DeliveryQueue
 from bot.app.dashboard import web
 from bot.app.health import health
 from bot.app.metrics import Metrics, metrics_blueprint
 from bot.app.webhook import webhook
-from bot.adapters.store.queue import DeliveryQueue
 from bot.config import Settings
 
 

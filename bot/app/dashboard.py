@@ -1,14 +1,17 @@
 """The read-only dashboard under /dashboard: overview, records, a record, bench runs, digests; HTML, no JavaScript."""
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from markupsafe import Markup
 
 from bot.adapters.charts import ratio_chart
+from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
 from bot.adapters.store.lead import digest_store
-from bot.adapters.store.engine import Database
-from bot.app import dashboard_auth, dashboard_render as render
+from bot.app import dashboard_auth
+from bot.app import dashboard_render as render
 from bot.config import PROJECT_ROOT
 from bot.core.verify import verdict_words as words
 
@@ -90,7 +93,8 @@ def _sort_link(query: queries.TableQuery, column: str) -> str:
         order = "asc" if query.order == "desc" else "desc"
     args = {"state": query.state, "track": query.track, "backend": query.backend, "q": query.text,
             "sort": column, "order": order}
-    return url_for(".records", **{k: v for k, v in args.items() if v})
+    values: dict[str, Any] = {k: v for k, v in args.items() if v}
+    return url_for(".records", **values)
 
 
 @dashboard.get(f"/records/<{ID}:record_id>")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 
@@ -127,7 +128,7 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
     for side in result.get("sides") or []:
         first, second = _series(side)
         pairs = []
-        for number, (a, b) in enumerate(zip(first, second), start=1):
+        for number, (a, b) in enumerate(zip(first, second, strict=False), start=1):
             # seq: language/C; par: one thread over N threads, the speedup. Either way first over second.
             pairs.append({"n": number, "first": a, "second": b, "ratio": a / b if b else None})
         if pairs or side.get("output"):  # a side that failed before its first pair has nothing to tabulate
@@ -187,5 +188,5 @@ def number(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-FILTERS = {"short": short, "when": when, "ratio": ratio, "seconds": seconds, "number": number, "title": title,
-           "plural": plural}
+FILTERS: dict[str, Callable[..., str]] = {"short": short, "when": when, "ratio": ratio, "seconds": seconds,
+                                          "number": number, "title": title, "plural": plural}

@@ -7,9 +7,9 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 
 from bot.config import ConfigError, Settings
 
@@ -138,7 +138,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -200,11 +200,10 @@ def configure_logging(settings: Settings | None = None, environ: Mapping[str, st
     Calling it again replaces the handler it installed before."""
     fmt, level = log_options(os.environ if environ is None else environ)
     root = logging.getLogger()
-    for old in [h for h in root.handlers if getattr(h, "_perfbot", False)]:
+    for old in [h for h in root.handlers if isinstance(h, _OwnHandler)]:
         root.removeHandler(old)
-    handler = prepare_handler(logging.StreamHandler(sys.stderr if stream is None else stream), fmt,
+    handler = prepare_handler(_OwnHandler(sys.stderr if stream is None else stream), fmt,
                               Redactor(secrets_of(settings)))
-    handler._perfbot = True
     root.addHandler(handler)
     root.setLevel(level)
     logging.getLogger("apscheduler").setLevel(max(level, logging.WARNING))  # one line per poll would drown the log
@@ -212,8 +211,13 @@ def configure_logging(settings: Settings | None = None, environ: Mapping[str, st
     return handler
 
 
+class _OwnHandler(logging.StreamHandler):
+    """The handler configure_logging installed, so a second call replaces it rather than adding one."""
+
+
 def access_fields(environ: Mapping[str, str], status, sent, seconds: float) -> dict:
     """What an access log line holds: the request, its answer, and GitHub's delivery id and event if any."""
+    code: int | str
     try:
         code = int(str(status).split(None, 1)[0])
     except ValueError:

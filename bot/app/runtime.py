@@ -6,13 +6,13 @@ import logging
 import os
 import socket
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
 import handlers
-from bot.core.tracker.outgoing import Outgoing
 from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_full_name
 from bot.adapters.local_issues import FileIssues, folder_for
@@ -24,11 +24,15 @@ from bot.app import create_app
 from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
 from bot.config import Settings
+from bot.core.tracker.outgoing import Outgoing
 from bot.errors import CredentialsRejected
 from bot.services.bench.bench_flow import BenchFlow
-from bot.services.usecases import BotServices, RepoSource
 from bot.services.bench.fix_flow import FixFlow
+from bot.services.usecases import BotServices, RepoSource
 from bot.services.worker import Worker
+
+if TYPE_CHECKING:
+    from bot.adapters.github.client import GitHubClients
 
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
@@ -41,7 +45,7 @@ class Runtime:
         self.db = Database(settings.database_url)
         self.queue = DeliveryQueue(self.db)
         self.metrics = Metrics(self.queue)
-        self.clients = None  # GitHubClients outside local mode
+        self.clients: GitHubClients | None = None  # outside local mode
         self.services = self._services()
         self.stop_event = threading.Event()
         owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -78,12 +82,12 @@ class Runtime:
 
     def _services(self) -> BotServices:
         settings = self.settings
-        flows = {"fixes": FixFlow(self.db, self.queue.enqueue), "bench": BenchFlow(self.db, self._runner)}
+        fixes, bench = FixFlow(self.db, self.queue.enqueue), BenchFlow(self.db, self._runner)
         if settings.local_mode:
             local = {local_full_name(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
                                RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings),
-                               outgoing=Outgoing(settings.secret_values()), **flows)
+                               outgoing=Outgoing(settings.secret_values()), fixes=fixes, bench=bench)
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
@@ -101,7 +105,8 @@ class Runtime:
             own_login=clients.own_login,
             reviewer=reviewer_for(settings),
             outgoing=Outgoing(settings.secret_values()),
-            **flows,
+            fixes=fixes,
+            bench=bench,
         )
 
     def ready(self) -> tuple[bool, str]:
@@ -120,40 +125,42 @@ class Runtime:
             thread.start()
             self.threads.append(thread)
         self.scheduler.add_job(self.queue_reconcile, "interval", hours=1, id="reconcile", coalesce=True,
-                               max_instances=1, next_run_time=datetime.now(timezone.utc))
+                               max_instances=1, next_run_time=datetime.now(UTC))
         # Digests are due at each repository's own [digest] schedule: a cron job looks every quarter hour
         # (and once at start, so a week missed while the bot was down is caught up).
         self.scheduler.add_job(self.queue_digest_check, "cron", minute="*/15", id="digest", coalesce=True,
-                               max_instances=1, next_run_time=datetime.now(timezone.utc))
+                               max_instances=1, next_run_time=datetime.now(UTC))
         if not self.settings.local_mode:  # bench runs dispatched to GitHub Actions whose webhook never came
             self.scheduler.add_job(self.queue_actions_poll, "interval", minutes=ACTIONS_POLL_MINUTES,
                                    id="actions-poll", coalesce=True, max_instances=1)
         if self.settings.local_mode and self.settings.local_repo:
             self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
                                    id="poll-local", coalesce=True, max_instances=1,
-                                   next_run_time=datetime.now(timezone.utc))
+                                   next_run_time=datetime.now(UTC))
         self.scheduler.start()
 
     def queue_reconcile(self) -> bool:
         """One reconcile per hour however many processes run: the hour is the delivery id."""
-        hour = datetime.now(timezone.utc).strftime("%Y%m%d%H")
+        hour = datetime.now(UTC).strftime("%Y%m%d%H")
         return self.queue.enqueue(NewDelivery(f"reconcile-{hour}", "perfbot.reconcile", None, None, None, "{}"))
 
     def queue_digest_check(self) -> bool:
         """One digest check per quarter hour however many processes run: the quarter is the delivery id."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         quarter = f"{now:%Y%m%d%H}{now.minute // 15}"
         return self.queue.enqueue(NewDelivery(f"digest-{quarter}", "perfbot.digest", None, None, None, "{}"))
 
     def queue_actions_poll(self) -> bool:
         """One look at dispatched Actions runs per interval however many processes run: the bucket is the id."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         bucket = f"{now:%Y%m%d%H}{now.minute // ACTIONS_POLL_MINUTES:02d}"
         return self.queue.enqueue(NewDelivery(f"actions-poll-{bucket}", "perfbot.actions-poll", None, None, None, "{}"))
 
     def poll_local_repo(self) -> bool:
         """Local mode: a new commit on the watched repository's branch acts as a push to it."""
         path = self.settings.local_repo
+        if path is None:  # only local mode with a watched repository polls
+            return False
         try:
             repo = GitRepository(path)
             ref = repo.default_ref()

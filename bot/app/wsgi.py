@@ -4,14 +4,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Mapping
+from collections.abc import Mapping
 
 from flask import Flask
 
 from bot.config import Settings
 
 log = logging.getLogger("perfbot.wsgi")
-_built: dict[str, object] = {}
+_built: dict[str, Flask] = {}
 _lock = threading.Lock()
 
 

@@ -59,5 +59,7 @@ def bisect_command(slug, good, bad, repo_path, config_file, db_url) -> None:
         raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
+    if row is None:
+        raise click.ClickException(f"bisection {bisect_id} is no longer stored")
     click.echo(f"{row['outcome']}: {row['message']}" + (f"\nculprit {row['culprit']}" if row["culprit"] else ""))
     raise SystemExit(EXIT.get(row["outcome"], 1))

@@ -11,8 +11,8 @@ from bot.cli.common import reports_errors, settings_for
 from bot.core.config.lines import key_lines
 from bot.core.reports.parse import parse
 from bot.errors import UserError
-from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, source_of
 from bot.services.adopt.check import CheckResult, check
+from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, source_of
 
 
 def _yes(value: bool | None) -> str:
@@ -28,7 +28,7 @@ def render(result: CheckResult) -> list[str]:
     if not result.built:
         return lines + [f"  {result.build_problem}"] + [_shown("fix", fix) for fix in result.build_fixes]
     if not result.reports:
-        return lines + ["no reports in devs/issues/ yet: write one with `perfbot new`"]
+        return [*lines, "no reports in devs/issues/ yet: write one with `perfbot new`"]
     width = max(len(r.slug) for r in result.reports)
     lines.append(f"{'report':<{width}}  runs  equal  metrics  language       C")
     for r in result.reports:
@@ -70,7 +70,8 @@ def check_command(repo_path, config_file, revision, runner_name) -> None:
         raise click.ClickException(str(exc).replace("cannot verify", "cannot check")) from None
     finally:
         repo.close()
-    records = [r for r in (parse(c.path, c.data, config.reading).record for c in changes) if r is not None]
+    # A snapshot's changes are additions: each carries its data.
+    records = [r for r in (parse(c.path, c.data or b"", config.reading).record for c in changes) if r is not None]
     conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
             else config.runner_for("c") or config.runners[0])
     if conf is None:

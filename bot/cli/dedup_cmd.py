@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates
 from bot.adapters.reviewers import reviewer_for
+from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions

@@ -1,7 +1,7 @@
 """`perfbot digest`: the weekly digest of a repository's campaign, previewed (`--dry-run`) or posted now."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -16,8 +16,9 @@ def _moment(value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date or time; write 2026-11-23 or 2026-11-23T09:00+01:00") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        raise click.BadParameter(f"{value!r} is not a date or time; "
+                                 "write 2026-11-23 or 2026-11-23T09:00+01:00") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @click.command("digest")
@@ -40,7 +41,7 @@ def digest_command(repo: str, since: str | None, dry_run: bool, db_url: str | No
     else:
         full_name = repo
     runtime = Runtime(settings)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     try:
         if dry_run:
             click.echo(runtime.services.lead.preview_digest(full_name, None, now, _moment(since)))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -46,7 +47,7 @@ def agent_facts(db: Database | None, db_url: str | None) -> tuple[FactReview | N
     return agent_fact_review(settings, cache_db), cache_db
 
 
-def render_text(findings: list, n_files: int, agent_notes: list[tuple[str, str]] = ()) -> str:
+def render_text(findings: list, n_files: int, agent_notes: Sequence[tuple[str, str]] = ()) -> str:
     lines = [f"{file}: note [agent-facts] {note}" for file, note in agent_notes]
     for f in findings:
         lines.append(f"{f.file}:{f.line}: {f.severity.value} [{f.rule}] {f.message}")

@@ -6,9 +6,9 @@ from pathlib import Path
 import click
 
 from bot.adapters.templates import render
-from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.config import ConfigFileError, RepoConfig, fill, parse_repo_config
 from bot.core.lint.rules import lint
+from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.reports.parse import parse
 from bot.core.reports.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS, ReadingOptions
 
@@ -24,9 +24,10 @@ def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, ti
         if track == "seq"
         else {"t1_seconds": ONE_THREAD_SECONDS, "tn_seconds": round(ONE_THREAD_SECONDS * ratio / threads, 3)}
     )
-    example = _example(config, threads) if config is not None and config.new is not None else None
-    block = (f"```{example['tag']}\n{config.new.program}\n```\n\n```c\n{config.new.translation}\n```\n\n"
-             f"Both print `{config.new.prints}`.") if example else ""
+    new = config.new if config is not None else None
+    example = _example(config, threads) if config is not None and new is not None else None
+    block = (f"```{example['tag']}\n{new.program}\n```\n\n```c\n{new.translation}\n```\n\n"
+             f"Both print `{new.prints}`.") if example and new else ""
     return render("report_new.md.j2", slug=slug, title=title, track=track, backend=backend,
                   threads=threads, ratio=ratio, example=example, example_block=block, **times)
 

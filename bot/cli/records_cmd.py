@@ -5,26 +5,27 @@ import json
 
 import click
 
-from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.adapters.store.bench import bisect_store
 from bot.adapters.store.bench.bench_store import latest_finished, runs_for
 from bot.adapters.store.bench.fix_store import fixes_for
+from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.cli.common import db_option, open_database, reports_errors
-from bot.core.verify import verdict_words as words
 from bot.core.reports.records import BACKENDS, TRACKS
+from bot.core.verify import verdict_words as words
 
 STATES = ("open", "merged", "deleted")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 
 
 @click.command("list")
-@click.option("--state", "states", multiple=True, type=click.Choice(STATES + ("all",)),
+@click.option("--state", "states", multiple=True, type=click.Choice((*STATES, "all")),
               help="Records in these states (repeatable; default: open).")
 @click.option("--track", type=click.Choice(TRACKS))
 @click.option("--backend", type=click.Choice(BACKENDS))
 @click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose ratio is at least this.")
 @click.option("--errors/--clean", "with_errors", default=None, help="Only records with (or without) lint errors.")
-@click.option("--full-name", default=None, help="Only this repository (owner/name or path), when the store holds several.")
+@click.option("--full-name", default=None,
+              help="Only this repository (owner/name or path), when the store holds several.")
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="ratio", show_default=True)
 @format_option
 @db_option
@@ -78,7 +79,8 @@ def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None)
     with open_database(db_url) as db:
         detail["bench_runs"] = runs_for(db, detail["slug"], full_name=detail["repo"])
         detail["bench_runs"] = [_run_in_words(run) for run in detail["bench_runs"]]
-        detail["bisections"] = [{key: b[key] for key in ("id", "status", "outcome", "good", "bad", "culprit", "message")}
+        detail["bisections"] = [{key: b[key] for key in ("id", "status", "outcome", "good", "bad", "culprit",
+                                                         "message")}
                                 for b in bisect_store.for_record(db, detail["repo"], detail["slug"])]
         detail["fixes"] = [f.as_dict() for f in fixes_for(db, detail["repo"], detail["slug"])]
     if fmt == "json":
@@ -98,7 +100,8 @@ def _run_in_words(run: dict | None) -> dict | None:
 
 
 def _in_words(row: dict) -> dict:
-    """A record's verdicts in the JSON enum (docs/verification.md, "What the verdicts mean"): its fix's and its claim's."""
+    """A record's verdicts in the JSON enum (docs/verification.md, "What the verdicts mean"): its fix's and its
+    claim's."""
     shown = words.of_record(row["verdict"], row["reproduced"])
     fix, claim = words.of_fix(row["verdict"]), words.of_claim(row.pop("reproduced"))
     return {**row, "verdict": fix.key if fix else None, "claim": claim.key if claim else None, "verdict_text": shown}
@@ -143,4 +146,5 @@ def _print_detail(d: dict) -> None:
             click.echo(f"  #{b['id']}  {b['good'][:12]}..{b['bad'][:12]}  {culprit}  {b['message']}")
     click.echo(f"history ({len(d['history'])} revision(s)):")
     for h in d["history"]:
-        click.echo(f"  {h['date'][:19]}  {h['commit'][:10]}  {h['change']:<8}  {h['author']} <{h['email']}>  {h['path']}")
+        click.echo(f"  {h['date'][:19]}  {h['commit'][:10]}  {h['change']:<8}  {h['author']} <{h['email']}>  "
+                   f"{h['path']}")

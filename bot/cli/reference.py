@@ -13,17 +13,19 @@ def commands_markdown() -> str:
                          help_option_names=["-h", "--help"])
     out = ["## `perfbot`", "", "```text", main.get_help(root), "```", ""]
     for name in main.list_commands(root):
-        out += _command(main.get_command(root, name), click.Context(main.get_command(root, name),
-                                                                     info_name=name, parent=root))
+        command = main.get_command(root, name)
+        if command is not None:
+            out += _command(command, click.Context(command, info_name=name, parent=root))
     return "\n".join(out)
 
 
 def _command(command: click.Command, ctx: click.Context) -> list[str]:
     path = ctx.command_path
-    summary = COMMANDS.get(ctx.info_name, ("", ""))[1] if ctx.parent and ctx.parent.parent is None else ""
+    summary = COMMANDS.get(ctx.info_name or "", ("", ""))[1] if ctx.parent and ctx.parent.parent is None else ""
     out = [f"## `{path}`", ""] + ([summary, ""] if summary else []) + ["```text", command.get_help(ctx), "```", ""]
     if isinstance(command, click.Group):
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
-            out += _command(sub, click.Context(sub, info_name=name, parent=ctx))
+            if sub is not None:
+                out += _command(sub, click.Context(sub, info_name=name, parent=ctx))
     return out

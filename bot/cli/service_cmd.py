@@ -71,7 +71,8 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # the address is taken or not ours: say which and how to choose another
-        raise click.ClickException(f"cannot listen on {settings.bind}: {exc.strerror}; set PERFBOT_BIND=HOST:PORT") from None
+        raise click.ClickException(f"cannot listen on {settings.bind}: {exc.strerror}; "
+                                   "set PERFBOT_BIND=HOST:PORT") from None
     finally:
         runtime.stop()
 

@@ -12,8 +12,8 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.core.verify import verdict_words as words
 from bot.core.tracker.refnames import branch_name_problem
+from bot.core.verify import verdict_words as words
 from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of
@@ -68,7 +68,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     runner_conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
                    else config.runner_for(record.backend or "c"))
     if runner_conf is None:
-        raise click.UsageError(f"no runner {'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
+        raise click.UsageError("no runner "
+                               f"{'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
                                f" in {source.describe()}")
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
     settings = settings_for(None)
@@ -91,7 +92,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)
-    if in_base:
+    if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
     purpose = "fix" if base_sha else "reproduce"
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
@@ -101,10 +102,14 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
             set_record_result(db, full_name, slug, verdict=outcome.verdict, verdict_run_id=run_id)
         else:
             set_record_result(db, full_name, slug, reproduced=reproduction(outcome.verdict, True))
+    if told is None:  # a finished run always has a verdict; say so rather than fail on it
+        raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":
-        click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha, "runner": runner.name,
+        click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha,
+                                                                     "runner": runner.name,
                                                       "config": source.describe(),
-                                                      "threshold": config.seq_threshold, "min_samples": config.min_samples,
+                                                      "threshold": config.seq_threshold,
+                                                      "min_samples": config.min_samples,
                                                       "max_samples": config.max_samples}, **outcome.as_dict(),
                                 "verdict": told.key, "verdict_text": told.said}, indent=2))
     else:

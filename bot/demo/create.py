@@ -3,7 +3,7 @@ v1 on branch v1, and a branch that breaks the parity of the GPU twins."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import git
@@ -16,7 +16,7 @@ from bot.errors import UserError
 BRANCH = "main"
 AUTHOR = git.Actor("perfbot demo", "demo@perfbot.invalid")
 # Fixed dates (and a fixed author) make every demo the same commits, shas included, wherever it is made.
-EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

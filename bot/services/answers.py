@@ -7,7 +7,8 @@ from bot.adapters.store.bench import bench_store
 from bot.adapters.store.bench.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
 from bot.adapters.templates import render
-from bot.core.verify import bench_view, verdict_words as words
+from bot.core.verify import bench_view
+from bot.core.verify import verdict_words as words
 
 UNFINISHED = ("queued", "running")
 
@@ -21,14 +22,14 @@ class Answers:
         self.db = db
 
     def publish(self, answer_id: int, tracker) -> answer_store.AnswerRow:
-        row = answer_store.get_answer(self.db, answer_id)
+        row = answer_store.stored_answer(self.db, answer_id)
         marker = answer_marker(row.source_comment_id)
         body = render("command_answer.md.j2", marker=marker, author=row.author,
                       lines=[{**line, "code": bench_view.code_span(line["command"])} for line in row.lines])
         comment_id = tracker.upsert_comment(row.issue_number, marker, body, row.answer_comment_id)
         if comment_id != row.answer_comment_id:
             answer_store.save_comment_id(self.db, answer_id, comment_id)
-        return answer_store.get_answer(self.db, answer_id)
+        return answer_store.stored_answer(self.db, answer_id)
 
     def remember_runs(self, answer_id: int, index: int, runs: list[int]) -> None:
         """The line's runs, and each run told to keep this line current; a run two commands share tells both."""
@@ -37,7 +38,7 @@ class Answers:
             bench_store.add_follower(self.db, run, {"id": answer_id, "index": index})
 
     def runs_text(self, runs: list[int]) -> str:
-        return "\n".join(self.run_line(bench_store.get_run(self.db, run)) for run in runs)
+        return "\n".join(self.run_line(bench_store.stored_run(self.db, run)) for run in runs)
 
     def run_line(self, run: dict) -> str:
         if run["status"] == "queued":
@@ -58,7 +59,7 @@ class Answers:
             if row is None:
                 continue
             runs = row.lines[where["index"]].get("runs") or [run["id"]]
-            text = "\n".join(self.run_line(run if other == run["id"] else bench_store.get_run(self.db, other))
+            text = "\n".join(self.run_line(run if other == run["id"] else bench_store.stored_run(self.db, other))
                              for other in runs)
             answer_store.set_line(self.db, where["id"], where["index"], text)
             self.publish(where["id"], tracker)
@@ -71,5 +72,6 @@ class Answers:
         runs = bench_store.runs_for(self.db, slug, limit=1, full_name=full_name)
         last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
                 if runs else "")
-        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name, slug)) or "none"
+        fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name,
+                                                                                             slug)) or "none"
         return f"`{slug}`: {state}; {words.of_record(verdict, reproduced)}; fixes {fixes}{last}"

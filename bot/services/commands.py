@@ -7,25 +7,37 @@ anything else is logged with the delivery id and shows only as an internal error
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store, fix_store
-from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import record_by_issue
+from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
 from bot.core import commands as grammar
-from bot.core.commands.verbs import (Attach, Bisect, Cancel, Close, Detach, Dup, Help, Merge, NotDup, Reopen,
-                                    Status, Verify)
-from bot.core.verify.bench_view import code_span
+from bot.core.commands.verbs import (
+    Attach,
+    Bisect,
+    Cancel,
+    Close,
+    Detach,
+    Dup,
+    Help,
+    Merge,
+    NotDup,
+    Reopen,
+    Status,
+    Verify,
+)
 from bot.core.tracker.fixes import slugs_fixed
+from bot.core.verify.bench_view import code_span
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.bench_inputs import FIX, REPRODUCE
-from bot.services.dedup.dedup_flow import propose_person_merge
 from bot.services.bench.fix_flow import FixFlow, PullInfo
+from bot.services.dedup.dedup_flow import propose_person_merge
 
 if TYPE_CHECKING:
     from bot.services.usecases.commands import Commands
@@ -145,7 +157,7 @@ class CommandFlow:
                                                            where.author, where.installation_id)
             return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
                     "issue as they are decided")
-        preview = self.uses.lead.preview_digest(where.full_name, where.installation_id, datetime.now(timezone.utc))
+        preview = self.uses.lead.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
         return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
             f"{preview}\n</details>"
 
@@ -203,7 +215,8 @@ class CommandFlow:
                     installation_id=where.installation_id, pr_number=where.number, requested_by=where.author,
                     options=options))
         else:
-            runs = [self._verify_slug(where, slug, options) for slug in list(command.slugs) or [self._issue_slug(where)]]
+            runs = [self._verify_slug(where, slug,
+                                      options) for slug in list(command.slugs) or [self._issue_slug(where)]]
         self.answers.remember_runs(answer_id, index, runs)
         return self.answers.runs_text(runs)
 
@@ -307,6 +320,6 @@ class CommandFlow:
         for run_id in ids:
             outcome = bench_store.request_cancel(self.db, run_id)
             if outcome == "cancelled":  # it never ran, so the answer that queued it must hear it from us
-                self.answers.run_changed(bench_store.get_run(self.db, run_id), tracker)
+                self.answers.run_changed(bench_store.stored_run(self.db, run_id), tracker)
             lines.append(f"bench run {run_id}: {said[outcome]}")
         return "\n".join(lines)

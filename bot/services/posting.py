@@ -40,5 +40,6 @@ class CleanTracker:
 
     def publish_check(self, sha: str, result, status_description: str) -> str:
         clean = replace(result, title=self._out(result.title), summary=self._out(result.summary),
-                        annotations=tuple({**a, "message": self._out(a.get("message", ""))} for a in result.annotations))
+                        annotations=tuple({**a, "message": self._out(a.get("message",
+                                                                           ""))} for a in result.annotations))
         return self._tracker.publish_check(sha, clean, self._out(status_description))

@@ -5,8 +5,8 @@ import json
 import logging
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.adapters.store.queue import Claimed, DeliveryQueue
 from bot.errors import TransientError

@@ -40,20 +40,20 @@ def load_plan(text):
     plan = json.loads(text)
     for key in ("head", "base"):
         if plan.get(key) is not None and not SHA.fullmatch(str(plan[key])):
-            raise PlanError("plan: %s is not a 40-hex commit" % key)
+            raise PlanError(f"plan: {key} is not a 40-hex commit")
     if not SLUG.fullmatch(str(plan.get("slug"))):
         raise PlanError("plan: slug is not a report slug")
     for key in ("language", "c_compile", "c_run") + (("build",) if plan.get("build") else ()):
         value = plan.get(key)
         if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
-            raise PlanError("plan: %s must be a list of arguments" % key)
+            raise PlanError(f"plan: {key} must be a list of arguments")
     script = plan.get("build_script")
     if script is not None and not (isinstance(script, dict) and SCRIPT_NAME.fullmatch(str(script.get("name")))
                                    and script["name"] not in (".", "..") and isinstance(script.get("text"), str)):
         raise PlanError("plan: build_script must be {\"name\": a file name, \"text\": its content}")
     for key in ("samples", "timeout_seconds", "budget_seconds", "threads"):
         if not isinstance(plan.get(key), int) or plan[key] < 1:
-            raise PlanError("plan: %s must be a positive whole number" % key)
+            raise PlanError(f"plan: {key} must be a positive whole number")
     return plan
 
 
@@ -102,9 +102,10 @@ def prepare(sha, root, plan):
     if known.returncode != 0:  # a head no branch of the clone carries (a pull request's): fetch it by sha
         subprocess.run(["git", "fetch", "--quiet", "origin", sha], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     git = subprocess.run(["git", "worktree", "add", "--detach", "--force", workspace, sha],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         capture_output=True)
     if git.returncode != 0:
-        raise PlanError("cannot check out %s: %s" % (sha[:12], git.stderr.decode("utf-8", "replace")[-300:]))
+        why = git.stderr.decode("utf-8", "replace")[-300:]
+        raise PlanError(f"cannot check out {sha[:12]}: {why}")
     if plan.get("build"):
         # {checkout} {sha} {script}: the build script came in the plan (from the default branch), and is kept
         # outside the checkout, which may be older than it.
@@ -112,9 +113,11 @@ def prepare(sha, root, plan):
                                                                      if plan.get("build_script") else {}))
         code, out, err, _, timed_out = run(build, workspace, plan.get("build_timeout", 1800), 0)
         if code != 0 or timed_out:
-            why = "timed out" if timed_out else "exited %d" % code
-            raise PlanError("build %s at %s %s:\n%s" % (" ".join(plan["build"]), sha[:12], why, (err or out)[-600:]))
-    open(os.path.join(workspace, ".perfbot-built"), "w").write(sha)
+            why = "timed out" if timed_out else f"exited {code}"
+            command = " ".join(plan["build"])
+            raise PlanError(f"build {command} at {sha[:12]} {why}:\n{(err or out)[-600:]}")
+    with open(os.path.join(workspace, ".perfbot-built"), "w") as mark:
+        mark.write(sha)
     return workspace
 
 
@@ -139,7 +142,7 @@ def measure(label, sha, root, plan):
     timeout, memory = plan["timeout_seconds"], plan.get("memory_mb", 4096)
     code, _, err, _, _ = run(fill(plan["c_compile"], file=source, out=binary), folder, timeout, memory)
     if code != 0:
-        raise PlanError("the C translation does not compile at %s: %s" % (sha[:12], err.strip()[-400:]))
+        raise PlanError(f"the C translation does not compile at {sha[:12]}: {err.strip()[-400:]}")
     par = plan.get("track") == "par"
     argv_language = from_root(fill(plan["language"], file=program, threads=str(plan["threads"])), workspace)
     argv_c = fill(plan["c_run"], out=binary, file=source)
@@ -147,16 +150,17 @@ def measure(label, sha, root, plan):
     if par:  # a speedup: the program on one thread against the program on the claimed threads
         argv_c = argv_language
         argv_language = from_root(fill(plan["language"], file=program, threads="1"), workspace)
-        names = ("the program on 1 thread", "the program on %d threads" % plan["threads"])
+        names = ("the program on 1 thread", f"the program on {plan['threads']} threads")
     first = [run(argv, folder, timeout, memory) for argv in (argv_language, argv_c)]
-    for name, (code, out, err, _, timed_out) in zip(names, first):
+    for name, (code, _out, err, _, timed_out) in zip(names, first):
         if timed_out:
-            raise PlanError("%s ran past the %ss limit at %s" % (name, timeout, sha[:12]))
+            raise PlanError(f"{name} ran past the {timeout}s limit at {sha[:12]}")
         if code != 0:
-            raise PlanError("%s exited %d at %s: %s" % (name, code, sha[:12], err.strip()[-300:]))
+            raise PlanError(f"{name} exited {code} at {sha[:12]}: {err.strip()[-300:]}")
     if first[0][1].strip() != first[1][1].strip():
-        raise PlanError("at %s %s prints %r but %s prints %r: not the same computation"
-                        % (sha[:12], names[0], first[0][1].strip()[:80], names[1], first[1][1].strip()[:80]), "mismatch")
+        printed = [output.strip()[:80] for _, output, _, _, _ in first]
+        raise PlanError(f"at {sha[:12]} {names[0]} prints {printed[0]!r} but {names[1]} prints {printed[1]!r}: "
+                        "not the same computation", "mismatch")
     keys = ("one_thread_seconds", "n_threads_seconds") if par else ("language_seconds", "c_seconds")
     side = {"side": label, "sha": sha, keys[0]: [], keys[1]: [], "output": first[1][1].strip()[:200]}
     deadline = time.monotonic() + plan["budget_seconds"]
@@ -164,7 +168,7 @@ def measure(label, sha, root, plan):
         for argv, key in ((argv_language, keys[0]), (argv_c, keys[1])):
             code, _, _, seconds, timed_out = run(argv, folder, timeout, memory)
             if code != 0 or timed_out:
-                raise PlanError("a timed run failed at %s (exit %d, timed out: %s)" % (sha[:12], code, timed_out))
+                raise PlanError(f"a timed run failed at {sha[:12]} (exit {code}, timed out: {timed_out})")
             side[key].append(seconds)
     return side
 
@@ -182,14 +186,15 @@ def main():
     except PlanError as exc:
         result["error"], result["verdict"] = str(exc), exc.verdict
     except (KeyError, ValueError) as exc:
-        result["error"], result["verdict"] = "plan: unreadable (%s)" % exc.__class__.__name__, "error"
+        result["error"], result["verdict"] = f"plan: unreadable ({exc.__class__.__name__})", "error"
     finally:  # a self-hosted runner keeps its checkout: leave no worktrees behind in it
         shutil.rmtree(root, ignore_errors=True)
         subprocess.run(["git", "worktree", "prune"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
     with open(out_path, "w", encoding="utf-8") as handle:
         json.dump(result, handle)
-    print("perfbot bench run %s: %s" % (result["run"], result["error"] or "samples written to " + out_path))
+    outcome = result["error"] or "samples written to " + out_path
+    print(f"perfbot bench run {result['run']}: {outcome}")
     return 0  # a report's failure is perfbot's to judge from the samples file; only a crash fails the job
 
 

@@ -1,5 +1,6 @@
 """Adopting perfbot on a runtime that is not the demo: `perfbot init` guesses, `perfbot check` says what to fix,
-`perfbot verify` decides. Real git, real gcc, the real sandbox; docs/adopt.md ("Adopt perfbot on your runtime") runs these steps."""
+`perfbot verify` decides. Real git, real gcc, the real sandbox; docs/adopt.md ("Adopt perfbot on your runtime") runs
+these steps."""
 from __future__ import annotations
 
 import os
@@ -179,7 +180,8 @@ def test_a_new_report_starts_from_a_program_the_configured_runtime_runs(tmp_path
     (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\n')
     plain = perfbot("new", "perf_plain", "--track", "seq", "--dir", str(repo.root / "devs/issues"))
     assert plain.exit_code == 0 and "add a [new] table" in plain.output
-    (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\nprogram = "main.calc"\n'
+    (repo.root / ".perfbot.toml").write_text('[run]\nlanguage = ["./bin/calc", "run", "{file}"]\nprogram = '
+                                             '"main.calc"\n'
                                              'fence = ["calc"]\n[new]\nprogram = "add 1000"\n'
                                              'translation = "int main(void) { return 0; }"\nprints = "499500"\n')
     own = perfbot("new", "perf_own", "--track", "seq", "--dir", str(repo.root / "devs/issues"))

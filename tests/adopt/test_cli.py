@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli import main
-from tests.reports import canonical_report
 from tests.reading.test_lint import REFERENCE  # 1.6x slower than runtime v1
+from tests.reports import canonical_report
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -79,7 +79,8 @@ def test_lint_judges_supersedes_against_the_store_history(cli, git_repo, tmp_pat
     assert result.exit_code == 1 and "[supersedes-unknown]" in result.output and "perf_ghost" in result.output
 
 
-@pytest.mark.parametrize("args", [("lint",), ("lint", "/no/such/file.md"), ("list", "--track", "gpu"), ("nosuchcommand",)])
+@pytest.mark.parametrize("args", [("lint",), ("lint", "/no/such/file.md"), ("list", "--track", "gpu"),
+                                  ("nosuchcommand",)])
 def test_usage_errors_exit_2(cli, args):
     assert cli(*args).exit_code == 2
 
@@ -104,7 +105,8 @@ def test_new_refuses_what_would_not_be_a_report(cli, tmp_path, args):
 
 def test_sync_list_show_round_trip(cli, git_repo, db_url):
     git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a", ratio=3.0))
-    git_repo.write("devs/issues/perf_b.md", canonical_report("perf_b", track="par", backend="cuda", threads=64, ratio=7.5))
+    git_repo.write("devs/issues/perf_b.md", canonical_report("perf_b", track="par", backend="cuda", threads=64,
+                                                             ratio=7.5))
     git_repo.commit("two reports")
     result = cli("sync", "--repo", str(git_repo.root), "--db", db_url)
     assert result.exit_code == 0 and "snapshot" in result.output and "2 added" in result.output
@@ -112,7 +114,8 @@ def test_sync_list_show_round_trip(cli, git_repo, db_url):
     listed = json.loads(cli("list", "--format", "json", "--db", db_url).output)
     assert [(r["slug"], r["track"], r["backend"], r["ratio"], r["state"]) for r in listed] == [
         ("perf_b", "par", "cuda", 7.5, "open"), ("perf_a", "seq", "c", 3.0, "open")]
-    assert [r["slug"] for r in json.loads(cli("list", "--format", "json", "--track", "seq", "--db", db_url).output)] == ["perf_a"]
+    assert [r["slug"] for r in json.loads(cli("list", "--format", "json", "--track", "seq", "--db",
+                                              db_url).output)] == ["perf_a"]
 
     shown = cli("show", "perf_b", "--db", db_url)
     assert shown.exit_code == 0 and "history (1 revision(s))" in shown.output and "lints clean" in shown.output
@@ -189,7 +192,8 @@ def _loaded_after(args: list[str], instance) -> tuple[str, bool, bool]:
 def test_offline_lint_and_sync_do_not_load_the_anthropic_sdk(tmp_path, git_repo):
     """Agents lint every report they write and sync often: offline, neither pays the SDK's second of imports,
     and lint without a store not alembic's either."""
-    assert _loaded_after(["lint", "--format", "json", str(PROJECT / "devs" / "issues")], tmp_path) == ("0", False, False)
+    assert _loaded_after(["lint", "--format", "json", str(PROJECT / "devs" / "issues")], tmp_path) == ("0", False,
+                                                                                                       False)
     git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a report")
     synced = _loaded_after(["sync", "--repo", str(git_repo.root), "--db", f"sqlite:///{tmp_path / 's.db'}"], tmp_path)
     assert synced == ("0", False, True)

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 
 from bot.adapters.git import GitRepository
 from bot.cli import main
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.demo import create_demo
-from bot.services.lead.parity_flow import check_commit, check_range
 from bot.errors import UserError
+from bot.services.lead.parity_flow import check_commit, check_range
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_the_reference_report_measures_main_against_runtime_v1_at_both_sizes(dem
     code, data = verify(demo, "perf_mod_slower_than_v1")
     v1 = git.Repo(path).commit("v1").hexsha
     assert code == 0 and data["verdict"] == "slower_than_reference", data["message"]
-    assert data["verdict_text"].startswith(f"slower than runtime@v1"), data["verdict_text"]
+    assert data["verdict_text"].startswith("slower than runtime@v1"), data["verdict_text"]
     assert [(s["side"], s["input"]) for s in data["sides"]] == [("head", "2000000"), ("head", "6000000")]
     for side in data["sides"]:
         assert side["against"] == f"runtime@v1 ({v1[:12]})" and side["decision"] == "fail"
@@ -149,7 +149,7 @@ def test_the_gpu_twins_are_in_step_on_main_and_the_parity_branch_breaks_them(dem
     drifted, one_sided = report.findings
     assert drifted.rule == "drifted-twin" and "Metal block `sum_squares` (gpu/kernels.h:8-22)" in drifted.message
     assert "Metal has branch `?:` where CUDA has branch `if`" in drifted.message
-    assert one_sided.rule == "one-sided-change" and [l.line for l in one_sided.locations] == [25, 8]
+    assert one_sided.rule == "one-sided-change" and [loc.line for loc in one_sided.locations] == [25, 8]
 
 
 def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):
@@ -167,12 +167,13 @@ def test_a_non_empty_folder_is_refused_and_left_alone(tmp_path):
 def test_a_report_measured_by_the_runtimes_step_count_is_decided_by_it(demo):
     """`measure: metric:steps` in the reference report itself, under the demo's own wall-time settings: main
     takes 25 steps a value where runtime v1 takes 2, exactly, so the report's 12.4x claim is confirmed."""
-    path, cli, env, _, db = demo
+    path, _cli, _env, _, _db = demo
     repo = git.Repo(path)
     report = (path / "devs/issues/perf_mod_slower_than_v1.md").read_text()
     repo.git.checkout("-q", "-b", "by-steps")
     try:
-        (path / "devs/issues/perf_mod_slower_than_v1.md").write_text(report.replace("---\n", "---\nmeasure: metric:steps\n", 1))
+        (path / "devs/issues/perf_mod_slower_than_v1.md").write_text(report.replace("---\n",
+                                                                                    "---\nmeasure: metric:steps\n", 1))
         repo.git.commit("-qam", "count steps")
     finally:
         repo.git.checkout("-q", "main")

@@ -25,7 +25,8 @@ def phrasings_table() -> str:
 
 def test_the_format_spec_lists_every_phrasing_the_parser_reads():
     spec = (PROJECT / "devs" / "ISSUE_FORMAT.md").read_text(encoding="utf-8")
-    assert phrasings_table() in spec, "ISSUE_FORMAT.md's phrasings table is stale; replace it with:\n" + phrasings_table()
+    assert phrasings_table() in spec, ("ISSUE_FORMAT.md's phrasings table is stale; replace it with:\n"
+                                       + phrasings_table())
 
 
 def test_the_report_format_page_lists_every_rule_exactly_as_the_code_defines_it():
@@ -45,7 +46,8 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "\n    ./test.sh\n" in readme and "exec ./test.sh" in ci
 
 
-README_SECTIONS = ["The two commands", "Adopt perfbot on your runtime", "The report format", "Commands", "Documentation"]
+README_SECTIONS = ["The two commands", "Adopt perfbot on your runtime", "The report format", "Commands",
+                   "Documentation"]
 
 
 def test_the_readme_is_short_and_in_the_newcomers_order():

@@ -56,7 +56,8 @@ def test_an_empty_file_gives_the_defaults_with_the_local_runner():
     ("[verify]\nseq_treshold = 2\n", "verify.seq_treshold", 2, "did you mean 'seq_threshold'"),
     ("[verify]\n\nseq_threshold = -1\n", "verify.seq_threshold", 3, "above 0"),
     ("[run]\nlanguage = \"bend run {file}\"\n", "run.language", 2, "list of arguments"),
-    ("[run]\nlanguage = [\"bend\", \"{file}; rm -rf /\", \"{home}\"]\n", "run.language", 2, "unknown placeholder {home}"),
+    ("[run]\nlanguage = [\"bend\", \"{file}; rm -rf /\", \"{home}\"]\n", "run.language", 2,
+     "unknown placeholder {home}"),
     ("[verify]\nmin_samples = 50\n", "verify.min_samples", 2, "larger than max_samples"),
     ("[[runners]]\nname = \"x\"\nkind = \"ssh\"\nlabels = [\"c\"]\n", "runners.host", 1, "needs a host"),
     ("[[runners]]\nname = \"x\"\nkind = \"ssh\"\nhost = \"-oProxyCommand=evil\"\nlabels = [\"c\"]\n",
@@ -206,13 +207,13 @@ def test_a_build_may_name_a_script_and_use_the_checkout_sha_and_script_placehold
         with pytest.raises(ConfigFileError, match="must be a path inside the repository") as info:
             parse_repo_config(f"[build]\nscript = {value}\n")
         assert (info.value.key, info.value.line) == ("build.script", 2)
-    with pytest.raises(ConfigFileError, match="uses {script} but \\[build\\] names no script") as info:
+    with pytest.raises(ConfigFileError, match=r"uses {script} but \[build\] names no script") as info:
         parse_repo_config('[build]\ncommand = ["sh", "{script}"]\n')
     assert info.value.key == "build.command"
-    with pytest.raises(ConfigFileError, match="never runs the script ci/b.sh: put {script} in it") as info:
+    with pytest.raises(ConfigFileError, match=r"never runs the script ci/b.sh: put {script} in it") as info:
         parse_repo_config('[build]\nscript = "ci/b.sh"\ncommand = ["make"]\n')
     assert (info.value.key, info.value.line) == ("build.command", 3)
-    with pytest.raises(ConfigFileError, match="unknown placeholder {file}; use {checkout}, {sha} or {script}"):
+    with pytest.raises(ConfigFileError, match=r"unknown placeholder {file}; use {checkout}, {sha} or {script}"):
         parse_repo_config('[build]\ncommand = ["make", "{file}"]\n')
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.reports.codeblocks import classify_content
-from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
-from bot.core.config import ConfigFileError, parse_repo_config
+from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.verify.verify_plan import program_name, programs, reference_of, with_input
 from bot.errors import UserError
 from tests.runtime_project import config, report
@@ -94,6 +94,14 @@ def test_a_report_says_what_it_compares_with_and_at_which_sizes():
         reference_of(parse("d/perf_fold.md", report(reference="runtime").encode()).record, conf)
 
 
+def test_a_named_reference_at_a_ref_is_its_table_on_that_ref():
+    conf = parse_repo_config(config(tail='[references.old]\nrun = ["./bin/old", "{file}"]\nbranch = "v1"\n'))
+    at_ref = reference_of(parse("d/perf_fold.md", report(reference="old@v0.9").encode()).record, conf)
+    assert (at_ref.name, at_ref.branch, at_ref.run) == ("old", "v0.9", ("./bin/old", "{file}"))
+    as_declared = reference_of(parse("d/perf_fold.md", report(reference="old").encode()).record, conf)
+    assert (as_declared.name, as_declared.branch) == ("old", "v1")
+
+
 def test_inputs_become_arguments_and_the_program_file_gets_its_name():
     assert with_input(("./hvm", "run", "{file}", "{input}"), "10 20") == ("./hvm", "run", "{file}", "10", "20")
     assert with_input(("./hvm", "{file}", "{input}"), None) == ("./hvm", "{file}")
@@ -111,7 +119,8 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
 
     conf = parse_repo_config(config() + '\n[[runners]]\nname = "gh"\nkind = "actions"\nlabels = ["c"]\n')
     record = parse("devs/issues/perf_fold.md", report().encode()).record
-    with pytest.raises(UserError, match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
+    with pytest.raises(UserError,
+                       match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
         dispatch_inputs({"id": 1, "purpose": "fix", "base": "a" * 40, "head": "b" * 40}, record, conf, conf.runners[0])
 
 

@@ -19,5 +19,16 @@ from .answers import Answer, error_answer, expired_answer, facts_answer, report_
 from .controls import RecordedRequest
 from .server import API_VERSIONS, DEFAULT_MODELS, AnthropicDouble
 
-__all__ = ["API_VERSIONS", "DEFAULT_MODELS", "AnthropicDouble", "Answer", "RecordedRequest", "error_answer",
-           "expired_answer", "facts_answer", "report_line", "text_answer", "tool_answer"]
+__all__ = [
+           "API_VERSIONS",
+           "DEFAULT_MODELS",
+           "Answer",
+           "AnthropicDouble",
+           "RecordedRequest",
+           "error_answer",
+           "expired_answer",
+           "facts_answer",
+           "report_line",
+           "text_answer",
+           "tool_answer",
+]

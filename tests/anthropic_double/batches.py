@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from .errors import ApiError, invalid, new_id
 
@@ -36,7 +37,7 @@ class Batch:
     requests: list[tuple[str, dict]]  # (custom_id, params) in the order they were sent
     version: str  # the anthropic-version of the create request: the params are judged by it
     polls_left: int
-    created_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     status: str = "in_progress"
     cancel_initiated_at: datetime | None = None
     ended_at: datetime | None = None
@@ -68,11 +69,11 @@ def check_batch_shape(body: Any) -> list[ApiError]:
     problems = [invalid(f"{key}: Extra inputs are not permitted") for key in sorted(body.keys() - {"requests"})]
     requests = body.get("requests")
     if requests is None:
-        return problems + [invalid("requests: Field required")]
+        return [*problems, invalid("requests: Field required")]
     if not isinstance(requests, list) or not requests:
-        return problems + [invalid("requests: List should have at least 1 item")]
+        return [*problems, invalid("requests: List should have at least 1 item")]
     if len(requests) > MAX_REQUESTS:
-        return problems + [invalid(f"requests: a Message Batch holds at most {MAX_REQUESTS} requests")]
+        return [*problems, invalid(f"requests: a Message Batch holds at most {MAX_REQUESTS} requests")]
     seen: set[str] = set()
     for index, request in enumerate(requests):
         where = f"requests.{index}"
@@ -135,7 +136,7 @@ class BatchStore:
         with self._lock:
             batch = self.get(batch_id)
             if batch.status == "in_progress":  # an ended batch is answered as it is: nothing left to cancel
-                batch.status, batch.cancel_initiated_at = "canceling", datetime.now(timezone.utc)
+                batch.status, batch.cancel_initiated_at = "canceling", datetime.now(UTC)
             return batch.to_json(base_url)
 
     def delete(self, batch_id: str) -> dict:
@@ -182,4 +183,4 @@ class BatchStore:
         else:
             batch.results = [{"custom_id": custom_id, "result": self._process(params, batch.version)}
                              for custom_id, params in batch.requests]
-        batch.status, batch.ended_at = "ended", datetime.now(timezone.utc)
+        batch.status, batch.ended_at = "ended", datetime.now(UTC)

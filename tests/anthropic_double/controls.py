@@ -10,8 +10,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .answers import Answer, coerce_answer, error_answer, text_answer, tool_answer
 from .errors import error_type_for
@@ -110,7 +111,8 @@ class Controls:
     def problems(self) -> list[str]:
         """Violations, unimplemented requests, script errors and unused answers: empty after a clean test."""
         with self._lock:
-            unused = [f"unused answer: {len(self._answers)} queued answer(s) were never asked for"] if self._answers else []
+            unused = ([f"unused answer: {len(self._answers)} queued answer(s) were never asked for"]
+                      if self._answers else [])
             return ([f"violation: {v}" for v in self.violations] + [f"unimplemented: {u}" for u in self.unimplemented]
                     + [f"double error: {e}" for e in self.errors] + unused)
 

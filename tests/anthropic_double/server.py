@@ -20,8 +20,9 @@ import select
 import socket
 import threading
 import traceback
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
@@ -177,7 +178,8 @@ class AnthropicDouble(LoopbackServer, Generation):
             try:
                 record.json = json.loads(raw)
             except ValueError:
-                raise self._refuse(invalid("There was an error parsing the body: it is not valid JSON"), where) from None
+                raise self._refuse(invalid("There was an error parsing the body: it is not valid JSON"),
+                                   where) from None
         elif request.method == "POST" and name != "batch_cancel":
             raise self._refuse(invalid("Request body must be a JSON object"), where)
 

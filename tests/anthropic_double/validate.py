@@ -16,8 +16,9 @@ not forcing a tool while thinking, thinking budgets, at most 4 `cache_control` m
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import jsonschema
 
@@ -206,7 +207,8 @@ def _check_thinking(thinking: Any, max_tokens: Any, fail) -> None:
 def _check_sampling_and_misc(body: dict, fail) -> None:
     for key in ("temperature", "top_p"):
         value = body.get(key)
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1):
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value,
+                                                                                    bool) or not 0 <= value <= 1):
             fail(f"{key}: Input should be a number between 0 and 1")
     top_k = body.get("top_k")
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0):

@@ -60,7 +60,8 @@ class PromptChecker:
     def text_block(self, where: str, block: dict, scope: str) -> None:
         text = block.get("text")
         if not isinstance(text, str):
-            return self.fail(f"{where}.text: Field required" if text is None else f"{where}.text: Input should be a valid string")
+            return self.fail(f"{where}.text: Field required" if text is None else f"{where}.text: Input should be a "
+                                                                                  "valid string")
         if not text:
             self.fail(f"{scope}: text content blocks must be non-empty")
         elif not text.strip():
@@ -101,7 +102,8 @@ class PromptChecker:
                 for index, inner in enumerate(content):
                     inner_where = f"{where}.content.{index}"
                     if not isinstance(inner, dict) or inner.get("type") not in TOOL_RESULT_CONTENT_TYPES:
-                        self.fail(f"{inner_where}.type: Input tag '{inner.get('type') if isinstance(inner, dict) else inner}'"
+                        self.fail(f"{inner_where}.type: Input tag "
+                                  f"'{inner.get('type') if isinstance(inner, dict) else inner}'"
                                   " does not match any of the expected tags")
                     elif inner["type"] == "text":
                         self.text_block(inner_where, inner, "messages")
@@ -121,7 +123,8 @@ class PromptChecker:
             block_where = f"{where}.{index}"
             if not isinstance(block, dict) or block.get("type") != "text":
                 found = block.get("type") if isinstance(block, dict) else type(block).__name__
-                self.fail(f"{block_where}.type: Input should be 'text' (system blocks are text blocks, found {found!r})")
+                self.fail(f"{block_where}.type: Input should be 'text' "
+                          f"(system blocks are text blocks, found {found!r})")
                 continue
             for key in sorted(block.keys() - BLOCK_KEYS["text"]):
                 self.fail(f"{block_where}.{key}: Extra inputs are not permitted")
@@ -170,7 +173,8 @@ class PromptChecker:
                     self.block(f"{where}.content.{index}", block, role)
             if is_final_assistant:
                 last = blocks[-1]
-                if isinstance(last, dict) and last.get("type") == "text" and str(last.get("text", "")).rstrip() != last.get("text", ""):
+                last_text = last.get("text", "") if isinstance(last, dict) else ""
+                if isinstance(last, dict) and last.get("type") == "text" and str(last_text).rstrip() != last_text:
                     self.fail("messages: final assistant content cannot end with trailing whitespace")
             pending_tool_uses = self._pair_tools(where, role, blocks, pending_tool_uses)
             previous_role = role
@@ -204,4 +208,5 @@ class PromptChecker:
             self.fail(f"{where}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                       f"{', '.join(pending)}. Each `tool_use` block must have a corresponding `tool_result` block in "
                       "the next message.")
-        return [block.get("id") for block in blocks if isinstance(block, dict) and block.get("type") == "tool_use"] or None
+        return [block.get("id") for block in blocks if isinstance(block,
+                                                                  dict) and block.get("type") == "tool_use"] or None

@@ -210,7 +210,8 @@ REFUSED = [  # (how to break a correct request, SDK error, what the API says)
     (lambda r: {**r, "model": "claude-imaginary-9"}, anthropic.NotFoundError, "model: claude-imaginary-9"),
     (lambda r: {**r, "max_tokens": -1}, anthropic.BadRequestError, "max_tokens: Input should be greater"),
     # an explicit timeout: without one the SDK itself refuses non-streaming calls over ~21k max_tokens
-    (lambda r: {**r, "max_tokens": 10**6, "timeout": 30}, anthropic.BadRequestError, "maximum allowed number of output tokens"),
+    (lambda r: {**r, "max_tokens": 10**6, "timeout": 30}, anthropic.BadRequestError,
+     "maximum allowed number of output tokens"),
     (lambda r: {**r, "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]},
      anthropic.BadRequestError, "roles must alternate"),
     (lambda r: {**r, "messages": []}, anthropic.BadRequestError, "at least one message"),

@@ -4,16 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates, remember_not_duplicate
 from bot.cli import main
-from bot.core.lint.rules import lint
 from bot.core.dedup.offline_reviewer import OfflineReviewer, merge_reports
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import code_shape, features, locations
+from bot.core.lint.rules import lint
+from bot.core.reports.parse import parse
 from bot.services.dedup.review import Dedup
 from tests.reports import canonical_report
 
@@ -59,7 +58,7 @@ def test_retrieval_ranks_the_overlapping_report_first():
                      "Every u24 operation is an OPE node on the heap: `interact_opx` allocates per step.")
     new = u24_report("perf_xorshift_slow", "xorshift over u24 boxes every intermediate value",
                      "Each shift is an OPE node; u24 values are boxed on the heap by `interact_opx`.")
-    index = RetrievalIndex([features(r) for r in haystack + [old]])
+    index = RetrievalIndex([features(r) for r in [*haystack, old]])
     top = index.candidates(features(new), 3)[0]
     assert top.slug == "perf_u24_mul_slow" and top.shape > 0.9 and "interact_opx" in " ".join(top.reasons)
 

@@ -9,8 +9,6 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-
 from bot.core.lint.rules import lint_bytes
 from bot.core.reports.parse import parse
 from bot.core.reports.records import Severity

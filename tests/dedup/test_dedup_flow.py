@@ -1,17 +1,16 @@
 """A pushed report that overlaps an old one: verdict, labels, comments on both issues, and a merge PR."""
 from __future__ import annotations
 
-import git
 import pytest
 
 from bot.adapters.clones import Clones
 from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
 from bot.config import Settings
+from bot.core.reports.records import ReadingOptions
 from bot.services.usecases import BotServices, RepoSource
 from tests.flows import pending_merges
 from tests.gitrepo import RepoBuilder
-from bot.core.reports.records import ReadingOptions
 from tests.reports import canonical_report
 
 REPO = "team/runtime"
@@ -37,7 +36,8 @@ def world(github, database, tmp_path):
     clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
     services = BotServices(
         database, lambda name, _inst: GitHubIssues(clients.for_installation(None), name, clients.own_login),
-        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name, branch)),
+        RepoSource(fetch=lambda name, _inst: clones.fetch(name), push=lambda name, _inst, branch: clones.push(name,
+                                                                                                              branch)),
         bot_login="perfbot[bot]", own_login=clients.own_login)
     yield remote, services
     clients.close()
@@ -46,7 +46,7 @@ def world(github, database, tmp_path):
 def issue(github, number: int):
     with github.state.lock:
         found = github.state.repo("team", "runtime").issues[number]
-        return found.state, found.state_reason, sorted(l.name for l in found.labels), found.pull
+        return found.state, found.state_reason, sorted(label.name for label in found.labels), found.pull
 
 
 def dedup_comments(github, number: int) -> list[str]:
@@ -64,7 +64,8 @@ def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(wor
 
     old_state, _, old_labels, _ = issue(github, 1)
     _, _, new_labels, _ = issue(github, 2)
-    assert any(l.startswith("dedup: ") for l in old_labels) and any(l.startswith("dedup: ") for l in new_labels), (old_labels, new_labels)
+    assert (any(label.startswith("dedup: ") for label in old_labels)
+            and any(label.startswith("dedup: ") for label in new_labels)), (old_labels, new_labels)
     assert len(dedup_comments(github, 1)) == 1 and len(dedup_comments(github, 2)) == 1
     assert "#3 proposes that merge" in dedup_comments(github, 2)[0]
     *_, pull = issue(github, 3)
@@ -85,7 +86,7 @@ def test_an_overlapping_report_gets_labels_comments_and_a_merge_pull_request(wor
     services.reports.sync_and_mirror(REPO, remote.repo.head.commit.hexsha, None)
     old_state, old_reason, old_labels, _ = issue(github, 1)
     assert (old_state, old_reason) == ("closed", "duplicate") and "state: merged" in old_labels
-    assert not any(l.startswith("dedup: ") for l in issue(github, 2)[2])
+    assert not any(label.startswith("dedup: ") for label in issue(github, 2)[2])
 
 
 def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
@@ -105,10 +106,10 @@ def test_a_not_a_duplicate_label_overrules_the_pair_for_good(world, github):
     labeled["label"]["name"] = "not a duplicate"
     labeled["repository"]["full_name"] = REPO
     assert handlers.dispatch(Event("issues", "labeled", "d-label", labeled, REPO, None), services) == []
-    assert not any(l.startswith("dedup: ") for l in issue(github, 1)[2] + issue(github, 2)[2])
+    assert not any(label.startswith("dedup: ") for label in issue(github, 1)[2] + issue(github, 2)[2])
     edited = remote.write(NEW, u24("perf_u24_hash_slow", "u24 hashing boxes every value!")).commit("reworded")
     services.reports.sync_and_mirror(REPO, edited, None)  # the pair is reviewed again but stays overruled
-    assert not any(l.startswith("dedup: ") for l in issue(github, 2)[2])
+    assert not any(label.startswith("dedup: ") for label in issue(github, 2)[2])
 
 
 def test_the_push_path_updates_a_long_lived_index_instead_of_rebuilding_it(world, github, database):

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.lint.rules import lint_bytes
 from bot.core.dedup.offline_reviewer import OfflineReviewer
-from bot.core.reports.parse import parse
-from bot.core.reports.records import Severity
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import cause_profile, features
+from bot.core.lint.rules import lint_bytes
+from bot.core.reports.parse import parse
+from bot.core.reports.records import Severity
 from tests.reports import canonical_report
 
 PROJECT = Path(__file__).resolve().parents[2]

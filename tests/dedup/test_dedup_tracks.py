@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from bot.core.dedup.offline_reviewer import review
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import features
+from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 
 RADIX = "the radix sort of `bench/sort/radix.bend`"

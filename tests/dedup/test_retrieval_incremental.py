@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core.dedup.bm25_postings import Bm25Postings
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.shape_signature import signatures
 from bot.core.dedup.similarity import Features, features
+from bot.core.reports.parse import parse
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "dedup"
 
@@ -83,7 +83,7 @@ def test_an_index_emptied_and_refilled_answers_as_a_fresh_build(labelled):
 
 def test_signatures_are_datasketchs_minhash(labelled):
     sets = [d.shingles for d in labelled] + [frozenset(), frozenset({"ID = NUM"})]
-    for shingles, row in zip(sets, signatures(sets)):
+    for shingles, row in zip(sets, signatures(sets), strict=True):
         expected = MinHash(num_perm=64, seed=7)
         expected.update_batch([s.encode("utf-8") for s in shingles])
         assert np.array_equal(expected.hashvalues, row)

@@ -6,9 +6,9 @@ import time
 import pytest
 
 from bot.adapters.reviewer_agent import TOOL, AgentReviewer
-from bot.core.reports.parse import parse
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.verdicts import VERDICT_SCHEMA
+from bot.core.reports.parse import parse
 from bot.errors import TransientError
 from bot.services.dedup.review import Dedup
 from tests.anthropic_fixtures import anthropic_api  # noqa: F401  (fixture)
@@ -132,8 +132,10 @@ def test_batch_answers_that_fail_the_schema_are_asked_again_one_by_one(anthropic
 
     monkeypatch.setattr(dedup_module, "BATCH_MIN", 1)
     answers = iter([{"verdict": "maybe"}])
-    anthropic_api.responder = lambda body: next(answers, {"verdict": "distinct", "confidence": 0.7, "reasons": ["different causes"]})
-    reviews = Dedup([OLD], reviewer(anthropic_api)).review_all() + Dedup([OLD, NEW], reviewer(anthropic_api)).review_all()
+    anthropic_api.responder = lambda body: next(answers, {"verdict": "distinct", "confidence": 0.7,
+                                                          "reasons": ["different causes"]})
+    reviews = Dedup([OLD], reviewer(anthropic_api)).review_all() + Dedup([OLD, NEW],
+                                                                         reviewer(anthropic_api)).review_all()
     assert [r.verdict.kind for r in reviews] == ["distinct"]
     assert len(anthropic_api.requests_to("/v1/messages")) == 1  # the one bad batch answer, asked again
 

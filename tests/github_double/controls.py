@@ -12,8 +12,21 @@ from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives import serialization
 
-from .state import (PERMISSION_OF_ROLE, Artifact, Comment, Dispatch, Identity, Installation, Issue, Label, PullInfo, State,
-                    WorkflowRun, blob_sha, utc_now)
+from .state import (
+    PERMISSION_OF_ROLE,
+    Artifact,
+    Comment,
+    Dispatch,
+    Identity,
+    Installation,
+    Issue,
+    Label,
+    PullInfo,
+    State,
+    WorkflowRun,
+    blob_sha,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from .server import RecordedRequest

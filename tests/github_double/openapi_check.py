@@ -18,8 +18,9 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from jsonschema_path import SchemaPath
 from openapi_core import V30RequestValidator
@@ -57,7 +58,7 @@ class _RequestValidator(V30RequestValidator):
     only the parameters a request sends (plus the required ones), and remembering each parameter's verdict."""
 
     operation: tuple[str, str] = ("", "")  # set per request, under RequestChecker's lock
-    declared: list[tuple[int, str, str, bool]] = []  # (index, name, in, required) of its parameters
+    declared: tuple[tuple[int, str, str, bool], ...] = ()  # (index, name, in, required) of its parameters
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -165,8 +166,9 @@ class RequestChecker:
         return [f"response {status} to {operation.method} {operation.template}: {describe(problem)}"
                 for problem in problems]
 
-    @functools.lru_cache(maxsize=None)
-    def _operation(self, template: str, method: str) -> tuple[PathOperationServer, list[tuple[int, str, str, bool]]]:
+    @functools.cache  # noqa: B019  (one checker per double, alive as long as its cache should be)
+    def _operation(self, template: str, method: str) -> tuple[PathOperationServer, tuple[tuple[int, str, str, bool],
+                                                                                         ...]]:
         path = self._spec / "paths" / template
         declared = []  # (index, name, in, required) of each parameter, `$ref`s into components resolved
         for index, parameter in enumerate(self._document["paths"][template][method.lower()].get("parameters", ())):
@@ -174,7 +176,7 @@ class RequestChecker:
                 parameter = functools.reduce(lambda node, key: node[key], parameter["$ref"][2:].split("/"),
                                              self._document)
             declared.append((index, parameter["name"], parameter["in"], bool(parameter.get("required"))))
-        return PathOperationServer(path, path / method.lower(), None, None, None), declared
+        return PathOperationServer(path, path / method.lower(), None, None, None), tuple(declared)
 
 
 def describe(problem: Exception) -> str:

@@ -10,8 +10,9 @@ matches one segment, except `path`, `ref` and `branch`, which may hold slashes (
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import unquote
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
@@ -67,7 +68,7 @@ class _Template:
 
     def match_segments(self, parts: list[str]) -> list[str] | None:
         values: list[str] = []
-        for expected, actual in zip(self.segments, parts):
+        for expected, actual in zip(self.segments, parts, strict=False):
             if expected is None:
                 if not actual:
                     return None
@@ -107,7 +108,7 @@ class RouteIndex:
             raise UnknownOperation(f"{method} {raw_path}: no such path in GitHub's REST API description")
         for template, values in candidates:
             if method in template.methods:
-                variables = {name: unquote(value) for name, value in zip(template.names, values)}
+                variables = {name: unquote(value) for name, value in zip(template.names, values, strict=False)}
                 return Operation(method, template.template, variables)
         allowed = ", ".join(sorted(candidates[0][0].methods))
         raise UnknownOperation(f"{method} {candidates[0][0].template}: method not documented (documented: {allowed})")

@@ -76,7 +76,8 @@ def integration_json(call: Call, installation: Installation) -> dict[str, Any]:
     """The `integration` object (the app itself)."""
     return {"id": installation.app_id, "slug": installation.app_slug, "node_id": node_id("A", installation.app_id),
             "client_id": f"Iv1.{installation.app_id:016x}", "owner": user_json(call, installation.account),
-            "name": installation.app_slug, "description": "", "external_url": f"{call.web}/apps/{installation.app_slug}",
+            "name": installation.app_slug, "description": "",
+            "external_url": f"{call.web}/apps/{installation.app_slug}",
             "html_url": f"{call.web}/apps/{installation.app_slug}", "created_at": iso(installation.created_at),
             "updated_at": iso(installation.created_at), "permissions": APP_PERMISSIONS, "events": APP_EVENTS}
 

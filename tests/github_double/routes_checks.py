@@ -85,7 +85,8 @@ def get_commit(call: Call) -> Reply:
     repo = call.repo()
     sha = _known_sha(repo, call.args["ref"])
     url, html = f"{call.repo_url(repo)}/commits/{sha}", f"{call.html_repo_url(repo)}/commit/{sha}"
-    person = {"name": repo.owner.login, "email": f"{repo.owner.login}@users.noreply.example", "date": iso(repo.created_at)}
+    person = {"name": repo.owner.login, "email": f"{repo.owner.login}@users.noreply.example",
+              "date": iso(repo.created_at)}
     tree = {"sha": sha, "url": f"{call.repo_url(repo)}/git/trees/{sha}"}
     return Reply(200, {
         "sha": sha, "node_id": node_id("C", int(sha[:8], 16)), "url": url, "html_url": html,
@@ -98,7 +99,8 @@ def get_commit(call: Call) -> Reply:
 
 
 def status_json(call: Call, repo: Repo, status: CommitStatus) -> dict[str, Any]:
-    return {"url": f"{call.repo_url(repo)}/statuses/{status.sha}", "avatar_url": user_json(call, status.creator)["avatar_url"],
+    return {"url": f"{call.repo_url(repo)}/statuses/{status.sha}",
+            "avatar_url": user_json(call, status.creator)["avatar_url"],
             "id": status.id, "node_id": node_id("SC", status.id), "state": status.state,
             "description": status.description, "target_url": status.target_url, "context": status.context,
             "created_at": iso(status.created_at), "updated_at": iso(status.updated_at),
@@ -210,7 +212,7 @@ def update_check_run(call: Call) -> Reply:
     repo = call.repo()
     run = _find_check_run(call, repo)
     if _app_id(call) != run.app_id:
-        raise ApiError(403, "Invalid app_id `%d` - check run can only be modified by its creator." % _app_id(call))
+        raise ApiError(403, f"Invalid app_id `{_app_id(call)}` - check run can only be modified by its creator.")
     _apply_check_fields(call, run)
     return Reply(200, check_run_json(call, repo, run))
 

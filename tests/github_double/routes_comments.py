@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .routes_common import (Call, Reply, author_association, not_found, paginate, reactions_rollup, route,
-                            user_json)
+from .routes_common import Call, Reply, author_association, not_found, paginate, reactions_rollup, route, user_json
 from .routes_issues import find_issue
 from .state import Comment, Reaction, Repo, iso, node_id, parse_iso, utc_now
 

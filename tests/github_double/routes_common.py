@@ -8,8 +8,9 @@ operation the OpenAPI check matched, so a handler for an undocumented path canno
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from werkzeug.datastructures import MultiDict
@@ -19,13 +20,13 @@ from .state import Identity, Label, Reaction, Repo, State, User, node_id
 DOCS = "https://docs.github.com/rest"
 REACTION_CONTENTS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket")
 
-HANDLERS: dict[tuple[str, str], Callable[["Call"], "Reply"]] = {}
+HANDLERS: dict[tuple[str, str], Callable[[Call], Reply]] = {}
 
 
 def route(method: str, template: str) -> Callable:
     """Register the decorated function as the double's implementation of one documented operation."""
 
-    def register(handler: Callable[["Call"], "Reply"]) -> Callable[["Call"], "Reply"]:
+    def register(handler: Callable[[Call], Reply]) -> Callable[[Call], Reply]:
         key = (method.upper(), template)
         if key in HANDLERS:
             raise ValueError(f"two handlers for {method} {template}")
@@ -113,7 +114,8 @@ class Call:
         """A body or comment, refused past GitHub's 65,536 characters as GitHub refuses it (422, code custom)."""
         text = self.field(name)
         if isinstance(text, str) and len(text) > BODY_LIMIT:
-            raise validation_failed(resource, name, "custom", f"{name} is too long (maximum is {BODY_LIMIT} characters)")
+            raise validation_failed(resource, name, "custom",
+                                    f"{name} is too long (maximum is {BODY_LIMIT} characters)")
         return text
 
     def repo_url(self, repo: Repo) -> str:

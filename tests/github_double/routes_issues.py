@@ -7,8 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .routes_common import (ApiError, Call, Reply, author_association, label_json, not_found, paginate,
-                            reactions_rollup, route, user_json)
+from .routes_common import (
+    ApiError,
+    Call,
+    Reply,
+    author_association,
+    label_json,
+    not_found,
+    paginate,
+    reactions_rollup,
+    route,
+    user_json,
+)
 from .routes_repos import add_label
 from .state import Issue, Label, Repo, iso, node_id, parse_iso, utc_now
 
@@ -167,7 +177,7 @@ def add_issue_labels(call: Call) -> Reply:
     repo = call.repo()
     issue = find_issue(call, repo)
     call.actor()
-    issue.labels = _labels_named(call, repo, [l.name for l in issue.labels] + _label_names(call.body))
+    issue.labels = _labels_named(call, repo, [label.name for label in issue.labels] + _label_names(call.body))
     return _labels_reply(call, repo, issue)
 
 

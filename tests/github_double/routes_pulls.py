@@ -36,7 +36,8 @@ def create_pull(call: Call) -> Reply:
     for issue in repo.issues.values():
         if issue.pull and issue.state == "open" and issue.pull.head_ref == head_ref:
             raise ApiError(422, "Validation Failed", [{"resource": "PullRequest", "code": "custom",
-                                                       "message": f"A pull request already exists for {repo.owner.login}:{head_ref}."}])
+                                                       "message": "A pull request already exists for "
+                                                                  f"{repo.owner.login}:{head_ref}."}])
     now = utc_now()
     issue = Issue(call.state.next_id(), next(repo.numbers), str(call.field("title", "")), call.long_text("PullRequest"),
                   call.actor(), now, now)
@@ -65,4 +66,5 @@ def merge_pull(call: Call) -> Reply:
     issue.pull.merged, issue.pull.merged_at = True, now
     issue.pull.merge_commit_sha = blob_sha(f"merge {issue.pull.head_sha}".encode())
     issue.state, issue.closed_at, issue.updated_at = "closed", now, now
-    return Reply(200, {"sha": issue.pull.merge_commit_sha, "merged": True, "message": "Pull Request successfully merged"})
+    return Reply(200, {"sha": issue.pull.merge_commit_sha, "merged": True,
+                       "message": "Pull Request successfully merged"})

@@ -10,8 +10,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from .routes_common import (ApiError, Call, Reply, label_json, not_found, paginate, route, user_json,
-                            validation_failed)
+from .routes_common import ApiError, Call, Reply, label_json, not_found, paginate, route, user_json, validation_failed
 from .state import PERMISSION_OF_ROLE, Label, Repo, blob_sha, iso, node_id
 
 # (field, path below the repository URL) for the link fields every repository object carries
@@ -128,7 +127,8 @@ def get_collaborator_permission(call: Call) -> Reply:
 @route("GET", "/repos/{owner}/{repo}/labels")
 def list_labels(call: Call) -> Reply:
     repo = call.repo()
-    return paginate(call, sorted(repo.labels.values(), key=lambda l: l.id), lambda l: label_json(call, repo, l))
+    return paginate(call, sorted(repo.labels.values(), key=lambda label: label.id), lambda label: label_json(call, repo,
+                                                                                                             label))
 
 
 @route("GET", "/repos/{owner}/{repo}/labels/{name}")
@@ -192,7 +192,7 @@ def delete_label(call: Call) -> Reply:
     if label is None:
         raise not_found()
     for issue in repo.issues.values():  # GitHub takes a deleted label off every issue
-        issue.labels = [l for l in issue.labels if l.id != label.id]
+        issue.labels = [label for label in issue.labels if label.id != label.id]
     return Reply(204)
 
 

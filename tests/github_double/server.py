@@ -10,23 +10,32 @@ Paths work with and without GitHub Enterprise's /api/v3 prefix; links in respons
 from __future__ import annotations
 
 import json
-import threading
 import traceback
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Iterable
+from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-from . import routes_apps, routes_checks, routes_comments, routes_issues, routes_pulls, routes_repos, routes_search  # noqa: F401,E501  (register handlers)
-from . import routes_actions, routes_review_comments  # noqa: F401  (register handlers)
 from tests.servers import LoopbackServer
 
+from . import (  # noqa: F401  (register handlers)
+    routes_actions,
+    routes_apps,
+    routes_checks,
+    routes_comments,
+    routes_issues,
+    routes_pulls,
+    routes_repos,
+    routes_review_comments,
+    routes_search,
+)
 from .controls import Controls, Fault
 from .openapi_check import request_checker
-from .routes_common import HANDLERS, ApiError, Call, Reply
 from .routes_apps import authenticate
+from .routes_common import HANDLERS, ApiError, Call, Reply
 
 GHES_PREFIX = "/api/v3"
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
@@ -157,7 +166,8 @@ class GitHubDouble(LoopbackServer, Controls):
                 "X-RateLimit-Reset": str(reset), "X-RateLimit-Used": str(used), "X-RateLimit-Resource": resource}
 
     def _fault_reply(self, fault: Fault) -> Reply:
-        body = {"message": fault.message or HTTPStatus(fault.status).phrase, "documentation_url": fault.documentation_url,
+        body = {"message": fault.message or HTTPStatus(fault.status).phrase,
+                "documentation_url": fault.documentation_url,
                 "status": str(fault.status)}
         return Reply(fault.status, body, dict(fault.headers))
 
@@ -173,12 +183,14 @@ class GitHubDouble(LoopbackServer, Controls):
         with self.state.lock:
             data = self.state.downloads.pop(raw_path[len(routes_actions.DOWNLOAD_PREFIX):], None)
         if data is None:
-            return Response("<Error><Code>AuthenticationFailed</Code></Error>", status=403, content_type="application/xml")
+            return Response("<Error><Code>AuthenticationFailed</Code></Error>", status=403,
+                            content_type="application/xml")
         return Response(data, status=200, content_type="application/zip")
 
     @staticmethod
     def _respond(reply: Reply) -> Response:
-        headers = {"X-GitHub-Request-Id": uuid.uuid4().hex[:20].upper(), "X-GitHub-Media-Type": "github.v3; format=json",
+        headers = {"X-GitHub-Request-Id": uuid.uuid4().hex[:20].upper(),
+                   "X-GitHub-Media-Type": "github.v3; format=json",
                    "X-GitHub-Api-Version-Selected": "2022-11-28", **reply.headers}
         if reply.body is None:
             return Response(status=reply.status, headers=headers)

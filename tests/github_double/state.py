@@ -13,7 +13,7 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # Requests per window; GitHub's numbers for a user or installation token (search: per minute, here per hour).
 RATE_LIMITS = {"core": 5000, "search": 30}
@@ -22,7 +22,7 @@ PERMISSION_OF_ROLE = {"admin": "admin", "maintain": "write", "write": "write", "
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -33,7 +33,7 @@ def iso(moment: datetime | None) -> str | None:
 def parse_iso(text: str) -> datetime:
     """GitHub's timestamps as clients send them (`since`, `started_at`): ISO 8601, `Z` or an offset."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def node_id(kind: str, number: int) -> str:

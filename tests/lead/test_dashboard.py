@@ -66,7 +66,8 @@ def slugs(response) -> list[str]:
 
 
 def test_every_page_answers_with_html(client, ids):
-    expected = {"overview": ["against the 2x line", "63.6x claimed", "2.91x measured", "seq reports near C", "perf_boxed_sum", "63.6x"],
+    expected = {"overview": ["against the 2x line", "63.6x claimed", "2.91x measured", "seq reports near C",
+                             "perf_boxed_sum", "63.6x"],
                 "record": ["audit-repro-size", "cut it to the smallest program", "fix/perf_boxed_sum-unbox", "+40",
                            "-35", "overlaps", "not-duplicate", "00cccccccc", "Bench run #", "<svg", "Unbox the loop"],
                 "merged": ["perf_u24_arith_boxing", "duplicate"],
@@ -341,8 +342,8 @@ def test_an_errored_run_shows_its_error_and_no_empty_tables(client, ids):
 def test_a_pending_merge_pr_is_on_the_overview_and_on_both_records(client, ids):
     overview = client.get("/dashboard/").get_data(as_text=True)
     table = overview[overview.index('id="merge-table"'):]
-    assert re.search(r"<td>#14</td>\s*<td><a href=\"/dashboard/records/%d\">perf_boxed_sum</a></td>\s*"
-                     r"<td>perf_float_boxing</td>" % ids["perf_boxed_sum"], table)
+    assert re.search(rf"<td>#14</td>\s*<td><a href=\"/dashboard/records/{ids['perf_boxed_sum']}\">perf_boxed_sum</a>"
+                     r"</td>\s*<td>perf_float_boxing</td>", table)
     for slug in ("perf_boxed_sum", "perf_float_boxing"):
         assert "<td>#14</td>" in client.get(f"/dashboard/records/{ids[slug]}").get_data(as_text=True), slug
     assert 'id="merge-table"' not in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)

@@ -13,8 +13,8 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue
 from bot.app import create_app, dashboard
 from bot.config import Settings
-from tests.servers import LoopbackServer
 from tests.lead.test_dashboard_data import REPO, seed
+from tests.servers import LoopbackServer
 
 # The Python package never fetches a browser by itself; this keeps any driver step from trying.
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")

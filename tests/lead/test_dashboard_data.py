@@ -1,19 +1,27 @@
 """A store seeded for the dashboard tests, rows inserted through the models (no tests here: the data they share)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.adapters.store.service_models import (BenchRun, Bisection, DigestPost, Fix, LlmAnswer, PairOverride,
-                                               PendingMerge, RecordEvent)
+from bot.adapters.store.service_models import (
+    BenchRun,
+    Bisection,
+    DigestPost,
+    Fix,
+    LlmAnswer,
+    PairOverride,
+    PendingMerge,
+    RecordEvent,
+)
 from bot.core.config import Milestone
 from bot.core.lead.digest import DigestFacts, FixFact, build_digest
 from bot.core.lead.milestones import RecordFact, RunFact, SidePoint
 from bot.services.lead.digest import render_digest
 
 REPO = "acme/runtime"
-T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 HOSTILE_TITLE = "<script>alert('title')</script> boxed & broken"
 
 REPORT = """---

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
+from bot.core.config import Milestone, parse_repo_config
 from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
 from bot.core.lead.milestones import Failing, RunFact, SidePoint
-from bot.core.config import Milestone, parse_repo_config
 from bot.core.tracker.untrusted import cell, title_cell
 from bot.services.lead.digest import make_digest, mermaid_label, render_digest
 
@@ -25,7 +25,7 @@ ADA = ("Ada Lovelace", "ada@team.invalid")
 
 
 def at(day: int, hour: int = 9, minute: int = 0) -> datetime:
-    return datetime(2026, 11, day, hour, minute, tzinfo=timezone.utc)
+    return datetime(2026, 11, day, hour, minute, tzinfo=UTC)
 
 
 START, END = at(23), at(30)  # the week the digest covers: Monday 09:00 to Monday 09:00
@@ -131,7 +131,8 @@ class Seed:
         result = {"verdict": verdict, "sides": sides,
                   "suite": {"verdict": suite, "tolerance": 0.05, "benchmarks": []} if suite else None}
         run = BenchRun(full_name=REPO, slug=slug, runner=runner, base_sha="b" * 40 if base else None, head_sha="h" * 40,
-                       verdict=verdict, result=result, created_at=created or finished - timedelta(hours=1), status=status,
+                       verdict=verdict, result=result, created_at=created or finished - timedelta(hours=1),
+                       status=status,
                        purpose=purpose, pr_number=pr, started_at=finished - timedelta(minutes=50),
                        finished_at=finished if status == "done" else None)
         self.session.add(run)
@@ -324,8 +325,10 @@ def test_the_markdown_has_its_marker_tables_and_charts(month):
     assert "`fix/perf_vec_par\\|x`" in body
     charts = re.findall(r"```mermaid\n(.*?)```", body, flags=re.S)
     assert [c.splitlines()[0] for c in charts] == ["pie showData", "xychart-beta"]
-    assert "title New reports by track and backend" in charts[0] and '"seq c" : 2' in charts[0] and '"seq metal" : 1' in charts[0]
-    assert "| `perf_sort_seq` | #11 | 3.40x | 1.60x [1.50, 1.70] |" in body and "| `perf_fib_par` | #12 | 4.00x | 1.25x [" in body
+    assert ("title New reports by track and backend" in charts[0] and '"seq c" : 2' in charts[0]
+            and '"seq metal" : 1' in charts[0])
+    assert ("| `perf_sort_seq` | #11 | 3.40x | 1.60x [1.50, 1.70] |" in body
+            and "| `perf_fib_par` | #12 | 4.00x | 1.25x [" in body)
     assert '"1_every_seq_report_at_or_under_2x"' in charts[1] and "bar [50, 100, 50, 100, 0]" in charts[1]
     for chart in charts:  # nothing from a report or a person reaches mermaid
         quoted = re.findall(r'"([^"]*)"', chart)
@@ -353,8 +356,7 @@ def test_text_helpers_keep_untrusted_text_inert():
 
 
 def test_par_records_are_listed_by_efficiency_at_their_highest_count():
-    from bot.core.verify.scaling import scaling_fact
-    from bot.core.verify.scaling import summary
+    from bot.core.verify.scaling import scaling_fact, summary
     from bot.services.lead.digest import render_digest
     from tests.verify.test_scaling import amdahl
 

@@ -3,7 +3,7 @@ however often the bot restarts around the scheduled time, and previewed without 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,7 +14,7 @@ from bot.services.usecases import BotServices, RepoSource
 from tests.gitrepo import RepoBuilder
 from tests.reports import canonical_report
 
-UTC = timezone.utc
+UTC = UTC
 CONFIG = '[digest]\nschedule = "mon 09:00"\ntimezone = "Europe/Paris"\n'
 SUNDAY_NIGHT = datetime(2026, 11, 29, 22, 0, tzinfo=UTC)
 MONDAY_DUE = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)  # 09:00 in Paris

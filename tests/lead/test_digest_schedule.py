@@ -1,13 +1,13 @@
 """When a weekly digest is due: the last scheduled time at or before now, in the schedule's time zone."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from bot.adapters.digest_schedule import last_due, week_of
 
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.mark.parametrize("now, due", [

@@ -2,16 +2,16 @@
 kind of notice holds."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.lead.dashboard import Action, newly_ticked
 from bot.core.lead.milestones import RunFact, SidePoint
 from bot.core.lead.notices import KINDS, NoticeFacts, ReportState, current_notices
-from bot.core.config import ConfigFileError, parse_repo_config
 
-NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
 
 def test_notify_is_parsed_strictly():
@@ -52,7 +52,8 @@ def test_only_boxes_newly_ticked_count():
     after = after.replace("[ ] <!-- perfbot:action close", "[X] <!-- perfbot:action close")
     assert newly_ticked(BODY, after) == [Action("verify", "perf_a"), Action("close", "perf_c")]
     assert newly_ticked(BODY, BODY) == []  # perf_b was ticked before: not news
-    forged = BODY + "- [x] <!-- perfbot:action delete perf_d -->\n    - [x] text <!-- perfbot:action verify perf_e -->\n"
+    forged = (BODY + "- [x] <!-- perfbot:action delete perf_d -->\n"
+              "    - [x] text <!-- perfbot:action verify perf_e -->\n")
     assert newly_ticked(BODY, forged) == []  # unknown verbs and boxes we did not draw are nobody's action
 
 
@@ -81,7 +82,8 @@ def test_each_kind_of_notice_holds_exactly_when_its_condition_does():
                                  NOW)) == [("fix-verified", "perf_a run 2")]
     old_pass = run(3, "perf_a", "pass", hours_ago=24 * 8)  # verified before notices existed: old news
     assert current_notices(facts([report("perf_a", state="fixed")], [old_pass]), NOW) == ()
-    waiting = [run(4, "perf_a", "", status="queued", hours_ago=1.5), run(5, "perf_b", "", status="queued", hours_ago=0.5)]
+    waiting = [run(4, "perf_a", "", status="queued", hours_ago=1.5), run(5, "perf_b", "", status="queued",
+                                                                         hours_ago=0.5)]
     assert kinds(current_notices(facts([report("perf_a"), report("perf_b")], waiting), NOW)) == [
         ("host-unreachable", "mini")]
     assert kinds(current_notices(facts([report("perf_m", errors=2, supersedes=("perf_x",))]), NOW)) == [

@@ -3,7 +3,7 @@ with no write when nothing changed, found again after a lost database; its boxes
 out) and by readers (refused, unticked); notices told exactly once across restarts."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import delete
@@ -162,7 +162,7 @@ def test_closing_as_not_reproduced_from_the_dashboard_is_the_commands_override(w
 
 def test_notices_are_told_once_with_mentions_across_restarts(world, github, database, tmp_path):
     services, *_ = world
-    later = datetime.now(timezone.utc) + timedelta(days=4)
+    later = datetime.now(UTC) + timedelta(days=4)
     services.lead.refresh_dashboard(REPO, now=later)
     [stuck] = comments(github, f"<!-- perfbot:notice stuck-no-root-cause {STUCK} -->")
     assert stuck.splitlines()[1].startswith("@lead @ana: 🚧 **Report stuck without a root cause**")
@@ -230,7 +230,7 @@ def test_a_closed_dashboard_is_reopened_and_a_title_edit_ticks_nothing(world, gi
 
 
 def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(world, github, database):
-    services, worker, queue, _ = world
+    services, worker, _queue, _ = world
     services.lead.refresh_dashboard(REPO)
     assert worker.run_once()  # bench run 1, the fix branch's verification the sync queued, measured for real
     [run] = bench_store.runs_for(database, SLUG, full_name=REPO)

@@ -1,10 +1,11 @@
-"""The mermaid perfbot writes for GitHub, read back as numbers for the dashboard to draw (core/lead/mermaid_charts.py)."""
+"""The mermaid perfbot writes for GitHub, read back as numbers for the dashboard to draw
+(core/lead/mermaid_charts.py)."""
 from __future__ import annotations
 
 import pytest
 
-from bot.core.verify import bench_view
 from bot.core.lead.mermaid_charts import PieChart, XYChart, parse
+from bot.core.verify import bench_view
 from tests.lead.test_dashboard_data import _side, digest_body
 
 

@@ -6,15 +6,15 @@ import hashlib
 import hmac
 import json
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from flask import Flask, request
 
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.lead import notice_store
 from tests.bench_project import CONFIG
-from tests.servers import serving
 from tests.lead.test_lead_dashboard import NOTIFY, REPO, STUCK, world  # noqa: F401  (the same repository and double)
+from tests.servers import serving
 
 SECRET = "correct horse battery staple"
 
@@ -47,13 +47,14 @@ def drain(worker, queue, now: datetime) -> None:
         worker._process(claimed)
 
 
-def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(world, database, monkeypatch):  # noqa: F811
+def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(world, database, monkeypatch):
     services, worker, queue, remote = world
     bench_store.request_cancel(database, 1)  # the fix's queued verification is not what this test is about
     monkeypatch.setenv("PERFBOT_NOTIFY_SECRET", SECRET)
     app, got, state = receiver(outages=1)
     with serving(app) as url:
-        remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3", f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
+        remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3",
+                                                              f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
         remote.commit("notices go to chat too")
         services.lead.refresh_dashboard(REPO)
         queued = [d for d in queue.listing() if d["event"] == "perfbot.notify"]
@@ -63,9 +64,9 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
         assert len(got) == 1  # the receiver was down for the first one
         [retrying] = [d for d in queue.listing() if d["event"] == "perfbot.notify" and d["status"] == "pending"]
         assert retrying["attempts"] == 1 and "503" in (queue.get(retrying["id"])["error"] or "")
-        drain(worker, queue, datetime.now(timezone.utc) + timedelta(hours=1))
+        drain(worker, queue, datetime.now(UTC) + timedelta(hours=1))
         services.lead.refresh_dashboard(REPO)  # nothing new: nothing queued again
-        drain(worker, queue, datetime.now(timezone.utc) + timedelta(hours=2))
+        drain(worker, queue, datetime.now(UTC) + timedelta(hours=2))
     assert state["bad"] == 0
     assert sorted(n["kind"] for _, n in got) == ["milestone-met", "stuck-no-root-cause"]
     stuck = next(n for _, n in got if n["kind"] == "stuck-no-root-cause")

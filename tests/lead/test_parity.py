@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.parity.check import check_change, check_files
 from bot.core.config import ConfigFileError, parse_repo_config
+from bot.core.parity.check import check_change, check_files
 
 NAMES = """
 [parity.names]
@@ -71,7 +71,7 @@ def test_a_missing_twin_names_the_lonely_block_and_how_to_pair_it():
     assert finding.rule == "missing-twin"
     assert finding.message.startswith("CUDA block `reduce` (gpu/k.h:2-2) has no Metal twin in this file")
     assert "`// @metal reduce`" in finding.message
-    assert [(l.path, l.line) for l in finding.locations] == [("gpu/k.h", 2)]
+    assert [(loc.path, loc.line) for loc in finding.locations] == [("gpu/k.h", 2)]
 
 
 def test_a_drifted_twin_names_both_blocks_and_the_first_difference():
@@ -81,8 +81,9 @@ def test_a_drifted_twin_names_both_blocks_and_the_first_difference():
     assert "Metal block `vector_add` (gpu/k.h:3-9)" in finding.message
     assert "CUDA block `vector_add` (gpu/k.h:12-19)" in finding.message
     assert "first differ at gpu/k.h:8 (Metal) / gpu/k.h:18 (CUDA)" in finding.message
-    assert "Metal has call `threadgroup_barrier` (mapped to `__syncthreads`) where CUDA has loop `for`" in finding.message
-    assert [l.line for l in finding.locations] == [8, 18]
+    assert ("Metal has call `threadgroup_barrier` (mapped to `__syncthreads`) where CUDA has loop `for`"
+            in finding.message)
+    assert [loc.line for loc in finding.locations] == [8, 18]
 
 
 def test_the_name_mapping_is_what_makes_twins_agree():
@@ -104,7 +105,7 @@ def test_a_change_to_one_twin_only_is_flagged_with_both_locations():
     [finding] = report.findings
     assert finding.rule == "one-sided-change"
     assert "edits the CUDA block `vector_add` (gpu/k.h:12-19) but not its Metal twin (gpu/k.h:3-9)" in finding.message
-    assert [l.line for l in finding.locations] == [12, 3]
+    assert [loc.line for loc in finding.locations] == [12, 3]
     both = marked(cuda_body=CUDA_ADD.replace("i < 64", "i < 32")).replace("if (i < 64)", "if (i < 32)")
     assert check_change({"gpu/k.h": base}, {"gpu/k.h": both}, config()).findings == ()
     comment_only = base.replace("#pragma once", "#pragma once\n// a note")
@@ -119,7 +120,8 @@ def test_a_pair_renamed_on_both_sides_is_fine_but_one_side_renamed_is_a_missing_
         ("missing-twin", "Metal block `vec_add`"), ("missing-twin", "CUDA block `vector_add`")]
     prefixed = METAL_ADD.format(name="metal_add") + CUDA_ADD.format(name="cuda_add")
     renamed = METAL_ADD.format(name="metal_sum") + CUDA_ADD.format(name="cuda_add")
-    assert check_change({"gpu/k.h": prefixed}, {"gpu/k.h": renamed}, config("prefix")).findings[0].rule == "missing-twin"
+    assert check_change({"gpu/k.h": prefixed}, {"gpu/k.h": renamed},
+                        config("prefix")).findings[0].rule == "missing-twin"
 
 
 def test_two_blocks_of_one_name_and_a_marker_without_a_name_are_findings():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -12,8 +12,8 @@ import handlers
 from bot.adapters.local_issues import FileIssues
 from bot.services.worker import Event
 from tests.gitrepo import RepoBuilder
-from tests.npm_fixtures import webhook_examples
 from tests.lead.test_parity import CUDA_ADD, NAMES, marked
+from tests.npm_fixtures import webhook_examples
 
 REPO, APP_ID, INSTALLATION_ID = "team/gpu", 4242, 77
 CONFIG = '[parity]\nfiles = ["runtime/gpu/*.h"]\n' + NAMES
@@ -47,8 +47,8 @@ def app_bot(github, database, tmp_path, app_key: str | None = None):
     from bot.adapters.github.issues import GitHubIssues
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
-    from bot.services.usecases import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.usecases import BotServices, RepoSource
 
     github.use_git_remotes(tmp_path / "remotes")
     auth = {"github_app_id": str(APP_ID), "github_private_key": app_key} if app_key else {"github_token": github.token}
@@ -56,7 +56,8 @@ def app_bot(github, database, tmp_path, app_key: str | None = None):
                         github_request_interval=0, github_write_interval=0, **auth)
     clients = GitHubClients(settings)
     clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
-    services = BotServices(database, lambda name, inst: GitHubIssues(clients.for_installation(inst), name, clients.own_login),
+    services = BotServices(database, lambda name, inst: GitHubIssues(clients.for_installation(inst), name,
+                                                                     clients.own_login),
                            RepoSource(fetch=lambda name, _inst: clones.fetch(name)), bot_login="perfbot[bot]",
                            fixes=FixFlow(database, DeliveryQueue(database).enqueue))
     try:
@@ -173,7 +174,8 @@ def local_services(database, tmp_path, path):
     from bot.services.usecases import BotServices, RepoSource
 
     folder = tmp_path / "local-github"
-    services = BotServices(database, lambda name, inst: FileIssues(folder), RepoSource(local={local_full_name(path): path}),
+    services = BotServices(database, lambda name, inst: FileIssues(folder),
+                           RepoSource(local={local_full_name(path): path}),
                            bot_login="perfbot")
     return services, local_full_name(path), folder
 
@@ -210,16 +212,16 @@ def test_a_one_sided_edit_in_a_renamed_file_is_still_compared_with_the_old_file(
 
 
 def test_the_digest_lists_parity_problems_on_the_default_branch(remote, database, tmp_path):
-    repo, heads = remote
+    repo, _heads = remote
     repo.write(KERNELS, marked("vector_add", "vector_sum")).commit("kernels: rename the CUDA side only")
     services, key, folder = local_services(database, tmp_path, repo.root)
     services.reports.sync_and_mirror(key, None, None)
-    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     section = body[body.index("## Parity on the default branch (2)"):]
     assert "| missing-twin | `runtime/gpu/kernels.h:3` | Metal block `vector_add` (runtime/gpu/kernels.h:3-9) " \
            "has no CUDA twin in this file" in section
     assert "| missing-twin | `runtime/gpu/kernels.h:12` | CUDA block `vector_sum`" in section
-    posted = services.lead.post_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    posted = services.lead.post_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     assert "CUDA block `vector_sum`" in (folder / f"{posted['issue']}.md").read_text()
 
 
@@ -230,5 +232,5 @@ def test_without_a_parity_section_the_guard_is_off_and_the_digest_says_so(databa
     services.reports.sync_and_mirror(key, None, None)
     state = json.loads((folder / "issues.json").read_text()) if (folder / "issues.json").exists() else {}
     assert "statuses" not in state
-    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    body = services.lead.preview_digest(key, None, datetime(2026, 12, 1, tzinfo=UTC))
     assert "No `[parity]` section in `.perfbot.toml`" in body

@@ -16,7 +16,8 @@ def rules_for(text: str) -> set[str]:
 
 
 def test_shapes_see_functions_recursion_and_constants():
-    program = language_shape("def mask():\n  return 255\ndef go(n):\n  if n == 0:\n    return 0\n  else:\n    return go(n - 1)\n")
+    program = language_shape("def mask():\n  return 255\ndef go(n):\n  if n == 0:\n    return 0\n  else:\n    return "
+                             "go(n - 1)\n")
     assert program.functions == {"mask", "go"} and program.recursive == {"go"} and program.constants == {"mask"}
     translation = c_shape("#include <stdio.h>\nstatic int go(int n) { while (n) n--; return 0; }\n"
                           "int main(void) { printf(\"%d\\n\", go(3)); return 0; }\n")
@@ -39,7 +40,8 @@ def test_a_loop_in_c_for_a_recursion_in_the_language_is_not_one_to_one():
 
 def test_a_missing_counterpart_function_is_named():
     text = canonical_report("perf_audit").replace("def main():\n  return sum(20, 0)",
-                                                  "def helper(x):\n  return x\ndef main():\n  return helper(sum(20, 0))")
+                                                  "def helper(x):\n  return x\n"
+                                                  "def main():\n  return helper(sum(20, 0))")
     findings = audit(parse(PATH, text.encode()).record, PATH)
     assert [f.rule for f in findings] == ["audit-c-functions"] and "helper" in findings[0].message
 
@@ -61,7 +63,8 @@ def test_a_ratio_needs_two_timed_runs(rows, expected):
 
 
 def test_every_rule_has_an_id_and_a_summary():
-    assert [rule for rule, _ in RULES] == ["audit-c-functions", "audit-c-recursion", "audit-repro-size", "audit-numbers"]
+    assert [rule for rule, _ in RULES] == ["audit-c-functions", "audit-c-recursion", "audit-repro-size",
+                                           "audit-numbers"]
 
 
 def test_a_par_claim_about_unmeasured_threads():

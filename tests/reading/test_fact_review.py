@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from bot.adapters.fact_reader import FACTS_PROMPT_VERSION
 from bot.adapters.git import GitRepository
 from bot.adapters.reviewer_agent import AgentReviewer
-from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.adapters.store.models import Record, Revision
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.cli import main
 from bot.core.reports.agent_facts import FACTS_SCHEMA, FACTS_TOOL
 from bot.core.reports.parse import parse
@@ -140,7 +140,7 @@ def test_a_schema_breaking_answer_is_retried_once_then_ignored(anthropic_api, da
     reviewed = review.review(parsed(PROSE_ONLY), PROSE_ONLY)
     assert reviewed.result.record == record and reviewed.result.record.ratio is None  # nothing acted on
     assert "does not fit the schema" in reviewed.problem and reviewed.asked
-    first, retry = fact_requests(anthropic_api)
+    _first, retry = fact_requests(anthropic_api)
     feedback = retry.json["messages"][-1]["content"][0]
     assert feedback["is_error"] is True and "'line' is a required property" in feedback["content"]
     # The failed answer is cached too: a fresh process asks nothing about the same content.

@@ -1,7 +1,6 @@
 """The mirror through real PyGithub against the local GitHub double (checked against GitHub's OpenAPI)."""
 from __future__ import annotations
 
-
 import pytest
 from github import GithubException
 
@@ -39,7 +38,7 @@ def sync_and_mirror(database, builder, tracker):
 def issues(double) -> dict:
     with double.state.lock:
         repo = double.state.repo(*REPO.split("/"))
-        return {n: (i.title, i.state, i.state_reason, sorted(l.name for l in i.labels), i.body)
+        return {n: (i.title, i.state, i.state_reason, sorted(label.name for label in i.labels), i.body)
                 for n, i in repo.issues.items()}
 
 
@@ -71,7 +70,7 @@ def test_edits_and_merges_update_in_place(database, git_repo, tracker, github):
     assert len(comments(github, 1)) == 1 and "clean now" in comments(github, 1)[0]
     git_repo.delete(A).write(C, canonical_report("perf_c", supersedes=("perf_a",))).commit("merge")
     sync_and_mirror(database, git_repo, tracker)
-    title, state, reason, labels, _ = issues(github)[1]
+    _title, state, reason, labels, _ = issues(github)[1]
     assert (state, reason) == ("closed", "duplicate") and "state: merged" in labels
     assert any("Duplicate of #2" in c for c in comments(github, 1))
 

@@ -15,7 +15,8 @@ from tests.reports import canonical_report
 PATH = "devs/issues/perf_example.md"
 SPEC_RULES = {
     "empty": "error", "encoding": "error", "front-matter": "error", "front-matter-key": "warning",
-    "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "file-name": "error", "title-missing": "warning",
+    "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "file-name": "error",
+    "title-missing": "warning",
     "track-missing": "error", "backend-missing": "error", "threads-missing": "error", "ratio-missing": "error",
     "seq-within-tolerance": "error", "reference-within-factor": "error", "ratio-mismatch": "error",
     "ratio-unsure": "warning", "context-missing": "warning",
@@ -41,7 +42,8 @@ PAR = canonical_report(track="par", backend="c", threads=8, ratio=4.0)
 NO_FACTS = "# Title\n\n## Context\n\nSomething is slow.\n\n## Root cause\n\nunknown\n\n## Fix\n\nunknown\n"
 LONG_PROSE = " ".join(["word"] * 600)
 METAL_BEHIND_ONE_CPU_THREAD = edit(
-    drop_table(canonical_report(track="par", backend="metal")), ("track: par\nbackend: metal\nthreads: 1\nratio: 3.4\n", ""),
+    drop_table(canonical_report(track="par", backend="metal")), ("track: par\nbackend: metal\nthreads: 1\nratio: 3.4\n",
+                                                                 ""),
     ("## Measurements\n", "## Measurements\n\n| run | time (s) |\n| --- | --- |\n| bend CPU -T1 | 0.40 |\n"
                           "| bend Metal | 0.76 |\n| C (gcc -O2) | 0.30 |\n"),
     ("# Nested", "# Metal behind one thread: nested"),
@@ -49,7 +51,8 @@ METAL_BEHIND_ONE_CPU_THREAD = edit(
 
 # Compared with the runtime at v1 instead of C: head 0.8 s, v1 0.5 s, ratio 1.6.
 REFERENCE = edit(canonical_report(ratio=1.6), ("fix: unknown", "reference: runtime@v1\nfix: unknown"),
-                 ("| bend | 0.8000 s", "| runtime HEAD | 0.8000 s"), ("| C (gcc -O2) | 0.5000 s", "| runtime @v1 | 0.5000 s"))
+                 ("| bend | 0.8000 s", "| runtime HEAD | 0.8000 s"), ("| C (gcc -O2) | 0.5000 s",
+                                                                      "| runtime @v1 | 0.5000 s"))
 # The claim is about T12; the table times T1 and T8 only.
 PAR_UNTIMED_CLAIM = edit(PAR, ("threads: 8", "threads: 12"), ("ratio: 4.0", "ratio: 7.0"))
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.reports.agent_facts import missing_facts
 from bot.core.lint.rules import lint_bytes
+from bot.core.reports.agent_facts import missing_facts
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
-from tests.reports import canonical_report
 from tests.reading.test_lint import edit
+from tests.reports import canonical_report
 
 FORMAT = Path(__file__).resolve().parents[2] / "devs" / "ISSUE_FORMAT.md"
 EXAMPLES = re.findall(r"^````markdown\n(.*?)^````$", FORMAT.read_text(encoding="utf-8"), re.S | re.M)

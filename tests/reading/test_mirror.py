@@ -110,7 +110,8 @@ def test_a_lost_database_finds_the_issues_again_by_their_markers(database, git_r
 
 
 def test_a_record_with_a_fix_is_labelled_so(database, git_repo, tracker):
-    git_repo.write(A, canonical_report("perf_a", fix="fix/perf_a-unbox")).write(B, canonical_report("perf_b")).commit("two")
+    git_repo.write(A, canonical_report("perf_a", fix="fix/perf_a-unbox")).write(B, canonical_report("perf_b"))
+    git_repo.commit("two")
     sync_and_mirror(database, git_repo, tracker)
     labels = {i["title"].split(":")[0]: i["labels"] for i in issues_of(tracker).values()}
     assert "has fix" in labels["perf_a"] and "has fix" not in labels["perf_b"]

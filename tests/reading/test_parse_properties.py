@@ -5,7 +5,6 @@ import os
 import time
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

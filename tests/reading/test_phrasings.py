@@ -31,7 +31,8 @@ def record(text: str):
     ("It reaches only 3.8× at T8.", 2.11, 8, "ratio 2.11 derived from line 3: 'only 3.8× at T8' (8 / 3.8)"),
     ("8 threads give only 2.9x.", 2.76, 8, "'8 threads give only 2.9x' (8 / 2.9)"),
     ("T1 0.214 s, T10 0.031 s.", 1.45, 10, "'T1 0.214 s' and 'T10 0.031 s'"),
-    ("Scaling is poor: ratio 12 / 4.0 = 3.0 at 12 threads.", 3.0, 12, "ratio 3 derived from line 3: 'ratio 12 / 4.0 = 3.0'"),
+    ("Scaling is poor: ratio 12 / 4.0 = 3.0 at 12 threads.", 3.0, 12,
+     "ratio 3 derived from line 3: 'ratio 12 / 4.0 = 3.0'"),
     ("Parallel speedup 5.1x with -T16.", 3.14, 16, "(16 / 5.1)"),
 ])
 def test_par_claims_in_prose_become_a_ratio_that_says_where_it_came_from(sentence, ratio, threads, derived):
@@ -65,7 +66,8 @@ def test_a_commit_subject_line_is_the_title():
 
 @pytest.mark.parametrize("header, rows, ratio, threads", [
     ("| | T1 | T2 | T8 |", ["| bend (s) | 4.0 | 2.1 | 1.0 |"], 2.0, 8),
-    ("| threads | 1 | 2 | 4 | 6 |", ["| bend time (s) | 7.84 | 4.10 | 3.27 | 2.70 |", "| speedup | 1 | 1.9 | 2.4 | 2.9 |"],
+    ("| threads | 1 | 2 | 4 | 6 |", ["| bend time (s) | 7.84 | 4.10 | 3.27 | 2.70 |",
+                                     "| speedup | 1 | 1.9 | 2.4 | 2.9 |"],
      2.07, 6),
     ("| threads | bend (s) | C pthreads (s) |", ["| 1 | 6.0 | 0.2 |", "| 12 | 1.5 | 0.02 |"], 3.0, 12),
     ("| run | time |", ["| bend -T1 | 900 ms |", "| bend -T8 | 300 ms |"], 2.67, 8),
@@ -80,7 +82,8 @@ def test_par_tables_in_every_orientation(header, rows, ratio, threads):
 
 
 def test_a_stated_ratio_matching_one_build_of_several_is_no_mismatch():
-    table = ("| implementation | time (s) |\n| --- | --- |\n| bend (gcc build) | 0.90 |\n| bend (clang build) | 0.60 |\n"
+    table = ("| implementation | time (s) |\n| --- | --- |\n| bend (gcc build) | 0.90 |\n| bend (clang build) | 0.60 "
+             "|\n"
              "| C (gcc -O2) | 0.10 |\n| C (clang -O2) | 0.09 |\n")
     text = f"# Builds\n\nSEQ · box\n\nWith gcc the language is 9.0x slower than C.\n\n## Measurements\n\n{table}"
     facts = record(text)
@@ -153,7 +156,8 @@ def test_next_steps_is_where_a_findings_style_report_puts_its_fix():
     assert section_of_heading("Next steps") == "fix" and section_of_heading("Findings") is None
 
 
-@pytest.mark.parametrize("lead, section", [("**Why?** The steal", "root_cause"), ("**Cause.** A lazy dup", "root_cause"),
+@pytest.mark.parametrize("lead, section", [("**Why?** The steal", "root_cause"), ("**Cause.** A lazy dup",
+                                                                                  "root_cause"),
                                            ("**Next steps / fix.** Unknown.", "fix"), ("**Fix?** Unknown.", "fix")])
 def test_a_bold_lead_in_ending_in_a_question_or_full_stop_is_a_label(lead, section):
     assert record(f"# T\n\n{lead}\n").section(section) is not None

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -187,7 +187,7 @@ def delivery_rows(db: Database) -> dict[str, Delivery]:
 
 
 def utc_hour() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d%H")
+    return datetime.now(UTC).strftime("%Y%m%d%H")
 
 
 def scheduled(rows: dict[str, Delivery]) -> list[Delivery]:

@@ -13,7 +13,8 @@ def scanned(text: str):
 
 
 def test_lines_of_non_ascii_text_keep_their_numbers():
-    document = scanned("# Über Ärger 🚀\n\nZürich ±2× café\nstill the same paragraph\n\n## Root cause\n\nRoot cause: ü\n")
+    document = scanned("# Über Ärger 🚀\n\nZürich ±2× café\nstill the same paragraph\n\n"
+                       "## Root cause\n\nRoot cause: ü\n")
     assert [(h.index, h.text) for h in document.headings] == [(0, "Über Ärger 🚀"), (5, "Root cause")]
     assert (3, "Zürich ±2× café still the same paragraph") in document.prose
     assert [(label.index, label.section) for label in document.labels] == [(7, "root_cause")]

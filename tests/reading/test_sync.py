@@ -7,7 +7,6 @@ from sqlalchemy import select
 import bot.services.reports.sync as sync_service
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
-from bot.services.reports.sync import sync
 from tests.gitrepo import sync_repo
 from tests.reports import canonical_report
 
@@ -186,10 +185,12 @@ def test_a_rewritten_history_is_synced_from_what_was_seen_to_what_is_there(datab
     git_repo.write(B, canonical_report("perf_b")).commit("add b")
     run_sync(database, git_repo)
     git_repo.repo.head.reset(base, index=True, working_tree=True)
-    git_repo.write(C, canonical_report("perf_c", track="par", backend="metal", threads=64, ratio=9.0)).commit("force-push")
+    git_repo.write(C, canonical_report("perf_c", track="par", backend="metal", threads=64,
+                                       ratio=9.0)).commit("force-push")
     summary = run_sync(database, git_repo)
     assert summary.mode == "rewritten"
-    assert {s: r.state for s, r in records(database).items()} == {"perf_a": "open", "perf_b": "deleted", "perf_c": "open"}
+    assert {s: r.state for s, r in records(database).items()} == {"perf_a": "open", "perf_b": "deleted",
+                                                                  "perf_c": "open"}
 
 
 def test_sync_to_an_explicit_ref_and_bad_refs(database, git_repo):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from markdown_it import MarkdownIt
@@ -64,7 +64,7 @@ def deliver(runtime, url: str, event: str, payload: dict, delivery: str | None =
     while True:
         with runtime.db.session() as session:
             session.execute(update(Delivery).where(Delivery.event == "perfbot.verify").values(
-                next_attempt_at=datetime.now(timezone.utc) + timedelta(days=1)))
+                next_attempt_at=datetime.now(UTC) + timedelta(days=1)))
         if not runtime.workers[0].run_once():
             break
 
@@ -171,7 +171,8 @@ def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, gi
         event.pop("installation", None)
         deliver(runtime, url, "pull_request", event)
         pulls.append(pull)
-    fix_runs = [r for r in bench_store.runs_for(database, SLUG, full_name=REPO) if r["head"] == heads["fix/perf_boxed_sum"]]
+    fix_runs = [r for r in bench_store.runs_for(database, SLUG,
+                                                full_name=REPO) if r["head"] == heads["fix/perf_boxed_sum"]]
     assert [(r["purpose"], r["pr"]) for r in fix_runs] == [("fix", pulls[0])]
     verifies = [d["id"] for d in runtime.queue.listing(limit=500) if d["event"] == "perfbot.verify"]
     assert sorted(verifies) == sorted(f"bench-{r['id']}" for r in bench_store.runs_for(database, SLUG, full_name=REPO))

@@ -9,10 +9,31 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.commands import (ALIASES, MAX_COMMANDS, VERBS, CommandSyntaxError, Invocation, find_commands,
-                               help_text, new_commands)
-from bot.core.commands.verbs import (Attach, Bisect, Cancel, Close, Detach, Digest, Dup, Help, Merge, NotDup,
-                                    Reopen, Status, Verify)
+from bot.core.commands import (
+    ALIASES,
+    MAX_COMMANDS,
+    VERBS,
+    CommandSyntaxError,
+    Invocation,
+    find_commands,
+    help_text,
+    new_commands,
+)
+from bot.core.commands.verbs import (
+    Attach,
+    Bisect,
+    Cancel,
+    Close,
+    Detach,
+    Digest,
+    Dup,
+    Help,
+    Merge,
+    NotDup,
+    Reopen,
+    Status,
+    Verify,
+)
 from bot.errors import UserError
 
 PACKAGE = Path(__file__).resolve().parents[2] / "bot" / "core" / "commands"

@@ -54,7 +54,8 @@ def say(github, services, number: int, body: str, user: str, *, review: bool = F
         payload["pull_request"]["number"] = number
     else:
         payload["issue"]["number"] = number
-        payload["issue"]["pull_request"] = {"url": f"{github.url}/repos/{REPO}/pulls/{number}"} if number == PULL else None
+        payload["issue"]["pull_request"] = ({"url": f"{github.url}/repos/{REPO}/pulls/{number}"}
+                                            if number == PULL else None)
     if edited_from is not None:
         payload["changes"] = {"body": {"from": edited_from}}
     payload.pop("installation", None)
@@ -87,7 +88,7 @@ def test_help_and_status_are_open_to_everyone_and_the_comment_gets_eyes(world, g
 
 @pytest.mark.parametrize("user", ["rita", "nobody"])
 def test_every_state_changing_verb_is_refused_without_write_access(world, github, database, user):
-    services, worker, queue, _ = world
+    services, worker, _queue, _ = world
     body = "\n".join([f"/perf verify {SLUG}", f"/perf attach {SLUG}", f"/perf detach {SLUG}",
                       f"/perf dup {OTHER} of {SLUG}", f"/perf not-dup {SLUG} {OTHER}", f"/perf merge {SLUG} {OTHER}",
                       f'/perf close {OTHER} reason="dup"', f"/perf reopen {OTHER}", "/perf digest", "/perf cancel"])
@@ -101,7 +102,7 @@ def test_every_state_changing_verb_is_refused_without_write_access(world, github
 
 @pytest.mark.parametrize("user", ["alice", "wendy"])
 def test_verify_on_a_pr_queues_a_run_whose_answer_follows_it_to_the_verdict(world, github, database, user):
-    services, worker, queue, heads = world
+    services, worker, _queue, _heads = world
     comment_id, text = say(github, services, PULL, f"Please measure.\n/perf verify {SLUG} samples=30", user)
     assert "⏳ bench run 1 queued" in text
     [fix] = fix_store.fixes_for(database, REPO, SLUG)
@@ -116,7 +117,7 @@ def test_verify_on_a_pr_queues_a_run_whose_answer_follows_it_to_the_verdict(worl
 
 
 def test_attach_detach_cancel_and_an_edit_that_adds_a_command(world, github, database):
-    services, worker, queue, _ = world
+    services, worker, _queue, _ = world
     comment_id, text = say(github, services, PULL, f"/perf attach {SLUG}", "wendy")
     assert f"attached `{BRANCH}` as a fix of `{SLUG}`" in text and "tokens" in text
     body = f"/perf attach {SLUG}\n/perf verify\n/perf cancel"
@@ -163,7 +164,7 @@ def test_bisect_queues_a_bisection_of_a_range_and_says_what_is_wrong_with_a_bad_
 
     from bot.adapters.store.bench import bisect_store
 
-    services, worker, queue, heads = world
+    services, _worker, queue, heads = world
     _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main'][:10]}..main", "rita")
     assert "🚫 `bisect` spends bench time" in text and "@rita has read" in text
     _, text = say(github, services, ISSUE, f"/perf bisect {SLUG}", "wendy")
@@ -204,7 +205,8 @@ def test_malformed_unknown_and_not_yet_available_commands_say_how_to_retry(world
     _, text = say(github, services, ISSUE, "/perf verify samples=lots\n/perf frobnicate\n/perf digest", "wendy")
     assert "(usage: /perf verify [SLUG...] [runner=NAME] [samples=N])" in text
     assert "unknown command 'frobnicate'" in text and "/perf help" in text
-    assert "the weekly digest as it stands now (a preview: nothing was posted)" in text and "<!-- perfbot:digest" in text
+    assert ("the weekly digest as it stands now (a preview: nothing was posted)" in text
+            and "<!-- perfbot:digest" in text)
     _, none = say(github, services, ISSUE, "```\n/perf verify\n```\n> /perf close x", "wendy")
     assert none is None  # code blocks and quotes hold no commands: no answer, no reaction
 

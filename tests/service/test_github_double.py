@@ -59,7 +59,8 @@ def test_issue_lifecycle_with_labels(double):
     assert (again.state, again.state_reason) == ("closed", "not_planned") and again.closed_at is not None
     assert again.closed_by.login == double.login
     again.edit(state="open")
-    assert (repo.get_issue(1).state, repo.get_issue(1).state_reason, repo.get_issue(1).closed_at) == ("open", "reopened", None)
+    assert (repo.get_issue(1).state, repo.get_issue(1).state_reason, repo.get_issue(1).closed_at) == ("open",
+                                                                                                      "reopened", None)
     assert [i.number for i in repo.get_issues(state="open", labels=[repo.get_label("perf")])] == [1]
     assert double.violations == []
 

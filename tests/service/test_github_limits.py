@@ -2,7 +2,7 @@
 installation token is renewed once, and a repository that cannot be fetched fails once with a reason."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import git
 import pytest
@@ -46,7 +46,7 @@ def row(runtime: Runtime, delivery: str) -> dict:
 
 def at(iso: str) -> datetime:
     moment = datetime.fromisoformat(iso)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @pytest.fixture
@@ -65,9 +65,9 @@ def test_a_rate_limit_reschedules_the_delivery_without_holding_the_worker(github
         with serving(runtime.app) as url:
             push(url, head, "limited")
         github.rate_limit_next(retry_after=seconds, status=status, kind=kind)
-        before = datetime.now(timezone.utc)
+        before = datetime.now(UTC)
         assert runtime.workers[0].run_once()
-        after = datetime.now(timezone.utc)
+        after = datetime.now(UTC)
         limited = row(runtime, "limited")
         # Back in the queue, due when GitHub said (Retry-After, or the reset +1 s), and nobody's lease any more.
         assert (limited["status"], limited["attempts"]) == ("pending", 1), limited
@@ -80,7 +80,7 @@ def test_a_rate_limit_reschedules_the_delivery_without_holding_the_worker(github
         assert not runtime.workers[0].run_once()  # not due: nobody takes it early
         with runtime.db.session() as session:  # time passes: the delivery is due now
             session.execute(update(Delivery).where(Delivery.id == "limited")
-                            .values(next_attempt_at=datetime.now(timezone.utc)))
+                            .values(next_attempt_at=datetime.now(UTC)))
         assert runtime.workers[0].run_once()
         assert row(runtime, "limited")["status"] == "done"
         with github.state.lock:

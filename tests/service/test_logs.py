@@ -13,8 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.logs import (MASK, JsonFormatter, Redactor, access_fields, configure_logging, delivery_context,
-                          log_options, secrets_of)
+from bot.app.logs import (
+    MASK,
+    JsonFormatter,
+    Redactor,
+    access_fields,
+    configure_logging,
+    delivery_context,
+    log_options,
+    secrets_of,
+)
 from bot.config import ConfigError, Settings
 
 WEBHOOK_SECRET = "whsec-rotate-me-1234"
@@ -83,7 +91,7 @@ def test_extras_become_fields_and_exceptions_their_text(capture):
 
 def test_no_configured_secret_reaches_the_log_in_messages_arguments_fields_or_tracebacks(capture):
     log = logging.getLogger("perfbot.leaky")
-    log.info("secret in the message: %s" % WEBHOOK_SECRET)
+    log.info(f"secret in the message: {WEBHOOK_SECRET}")
     log.info("secret in the arguments: %s %s", OLD_SECRET, DASHBOARD)
     log.info("key: %s", PRIVATE_KEY, extra={"header": f"Authorization: token {TOKEN}"})
     log.info("payload %s", json.dumps({"key": PRIVATE_KEY}))  # the key's newlines escaped by JSON
@@ -139,9 +147,9 @@ def test_configuring_twice_leaves_one_handler():
     root = logging.getLogger()
     before = list(root.handlers)
     try:
-        configure_logging(None, {}, stream=io.StringIO())
-        configure_logging(None, {}, stream=io.StringIO())
-        assert len([h for h in root.handlers if getattr(h, "_perfbot", False)]) == 1
+        first = configure_logging(None, {}, stream=io.StringIO())
+        second = configure_logging(None, {}, stream=io.StringIO())
+        assert first not in root.handlers and [h for h in root.handlers if type(h) is type(second)] == [second]
     finally:
         root.handlers[:] = before
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -17,12 +17,12 @@ from bot.adapters.store.service_models import BenchRun, Delivery
 from bot.app import create_app
 from bot.app.metrics import Metrics
 from bot.config import Settings
-from bot.core.lint.audit import AuditResult
 from bot.core.dedup.verdicts import Verdict
+from bot.core.lint.audit import AuditResult
 from bot.errors import TransientError
 
 REPO = "team/runtime"
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
 def scrape(app) -> dict[tuple[str, tuple], float]:

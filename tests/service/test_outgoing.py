@@ -7,8 +7,8 @@ from bot.config import Settings
 from bot.core.tracker.outgoing import GITHUB_TEXT_LIMIT, REDACTED, Outgoing, fit, scrub, window
 from bot.services.posting import CleanTracker
 from tests.github_double.routes_common import BODY_LIMIT
-from tests.reports import canonical_report
 from tests.reading.test_github_mirror import REPO, issues, sync_and_mirror, tracker  # noqa: F401  (fixture)
+from tests.reports import canonical_report
 
 
 def test_fit_cuts_at_a_line_closes_an_open_fence_and_says_why():
@@ -35,10 +35,12 @@ def test_settings_name_every_secret_for_the_scrubber(tmp_path):
     key = tmp_path / "id_ed25519"
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
                    "-----END OPENSSH PRIVATE KEY-----\n")
-    settings = Settings(instance_dir=tmp_path, database_url="sqlite://", github_token="ghp_token_value", webhook_secrets=("Tr0ub4dor-x",),
+    settings = Settings(instance_dir=tmp_path, database_url="sqlite://", github_token="ghp_token_value",
+                        webhook_secrets=("Tr0ub4dor-x",),
                         anthropic_api_key="sk-ant-api-key", ssh_key=key)
     secrets = settings.secret_values()
-    assert {"ghp_token_value", "Tr0ub4dor-x", "sk-ant-api-key", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"} <= set(secrets)
+    assert {"ghp_token_value", "Tr0ub4dor-x", "sk-ant-api-key",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"} <= set(secrets)
     assert settings.private_folders()[0] == tmp_path.resolve()
 
 
@@ -58,7 +60,7 @@ def test_what_a_run_prints_is_scrubbed_before_perfbot_reads_it(tmp_path):
     assert result.stdout == f"leaked {REDACTED}\n"
 
 
-def test_a_report_longer_than_an_issue_is_mirrored_shortened_and_blocks_nothing(database, git_repo, tracker,  # noqa: F811
+def test_a_report_longer_than_an_issue_is_mirrored_shortened_and_blocks_nothing(database, git_repo, tracker,
                                                                                   github):
     long = canonical_report("perf_long", extra_prose="A very long context line.\n" * 3_700)
     assert len(long) > 97_000

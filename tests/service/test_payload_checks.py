@@ -34,7 +34,8 @@ def test_every_value_a_handler_checks_is_taken(target, event, n, payload):
         assert commit_sha(payload["after"]) == payload["after"]
     elif event == "pull_request":
         pull = pull_info(payload, repo_full_name(payload))
-        assert (pull.number, pull.head_sha) == (payload["pull_request"]["number"], payload["pull_request"]["head"]["sha"])
+        assert (pull.number, pull.head_sha) == (payload["pull_request"]["number"],
+                                                payload["pull_request"]["head"]["sha"])
     elif event == "workflow_run" and set(REQUIRED_BY_WORKFLOW_RUN) <= set(payload["workflow_run"]):
         assert workflow_run(payload["workflow_run"])["id"] == payload["workflow_run"]["id"]
 

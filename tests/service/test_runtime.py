@@ -105,7 +105,8 @@ def test_bad_settings_are_named(monkeypatch, tmp_path):
 def test_secrets_come_from_files_and_several_rotate(tmp_path):
     secret_file = tmp_path / "secret"
     secret_file.write_text("new-secret\nold-secret\n")
-    settings = Settings.from_env({"PERFBOT_WEBHOOK_SECRET_FILE": str(secret_file), "PERFBOT_INSTANCE_DIR": str(tmp_path)})
+    settings = Settings.from_env({"PERFBOT_WEBHOOK_SECRET_FILE": str(secret_file),
+                                  "PERFBOT_INSTANCE_DIR": str(tmp_path)})
     assert settings.webhook_secrets == ("new-secret", "old-secret")
     assert "new-secret" not in repr(settings)
 
@@ -143,7 +144,8 @@ def test_local_mode_dedup_opens_a_merge_branch_in_the_watched_repository(git_rep
     try:
         runtime.poll_local_repo()
         runtime.workers[0].run_once()
-        git_repo.write("devs/issues/perf_u24_hash.md", report("perf_u24_hash", "u24 hashing boxes values")).commit("new")
+        git_repo.write("devs/issues/perf_u24_hash.md", report("perf_u24_hash",
+                                                              "u24 hashing boxes values")).commit("new")
         runtime.poll_local_repo()
         runtime.workers[0].run_once()
     finally:

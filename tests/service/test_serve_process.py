@@ -21,8 +21,8 @@ from bot.adapters.store.queue import DeliveryQueue
 from tests.gitrepo import RepoBuilder
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report
-from tests.webhooks import post_delivery, sign
 from tests.servers import free_port
+from tests.webhooks import post_delivery, sign
 
 REPO = "team/runtime"
 SECRET = "process-test-secret"

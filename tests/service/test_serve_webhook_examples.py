@@ -59,7 +59,8 @@ def test_every_example_delivery_gets_a_2xx_from_a_running_service(mode, request,
                             "X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
                             "X-Hub-Signature-256": sign(SECRET, body), "Content-Type": "application/json",
                             "User-Agent": "GitHub-Hookshot/test",
-                            "X-GitHub-Hook-Installation-Target-Type": "integration" if mode == "github" else "repository"})
+                            "X-GitHub-Hook-Installation-Target-Type":
+                                "integration" if mode == "github" else "repository"})
                         sent += 1
                         status, answer = expected_answer(event)
                         answered = response.json()
@@ -73,7 +74,8 @@ def test_every_example_delivery_gets_a_2xx_from_a_running_service(mode, request,
         service.stop()
 
     assert sent == sum(len(examples) for events in sets.values() for examples in events.values()) > 700
-    assert wrong == [], f"{len(wrong)} of {sent} deliveries were not answered as docs/service.md says:\n" + "\n".join(wrong)
+    assert wrong == [], (f"{len(wrong)} of {sent} deliveries were not answered as docs/service.md says:\n"
+                         + "\n".join(wrong))
     db = Database(database_url)
     try:
         with db.session() as session:

@@ -1,21 +1,21 @@
 """The store on SQLite and on a real PostgreSQL server: migrations, records, revisions, aliases."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import inspect, select
 
 from bot.adapters.store.engine import Database, StoreError
 from bot.adapters.store.models import Record, Revision
-from bot.adapters.store.service_models import LlmAnswer
 from bot.adapters.store.queries import RecordFilter, find_records, list_records
 from bot.adapters.store.repository import RecordRepository, RevisionInput
+from bot.adapters.store.service_models import LlmAnswer
 from bot.core.reports.history import CommitInfo
 from bot.core.reports.parse import parse
 from tests.reports import canonical_report
 
-WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 COMMIT = CommitInfo("a" * 40, "SEQ agent", "seq@example.invalid", WHEN, "add report")
 
 
@@ -59,10 +59,9 @@ def test_a_revision_is_stored_once_per_record_and_commit(database):
 
 
 def test_a_failed_transaction_writes_nothing(database):
-    with pytest.raises(RuntimeError):
-        with database.session() as session:
-            RecordRepository.open(session, "team/runtime").create("perf_a", "devs/issues/perf_a.md")
-            raise RuntimeError("crash mid-sync")
+    with pytest.raises(RuntimeError), database.session() as session:
+        RecordRepository.open(session, "team/runtime").create("perf_a", "devs/issues/perf_a.md")
+        raise RuntimeError("crash mid-sync")
     with database.session() as session:
         assert session.scalars(select(Record)).all() == []
 
@@ -88,7 +87,8 @@ def test_list_filters_and_sorts_by_ratio(database):
     with database.session() as session:
         rows = list_records(session, RecordFilter())
         assert [r["slug"] for r in rows] == ["perf_big", "perf_mid", "perf_small"]
-        assert [r["slug"] for r in list_records(session, RecordFilter(min_ratio=3.0, sort="slug"))] == ["perf_big", "perf_mid"]
+        assert [r["slug"] for r in list_records(session, RecordFilter(min_ratio=3.0, sort="slug"))] == ["perf_big",
+                                                                                                        "perf_mid"]
         assert list_records(session, RecordFilter(states=("merged",))) == []
 
 
@@ -125,7 +125,7 @@ def test_migration_0013_gives_stored_reference_reports_their_reference(tmp_path)
     url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
     engine = create_engine(url)
     migrate(engine, "0012")
-    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 5, 1, tzinfo=UTC)
     with engine.begin() as c:
         c.execute(text("INSERT INTO repos (id, key) VALUES (1, 'team/runtime')"))
         for n, (slug, front) in enumerate((("perf_ref", "reference: runtime@v1\n"), ("perf_c", "")), start=1):
@@ -138,7 +138,8 @@ def test_migration_0013_gives_stored_reference_reports_their_reference(tmp_path)
     engine.dispose()
     database = Database(url)  # opening migrates to head
     with database.session() as session:
-        rows = {r.slug: (r.reference, list_records(session, RecordFilter(("open",)))) for r in session.scalars(select(Record))}
+        rows = {r.slug: (r.reference, list_records(session,
+                                                   RecordFilter(("open",)))) for r in session.scalars(select(Record))}
     database.dispose()
     assert {slug: reference for slug, (reference, _) in rows.items()} == {"perf_ref": "runtime@v1", "perf_c": None}
     listed = {r["slug"]: r["ratio_kind"] for r in rows["perf_ref"][1]}
@@ -183,8 +184,8 @@ def test_cached_verdicts_are_read_back_by_their_verdict_in_the_query(database):
 def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_url):
     from sqlalchemy import MetaData
 
-    from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, pair_verdicts
     from bot.adapters.store.engine import make_engine, migrate
+    from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, pair_verdicts
     from bot.adapters.store.reviews.llm_cache import LlmAnswerCache, token_totals
     from bot.core.dedup.verdicts import Verdict
 
@@ -237,7 +238,7 @@ def test_migration_0015_moves_the_three_llm_caches_into_one_table_and_back(db_ur
     engine.dispose()
     for rows in back.values():
         for row in rows:  # SQLite hands datetimes back naive
-            row["created_at"] = row["created_at"].replace(tzinfo=row["created_at"].tzinfo or timezone.utc)
+            row["created_at"] = row["created_at"].replace(tzinfo=row["created_at"].tzinfo or UTC)
     assert back == old
 
 

@@ -14,8 +14,13 @@ from bot.adapters.store.queue import DeliveryQueue
 from bot.adapters.store.service_models import Delivery
 from bot.app import create_app
 from bot.config import Settings
-from tests.npm_fixtures import (openapi_webhook_event_names, openapi_webhook_header_examples, webhook_example_sets,
-                                webhook_examples, webhook_schema_event_names)
+from tests.npm_fixtures import (
+    openapi_webhook_event_names,
+    openapi_webhook_header_examples,
+    webhook_example_sets,
+    webhook_examples,
+    webhook_schema_event_names,
+)
 from tests.servers import serving
 from tests.webhooks import post_delivery, sign
 
@@ -46,7 +51,7 @@ def test_every_example_payload_is_stored_once_with_its_facts(service, event):
         assert response.status_code == 202, response.text
     rows = stored(database)
     assert [r.id for r in rows] == [f"{event}-{n}" for n in range(len(examples))]
-    for row, payload in zip(rows, examples):
+    for row, payload in zip(rows, examples, strict=True):
         assert (row.event, row.status, json.loads(row.payload)) == (event, "pending", payload)
         assert row.action == payload.get("action")
         assert row.repo == (payload.get("repository") or {}).get("full_name")
@@ -71,7 +76,7 @@ def test_a_redelivery_is_acknowledged_and_stored_once(service):
 
 
 def test_a_rotated_out_secret_still_verifies_while_listed(service):
-    url, database = service
+    url, _database = service
     assert post_delivery(url, "push", webhook_examples("push")[0], secret=OLD_SECRET).status_code == 202
 
 

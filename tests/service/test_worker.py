@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -21,7 +21,7 @@ from bot.cli import main
 from bot.errors import TransientError
 from bot.services.worker import Worker, backoff_seconds
 
-T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 def new(n: int | str, event: str = "push") -> NewDelivery:
@@ -130,7 +130,7 @@ def test_transient_failures_retry_later_with_their_error_kept(database):
     row = queue.get("d-1")
     assert (row["status"], row["attempts"]) == ("pending", 1) and "502" in row["error"]
     assert queue.claim("w2", 60) is None  # not due yet: backoff
-    later = datetime.now(timezone.utc) + timedelta(hours=2)
+    later = datetime.now(UTC) + timedelta(hours=2)
     claimed = queue.claim("w2", 60, now=later)
     assert claimed is not None and claimed.attempts == 2
     assert queue.finish(claimed) and queue.get("d-1")["status"] == "done"
@@ -223,7 +223,7 @@ def test_a_long_job_keeps_its_lease_alive_while_it_works(database):
 
     def measure(event):  # a bench run: says it may go quiet for 20 minutes (a build), while a rival looks
         event.keep_alive(1200)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         seen.append(queue.claim("rival", 60, now=now + timedelta(seconds=600)))
         return []
 

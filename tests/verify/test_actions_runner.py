@@ -11,7 +11,7 @@ import stat
 import subprocess
 import sys
 import zipfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -41,11 +41,12 @@ def world(github, database, tmp_path):
     github.add_repo(REPO)
     github.add_workflow(REPO, WORKFLOW)
     remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
-    heads["main"] = remote.write(".perfbot.toml", ACTIONS_CONFIG).write("devs/issues/perf_boxed_sum.md", report(counted=False)) \
+    heads["main"] = remote.write(".perfbot.toml", ACTIONS_CONFIG).write("devs/issues/perf_boxed_sum.md",
+                                                                        report(counted=False)) \
         .commit("bench on GitHub Actions: exact outputs")
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
-    with github_bot(github, database, tmp_path) as (services, worker, queue):
+    with github_bot(github, database, tmp_path) as (services, worker, _queue):
         services.reports.sync_and_mirror(REPO, None, None)
         github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                         base_sha=heads["main"], body="Fixes perf_boxed_sum", user="dev")
@@ -133,8 +134,9 @@ def test_a_fix_is_verified_on_github_actions_from_dispatch_to_verdict(world, git
     assert [(s["side"], s["sha"], s["output"]) for s in measured["sides"]] == [
         ("base", fork_point, "4463072"), ("head", heads["fix/perf_boxed_sum"], "4463072")]
     assert measured["error"] is None and all(len(s["language_seconds"]) == len(s["c_seconds"]) == 8
-                                             and min(s["language_seconds"] + s["c_seconds"]) > 0 for s in measured["sides"])
-    for side, ratio in zip(measured["sides"], (4.0, 1.0)):
+                                             and min(s["language_seconds"] + s["c_seconds"]) > 0
+                                             for s in measured["sides"])
+    for side, ratio in zip(measured["sides"], (4.0, 1.0), strict=True):
         side["language_seconds"], side["c_seconds"] = [ratio * 0.01] * 8, [0.01] * 8
     wid = finish(github, services, zipped({"perfbot-samples.json": json.dumps(measured).encode()}))
     run = bench_store.get_run(database, 1)
@@ -161,7 +163,7 @@ def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, d
     run = bench_store.get_run(database, 1)
     wid = github.start_workflow_run(REPO, the_dispatch(github))
     github.complete_workflow_run(REPO, wid, "success", {"perfbot-samples-1": samples(run)})
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     poll = Event("perfbot.actions-poll", None, "actions-poll-202612021600", {}, None, None)
     assert handlers.dispatch(poll, services) == []  # the scheduled job's delivery: under a minute, not asked yet
     assert bench_store.get_run(database, 1)["status"] == "running"
@@ -173,7 +175,7 @@ def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, d
 
 def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancelled(world, github, database):
     _, _, services = world
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     assert services.fixes.poll_actions(now + timedelta(minutes=5), "poll-1") == {REPO: 0}  # queued runs take a while
     assert services.fixes.poll_actions(now + timedelta(minutes=20), "poll-2") == {REPO: 1}
     run = bench_store.get_run(database, 1)
@@ -183,7 +185,7 @@ def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancel
 def test_a_cancelled_dispatched_run_ends_at_the_next_poll(world, github, database):
     _, _, services = world
     assert bench_store.request_cancel(database, 1) == "cancelling"
-    assert services.fixes.poll_actions(datetime.now(timezone.utc) + timedelta(minutes=2), "poll-1") == {REPO: 1}
+    assert services.fixes.poll_actions(datetime.now(UTC) + timedelta(minutes=2), "poll-1") == {REPO: 1}
     run = bench_store.get_run(database, 1)
     assert (run["status"], run["verdict"]) == ("done", "cancelled")
     assert fix_store.open_records(database, REPO)[SLUG].verdict is None  # a stopped run says nothing

@@ -1,14 +1,25 @@
 """Bisection and guard settings as pure functions: every history shape a real bisection meets."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.verify.bisect import BAD, GOOD, RESAMPLE, SKIP, Found, NotBisectable, Probe, Unresolved, mark_of, next_step, \
-    steps_at_most
 from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.lead.notices import NoticeFacts, ReportState, current_notices
+from bot.core.verify.bisect import (
+    BAD,
+    GOOD,
+    RESAMPLE,
+    SKIP,
+    Found,
+    NotBisectable,
+    Probe,
+    Unresolved,
+    mark_of,
+    next_step,
+    steps_at_most,
+)
 
 COMMITS = tuple(f"c{n}" for n in range(9))  # c0 passes (the fix), c8 fails (the guard)
 
@@ -61,7 +72,8 @@ def test_a_step_is_measured_again_once_before_it_is_skipped():
 
 def test_guard_settings_default_on_and_every_bad_value_names_its_line():
     assert parse_repo_config("").guards.after_push and parse_repo_config("").guards.debounce_minutes == 15
-    settings = parse_repo_config('[guards]\nafter_push = false\nschedule = "daily 3:05"\ntimezone = "Europe/Berlin"\n').guards
+    settings = parse_repo_config('[guards]\nafter_push = false\nschedule = "daily 3:05"\n'
+                                 'timezone = "Europe/Berlin"\n').guards
     assert (settings.schedule, settings.timezone, settings.enabled) == ("daily 03:05", "Europe/Berlin", True)
     for text, problem in (('[guards]\n\nschedule = "often"', ':3: guards.schedule: '),
                           ("[guards]\ndebounce_minutes = 2000", ":2: guards.debounce_minutes: "),
@@ -73,7 +85,7 @@ def test_guard_settings_default_on_and_every_bad_value_names_its_line():
 
 
 def test_a_regressed_record_is_a_blocker_notice_until_it_is_fixed_again():
-    now = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 3, tzinfo=UTC)
 
     def notices(state: str):
         facts = NoticeFacts((ReportState("perf_a", state, now, True, 0, ()),), (), frozenset(), ())

@@ -35,7 +35,8 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
     repo, heads, key, queue, tracker, services, worker = world
     services.reports.sync_and_mirror(key, None, None)
     [fix] = fix_store.fixes_for(database, key, SLUG)
-    assert (fix.branch, fix.source, fix.head_sha, fix.state) == ("fix/perf_boxed_sum", "report", heads["fix/perf_boxed_sum"], "open")
+    assert (fix.branch, fix.source, fix.head_sha, fix.state) == ("fix/perf_boxed_sum", "report",
+                                                                 heads["fix/perf_boxed_sum"], "open")
     assert fix.changed_files == 1 and fix.additions > 0 and fix.token_delta < 0  # the fix unboxes: fewer tokens
     assert [d["id"] for d in queue.listing()] == ["bench-1"]
 
@@ -69,7 +70,7 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
 
 
 def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
-    repo, heads, key, queue, tracker, services, worker = world
+    repo, heads, key, _queue, tracker, services, worker = world
     repo.repo.git.checkout("-q", "-b", "fix/perf_boxed_sum-attempt", heads["main"])
     repo.write("runtime.c", NOT_A_FIX).commit("runtime: a change that fixes nothing")
     repo.repo.git.checkout("-q", "main")
@@ -88,10 +89,11 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
 
 
 def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, tmp_path):
-    repo, heads, key, queue, tracker, services, worker = world
+    repo, _heads, key, queue, tracker, services, worker = world
     # The fixed runtime lands on main with the report still claiming 12x: the claim no longer reproduces.
     repo.repo.git.merge("-q", "--no-ff", "-m", "land the runtime fix", "fix/perf_boxed_sum")
-    config = (repo.root / ".perfbot.toml").read_text().replace("[verify]\n", "[verify]\non_open = true\nfixes = false\n")
+    config = (repo.root / ".perfbot.toml").read_text().replace("[verify]\n",
+                                                               "[verify]\non_open = true\nfixes = false\n")
     repo.write(".perfbot.toml", config).commit("verify new reports on open")
     services.reports.sync_and_mirror(key, None, None)
     assert [d["event"] for d in queue.listing()] == ["perfbot.verify"]
@@ -99,7 +101,7 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     [run] = bench_store.runs_for(database, SLUG)
     assert (run["purpose"], run["verdict"], run["base"]) == ("reproduce", "pass", None)
     labels = issue(tracker)["labels"]
-    assert "claim: not reproduced" in labels and not any(l.startswith("verified:") for l in labels)
+    assert "claim: not reproduced" in labels and not any(label.startswith("verified:") for label in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
     from tests.lead.test_dashboard import make_client  # the dashboard ranks it by what was measured, and says so
 
@@ -120,7 +122,7 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
 
 
 def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):
-    repo, heads, key, queue, tracker, services, worker = world
+    _repo, _heads, key, queue, tracker, services, worker = world
 
     class Broken:
         name, kind, host, build_timeout = "local", "local", "here", 60

@@ -3,7 +3,7 @@ perf_x`, verified on the PR head with a comment and a commit status, and closing
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,8 +14,8 @@ from bot.services.lead.digest import make_digest
 from bot.services.worker import Event
 from tests.bench_project import build_project
 from tests.flows import github_bot
-from tests.npm_fixtures import webhook_examples
 from tests.lead.test_dashboard import make_client
+from tests.npm_fixtures import webhook_examples
 
 REPO, SLUG, BRANCH = "team/runtime", "perf_boxed_sum", "unbox-accumulator"
 
@@ -49,7 +49,7 @@ def repo_state(github):
 
 
 def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(world, github, database, tmp_path):
-    remote, heads, services, worker, queue = world
+    remote, heads, services, worker, _queue = world
     github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                     base_sha=heads["main"], body="Fixes perf_boxed_sum", user="dev")
     assert handlers.dispatch(pull_event(github, heads, "opened"), services) == []
@@ -76,7 +76,7 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     # The same words on the dashboard and in the digest; before the merge the fix only passes on its branch.
     page = make_client(database, tmp_path).get(f"/dashboard/runs/{run['id']}").get_data(as_text=True)
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed' in page
-    week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(timezone.utc))[1]  # noqa: E731
+    week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(UTC))[1]  # noqa: E731
     assert "## Verified fixes (0)" in week() and "## Fixes that pass on their branch, not merged yet (1)" in week()
 
     assert handlers.dispatch(pull_event(github, heads, "synchronize"), services) == []
@@ -94,14 +94,14 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
 
 
 def test_a_fork_pr_is_attached_but_never_benchmarked_unasked(world, github, database):
-    _, heads, services, worker, queue = world
+    _, heads, services, worker, _queue = world
     assert handlers.dispatch(pull_event(github, heads, "opened", fork=True), services) == []
     assert [f.pr_number for f in fix_store.fixes_for(database, REPO, SLUG)] == [2]
     assert not worker.run_once() and bench_store.runs_for(database, SLUG) == []
 
 
 def test_a_merged_pr_without_a_passing_verdict_closes_nothing(world, github, database):
-    _, heads, services, worker, queue = world
+    _, heads, services, worker, _queue = world
     assert handlers.dispatch(pull_event(github, heads, "closed", merged=True), services) == []
     with github.state.lock:
         issue = repo_state(github).issues[1]
@@ -112,7 +112,7 @@ def test_a_merged_pr_without_a_passing_verdict_closes_nothing(world, github, dat
 
 
 def test_a_hostile_branch_name_is_refused_with_its_reason(world, github, database):
-    _, heads, services, worker, queue = world
+    _, heads, services, _worker, _queue = world
     failures = handlers.dispatch(pull_event(github, heads, "opened", branch="fix/perf_x;rm -rf ~"), services)
     assert len(failures) == 1
     assert str(failures[0][1]) == "PR #2: the head branch 'fix/perf_x;rm -rf ~' is refused: it contains a space"

@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.errors import UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.verify import verify
@@ -80,7 +80,7 @@ def test_gpu_settings_and_the_mode_fact_are_checked():
 
     with pytest.raises(ConfigFileError, match="needs run"):
         parse_repo_config('[gpu]\nauto = ["./r", "{file}"]\n')
-    with pytest.raises(ConfigFileError, match="gpu.min_speedup"):
+    with pytest.raises(ConfigFileError, match=r"gpu.min_speedup"):
         parse_repo_config('[gpu]\nrun = ["./r"]\nmin_speedup = 0\n')
     text = REPORTS[AUTO].replace("mode: auto", "mode: sometimes")
     result = parse("devs/issues/perf_x.md", text.encode())

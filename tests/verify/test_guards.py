@@ -4,7 +4,7 @@ it starts names the commit that brought the boxing back. Every step goes through
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -20,7 +20,7 @@ SLUG = "perf_boxed_sum"
 
 @pytest.fixture
 def world(tmp_path, database):
-    repo, heads = build_project(tmp_path / "runtime")
+    repo, _heads = build_project(tmp_path / "runtime")
     config = (repo.root / ".perfbot.toml").read_text() + "\n[guards]\ndebounce_minutes = 0\n"
     repo.write(".perfbot.toml", config).commit("guards measure at once")
     key, queue, tracker, services, worker = local_bot(database, repo.root, tmp_path, lease_seconds=600)
@@ -69,7 +69,7 @@ def fixed_world(world):
 
 
 def test_a_regression_after_a_verified_fix_reopens_the_record_and_bisection_names_the_commit(world, database):
-    repo, key, queue, tracker, services, worker = world
+    repo, key, queue, tracker, _services, worker = world
     merged = fixed_world(world)
 
     repo.write("NOTES.md", "benchmarks live in bench/\n").commit("docs: where the benchmarks live")
@@ -97,7 +97,7 @@ def test_a_regression_after_a_verified_fix_reopens_the_record_and_bisection_name
 
 
 def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, database):
-    repo, key, queue, tracker, services, worker = world
+    repo, key, queue, _tracker, services, worker = world
     fixed_world(world)
     config = (repo.root / ".perfbot.toml").read_text().replace("debounce_minutes = 0", "debounce_minutes = 15")
     repo.write(".perfbot.toml", config).commit("guards wait for pushes to pause")
@@ -108,7 +108,7 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
     waiting = {d["id"]: d for d in queue.listing(("pending",)) if d["event"] == "perfbot.guards"}
     assert len(waiting) == 2
     due = [datetime.fromisoformat(d["next_attempt_at"]) for d in waiting.values()]
-    assert all(timedelta(minutes=14) < when.replace(tzinfo=timezone.utc) - datetime.now(timezone.utc)
+    assert all(timedelta(minutes=14) < when.replace(tzinfo=UTC) - datetime.now(UTC)
                <= timedelta(minutes=15) for when in due)
     assert not worker.run_once()  # nothing is due before the pause
 
@@ -121,13 +121,13 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
 
 
 def test_a_scheduled_guard_check_is_queued_once_per_due_time(world, database):
-    repo, key, queue, tracker, services, worker = world
+    repo, key, queue, _tracker, services, _worker = world
     fixed_world(world)
     config = (repo.root / ".perfbot.toml").read_text().replace("debounce_minutes = 0",
                                                                 'after_push = false\nschedule = "daily 03:00"')
     repo.write(".perfbot.toml", config).commit("guards at night only")
     assert services.guards.after_push(key, repo.repo.head.commit.hexsha, None) is None
-    night = datetime(2026, 12, 3, 3, 10, tzinfo=timezone.utc)
+    night = datetime(2026, 12, 3, 3, 10, tzinfo=UTC)
     first = services.guards.schedule(night)
     assert list(first) == [key] and first[key].endswith("-at-202612030300")
     again = services.guards.schedule(night + timedelta(minutes=15))
@@ -138,7 +138,7 @@ def test_a_scheduled_guard_check_is_queued_once_per_due_time(world, database):
 def test_bisect_refuses_a_range_that_is_not_older_to_newer(world, database):
     from bot.errors import UserError
 
-    repo, key, queue, tracker, services, worker = world
+    repo, key, _queue, _tracker, services, _worker = world
     merged = fixed_world(world)
     newer = repo.write("NOTES.md", "x\n").commit("docs")
     with pytest.raises(UserError, match="not an ancestor"):

@@ -8,11 +8,12 @@ import pytest
 
 from bot.adapters.runners import LocalRunner, contain
 from bot.adapters.store.bench import bench_store
-from bot.core.verify.noise import Quiet, noise
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
+from bot.core.verify.noise import Quiet, noise
 from bot.services.bench.verify import verify
-from tests.bench_project import WALL_CONFIG as CONFIG, build_project, report  # the noise guard reads times
+from tests.bench_project import WALL_CONFIG as CONFIG  # the noise guard reads times
+from tests.bench_project import build_project, report
 from tests.flows import local_bot
 
 
@@ -57,7 +58,7 @@ def test_the_service_measures_a_noisy_run_again_a_bounded_number_of_times(tmp_pa
     config = CONFIG.replace("max_samples = 30", "max_samples = 5").replace("busy_load = 1000", "busy_load = 1.25")
     repo.write(".perfbot.toml", config + "noisy_retries = 1\n")
     repo.commit("one retry on a busy host")
-    key, queue, tracker, services, worker = local_bot(database, repo.root, tmp_path)
+    key, queue, _tracker, services, worker = local_bot(database, repo.root, tmp_path)
     services.reports.sync_and_mirror(key, None, None)
     assert worker.run_once()
     [delivery] = queue.listing()

@@ -113,13 +113,13 @@ def host(tmp_path_factory):
 
 
 def _local(host, **options) -> LocalRunner:
-    base, instance, _, repo, _ = host
+    _base, instance, _, repo, _ = host
     return LocalRunner("local", repo.root, instance / "bench", build=None, **{"memory_mb": 512, "processes": 64,
                                                                              **options})
 
 
 @pytest.fixture(params=["local", "local-fallback", "ssh"])
-def runner(request, host, sshd):  # noqa: F811
+def runner(request, host, sshd):
     """One runner per way perfbot runs code: here with cgroup limits, here with the fallback limits (no
     cgroup: an unprivileged uid, RLIMIT_NPROC in the sandbox's user namespace, RLIMIT_AS), and over ssh."""
     if request.param == "ssh":
@@ -139,7 +139,7 @@ def _built(runner, sha):
 
 
 def test_report_code_reads_nothing_of_the_instance_the_home_or_the_environment(runner, host, monkeypatch):
-    _, instance, secrets, _, sha = host
+    _, _instance, secrets, _, sha = host
     folder = _built(runner, sha)
     paths = [str(p) for p in secrets.values()] + ["/etc/shadow", "/etc/hostname"]
     result = runner.run([str(folder / "hostile"), "read", *paths], folder, 20)

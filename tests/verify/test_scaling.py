@@ -16,7 +16,7 @@ def test_the_counts_are_the_configured_or_the_cores_with_one_and_the_claim():
     assert sweep_counts((1, 2, 4, 8, 12), 64, 6) == (1, 2, 4, 6, 8, 12)
     assert sweep_counts((3, 12), None, 12) == (1, 3, 12)
     assert sweep_counts(None, 3, 2) == (1, 2, 3)
-    assert sweep_counts(None, 12, 16) == tuple(range(1, 13)) + (16,)
+    assert sweep_counts(None, 12, 16) == (*tuple(range(1, 13)), 16)
     assert sweep_counts(None, None, 8) == (1, 8)  # a host that cannot tell: the baseline and the claim
 
 

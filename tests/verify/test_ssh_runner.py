@@ -19,8 +19,8 @@ import pytest
 
 from bot.adapters.runners import LocalRunner, SshOptions, SshRunner, make_runner
 from bot.adapters.runners.base import BuildError
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.errors import TransientError, UserError
 from bot.services.bench.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
@@ -38,7 +38,7 @@ def _runner(server, folder: str, *, repo_path: Path | None = None, known_hosts: 
 
 
 @pytest.fixture(scope="module")
-def project(sshd, tmp_path_factory):  # noqa: F811
+def project(sshd, tmp_path_factory):
     root = tmp_path_factory.mktemp("ssh-project")
     repo, heads = build_project(root / "runtime")
     config = parse_repo_config(CONFIG)
@@ -78,7 +78,7 @@ def test_a_change_that_breaks_the_output_is_caught_not_timed(project):
 
 def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     heads, config, runner, record, _ = project
-    with pytest.raises(BuildError, match="build gcc -O2 -o runtime runtime.c at .* on 127.0.0.1 exited 1"):
+    with pytest.raises(BuildError, match=r"build gcc -O2 -o runtime runtime.c at .* on 127.0.0.1 exited 1"):
         verify(record, config, runner, heads["broken"])
     started = time.monotonic()
     outcome = verify(record, dataclasses.replace(config, timeout_seconds=1), runner, heads["hangs"])
@@ -94,7 +94,7 @@ def test_timing_is_the_programs_own_not_the_ssh_round_trip(project):
     assert result.ok and 0.2 <= result.seconds < min(wall, 1.0)
 
 
-def test_the_remote_folder_is_expanded_by_the_host_not_here(sshd, monkeypatch):  # noqa: F811
+def test_the_remote_folder_is_expanded_by_the_host_not_here(sshd, monkeypatch):
     monkeypatch.setenv("HOME", "/nonexistent-local-home")  # a local expansion would land here
     folder = f"~/.cache/perfbot-test-{uuid.uuid4().hex[:8]}"
     runner = SshRunner("bench", "127.0.0.1", options=SshOptions(sshd.client_key, sshd.known_hosts, sshd.root / "ctl"),
@@ -106,7 +106,7 @@ def test_the_remote_folder_is_expanded_by_the_host_not_here(sshd, monkeypatch): 
         shutil.rmtree(Path(home, folder[2:]), ignore_errors=True)
 
 
-def test_an_unknown_or_changed_host_key_is_refused_with_the_fix(sshd, tmp_path):  # noqa: F811
+def test_an_unknown_or_changed_host_key_is_refused_with_the_fix(sshd, tmp_path):
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     with pytest.raises(UserError) as unknown:
@@ -118,13 +118,13 @@ def test_an_unknown_or_changed_host_key_is_refused_with_the_fix(sshd, tmp_path):
     wrong.write_text(f"[127.0.0.1]:{sshd.port} {' '.join(Path(f'{other}.pub').read_text().split()[:2])}\n")
     with pytest.raises(UserError, match=r"does not match .*ssh-keygen -R '\[127.0.0.1\]:\d+'.*ssh-keyscan"):
         _runner(sshd, "never", known_hosts=wrong, control="ctl-wrong").root()
-    with pytest.raises(UserError, match="no known_hosts file at .*ssh-keyscan"):
+    with pytest.raises(UserError, match=r"no known_hosts file at .*ssh-keyscan"):
         _runner(sshd, "never", known_hosts=tmp_path / "missing", control="ctl-missing").root()
     assert not (sshd.root / "never").exists()  # nothing ran on the host
 
 
-def test_a_refused_connection_is_a_transient_error(sshd):  # noqa: F811
-    with pytest.raises(TransientError, match="cannot reach 127.0.0.1:\\d+ over ssh: .*refused"):
+def test_a_refused_connection_is_a_transient_error(sshd):
+    with pytest.raises(TransientError, match=r"cannot reach 127.0.0.1:\d+ over ssh: .*refused"):
         _runner(sshd, "never", port=free_port(), control="ctl-refused").root()
 
 
@@ -162,7 +162,7 @@ def test_a_run_over_its_memory_limit_is_contained(project):
     assert result.returncode == 3 and not result.timed_out  # malloc refused under the cap, on the host
 
 
-def test_one_benchmark_at_a_time_per_host_even_across_folders(sshd):  # noqa: F811
+def test_one_benchmark_at_a_time_per_host_even_across_folders(sshd):
     first, second = _runner(sshd, "lock-a"), _runner(sshd, "lock-b")
     events: list[str] = []
 
@@ -179,7 +179,7 @@ def test_one_benchmark_at_a_time_per_host_even_across_folders(sshd):  # noqa: F8
     assert events == ["first out", "second in"]
 
 
-def test_a_crashed_holder_frees_the_host(sshd):  # noqa: F811
+def test_a_crashed_holder_frees_the_host(sshd):
     """Another process takes the lock and is killed with SIGKILL: its ssh session ends and the host is free."""
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(sshd.client_key), str(sshd.known_hosts),
                                str(sshd.root / "ctl"), str(sshd.port), str(sshd.root / "lock-c")],
@@ -221,7 +221,7 @@ def short_instance(monkeypatch):
     shutil.rmtree(instance, ignore_errors=True)
 
 
-def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_instance, tmp_path,  # noqa: F811
+def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_instance, tmp_path,
                                                                      monkeypatch):
     from click.testing import CliRunner
 
@@ -242,10 +242,11 @@ def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_
                   repo_path=repo.root, port=sshd.port).close()
     assert result.exit_code == 1, result.output
     data = json.loads(result.output[result.output.index("{"):])
-    assert data["verdict"] == "output_mismatch" and data["runner"] == "bench-ssh" and (sshd.root / "cli" / "worktrees").is_dir()
+    assert (data["verdict"] == "output_mismatch" and data["runner"] == "bench-ssh"
+            and (sshd.root / "cli" / "worktrees").is_dir())
 
 
-def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(sshd, tmp_path):  # noqa: F811
+def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(sshd, tmp_path):
     from bot.adapters.git import GitRepository
     from bot.services.bench.bench_inputs import bench_config, source_of
     from tests.bench_project import build_history_project
@@ -288,11 +289,11 @@ def test_make_runner_builds_each_kind():
     with pytest.raises(UserError, match="no ssh settings"):
         make_runner(remote, Path("/r"), Path("/cache"), config, None)
     actions = parse_repo_config('[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n').runners[0]
-    with pytest.raises(UserError, match="runs on GitHub Actions.*/perf verify runner=gpu"):
+    with pytest.raises(UserError, match=r"runs on GitHub Actions.*/perf verify runner=gpu"):
         make_runner(actions, Path("/r"), Path("/cache"), config, None)
 
 
-def test_a_par_sweep_on_the_bench_host_defaults_to_its_cores(sshd, tmp_path):  # noqa: F811
+def test_a_par_sweep_on_the_bench_host_defaults_to_its_cores(sshd, tmp_path):
     import subprocess
 
     from bot.services.bench.sweep import counts_for

@@ -5,7 +5,15 @@ import numpy as np
 import pytest
 
 from bot.core.verify.stats import (
-    FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan, decide_at_least, decide_at_most, ratio_interval, speedup_interval,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    Interval,
+    SamplingPlan,
+    decide_at_least,
+    decide_at_most,
+    ratio_interval,
+    speedup_interval,
 )
 
 

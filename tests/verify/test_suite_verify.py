@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.services.bench.bench_flow import comment_body
 from bot.services.bench.verify import verify
 from tests.bench_project import CONFIG, build_project, report

@@ -6,13 +6,13 @@ import dataclasses
 import json
 import os
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.services.bench.sweep import counts_for
 from bot.services.bench.verify import verify
 from tests.sweep_project import REPORTS, SWEEP_CONFIG, build_sweep_project
@@ -114,14 +114,14 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     from bot.adapters.store.engine import Database
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
+    from bot.services.bench.fix_flow import FixFlow
     from bot.services.lead.digest import make_digest
     from bot.services.usecases import BotServices, RepoSource
-    from bot.services.bench.fix_flow import FixFlow
     from bot.services.worker import Worker
     from tests.lead.test_dashboard import make_client
 
     database = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")  # the store is not what this test is about
-    repo, heads = build_sweep_project(tmp_path / "runtime")
+    repo, _heads = build_sweep_project(tmp_path / "runtime")
     key, queue, tracker = local_full_name(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
     bench = BenchFlow(database, lambda conf, path, config: LocalRunner(conf.name, path, tmp_path / "bench",
                                                                        build=config.build), comment_every=0)
@@ -152,7 +152,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     history = make_client(database, tmp_path).get(record_url).get_data(as_text=True)
     assert 'aria-label="bench run 1: perf_irregular_items speedup by threads"' in history
     digest, text = make_digest(database, key, parse_repo_config(SWEEP_CONFIG), since=None,
-                               now=datetime.now(timezone.utc) + timedelta(minutes=1))
+                               now=datetime.now(UTC) + timedelta(minutes=1))
     [row] = digest.par_scaling  # the balanced report was never measured: it is not ranked
     assert (row.slug, row.threads, row.claimed, row.flattens_after) == ("perf_irregular_items", 4, 2, None)
     assert row.efficiency[0] >= 0.75 and f"| `perf_irregular_items` | open | 4 | {row.efficiency[1]:.2f} [" in text

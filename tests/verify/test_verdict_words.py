@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.tracker.issue_view import LABEL_COLORS, RecordView, issue_spec
 from bot.core.verify import verdict_words as words
 from bot.core.verify.bench_view import side_rows, status_description, status_state
 from bot.core.verify.claim_size import in_claim_terms, judge
-from bot.core.tracker.issue_view import LABEL_COLORS, RecordView, issue_spec
 from bot.core.verify.stats import Interval
 
 GREEN = "0e8a16"

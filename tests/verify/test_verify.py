@@ -7,8 +7,8 @@ import pytest
 
 from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.services.bench.verify import MISMATCH, verify
 from tests.bench_project import CONFIG, build_project, report
 
@@ -65,7 +65,7 @@ def test_a_fix_that_changes_the_output_is_caught_not_timed(project):
 
 def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     heads, config, runner, record = project
-    with pytest.raises(BuildError, match="build gcc -O2 -o runtime runtime.c at .* exited 1"):
+    with pytest.raises(BuildError, match=r"build gcc -O2 -o runtime runtime.c at .* exited 1"):
         verify(record, config, runner, heads["broken"])
     quick = dataclasses.replace(config, timeout_seconds=1)
     outcome = verify(record, quick, runner, heads["hangs"])
@@ -73,7 +73,7 @@ def test_a_build_failure_and_a_timeout_give_clear_messages(project):
 
 
 def test_builds_are_reused_per_commit(project):
-    heads, config, runner, record = project
+    heads, _config, runner, _record = project
     first = runner.prepare(heads["main"])
     assert runner.prepare(heads["main"]) == first and (first / ".perfbot-built").read_text() == heads["main"]
 
@@ -104,12 +104,13 @@ int main(void) {
 
 
 def test_a_report_whose_code_tries_to_escape_its_folder_is_contained(project):
-    heads, config, runner, record = project
+    heads, config, runner, _record = project
     from tests.bench_project import N
 
     text = report().split("```c\n", 1)
     hostile = parse("devs/issues/perf_boxed_sum.md",
-                    (text[0] + "```c\n" + ESCAPING_TRANSLATION % (N, N) + text[1][text[1].index("\n```"):]).encode()).record
+                    (text[0] + "```c\n" + ESCAPING_TRANSLATION % (N, N)
+                     + text[1][text[1].index("\n```"):]).encode()).record
     outcome = verify(hostile, dataclasses.replace(config, max_samples=5), runner, heads["fix/perf_boxed_sum"])
     workspace = runner.prepare(heads["fix/perf_boxed_sum"])
     assert outcome.verdict == "pass", outcome.message  # measured, as if nothing happened
@@ -142,12 +143,14 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     assert [s["side"] for s in data["sides"]] == ["base", "head"] and data["sides"][1]["language_seconds"]
     slow = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "not-a-fix"])
     assert slow.exit_code == 0 and "\nreproduced: " in slow.output, slow.output  # the claim holds there: exit 0
-    hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "--upload-pack=touch x"])
+    hostile = cli.invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head",
+                                "--upload-pack=touch x"])
     assert hostile.exit_code == 1 and "not a valid ref" in hostile.output and not (repo.root / "x").exists()
     assert cli.invoke(main, ["verify", "perf_nope", "--repo", str(repo.root)]).exit_code == 1
     assert cli.invoke(main, ["sync", "--repo", str(repo.root)]).exit_code == 0
     shown = json.loads(cli.invoke(main, ["show", "perf_boxed_sum", "--format", "json"]).output)
-    assert [run["verdict"] for run in shown["bench_runs"]] == ["reproduced", "fixed"]  # newest first: not-a-fix, the fix
+    # newest first: not-a-fix, the fix
+    assert [run["verdict"] for run in shown["bench_runs"]] == ["reproduced", "fixed"]
     assert [run["verdict_text"].split(";")[0] for run in shown["bench_runs"]] == ["reproduced", "fixed"]
     assert "pass" not in json.dumps(shown).replace("passes", "")  # the stored interval test never shows
     # `list` names each record's last finished run in the same words; `show` lists its bisections.

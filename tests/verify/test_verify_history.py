@@ -69,7 +69,8 @@ def test_a_configuration_is_tried_with_config_before_it_is_committed(history, cl
     # The obvious build, tried first: the old commits predate the rename and say so.
     plain = tmp_path / "plain.toml"
     plain.write_text(CONFIG.replace('"-O2", "-o", "runtime"', '"-O2", "-DWORD_MASK=0xFFFFFFu", "-o", "runtime"'))
-    result = cli("--repo", str(repo.root), "--base", heads["old-slow"], "--head", heads["old-fast"], "--config", str(plain))
+    result = cli("--repo", str(repo.root), "--base", heads["old-slow"], "--head", heads["old-fast"], "--config",
+                 str(plain))
     assert result.exit_code == 1 and f"configuration: {plain}" in result.output
     assert f"-DWORD_MASK=0xFFFFFFu -o runtime runtime.c at {heads['old-slow'][:12]} exited 1" in result.output
     assert "U24_MASK" in result.output  # the end of what gcc said: the old name is the one it lacks
@@ -106,7 +107,7 @@ def test_a_bad_config_file_is_named_with_its_line_and_key(history, cli, tmp_path
 
 
 def test_a_missing_config_file_is_a_usage_error(history, cli, tmp_path):
-    repo, heads = history
+    repo, _heads = history
     result = cli("--repo", str(repo.root), "--config", str(tmp_path / "nope.toml"))
     assert result.exit_code == 2 and "--config" in result.output and "does not exist" in result.output
 
@@ -118,7 +119,8 @@ def test_the_report_and_config_come_from_the_ref_named_never_the_measured_commit
         ".perfbot.toml", SCRIPT_CONFIG.replace("max_samples = 30", "max_samples = 9")).commit("a draft report")
     repo.repo.git.checkout("-q", "main")
     runner = CliRunner()
-    verify = lambda *args: runner.invoke(main, ["verify", "perf_draft_sum", "--repo", str(repo.root), *args])  # noqa: E731
+    def verify(*args):
+        return runner.invoke(main, ["verify", "perf_draft_sum", "--repo", str(repo.root), *args])
     missing = verify("--head", heads["old-fast"])
     assert missing.exit_code == 1 and "devs/issues/perf_draft_sum.md is not on main (" in missing.output
     result = verify("--head", heads["old-fast"], "--ref", "draft", "--format", "json")
@@ -138,7 +140,7 @@ def test_queued_runs_read_the_default_branch_whatever_head_they_measure(history)
         assert config.build_script.path == ".perfbot/build.sh" and config.build_script.text == BUILD_SCRIPT
         # Only parsed (digest, fix flags): the script is named, not loaded, and need not even exist.
         assert bench_inputs.read_config(git_repo, heads["main"]).build_script.text is None
-        with pytest.raises(UserError, match="perf_nope.md is not on the default branch or the head"):
+        with pytest.raises(UserError, match=r"perf_nope.md is not on the default branch or the head"):
             bench_inputs.for_run(git_repo, {"slug": "perf_nope", "head": heads["old-slow"], "options": {}})
     finally:
         git_repo.close()
@@ -166,7 +168,8 @@ def test_argv_only_a_checkout_path_with_blanks_and_dollars_reaches_the_script_wh
     cache = tmp_path / "cache dir $(touch pwned); `touch pwned2`"
     runner = LocalRunner("local", repo.root, cache, build=config.build, build_script=config.build_script)
     workspace = runner.prepare(heads["old-slow"])
-    assert (workspace / "build.log").read_text() == f"{heads['old-slow']} U24_MASK\n" and (workspace / "runtime").is_file()
+    assert ((workspace / "build.log").read_text() == f"{heads['old-slow']} U24_MASK\n"
+            and (workspace / "runtime").is_file())
     assert not list(tmp_path.rglob("pwned*")) and not list(repo.root.rglob("pwned*"))
     # A changed script (a configuration being tried) builds the commit afresh; the same one reuses the build.
     changed = dataclasses.replace(config.build_script, text=BUILD_SCRIPT.replace('"$2 $mask"', '"again $mask"'))
@@ -218,8 +221,8 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
     from bot.adapters.store.bench import bench_store
     from bot.adapters.store.queue import DeliveryQueue
     from bot.services.bench.bench_flow import BenchFlow
-    from bot.services.usecases import BotServices, RepoSource
     from bot.services.bench.fix_flow import FixFlow
+    from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     repo, heads = build_history_project(tmp_path / "runtime")

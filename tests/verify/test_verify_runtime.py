@@ -5,14 +5,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import statistics
-
 from pathlib import Path
 
 import pytest
 
 from bot.adapters.runners import LocalRunner
-from bot.core.reports.parse import parse
 from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
 from bot.errors import UserError
 from bot.services.bench.measures import find_counter
 from bot.services.bench.verify import MISMATCH, verify
@@ -32,7 +31,7 @@ factor = 1.5
 @pytest.fixture(scope="module", params=["local", "ssh"])
 def project(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"runtime-{request.param}")
-    repo, heads, other = build_runtime_project(root)
+    repo, heads, _other = build_runtime_project(root)
     build = parse_repo_config(config()).build
     if request.param == "local":
         runner = LocalRunner("local", repo.root, root / "cache", build=build, memory_mb=512)
@@ -59,7 +58,8 @@ def test_normalized_outputs_pass_the_fix_and_capture_the_runtimes_counts(project
     assert head.output == expected()  # ITRS/TIME/MIPS lines dropped, `1n` read as `1`
     assert head.metric_medians("language")["itrs"] == 3 * N and head.metric_medians("c") == {"itrs": 3 * N}
     assert base.metric_medians("language")["itrs"] == 83 * N and base.interval.point == 83 / 3  # decided on counts
-    assert len(head.runs["language"]) == len(head.language) and all(r["metrics"]["mips"] > 0 for r in head.runs["language"])
+    assert (len(head.runs["language"]) == len(head.language)
+            and all(r["metrics"]["mips"] > 0 for r in head.runs["language"]))
     assert f"itrs {3 * N:,} vs {3 * N:,}" in outcome.message and "(metric:itrs)" in outcome.message
     # CPU time comes with every wall time, from wait4 rusage on either runner
     assert all(r["user"] is not None and r["system"] is not None and r["faults"] > 0 for r in head.runs["c"])
@@ -93,7 +93,8 @@ def test_last_line_compares_only_the_result(project):
 def test_each_input_size_is_verified_and_the_c_side_gets_the_same_arguments(project):
     outcome = _verify(project, report(inputs="[200000, 1000001]"), config(), "fix")
     assert outcome.verdict == "pass", outcome.message
-    assert [(s.input, s.output) for s in outcome.sides] == [("200000", expected(200000)), ("1000001", expected(1000001))]
+    assert [(s.input, s.output) for s in outcome.sides] == [("200000", expected(200000)), ("1000001",
+                                                                                           expected(1000001))]
     assert [s.metric_medians("language")["itrs"] for s in outcome.sides] == [600000, 3000003]
     assert "input 200000" in outcome.message and "input 1000001" in outcome.message
 
@@ -132,7 +133,7 @@ def test_a_reference_with_its_own_repository_build_and_run_list(project):
 
 
 def test_a_reference_repository_given_by_url_is_mirrored_and_fetched(project, tmp_path):
-    heads, runner = project
+    _heads, runner = project
     url = f"file://{Path(runner.repo_path).parent / 'oldrt'}"
     settings = config(tail=OLDRT.replace('repository = "../oldrt"', f'repository = "{url}"'),
                       verify_extra='measure = "instructions"')
@@ -170,7 +171,7 @@ def test_page_faults_stay_out_of_a_user_time_verdict(project):
 
 
 def test_instructions_without_a_counter_say_what_each_tool_answered(project, tmp_path, monkeypatch):
-    heads, runner = project
+    _heads, runner = project
     if not isinstance(runner, LocalRunner):
         pytest.skip("the ssh host's PATH is the host's own")
     monkeypatch.setenv("PATH", str(tmp_path))  # neither perf nor valgrind can be found
@@ -190,8 +191,11 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     outcome = _verify(project, report(), config(), "fix", base="main")
     result = {"sides": [side.as_dict() for side in outcome.sides]}
     rows = bench_view.side_rows(result)
-    assert rows[-1].metrics == f"`itrs {3 * N:,} vs {3 * N:,}; mips {bench_view.count_text(outcome.sides[-1].metric_medians('language')['mips'])} vs -`"
-    comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1, "runner": "local", "host": "", "requested_by": ""},
+    mips = bench_view.count_text(outcome.sides[-1].metric_medians("language")["mips"])
+    assert rows[-1].metrics == f"`itrs {3 * N:,} vs {3 * N:,}; mips {mips} vs -`"
+    comment = render("bench_comment.md.j2", marker="<!-- perfbot:bench 1 -->", run={"status": "done", "id": 1,
+                                                                                    "runner": "local", "host": "",
+                                                                                    "requested_by": ""},
                      slug="perf_fold", icon="", headline="fixed", progress="", rows=rows, gain="", suite_said="",
                      columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
                      criterion="", scaling=[], result=result)

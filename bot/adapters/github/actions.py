@@ -93,7 +93,7 @@ class GitHubActions:
             raise UserError(f"artifact {artifact.name} is {artifact.size} bytes, over the {limit}-byte limit")
         url = f"{self.repo.url}/actions/artifacts/{artifact.id}/zip"
         with classified_errors(f"downloading artifact {artifact.name} of {self.full_name}"):
-            status, headers, body = self.repo.requester.requestJson("GET", url)
+            status, headers, _body = self.repo.requester.requestJson("GET", url)
         location = {k.lower(): v for k, v in headers.items()}.get("location")
         if status != 302 or not location:
             raise TransientError(f"artifact {artifact.name}: GitHub answered {status} without a download address")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Iterator
+from datetime import UTC, datetime
 
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, RateLimitExceededException
 from github.Auth import TOKEN_REFRESH_THRESHOLD_TIMEDELTA
+from github.InstallationAuthorization import InstallationAuthorization
 from urllib3.util.retry import Retry
 
 from bot.config import Settings
@@ -80,9 +81,9 @@ class GitHubClients:
             if client is None:
                 client = self._clients[key] = Github(
                     base_url=self.settings.github_api_url, auth=self._auth_for(key), timeout=20, per_page=100,
-                    lazy=True,
+                    lazy=True,  # objects fetched only when a field is read: fewer GET calls per mirror pass
                     seconds_between_requests=self.settings.github_request_interval,
-                    seconds_between_writes=self.settings.github_write_interval,  # objects fetched only when a field is read: fewer GET calls per mirror pass
+                    seconds_between_writes=self.settings.github_write_interval,
                     # A few quick retries in-process; longer outages and rate limits go back to the queue.
                     retry=CountingRetry(total=3, backoff_factor=0.2),
                 )
@@ -96,7 +97,7 @@ class GitHubClients:
                 if self.settings.github_token:
                     self._own_login = self.for_installation(None).get_user().login
                 else:
-                    app = GithubIntegration(auth=Auth.AppAuth(self.settings.github_app_id, self.settings.github_private_key),
+                    app = GithubIntegration(auth=self._app_auth(),
                                             base_url=self.settings.github_api_url, timeout=20,
                                             retry=CountingRetry(total=3, backoff_factor=0.2))
                     try:
@@ -133,8 +134,13 @@ class GitHubClients:
             return Auth.Token(self.settings.github_token)
         if installation_id is None:
             raise TransientError("no installation is known for this repository yet; waiting for an installation event")
-        return RenewableInstallationAuth(Auth.AppAuth(self.settings.github_app_id, self.settings.github_private_key),
-                                         installation_id)
+        return RenewableInstallationAuth(self._app_auth(), installation_id)
+
+    def _app_auth(self) -> Auth.AppAuth:
+        app_id, key = self.settings.github_app_id, self.settings.github_private_key
+        if not app_id or not key:  # Settings.check_github refuses half an App; local mode makes no client
+            raise ValueError("no GitHub token and no GitHub App (id and private key) configured")
+        return Auth.AppAuth(app_id, key)
 
     def close(self) -> None:
         with self._lock:
@@ -149,14 +155,14 @@ class RenewableInstallationAuth(Auth.AppInstallationAuth):
 
     def __init__(self, app_auth: Auth.AppAuth, installation_id: int) -> None:
         super().__init__(app_auth, installation_id)
-        self._held = None
+        self._held: InstallationAuthorization | None = None
         self._held_lock = threading.Lock()
 
     @property
     def token(self) -> str:
         with self._held_lock:
             held = self._held
-            if held is None or held.expires_at - TOKEN_REFRESH_THRESHOLD_TIMEDELTA < datetime.now(timezone.utc):
+            if held is None or held.expires_at - TOKEN_REFRESH_THRESHOLD_TIMEDELTA < datetime.now(UTC):
                 held = self._held = self._get_installation_authorization()
             return held.token
 

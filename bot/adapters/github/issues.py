@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from github import Github, GithubException
+from github.GithubObject import NotSet
 
 from bot.adapters.github.checks import CheckResult, publish_check_run
 from bot.adapters.github.client import classified_errors
 from bot.core.tracker.issue_view import BOT_LABEL, LABEL_COLORS
-
 
 PERMISSION_TTL_SECONDS = 60.0  # long enough for a burst of commands, short enough that a removal counts
 _permissions: dict[tuple[str, str], tuple[float, str]] = {}
@@ -68,10 +68,9 @@ class GitHubIssues:
                      state_reason: str | None) -> None:
         with classified_errors(f"updating issue #{number} of {self.full_name}"):
             issue = self.repo.get_issue(number)
-            fields = {"title": title, "body": body, "labels": list(labels), "state": state}
-            if state == "closed" and state_reason and issue.state != "closed":
-                fields["state_reason"] = state_reason
-            issue.edit(**fields)
+            closing = state == "closed" and state_reason and issue.state != "closed"
+            issue.edit(title=title, body=body, labels=list(labels), state=state,
+                       state_reason=state_reason if closing and state_reason else NotSet)
 
     def upsert_comment(self, number: int, marker: str, body: str, comment_id: int | None) -> int:
         """Edit perfbot's marked comment (by id, else found by marker among its own comments), or post it once."""
@@ -113,8 +112,8 @@ class GitHubIssues:
     def merge_pull(self, number: int, head_sha: str | None, message: str) -> str:
         """Merge pull request `number`, only if its head is still `head_sha` when given (GitHub answers 409)."""
         with classified_errors(f"merging pull request #{number} of {self.full_name}"):
-            guard = {"sha": head_sha} if head_sha else {}
-            return self.repo.get_pull(number).merge(commit_message=message, merge_method="merge", **guard).sha
+            return self.repo.get_pull(number).merge(commit_message=message, merge_method="merge",
+                                                    sha=head_sha or NotSet).sha
 
     def set_status(self, sha: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
         """A commit status on a PR head (works with a token and with an App, unlike check runs)."""

@@ -2,13 +2,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from bot.adapters.runners.local import LocalRunner
 from bot.adapters.runners.ssh import SshOptions, SshRunner
-from bot.core.config import RepoConfig, Runner
+from bot.core.config import BuildScript, RepoConfig, Runner
 from bot.errors import UserError
 
 __all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner"]
+
+
+class _Limits(TypedDict):
+    """What local and ssh runners both take from the configuration."""
+
+    memory_mb: int
+    build_script: BuildScript | None
+    sandbox: str
+    processes: int
+    output_mb: int
+    secrets: tuple[str, ...]
 
 
 def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: RepoConfig,
@@ -18,8 +30,9 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
     `service`: the bot's own host is no bench host, so a local runner must be named in `.perfbot.toml`.
     `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home).
     `secrets`: scrubbed from everything a run prints, before perfbot reads, stores or posts any of it."""
-    limits = {"memory_mb": config.memory_mb, "build_script": config.build_script, "sandbox": runner_conf.sandbox,
-              "processes": config.sandbox.processes, "output_mb": config.sandbox.output_mb, "secrets": secrets}
+    limits: _Limits = {"memory_mb": config.memory_mb, "build_script": config.build_script,
+                       "sandbox": runner_conf.sandbox,
+                       "processes": config.sandbox.processes, "output_mb": config.sandbox.output_mb, "secrets": secrets}
     if runner_conf.kind == "local":
         if service and not config.runners_named:
             raise UserError("benchmarks run on bench hosts, never on the bot's own machine: add a [[runners]] entry "

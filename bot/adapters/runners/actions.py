@@ -13,8 +13,8 @@ import math
 import stat
 import zipfile
 
-from bot.core.reports.records import PerfIssue
 from bot.core.config import RepoConfig, Runner
+from bot.core.reports.records import PerfIssue
 from bot.core.verify.verify_plan import programs
 from bot.errors import UserError
 
@@ -49,14 +49,16 @@ def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Ru
             # The default branch's build script travels in the plan: the measured commits may predate it.
             "build_script": {"name": config.build_script.name, "text": config.build_script.text}
             if config.build_script else None,
-            "language": list(config.run_language), "c_compile": list(config.c_compile), "c_run": list(config.c_run),
+            "language": list(config.run_language or ()), "c_compile": list(config.c_compile),
+            "c_run": list(config.c_run),
             "samples": config.max_samples, "timeout_seconds": config.timeout_seconds,
             "budget_seconds": config.budget_seconds, "memory_mb": config.memory_mb}
     inputs = {"run": str(run["id"]), "plan": json.dumps(plan, separators=(",", ":")),
               "runs_on": json.dumps(list(runner.runs_on))}
     if sum(len(v) for v in inputs.values()) > MAX_INPUT_CHARS:
         raise UserError(f"cannot verify {record.slug} on {runner.name}: the report's programs (and the build "
-                        f"script) are too large for a workflow_dispatch (GitHub allows {MAX_INPUT_CHARS} characters of inputs)")
+                        "script) are too large for a workflow_dispatch (GitHub allows "
+                        f"{MAX_INPUT_CHARS} characters of inputs)")
     return inputs
 
 
@@ -65,8 +67,10 @@ def _refuse_what_the_workflow_cannot_do(record: PerfIssue, config: RepoConfig, r
     settings = config.run
     asked = [what for what, used in (
         ("`reference:`", bool(record.reference)), ("`inputs:`", bool(record.inputs)),
-        ("[run] program", settings.program is not None), (f'[run] output = "{settings.output}"', settings.output != "exact"),
-        ("[run] metrics", bool(settings.metrics)), (f'[verify] measure = "{settings.measure}"', settings.measure != "wall"),
+        ("[run] program", settings.program is not None), (f'[run] output = "{settings.output}"',
+                                                          settings.output != "exact"),
+        ("[run] metrics", bool(settings.metrics)), (f'[verify] measure = "{settings.measure}"',
+                                                    settings.measure != "wall"),
     ) if used]
     if asked:
         raise UserError(f"cannot verify {record.slug} on {runner.name}: the GitHub Actions bench script does not "
@@ -128,7 +132,7 @@ def checked_sides(samples: dict, run: dict, par: bool) -> list[tuple[str, str, l
     out = []
     for side in sides:
         times = [side.get(first), side.get(second)]
-        for key, values in zip((first, second), times):
+        for key, values in zip((first, second), times, strict=True):
             if not isinstance(values, list) or not values or len(values) > 10_000 or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
                     for v in values):
@@ -137,5 +141,6 @@ def checked_sides(samples: dict, run: dict, par: bool) -> list[tuple[str, str, l
             raise ArtifactError(f"{SAMPLES_FILE}: {side['side']} has {len(times[0])} {first} but "
                                 f"{len(times[1])} {second}; pairs are interleaved, so the counts match")
         output = side.get("output") if isinstance(side.get("output"), str) else ""
-        out.append((side["side"], side["sha"], [float(v) for v in times[0]], [float(v) for v in times[1]], output[:200]))
+        out.append((side["side"], side["sha"], [float(v) for v in times[0]], [float(v) for v in times[1]],
+                    output[:200]))
     return out

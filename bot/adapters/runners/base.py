@@ -6,8 +6,8 @@ import hashlib
 import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import PurePath
-from typing import Protocol
+from pathlib import Path, PurePath
+from typing import Protocol, TypeVar
 
 from bot.core.config import BuildScript, build_argv
 from bot.core.tracker.outgoing import scrub
@@ -72,7 +72,12 @@ class RunResult:
         return f"{what} {at} exited {self.returncode}:\n{tail}{hint}"
 
 
-class Runner(Protocol):
+PathT = TypeVar("PathT", bound=PurePath)
+
+
+class Runner(Protocol[PathT]):
+    """A runner's paths are its host's (Path here, PurePosixPath on a bench host): only it makes and takes them."""
+
     name: str
     kind: str  # local | ssh
     host: str  # where the numbers were measured, shown next to them
@@ -83,27 +88,27 @@ class Runner(Protocol):
     def exclusive(self) -> AbstractContextManager[None]:
         """Held for a whole benchmark: nothing else runs on this host meanwhile."""
 
-    def prepare(self, sha: str) -> PurePath:
+    def prepare(self, sha: str) -> PathT:
         """The project checked out and built at `sha` (reused when built before); raises BuildError."""
 
-    def run_dir(self, workspace: PurePath, slug: str) -> PurePath:
+    def run_dir(self, workspace: PathT, slug: str) -> PathT:
         """A folder for one report's programs inside the workspace; the slug is validated."""
 
-    def write_file(self, path: PurePath, text: str) -> None:
+    def write_file(self, path: PathT, text: str) -> None:
         """Put a file the run needs (a reproduction, a translation) into a run folder."""
 
-    def run(self, argv: list[str], cwd: PurePath, timeout: float) -> RunResult:
+    def run(self, argv: list[str], cwd: PathT, timeout: float) -> RunResult:
         """Run an argument list (never a shell) with the runner's limits; the time is the program's own."""
 
     def cores(self) -> int | None:
         """CPUs the host gives a run (None: cannot tell): a par sweep's default is 1..this."""
 
-    def for_project(self, repo_path, build: tuple[str, ...] | None) -> "Runner":
+    def for_project(self, repo_path: Path, build: tuple[str, ...] | None) -> Runner[PathT]:
         """The same host, limits and workspaces for another repository and build (a reference implementation);
         it shares this runner's lock, so only this runner's exclusive() is ever taken."""
 
 
-def build_at(runner: Runner, build: tuple[str, ...] | None, workspace: PurePath, sha: str, timeout: float,
+def build_at(runner: Runner[PathT], build: tuple[str, ...] | None, workspace: PathT, sha: str, timeout: float,
              where: str = "", script: PurePath | None = None, script_name: str = "{script}") -> None:
     """Run the project's build in a fresh workspace; a failure names the command, the commit and its output.
     `script` is where the runner put `[build] script` (outside the checkout), for the {script} placeholder;

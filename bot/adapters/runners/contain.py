@@ -21,6 +21,7 @@ kept up to `output_bytes` a stream and the rest read and dropped, so the caller'
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -67,7 +68,7 @@ os.write(status, f"{seconds!r} {code} {usage.ru_utime!r} {usage.ru_stime!r} "
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_problem():
     """None when bwrap contains a command on this host; otherwise what is missing, in words for a person."""
     found = shutil.which(BWRAP)
@@ -79,11 +80,11 @@ def bwrap_problem():
         argv.append("true")
         done = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, env={})
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return "bwrap could not be started: %s" % exc
+        return f"bwrap could not be started: {exc}"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
-        why = done.stderr.decode(errors="replace").strip()[-300:] or "exit %d" % done.returncode
+        why = done.stderr.decode(errors="replace").strip()[-300:] or f"exit {done.returncode}"
         return "bwrap cannot create its namespaces here (user, mount or network namespaces refused?): " + why
     return None
 
@@ -105,7 +106,7 @@ def sandbox_argv(cwd, workspace, readable, python, env, bwrap=BWRAP):
     for shown in (prefix, *readable, workspace):
         if shown and not any(shown == s or shown.startswith(s + "/") for s in SYSTEM):
             argv += ["--ro-bind-try", shown, shown]  # a readable folder this host lacks is simply not there
-    return argv + ["--bind", cwd, cwd, "--chdir", cwd, "--"]
+    return [*argv, "--bind", cwd, cwd, "--chdir", cwd, "--"]
 
 
 def run(request):
@@ -115,7 +116,7 @@ def run(request):
     processes, cap = int(request.get("processes", 256)), int(request.get("output_bytes", 16 << 20))
     sandbox = request.get("sandbox", "bwrap")
     if sandbox not in ("bwrap", "none"):  # fail closed: only the explicit opt-out runs uncontained
-        return {"refused": "sandbox must be \"bwrap\" or \"none\", not %r, so nothing runs" % str(sandbox)[:40]}
+        return {"refused": f"sandbox must be \"bwrap\" or \"none\", not {str(sandbox)[:40]!r}, so nothing runs"}
     if sandbox == "bwrap":
         problem = bwrap_problem()
         if problem:
@@ -157,7 +158,7 @@ def run(request):
         os.close(status_write)
         if group:
             group.close()
-        return _answer(127, b"", ("cannot run %s: %s" % (argv[0], exc)).encode(), 0.0, None, sandbox)
+        return _answer(127, b"", (f"cannot run {argv[0]}: {exc}").encode(), 0.0, None, sandbox)
     os.close(status_write)
     load, ticks = os.getloadavg()[0], _cpu_ticks()
     started = time.perf_counter()
@@ -179,7 +180,7 @@ def run(request):
         answer.update(seconds=float(report[0]), returncode=int(report[1]), user=float(report[2]),
                       system=float(report[3]), faults=int(report[4]))
     if clipped:
-        answer["stderr"] += "\n[perfbot: output past %d MiB a stream was dropped]\n" % (cap >> 20)
+        answer["stderr"] += f"\n[perfbot: output past {cap >> 20} MiB a stream was dropped]\n"
     return answer
 
 
@@ -188,7 +189,8 @@ def _collect(process, deadline, cap, group):
     run's first process ended, the rest of its tree is killed, so a detached child cannot hold the pipes open."""
     kept = {process.stdout: bytearray(), process.stderr: bytearray()}
     state = {"clipped": False}
-    timed_out = ended = False
+    timed_out = False
+    ended = 0.0  # when the first process ended, plus a grace period for its pipes; 0: still running
     with selectors.DefaultSelector() as selector:
         for stream in kept:
             selector.register(stream, selectors.EVENT_READ)
@@ -225,10 +227,8 @@ def _kill(process, group):
     with its first process)."""
     if group:
         group.kill()
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if process.returncode is None:
         process.wait()
 
@@ -288,8 +288,8 @@ class Cgroup:
 
     @classmethod
     def make(cls, memory, processes):
-        name = "perfbot-run-%d-%d" % (os.getpid(), time.monotonic_ns())
-        folders = {}
+        name = f"perfbot-run-{os.getpid()}-{time.monotonic_ns()}"
+        folders: dict[str, str] = {}
         try:
             for controller, parent in _controller_folders().items():
                 folder = os.path.join(parent, name)
@@ -331,16 +331,14 @@ class Cgroup:
 
     def kill(self):
         for _ in range(100):
-            pids = set()
+            pids: set[int] = set()
             for folder in set(self.folders.values()):
                 pids.update(int(p) for p in (_read(folder, "cgroup.procs") or "").split())
             if not pids:
                 return
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             time.sleep(0.01)
 
     def close(self):
@@ -358,7 +356,7 @@ class Cgroup:
 
 def _controller_folders():
     """controller -> the folder of this process's cgroup in the hierarchy that has it, where we may write."""
-    mounts = {}
+    mounts: dict[str, tuple[str, str]] = {}  # controller ("" for cgroup2) -> mount
     with open("/proc/self/mountinfo") as info:
         for line in info:
             fields = line.split()
@@ -371,7 +369,7 @@ def _controller_folders():
                         mounts[controller] = mount
             elif fstype == "cgroup2":
                 mounts.setdefault("", mount)
-    found = {}
+    found: dict[str, str] = {}
     with open("/proc/self/cgroup") as own:
         for line in own:
             _, controllers, path = line.rstrip("\n").split(":", 2)
@@ -441,7 +439,8 @@ def main(args):
         return 2
     command, arg = args
     if command == "run":
-        sys.stdout.write("\n" + json.dumps(run(json.loads(arg))) + "\n")  # own line: a chatty login shell can't spoil it
+        # own line: a chatty login shell can't spoil it
+        sys.stdout.write("\n" + json.dumps(run(json.loads(arg))) + "\n")
     elif command == "root":
         sys.stdout.write("\n" + make_root(arg) + "\n")
     else:

@@ -12,9 +12,9 @@ import logging
 import os
 import shutil
 import socket
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import git
 
@@ -105,7 +105,7 @@ class LocalRunner:
             return None
         path = self.cache_dir / script_folder(self.build_script) / self.build_script.name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.build_script.text, encoding="utf-8")
+        path.write_text(self.build_script.content, encoding="utf-8")
         path.chmod(0o755)
         return path
 

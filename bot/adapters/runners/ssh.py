@@ -9,6 +9,7 @@ carries every command, so a timed run does not pay a handshake either.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -17,10 +18,11 @@ import os
 import re
 import shlex
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import NoReturn
 
 from bot.adapters.runners import contain
 from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
@@ -98,8 +100,9 @@ class SshRunner:
 
         If this process dies, its session closes, the holder reads EOF and exits, and the lock is free.
         """
-        holder = subprocess.Popen(self._ssh_argv() + [self._python("lock", LOCK_PATH)], stdin=subprocess.PIPE,
+        holder = subprocess.Popen([*self._ssh_argv(), self._python("lock", LOCK_PATH)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert holder.stdin and holder.stdout and holder.stderr  # all three asked for as pipes
         try:
             for line in holder.stdout:  # waits here while another benchmark holds the host
                 if line.strip() == b"locked":
@@ -145,7 +148,7 @@ class SshRunner:
         path = self.root() / script_folder(self.build_script) / self.build_script.name
         self._checked(_words("mkdir", "-p", path.parent) + " && " + _words("cat") + " > " + shlex.quote(str(path))
                       + " && " + _words("chmod", "755", path), f"cannot write the build script {path}",
-                      data=self.build_script.text.encode("utf-8"))
+                      data=self.build_script.content.encode("utf-8"))
         return path
 
     def run_dir(self, workspace: PurePosixPath, slug: str) -> PurePosixPath:
@@ -210,10 +213,9 @@ class SshRunner:
 
     def close(self) -> None:
         """Stop the shared connection now rather than after ControlPersist."""
-        try:
+        # Nothing to stop, or it stops itself after ControlPersist.
+        with contextlib.suppress(UserError, OSError, subprocess.TimeoutExpired):
             subprocess.run(self._ssh_argv(["-O", "exit"]), capture_output=True, timeout=MARGIN)
-        except (UserError, OSError, subprocess.TimeoutExpired):
-            pass  # nothing to stop, or it stops itself after ControlPersist
 
     def _transfer(self, sha: str, workspace: PurePosixPath) -> None:
         repo = str(self.repo_path)
@@ -221,6 +223,7 @@ class SshRunner:
             raise BuildError(f"cannot check out {sha[:12]}: no such commit in {repo}")
         archive = subprocess.Popen(["git", "-C", repo, "archive", "--format=tar", sha], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
+        assert archive.stdout and archive.stderr  # both asked for as pipes
         try:
             code, _, err = self._exec(_words("mkdir", "-p", workspace) + " && " + _words("tar", "-x", "-f", "-",
                                       "-C", workspace), stdin=archive.stdout, timeout=self.build_timeout)
@@ -250,7 +253,7 @@ class SshRunner:
 
     def _exec(self, remote: str, *, timeout: float, data: bytes | None = None,
               stdin=subprocess.DEVNULL) -> tuple[int, bytes, bytes]:
-        process = subprocess.Popen(self._ssh_argv() + [remote], stdin=subprocess.PIPE if data is not None else stdin,
+        process = subprocess.Popen([*self._ssh_argv(), remote], stdin=subprocess.PIPE if data is not None else stdin,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             out, err = process.communicate(data, timeout=timeout)
@@ -263,14 +266,14 @@ class SshRunner:
             self._fail(255, err, "ssh failed")
         return process.returncode, out, err
 
-    def _fail(self, code: int | None, err: bytes, what: str):
+    def _fail(self, code: int | None, err: bytes, what: str) -> NoReturn:
         """Raise the clearest error for a failed ssh command: the fix for a host key, a retry for the network."""
         text = err.decode(errors="replace")
         known, key = self.options.known_hosts_file, self.options.identity_file
         name = self.host if self.port == 22 else f"[{self.host}]:{self.port}"
         add = (f"add the host key of {self.host} to {known} (ssh-keyscan -p {self.port} {self.host} >> {known}) "
                "after checking its fingerprint")
-        if "IDENTIFICATION HAS CHANGED" in text or "host key for" in text.lower() and "changed" in text:
+        if "IDENTIFICATION HAS CHANGED" in text or ("host key for" in text.lower() and "changed" in text):
             raise UserError(f"the host key of {self.where} does not match {known}: if the host was reinstalled, "
                             f"remove the old key (ssh-keygen -R '{name}' -f {known}) and {add}")
         if "Host key verification failed" in text or "host key is known" in text:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -33,7 +33,7 @@ def open_answer(db: Database, full_name: str, issue_number: int, source_comment_
         answer = session.scalars(select(CommandAnswer).where(
             CommandAnswer.full_name == full_name, CommandAnswer.source_comment_id == source_comment_id)).first()
         if answer is None:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             answer = CommandAnswer(full_name=full_name, issue_number=issue_number, source_comment_id=source_comment_id,
                                    author=author, lines=[], created_at=now, updated_at=now)
             session.add(answer)
@@ -44,22 +44,22 @@ def open_answer(db: Database, full_name: str, issue_number: int, source_comment_
 def add_line(db: Database, answer_id: int, command: str, answer: str = "…", line: int | None = None) -> int:
     """Append a command's line; returns its index, by which later progress finds it."""
     with db.session() as session:
-        row = session.get(CommandAnswer, answer_id)
+        row = session.get_one(CommandAnswer, answer_id)
         row.lines = [*row.lines, {"command": command, "line": line, "answer": answer, "runs": []}]
-        row.updated_at = datetime.now(timezone.utc)
+        row.updated_at = datetime.now(UTC)
         return len(row.lines) - 1
 
 
 def set_line(db: Database, answer_id: int, index: int, answer: str | None = None,
              runs: list[int] | None = None) -> AnswerRow:
     with db.session() as session:
-        row = session.get(CommandAnswer, answer_id)
+        row = session.get_one(CommandAnswer, answer_id)
         lines = [dict(line) for line in row.lines]
         if answer is not None:
             lines[index]["answer"] = answer
         if runs is not None:
             lines[index]["runs"] = runs
-        row.lines, row.updated_at = lines, datetime.now(timezone.utc)
+        row.lines, row.updated_at = lines, datetime.now(UTC)
         return _row(row)
 
 
@@ -69,6 +69,12 @@ def get_answer(db: Database, answer_id: int) -> AnswerRow | None:
         return _row(row) if row else None
 
 
+def stored_answer(db: Database, answer_id: int) -> AnswerRow:
+    """An answer known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _row(session.get_one(CommandAnswer, answer_id))
+
+
 def save_comment_id(db: Database, answer_id: int, comment_id: int) -> None:
     with db.session() as session:
-        session.get(CommandAnswer, answer_id).answer_comment_id = comment_id
+        session.get_one(CommandAnswer, answer_id).answer_comment_id = comment_id

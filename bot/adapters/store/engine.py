@@ -1,9 +1,9 @@
 """Opening a store: engine from a URL, schema brought to head by Alembic, sessions handed out."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -37,7 +37,8 @@ def make_engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with the bad URL inside
-        raise StoreError(f"not a database URL: {url!r} ({exc}); use sqlite:///PATH or postgresql+psycopg://...") from None
+        raise StoreError(f"not a database URL: {url!r} ({exc}); "
+                         "use sqlite:///PATH or postgresql+psycopg://...") from None
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.drivername.startswith("sqlite"):

@@ -60,7 +60,8 @@ def load_mirror_rows(db: Database, full_name: str, slugs: set[str] | None) -> li
                 backend=record.backend, threads=record.threads, ratio=record.ratio, fix=record.fix,
                 state=record.state, errors=record.errors, warnings=record.warnings,
                 merged_into=target_slug, merged_into_number=target_number,
-                dedup=dedup.get(record.content_hash), verdict=record.verdict, reproduced=record.reproduced,
+                dedup=dedup.get(record.content_hash) if record.content_hash else None, verdict=record.verdict,
+                reproduced=record.reproduced,
                 attached_fixes=fixes.get(record.slug, 0),
             )
             rows.append(MirrorRow(
@@ -118,7 +119,10 @@ def record_by_issue(db: Database, full_name: str, number: int) -> tuple[int, str
             select(Record.id, Record.slug, Record.state).join(IssueMirror, IssueMirror.record_id == Record.id)
             .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name, IssueMirror.number == number)
         ).first()
-        return tuple(row) if row else None
+    if row is None:
+        return None
+    record_id, slug, state = row
+    return record_id, slug, state
 
 
 def live_reports(db: Database, full_name: str) -> list:
@@ -132,13 +136,14 @@ def live_reports(db: Database, full_name: str) -> list:
              .where(Repo.full_name == full_name, Record.state.in_(("open", "closed"))).order_by(Record.slug))
     with db.session() as session:
         rows = session.execute(query).all()
-    parsed = (parse(path, content.encode("utf-8")).record for path, content in rows)
+    parsed = (parse(path, content.encode("utf-8")).record for path, content in rows if content is not None)
     return [record for record in parsed if record is not None]
 
 
 def issue_numbers(db: Database, full_name: str) -> dict[str, int]:
     with db.session() as session:
-        rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror, IssueMirror.record_id == Record.id)
+        rows = session.execute(select(Record.slug, IssueMirror.number).join(IssueMirror,
+                                                                            IssueMirror.record_id == Record.id)
                                .join(Repo, Repo.id == Record.repo_id).where(Repo.full_name == full_name)).all()
     return dict(rows)
 

@@ -1,7 +1,8 @@
 """SQLAlchemy tables for repositories, records, their revisions and every slug a record ever had."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -17,16 +18,16 @@ class UTCDateTime(TypeDecorator):
     def process_bind_param(self, value, dialect):
         if value is not None and value.tzinfo is None:
             raise ValueError("naive datetime given to the store; pass an aware UTC datetime")
-        return value.astimezone(timezone.utc) if value is not None else None
+        return value.astimezone(UTC) if value is not None else None
 
     def process_result_value(self, value, dialect):
         if value is None:
             return None
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {datetime: UTCDateTime}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime}
 
 
 class Repo(Base):

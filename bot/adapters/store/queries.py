@@ -67,8 +67,10 @@ def list_records(session: Session, flt: RecordFilter) -> list[dict]:
     query = query.order_by(*SORTS[flt.sort])
     rows = session.execute(query).all()
     merged_ids = {r.merged_into_id for r, _ in rows if r.merged_into_id}
-    names = dict(session.execute(select(Record.id, Record.slug).where(Record.id.in_(merged_ids))).all()) if merged_ids else {}
-    return [record_summary(record, key, names.get(record.merged_into_id)) for record, key in rows]
+    names = dict(session.execute(select(Record.id,
+                                        Record.slug).where(Record.id.in_(merged_ids))).all()) if merged_ids else {}
+    return [record_summary(record, key, names.get(record.merged_into_id) if record.merged_into_id else None)
+            for record, key in rows]
 
 
 def all_known_slugs(session: Session) -> set[str]:
@@ -93,7 +95,7 @@ def record_detail(session: Session, record: Record, full_name: str) -> dict:
         select(Revision).where(Revision.record_id == record.id).order_by(Revision.committed_at, Revision.id)
     ).all()
     latest = next((r for r in reversed(revisions) if r.content is not None), None)
-    merged_into = session.get(Record, record.merged_into_id).slug if record.merged_into_id else None
+    merged_into = session.get_one(Record, record.merged_into_id).slug if record.merged_into_id else None
     detail = record_summary(record, full_name, merged_into)
     detail["findings"] = latest.findings if latest else []
     detail["derived"] = dict((latest.facts or {}).get("derived", {})) if latest else {}

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import CursorResult, Result, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
@@ -22,7 +23,7 @@ class NotStored(Exception):
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ class DeliveryQueue:
             # read a window of due rows and compare-and-set: of several racing for a row, exactly one update matches.
             candidates = session.scalars(select(Delivery.id).where(due).order_by(*order).limit(CLAIM_WINDOW)).all()
             for delivery_id in candidates:
-                taken = session.execute(update(Delivery).where(Delivery.id == delivery_id, due).values(**take)).rowcount
+                taken = _rowcount(session.execute(update(Delivery).where(Delivery.id == delivery_id, due)
+                                                  .values(**take)))
                 if taken == 1:
                     return self._claimed(session, delivery_id, owner)
         return None
@@ -116,12 +118,12 @@ class DeliveryQueue:
     def _settle(self, claimed: Claimed, **values) -> bool:
         """Write the outcome only if this worker still holds the lease (a slow worker may have lost it)."""
         with self.db.session() as session:
-            return session.execute(
+            return _rowcount(session.execute(
                 update(Delivery).where(Delivery.id == claimed.id, Delivery.lease_owner == claimed.owner,
                                        Delivery.status == RUNNING).values(**values)
-            ).rowcount == 1
+            )) == 1
 
-    def extend(self, claimed: Claimed, lease_seconds: int) -> bool:
+    def extend(self, claimed: Claimed, lease_seconds: float) -> bool:
         return self._settle(claimed, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
 
     def finish(self, claimed: Claimed, error: str | None = None) -> bool:
@@ -139,10 +141,10 @@ class DeliveryQueue:
     def redeliver(self, delivery_id: str) -> bool:
         """Run a stored delivery again from scratch (after a permanent failure, or on request)."""
         with self.db.session() as session:
-            return session.execute(
+            return _rowcount(session.execute(
                 update(Delivery).where(Delivery.id == delivery_id, Delivery.status != RUNNING).values(
                     status=PENDING, attempts=0, next_attempt_at=utcnow(), last_error=None, finished_at=None)
-            ).rowcount == 1
+            )) == 1
 
     def listing(self, statuses: tuple[str, ...] = (), limit: int = 50) -> list[dict]:
         with self.db.session() as session:
@@ -169,3 +171,8 @@ class DeliveryQueue:
 
 def _clip(text: str | None) -> str | None:
     return None if text is None else text[:ERROR_LIMIT]
+
+
+def _rowcount(result: Result[Any]) -> int:
+    """Rows an UPDATE matched: its result is a CursorResult, which the session types as any Result."""
+    return cast(CursorResult[Any], result).rowcount

@@ -1,11 +1,12 @@
 """Record persistence for one repository: find by slug or alias, write revisions, remember sync progress."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
@@ -67,7 +68,7 @@ class RecordRepository:
         self.insert_queued()
         if self.repo.last_synced_commit != sha:
             self.repo.last_synced_commit = sha
-            self.repo.synced_at = datetime.now(timezone.utc)
+            self.repo.synced_at = datetime.now(UTC)
 
     def preload(self, slugs: Iterable[str]) -> None:
         """Fetch the records and aliases for many slugs at once (one query per chunk, not per slug)."""
@@ -78,9 +79,11 @@ class RecordRepository:
                 self._current.setdefault(slug, None)
                 self._aliases.setdefault(slug, None)
             with self.session.no_autoflush:
-                for record in self.session.scalars(select(Record).where(Record.repo_id == self.repo.id, Record.slug.in_(chunk))):
+                for record in self.session.scalars(select(Record).where(Record.repo_id == self.repo.id,
+                                                                        Record.slug.in_(chunk))):
                     self._current[record.slug] = record
-                for alias in self.session.scalars(select(SlugAlias).where(SlugAlias.repo_id == self.repo.id, SlugAlias.slug.in_(chunk))):
+                for alias in self.session.scalars(select(SlugAlias).where(SlugAlias.repo_id == self.repo.id,
+                                                                          SlugAlias.slug.in_(chunk))):
                     self._aliases[alias.slug] = alias
 
     def find_current(self, slug: str) -> Record | None:
@@ -129,15 +132,15 @@ class RecordRepository:
             return
         queued, self._queued = self._queued, []
         # Core statements on the tables: the ORM's bulk path would rebuild per-row state it never needs here.
-        records = Record.__table__
+        # A declarative model's __table__ is a Table; the ORM types it as any FromClause.
+        records, revisions, aliases = (cast(Table, model.__table__) for model in (Record, Revision, SlugAlias))
         # Ids are matched by slug (unique per repository): asking for them in parameter order would make
         # SQLite insert row by row.
         returning = insert(records).returning(records.c.slug, records.c.id)
-        ids = dict(self.session.execute(returning, [record for _, record, _ in queued]).all())
-        self.session.execute(insert(Revision.__table__), [dict(revision, record_id=ids[slug])
-                                                          for slug, _, revision in queued])
-        self.session.execute(insert(SlugAlias.__table__), [dict(repo_id=self.repo.id, slug=slug, record_id=ids[slug])
-                                                           for slug, _, _ in queued])
+        ids: dict[str, int] = dict(self.session.execute(returning, [record for _, record, _ in queued]).all())
+        self.session.execute(insert(revisions), [dict(revision, record_id=ids[slug]) for slug, _, revision in queued])
+        self.session.execute(insert(aliases), [dict(repo_id=self.repo.id, slug=slug, record_id=ids[slug])
+                                               for slug, _, _ in queued])
         for slug, _, _ in queued:
             del self._current[slug], self._aliases[slug]
 
@@ -175,7 +178,7 @@ class RecordRepository:
 
     def ensure_id(self, record: Record) -> int:
         """The record's primary key, flushing it first if it is new."""
-        if record.id is None:
+        if inspect(record).identity is None:  # pending: its key comes with the flush
             self.session.flush()
         return record.id
 
@@ -183,7 +186,8 @@ class RecordRepository:
         if id(record) in self._new:
             return None
         with self.session.no_autoflush:
-            return self.session.scalar(select(Revision).where(Revision.record_id == record.id, Revision.commit_sha == sha))
+            return self.session.scalar(select(Revision).where(Revision.record_id == record.id,
+                                                              Revision.commit_sha == sha))
 
     def add_revision(self, record: Record, rev: RevisionInput) -> None:
         """Store the revision unless this commit already has one for the record (replays are no-ops)."""

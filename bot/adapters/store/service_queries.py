@@ -1,7 +1,7 @@
 """Installations, record events and the repositories the store knows, for the service's use cases."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -16,9 +16,9 @@ def save_installation(db: Database, installation_id: int, account: str, repos: l
         row = session.get(Installation, installation_id)
         if row is None:
             row = Installation(id=installation_id, account=account, repos=[], active=active,
-                               updated_at=datetime.now(timezone.utc))
+                               updated_at=datetime.now(UTC))
             session.add(row)
-        row.account, row.active, row.updated_at = account, active, datetime.now(timezone.utc)
+        row.account, row.active, row.updated_at = account, active, datetime.now(UTC)
         if repos is not None:
             row.repos = sorted(set(repos))
 
@@ -55,12 +55,12 @@ def apply_person_change(db: Database, record_id: int, new_state: str | None, eve
                         delivery_id: str, restore_body: bool, reason: str = "") -> None:
     """Log what a person did, move the record's state, and forget the mirrored body if it must be rewritten."""
     with db.session() as session:
-        record = session.get(Record, record_id)
+        record = session.get_one(Record, record_id)
         if new_state is not None:
             record.state = new_state
         session.add(RecordEvent(record_id=record_id, kind=event, actor=actor, delivery_id=delivery_id,
                                 detail=f"{event} by {actor}" + (f": {reason}" if reason else ""),
-                                at=datetime.now(timezone.utc)))
+                                at=datetime.now(UTC)))
         mirror = session.get(IssueMirror, record_id)
         if mirror is not None and (restore_body or new_state is not None):
             mirror.content_hash = ""

@@ -10,8 +10,18 @@ from bot.core.commands.args import CommandSyntaxError, shown, split_arguments
 from bot.core.commands.lines import normalise, prose_lines
 from bot.core.commands.verbs import VERBS, Verb
 
-__all__ = ["ALIASES", "CommandSyntaxError", "Invocation", "MAX_COMMANDS", "MAX_LINE", "VERBS", "Verb",
-           "find_commands", "help_text", "new_commands"]
+__all__ = [
+    "ALIASES",
+    "MAX_COMMANDS",
+    "MAX_LINE",
+    "VERBS",
+    "CommandSyntaxError",
+    "Invocation",
+    "Verb",
+    "find_commands",
+    "help_text",
+    "new_commands",
+]
 
 MAX_COMMANDS = 10
 MAX_LINE = 1000

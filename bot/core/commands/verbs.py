@@ -7,8 +7,8 @@ keep a small parser below. The table's order is the order of the help text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.core.commands.args import CommandSyntaxError, check_count, check_options, shown, slug, two_slugs
 from bot.core.tracker.refnames import COMMIT_SHA, branch_name_problem

@@ -8,13 +8,36 @@ from bot.core.config.errors import ConfigFileError
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
 from bot.core.config.model import PerfbotFile, RepoConfig, RunSettings, json_schema, parse_repo_config
 from bot.core.config.parity import ParityConfig, glob_regex
-from bot.core.config.run import MEASURES, New, PROGRAM_NAME, Reference, measure_problem
+from bot.core.config.run import MEASURES, PROGRAM_NAME, New, Reference, measure_problem
 from bot.core.config.runners import Runner, Suite
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import remote_path_ok
 
-__all__ = ["BuildScript", "ConfigFileError", "DigestSchedule", "GpuSettings", "GuardSettings", "Milestone",
-           "MEASURES", "New", "NotifySettings", "PROGRAM_NAME", "ParityConfig", "PerfbotFile", "Reference", "RepoConfig",
+__all__ = [
+           "MEASURES",
+           "PROGRAM_NAME",
+           "BuildScript",
+           "ConfigFileError",
+           "DigestSchedule",
+           "GpuSettings",
+           "GuardSettings",
+           "Milestone",
+           "New",
+           "NotifySettings",
+           "ParityConfig",
+           "PerfbotFile",
+           "Reference",
+           "RepoConfig",
            "RunSettings",
-           "Runner", "SandboxSettings", "Suite", "build_argv", "fill", "glob_regex", "json_schema",
-           "measure_problem", "parse_repo_config", "remote_path_ok", "script_problem"]
+           "Runner",
+           "SandboxSettings",
+           "Suite",
+           "build_argv",
+           "fill",
+           "glob_regex",
+           "json_schema",
+           "measure_problem",
+           "parse_repo_config",
+           "remote_path_ok",
+           "script_problem",
+]

@@ -52,6 +52,13 @@ class BuildScript:
     text: str | None = None
 
     @property
+    def content(self) -> str:
+        """`text`, once read: a runner installing the script of a configuration only parsed is a bug."""
+        if self.text is None:
+            raise ValueError(f"[build] script {self.path} was not read from the repository")
+        return self.text
+
+    @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
 
@@ -71,9 +78,9 @@ def build_argv(command: tuple[str, ...], *, checkout: str, sha: str, script: str
     return fill(command, checkout=checkout, sha=sha, **({"script": script} if script is not None else {}))
 
 
-def script_problem(script: BuildScript, command: tuple[str, ...]) -> str | None:
+def script_problem(script: BuildScript, command: tuple[str, ...] | None) -> str | None:
     """Why a loaded script cannot run as the command says, in words that say the fix; None when it can."""
-    if script.text is None:
+    if script.text is None or not command:
         return None
     if command[0] == "{script}" and not script.text.startswith("#!"):
         return (f"{script.path} is run as a program ({' '.join(command)}) but has no #! line: start it with "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from bot.core.reports.codeblocks import undeclared_tag
 from bot.core.config.lines import Path, line_for
+from bot.core.reports.codeblocks import undeclared_tag
 from bot.core.reports.records import PerfIssue
 
 # "- ITRS: 1,234", "time = 0.52s", "GC collections: 3": a label, then a number.

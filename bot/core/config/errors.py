@@ -6,6 +6,7 @@ import types
 import typing
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from bot.core.config.lines import Path, line_for
 
@@ -49,7 +50,7 @@ def first_error(exc: ValidationError, model: type[BaseModel], index: dict[Path, 
     return ConfigFileError(key, line_for(index, line_loc), _problem(error, loc, model))
 
 
-def _problem(error: dict, loc: Path, model: type[BaseModel]) -> str:
+def _problem(error: ErrorDetails, loc: Path, model: type[BaseModel]) -> str:
     kind = error["type"]
     if kind == "value_error":
         return str(error["ctx"]["error"])

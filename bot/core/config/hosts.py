@@ -33,9 +33,10 @@ _NEVER = ("/etc", "/root", "/home", "/run", "/var/run", "/var/lib", "/proc", "/s
 def _logins(value):
     found = [_LOGIN.fullmatch(v) if isinstance(v, str) else None for v in value] \
         if isinstance(value, (list, tuple)) else [None]
-    if not found or not all(found):
+    matched = [m for m in found if m]
+    if not found or len(matched) != len(found):
         raise ValueError('must list GitHub logins or org/team names, e.g. ["lead", "org/perf"]')
-    people = tuple(m.group(1) for m in found)
+    people = tuple(m.group(1) for m in matched)
     if len({p.lower() for p in people}) != len(people):
         raise ValueError("names someone twice")
     return people

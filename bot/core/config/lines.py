@@ -22,7 +22,7 @@ def key_lines(text: str) -> dict[Path, int]:
         if stripped.startswith("[["):
             path = _within_arrays(_dotted(stripped[2:_closing(stripped, 2)]), counts)
             counts[path] = counts.get(path, -1) + 1
-            table = path + (counts[path],)
+            table = (*path, counts[path])
             _mark(index, path, number)
             index[table] = number
         elif stripped.startswith("["):
@@ -94,14 +94,15 @@ def _dotted(key: str) -> Path:
             current = ""
         else:
             current += char
-    return tuple(parts + [current.strip()])
+    return tuple([*parts, current.strip()])
 
 
 class _Value:
     """Follows a value across lines: open brackets and multi-line strings keep it open."""
 
     def __init__(self) -> None:
-        self.depth, self.string = 0, None
+        self.depth = 0
+        self.string: str | None = None
 
     @property
     def open(self) -> bool:

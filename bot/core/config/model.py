@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError, model_validator
 
-from bot.core.verify.noise import Quiet
-from bot.core.reports.records import ReadingOptions
 from bot.core.config.build import Build, BuildScript
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
@@ -24,6 +22,8 @@ from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, R
 from bot.core.config.runners import Runner, Suite
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import Section
+from bot.core.reports.records import ReadingOptions
+from bot.core.verify.noise import Quiet
 
 
 class PerfbotFile(Section):
@@ -34,7 +34,7 @@ class PerfbotFile(Section):
     runners: tuple[Runner, ...] | None = None  # None: the local runner, which the service never uses unnamed
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule | None = None
-    references: dict[ReferenceName, ReferenceTable] = {}
+    references: dict[ReferenceName, ReferenceTable] = {}  # noqa: RUF012  (pydantic copies a field's default)
     parity: ParityConfig | None = None
     notify: NotifySettings | None = None
     guards: GuardSettings = GuardSettings()
@@ -108,7 +108,8 @@ class RepoConfig:
     seq_threshold: float = _VERIFY.seq_threshold
     par_efficiency: float = _VERIFY.par_efficiency
     claim_factor: float = _VERIFY.claim_factor  # core/verify/claim_size.py
-    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)  # core/verify/noise.py: when a host is too busy to time on
+    # core/verify/noise.py: when a host is too busy to time on
+    quiet: Quiet = Quiet(_VERIFY.busy_load, _VERIFY.max_steal)
     noisy_retries: int = _VERIFY.noisy_retries
     min_samples: int = _VERIFY.min_samples
     max_samples: int = _VERIFY.max_samples

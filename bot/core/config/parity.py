@@ -88,6 +88,12 @@ class ParityConfig(Declared):
             raise FieldError("must differ from parity.metal", "cuda")
         return self
 
+    @property
+    def tags(self) -> tuple[str, str]:
+        """(Metal, CUDA) as checked: the style's defaults fill in what the file left out."""
+        metal, cuda = STYLE_DEFAULTS[self.style]
+        return self.metal or metal, self.cuda or cuda
+
     def covers(self, path: str) -> bool:
         return any(glob_regex(g).fullmatch(path) for g in self.files)
 

@@ -28,9 +28,9 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
-from bot.core.reports.codeblocks import FENCE_TAG, LANGUAGE_TAGS, RESERVED_TAGS
 from bot.core.config.errors import FieldError
-from bot.core.config.values import Argv, Count, Flag, Fraction, NAME_RE, Positive, Section, choice
+from bot.core.config.values import NAME_RE, Argv, Count, Flag, Fraction, Positive, Section, choice
+from bot.core.reports.codeblocks import FENCE_TAG, LANGUAGE_TAGS, RESERVED_TAGS
 from bot.core.tracker.refnames import branch_name_problem
 
 FLATTEN_GAIN = 0.5  # a sweep step adding less than half of the ideal gain is where the curve flattens
@@ -150,8 +150,8 @@ def _measure(value):
     for track, measure in tracks.items():
         if track not in ("", "seq", "par"):
             raise ValueError("per-track measures name seq and par only")
-        if not isinstance(measure, str) or not (measure in MEASURES or _METRIC_NAME.fullmatch(
-                measure.removeprefix("metric:")) and measure.startswith("metric:")):
+        if not isinstance(measure, str) or not (measure in MEASURES or (_METRIC_NAME.fullmatch(
+                measure.removeprefix("metric:")) and measure.startswith("metric:"))):
             raise ValueError(f"must be one of {', '.join(MEASURES)} or metric:NAME")
     return value
 

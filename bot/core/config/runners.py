@@ -19,8 +19,21 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from bot.core.config.errors import FieldError
-from bot.core.config.values import (Argv, Count, Fraction, Host, Labels, Name, Port, RemotePath, RunsOn, Section,
-                                    User, Workflow, choice)
+from bot.core.config.values import (
+    Argv,
+    Count,
+    Fraction,
+    Host,
+    Labels,
+    Name,
+    Port,
+    RemotePath,
+    RunsOn,
+    Section,
+    User,
+    Workflow,
+    choice,
+)
 
 _ONLY_FOR = {"actions": ("host", "user", "port", "path", "sandbox"), "local": ("workflow", "runs_on"),
              "ssh": ("workflow", "runs_on")}

@@ -39,7 +39,7 @@ def _weekly(value):
     found = _WEEKLY.fullmatch(value.strip()) if isinstance(value, str) else None
     word = found.group(1).lower() if found else ""
     day = next((d for d in WEEKDAYS if word in (d, d[:3])), None)
-    if day is None:
+    if day is None or found is None:
         raise ValueError(f"{str(value)[:40]!r} must be a weekday and a 24-hour time, e.g. \"mon 09:00\"")
     return f"{day[:3]} {int(found.group(2)):02d}:{found.group(3)}"
 

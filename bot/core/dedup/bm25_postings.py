@@ -35,10 +35,10 @@ class Bm25Postings:
         self.total_length = 0
         self.count = 0
 
-    def _term_ids(self, words: tuple[str, ...]) -> Counter:
+    def _term_ids(self, words: tuple[str, ...]) -> Counter[int]:
         vocab = self.vocab
         counts = Counter(words)
-        ids = Counter()
+        ids: Counter[int] = Counter()
         for word, tf in counts.items():
             term = vocab.get(word)
             if term is None:
@@ -83,7 +83,7 @@ class Bm25Postings:
         pair_slots, pair_terms = (pairs // width).astype(np.int32), (pairs % width).astype(np.int32)
         bounds = np.searchsorted(pair_slots, np.asarray(slots, dtype=np.int32))
         ends = np.searchsorted(pair_slots, np.asarray(slots, dtype=np.int32), side="right")
-        for slot, words, lo, hi in zip(slots, docs, bounds.tolist(), ends.tolist()):
+        for slot, words, lo, hi in zip(slots, docs, bounds.tolist(), ends.tolist(), strict=True):
             self._note(slot, words, pair_terms[lo:hi])
         order = np.argsort(pair_terms, kind="stable")
         by_term, by_slot, by_tf = pair_terms[order], pair_slots[order], tfs[order].astype(np.float32)

@@ -1,14 +1,14 @@
 """The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
 from __future__ import annotations
 
-from bot.core.lint.audit import AuditResult, offline_audit
-from bot.core.lint.rules import lint
-from bot.core.reports.parse import parse
-from bot.core.reports.codeblocks import LANGUAGE_TAGS
-from bot.core.reports.records import REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.similarity import CauseProfile, cause_profile, jaccard, overlap
 from bot.core.dedup.verdicts import Verdict
+from bot.core.lint.audit import AuditResult, offline_audit
+from bot.core.lint.rules import lint
+from bot.core.reports.codeblocks import LANGUAGE_TAGS
+from bot.core.reports.parse import parse
+from bot.core.reports.records import REPORT_DIR, PerfIssue, ReadingOptions
 
 NAME = "offline"
 # Chosen on tests/data/dedup and tests/data/dedup_tune with bench/dedup_eval.py, never on
@@ -73,10 +73,10 @@ def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_
         return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism else [])
     apart = " vs ".join(f"{track}/{backend}" for track, backend in claims)
     if mechanism:
-        return kind, reasons + [f"different track or backend ({apart}), but the same root-cause mechanism: "
+        return kind, [*reasons, f"different track or backend ({apart}), but the same root-cause mechanism: "
                                 f"{mechanism}"]
-    return "distinct", reasons + [f"different track or backend ({apart}) and no shared root-cause mechanism: "
-                                  f"a shared program is not a shared cause"]
+    return "distinct", [*reasons, f"different track or backend ({apart}) and no shared root-cause mechanism: "
+                                  "a shared program is not a shared cause"]
 
 
 def _mechanism(new: CauseProfile, old: CauseProfile) -> str:

@@ -9,6 +9,7 @@ an index changed that way answers exactly as one built from scratch over the sam
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +40,7 @@ class RetrievalIndex:
     """An index over existing records' features; `candidates()` answers for a new report, `add()` and
     `remove()` change it one record at a time (each record has a slot; freed slots are reused)."""
 
-    def __init__(self, docs: list[Features] = ()) -> None:
+    def __init__(self, docs: Sequence[Features] = ()) -> None:
         self.slot_of: dict[str, int] = {}
         self.slugs: list[str | None] = []
         self.free: list[int] = []
@@ -55,7 +56,7 @@ class RetrievalIndex:
 
     def _build(self, docs: list[Features]) -> None:
         self.slugs = [d.slug for d in docs]
-        self.slot_of = {slug: slot for slot, slug in enumerate(self.slugs)}
+        self.slot_of = {slug: slot for slot, slug in enumerate(self.slugs) if slug is not None}
         slots = list(range(len(docs)))
         self.words.build(slots, [d.words for d in docs])
         self.sigs = signatures([d.shingles for d in docs])
@@ -120,7 +121,7 @@ class RetrievalIndex:
         rare = {loc for loc in query.locations if len(self.by_location.get(loc, ())) <= limit}
         wanted = frozenset(loc for loc in rare if loc in self.by_location)
         location_hits = {slot for loc in wanted for slot in self.by_location[loc]}
-        itself = self.slot_of.get(query.slug)
+        itself = self.slot_of.get(query.slug, -1)
         text.pop(itself, None)
         # The few BM25 hits first, so their text scores go in by position; the shape and place hits after.
         rest = (shape_hits | location_hits).difference(text, {itself})
@@ -184,5 +185,8 @@ class RetrievalIndex:
             reasons.append(f"reproduction code of the same shape (MinHash Jaccard {shape:.2f})")
         if shared:
             reasons.append("same root-cause places: " + ", ".join(sorted(loc.split(":", 1)[1] for loc in shared)))
-        return Candidate(self.slugs[slot], round(float(score), 4), round(float(text), 4), round(float(shape), 4),
+        slug = self.slugs[slot]
+        if slug is None:
+            raise ValueError(f"slot {slot} is free: no candidate")  # a freed slot scores nothing
+        return Candidate(slug, round(float(score), 4), round(float(text), 4), round(float(shape), 4),
                          round(float(place), 4), tuple(reasons))

@@ -9,6 +9,7 @@ bytes of each band, so a record is added or removed by touching only its own ban
 from __future__ import annotations
 
 from itertools import chain
+from typing import cast
 
 import numpy as np
 from datasketch import MinHash, MinHashLSH
@@ -78,12 +79,14 @@ class BandTables:
 
     def _keys(self, sigs: np.ndarray) -> list[list[bytes]]:
         width = np.dtype((np.void, self.rows * sigs.itemsize))
-        return [np.ascontiguousarray(sigs[:, band * self.rows:(band + 1) * self.rows]).view(width).ravel().tolist()
+        # A void-dtype array lists its items as bytes; numpy's stubs allow any of its item types.
+        return [cast(list[bytes], np.ascontiguousarray(sigs[:, band * self.rows:(band + 1) * self.rows])
+                     .view(width).ravel().tolist())
                 for band in range(self.bands)]
 
     def add(self, slots: list[int], sigs: np.ndarray) -> None:
-        for table, keys in zip(self.tables, self._keys(sigs)):
-            for slot, key in zip(slots, keys):
+        for table, keys in zip(self.tables, self._keys(sigs), strict=True):
+            for slot, key in zip(slots, keys, strict=True):
                 bucket = table.setdefault(key, slot)
                 if bucket is slot:
                     continue
@@ -93,7 +96,7 @@ class BandTables:
                     bucket.add(slot)
 
     def remove(self, slot: int, sig: np.ndarray) -> None:
-        for table, (key,) in zip(self.tables, self._keys(sig[None, :])):
+        for table, (key,) in zip(self.tables, self._keys(sig[None, :]), strict=True):
             bucket = table.get(key)
             if bucket == slot:
                 del table[key]
@@ -104,7 +107,7 @@ class BandTables:
 
     def query(self, sig: np.ndarray) -> set[int]:
         found: set[int] = set()
-        for table, (key,) in zip(self.tables, self._keys(sig[None, :])):
+        for table, (key,) in zip(self.tables, self._keys(sig[None, :]), strict=True):
             bucket = table.get(key)
             if isinstance(bucket, int):
                 found.add(bucket)

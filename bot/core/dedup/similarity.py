@@ -15,10 +15,12 @@ from bot.core.reports.records import PerfIssue
 FEATURES_VERSION = "1"
 SHINGLE = 5  # tokens per shingle: long enough to mean a construct, short enough to survive renames
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
-_STOP = frozenset("""the and for that this with from are was were but not all any can has have had its into
-than then there their them they which while when where what who how why our out one two per each very
-also more most much many some such only just over under about after before because been being does did
-report language program slow slower faster time times""".split())
+_STOP = frozenset(["the", "and", "for", "that", "this", "with", "from", "are", "was", "were", "but", "not", "all",
+                   "any", "can", "has", "have", "had", "its", "into", "than", "then", "there", "their", "them", "they",
+                   "which", "while", "when", "where", "what", "who", "how", "why", "our", "out", "one", "two", "per",
+                   "each", "very", "also", "more", "most", "much", "many", "some", "such", "only", "just", "over",
+                   "under", "about", "after", "before", "because", "been", "being", "does", "did", "report", "language",
+                   "program", "slow", "slower", "faster", "time", "times"])
 _FILE = re.compile(r"\b[\w./-]+\.(?:c|h|cu|metal|rs|py|bend|hvm)\b")
 _CODE_SPAN = re.compile(r"`([A-Za-z_][A-Za-z0-9_]{2,})(?:\(\))?`")
 # Runtime concepts a root cause names; two reports blaming the same one likely share a cause.
@@ -116,11 +118,13 @@ _PATH = re.compile(r"[\w./-]*?([\w-]+\.(?:c|h|cu|m|metal|rs|py))\b")
 # A span that is a command or a setting (`perf c2c`, `BEND_STATS=1`) names a tool, not a place.
 _COMMAND = re.compile(r"^\s*[\w.-]+\s+-?[\w-]+\s*$|=")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TOOLS = frozenset("perf nsys ncu nvprof strace ltrace valgrind gdb gcc clang nvcc bend hvm hvm4 instruments".split())
+_TOOLS = frozenset(["perf", "nsys", "ncu", "nvprof", "strace", "ltrace", "valgrind", "gdb", "gcc", "clang", "nvcc",
+                    "bend", "hvm", "hvm4", "instruments"])
 # Words every root cause uses whatever it blames.
-_GENERIC = frozenset("""interaction interactions node nodes thread threads cycles cycle shows show per call calls
-each every time times run runs cost costs perf share percent same here case value values number numbers use used
-uses one two three four five first second new whole so""".split())
+_GENERIC = frozenset(["interaction", "interactions", "node", "nodes", "thread", "threads", "cycles", "cycle", "shows",
+                      "show", "per", "call", "calls", "each", "every", "time", "times", "run", "runs", "cost", "costs",
+                      "perf", "share", "percent", "same", "here", "case", "value", "values", "number", "numbers", "use",
+                      "used", "uses", "one", "two", "three", "four", "five", "first", "second", "new", "whole", "so"])
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import jsonschema
 
@@ -62,6 +63,7 @@ def verdict_from_tool_input(data: object, reviewer: str, usage: dict | None = No
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the verdict"
         raise InvalidVerdict(f"{where}: {exc.message[:300]}") from None
+    data = cast(dict[str, Any], data)  # the schema checked its shape
     kind = data["verdict"]
     merged = data.get("merged_report") if kind in OVERLAPPING else None
     if kind in OVERLAPPING and not merged:

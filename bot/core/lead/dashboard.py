@@ -6,10 +6,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from bot.core.verify import verdict_words as words
 from bot.core.lead.digest import FixFact
 from bot.core.lead.milestones import MilestoneProgress, RecordFact, RunFact, standing
 from bot.core.lead.notices import Notice
+from bot.core.verify import verdict_words as words
 
 MARKER = "<!-- perfbot:dashboard -->"
 LABEL = "perfbot-dashboard"
@@ -106,8 +106,8 @@ def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple
     acted = {d.action.slug for d in decisions if d.action}
     for notice in notices:
         if notice.blocker:
-            action = Action("rerun", notice.slug) if notice.kind == "fix-failed-twice" and notice.slug not in acted \
-                and notice.slug not in busy else None
+            action = Action("rerun", notice.slug) if notice.kind == "fix-failed-twice" and notice.slug \
+                and notice.slug not in acted and notice.slug not in busy else None
             decisions.append(Decision(action, f"**{notice.heading}**: {notice.text}"))
     judged = defaultdict(list)
     for run in runs:

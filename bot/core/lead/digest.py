@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeGuard
 
-from bot.core.verify.claim_size import ratio_kind
-from bot.core.lead.digest_scaling import ParScaling, par_scaling
 from bot.core.config import Milestone
-from bot.core.lead.milestones import (MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress,
-                                 standing)
+from bot.core.lead.digest_scaling import ParScaling, par_scaling
+from bot.core.lead.milestones import MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress, standing
+from bot.core.verify.claim_size import ratio_kind
 
 STALE_AFTER = timedelta(days=14)
 
@@ -92,10 +93,10 @@ class VerifiedFix:
     track: str | None
     run_id: int
     pr_number: int | None
-    before: float | None  # ratios (par: threads / speedup), lower is better
-    after: float
-    after_low: float
-    after_high: float
+    before: float | None  # ratios (par: threads / speedup), lower is better; None: a par record without threads
+    after: float | None
+    after_low: float | None
+    after_high: float | None
     at: datetime
     merged: bool = False  # "verified" only once merged; before that it passes on its branch
 
@@ -105,7 +106,7 @@ class NotReproduced:
     slug: str
     title: str
     claimed: float | None
-    measured: float
+    measured: float | None
     run_id: int
     at: datetime
 
@@ -183,7 +184,10 @@ class Digest:
 def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetime,
                  milestones: tuple[Milestone, ...], seq_threshold: float) -> Digest:
     """Everything as it stood at `window_end`; "in the window" is window_start <= t < window_end."""
-    inside = lambda t: t is not None and window_start <= t < window_end  # noqa: E731
+
+    def inside(t: datetime | None) -> TypeGuard[datetime]:
+        return t is not None and window_start <= t < window_end
+
     before_end = lambda t: t is not None and t < window_end  # noqa: E731
     records = [r for r in facts.records if r.created_at is None or before_end(r.created_at)]
     revisions = defaultdict(list)
@@ -206,8 +210,8 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
     merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
     return Digest(
         facts.full_name, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
-        tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0],
-                        r.created_at) for r in new),
+        tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0], at)
+              for r in new if (at := r.created_at) is not None),
         tuple((track, backend, n) for (track, backend), n in sorted(kinds.items())),
         _merged(records, revisions, facts.verdicts, inside),
         tuple(sorted((f for f in fixes if inside(f.created_at)), key=lambda f: (f.created_at, f.slug, f.branch))),
@@ -240,7 +244,8 @@ def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:
     return tuple(sorted(out, key=lambda m: m.slug))
 
 
-def _merged(records, revisions, verdicts, inside) -> tuple[Merged, ...]:
+def _merged(records, revisions, verdicts,
+            inside: Callable[[datetime | None], TypeGuard[datetime]]) -> tuple[Merged, ...]:
     out = []
     for r in records:
         at = next((v.at for v in reversed(revisions[r.slug]) if v.change == "merged"), None)
@@ -255,10 +260,12 @@ def _verified(by_slug: dict[str, RecordFact], runs, inside, merged: set[str]) ->
     for run in _latest_per_slug(r for r in runs if r.purpose == "fix" and r.verdict == "pass" and r.side("head")
                                 and inside(r.finished_at or r.created_at)):
         record, head, base = by_slug.get(run.slug), run.side("head"), run.side("base")
-        bounds = sorted((as_ratio(record, head.low), as_ratio(record, head.high)), key=lambda b: b or 0)
-        out.append(VerifiedFix(run.slug, record and record.track, run.id, run.pr_number,
+        if head is None:  # the filter above kept only runs with a head
+            continue
+        low, high = sorted((as_ratio(record, head.low), as_ratio(record, head.high)), key=lambda b: b or 0)
+        out.append(VerifiedFix(run.slug, record.track if record else None, run.id, run.pr_number,
                                as_ratio(record, base.point) if base else None, as_ratio(record, head.point),
-                               *bounds, run.finished_at or run.created_at, run.slug in merged))
+                               low, high, run.finished_at or run.created_at, run.slug in merged))
     return tuple(out)
 
 
@@ -266,8 +273,13 @@ def _not_reproduced(by_slug: dict[str, RecordFact], runs, inside) -> tuple[NotRe
     found = _latest_per_slug(r for r in runs if r.claim_failed and inside(r.finished_at or r.created_at))
     return tuple(NotReproduced(r.slug, by_slug[r.slug].title if r.slug in by_slug else "",
                                by_slug[r.slug].ratio if r.slug in by_slug else None,
-                               as_ratio(by_slug.get(r.slug), r.side("head").point), r.id, r.finished_at or r.created_at)
+                               as_ratio(by_slug.get(r.slug), _head_point(r)), r.id, r.finished_at or r.created_at)
                  for r in found)
+
+
+def _head_point(run: RunFact) -> float | None:
+    head = run.side("head")
+    return head.point if head else None
 
 
 def _latest_per_slug(runs) -> list[RunFact]:
@@ -279,7 +291,7 @@ def _latest_per_slug(runs) -> list[RunFact]:
 
 def _stale(records, revisions, runs, fixes, events, window_end: datetime) -> tuple[Stale, ...]:
     """Any sign of life counts, even a run still queued: someone is working on the report."""
-    moments = defaultdict(list)
+    moments: dict[str, list[datetime | None]] = defaultdict(list)
     for fix in fixes:
         moments[fix.slug] += [fix.created_at, fix.updated_at]
     for event in events:

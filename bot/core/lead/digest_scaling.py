@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core.lead.milestones import LIVE, RecordFact, RunFact
+from bot.core.lead.milestones import LIVE, RecordFact, RunFact, ScalingFact
 
 
 @dataclass(frozen=True)
@@ -24,15 +24,15 @@ class ParScaling:
 
 def par_scaling(records: list[RecordFact], runs: list[RunFact]) -> tuple[ParScaling, ...]:
     """`runs` in time order, done and before the window's end; the latest swept run of each record counts."""
-    latest: dict[str, RunFact] = {}
+    latest: dict[str, tuple[RunFact, ScalingFact]] = {}
     for run in runs:
         if run.scaling is not None:
-            latest[run.slug] = run
+            latest[run.slug] = (run, run.scaling)
     out = []
     for record in records:
-        run = latest.get(record.slug)
-        if record.track == "par" and record.state in LIVE and run is not None:
-            s = run.scaling
+        found = latest.get(record.slug)
+        if record.track == "par" and record.state in LIVE and found is not None:
+            swept, s = found
             out.append(ParScaling(record.slug, record.title, record.state, s.threads, s.speedup, s.efficiency,
-                                  s.flattens_after, s.claimed, run.id, run.finished_at or run.created_at))
+                                  s.flattens_after, s.claimed, swept.id, swept.finished_at or swept.created_at))
     return tuple(sorted(out, key=lambda p: (p.efficiency[1], p.slug)))

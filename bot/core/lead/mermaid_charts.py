@@ -63,7 +63,9 @@ def _pie(lines: list[str]) -> PieChart | None:
 
 
 def _xy(lines: list[str]) -> XYChart | None:
-    title, categories, x_label, y_label, top, series = "", (), "", "", None, []
+    title, x_label, y_label, top = "", "", "", None
+    categories: tuple[str, ...] = ()
+    series: list[tuple[str, tuple[float, ...]]] = []
     for line in lines:
         if line.startswith("title"):
             title = _title(line)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+
 from bot.core.config import Milestone
 from bot.core.verify.scaling import ScalingFact
 
@@ -98,9 +99,10 @@ def progress(milestone: Milestone, standings: dict[str, Standing], suites: dict[
     elif milestone.kind == "par-speedup":
         total, failing = len(milestone.reports), _par_speedup(milestone, standings)
     else:
-        verdict, run = suites.get(milestone.runner, ("", 0))
+        runner = milestone.runner or ""  # required of suite-passes milestones: the config check set it
+        verdict, run = suites.get(runner, ("", 0))
         total = 1
-        failing = [] if verdict == "pass" else [Failing(milestone.runner, None, f"suite {verdict} in run {run}"
+        failing = [] if verdict == "pass" else [Failing(runner, None, f"suite {verdict} in run {run}"
                                                         if verdict else "no run with the suite yet")]
     done = total - len(failing)
     met = total > 0 and not failing
@@ -121,11 +123,12 @@ def _seq_near_c(milestone: Milestone, standings: dict[str, Standing], seq_thresh
 
 def _par_speedup(milestone: Milestone, standings: dict[str, Standing]) -> list[Failing]:
     failing = []
+    target = milestone.target or 0.0  # required of par-speedup milestones: the config check set it
     for slug in milestone.reports:
         s = standings.get(slug)
         why = ("no such report" if s is None else f"{s.state}, not live" if s.state not in LIVE
                else "not a par report" if s.track != "par" else "not measured yet" if s.speedup is None
-               else f"speedup {s.speedup:.2f}x below {milestone.target:g}x" if s.speedup < milestone.target else "")
+               else f"speedup {s.speedup:.2f}x below {target:g}x" if s.speedup < target else "")
         if why:
             failing.append(Failing(slug, s.speedup if s else None, why))
     return failing
@@ -141,16 +144,16 @@ def as_ratio(record: RecordFact | None, point: float | None) -> float | None:
 def standing(record: RecordFact, runs: list[RunFact]) -> Standing:
     """A passing fix's head says what the report is worth once merged; a reproduce run what the branch does now."""
     convert = lambda point: as_ratio(record, point)  # noqa: E731
-    passing = [r for r in runs if r.purpose == "fix" and r.verdict == "pass" and r.side("head")]
-    measured = [r for r in runs if r.purpose == "reproduce" and r.side("head")]
+    passing = [head for r in runs if r.purpose == "fix" and r.verdict == "pass" and (head := r.side("head"))]
+    measured = [head for r in runs if r.purpose == "reproduce" and (head := r.side("head"))]
     if passing:
-        ratio, source = convert(passing[-1].side("head").point), "verified"
+        ratio, source = convert(passing[-1].point), "verified"
     elif measured:
-        ratio, source = convert(measured[-1].side("head").point), "measured"
+        ratio, source = convert(measured[-1].point), "measured"
     else:
         ratio, source = record.ratio, "claimed" if record.ratio is not None else "none"
-    speed = passing or [r for r in runs if r.side("head")]
-    speedup = speed[-1].side("head").point if record.track == "par" and speed else None
+    speed = passing or [head for r in runs if (head := r.side("head"))]
+    speedup = speed[-1].point if record.track == "par" and speed else None
     return Standing(record.slug, record.state, record.track, record.backend, ratio, source, speedup)
 
 

@@ -7,6 +7,7 @@ agent reviewer's audit says that; this one says it could not.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 from bot.core.lint.program_shape import c_shape, canonical_name, language_shape
 from bot.core.reports.records import Finding, PerfIssue, Severity
@@ -16,7 +17,8 @@ RULES = (
     ("audit-c-functions", "a function of the program has no counterpart in the C translation"),
     ("audit-c-recursion", "a function recurses in one program and not in the other"),
     ("audit-repro-size", f"the program in the language is over {MAX_PROGRAM_LINES} lines: not minimal"),
-    ("audit-numbers", "the measurements cannot support the claim (too few timed rows, or the claimed threads unmeasured)"),
+    ("audit-numbers",
+     "the measurements cannot support the claim (too few timed rows, or the claimed threads unmeasured)"),
 )
 NOT_CHECKED = ("whether both programs run the same algorithm and the same pattern matches "
                "(the offline audit compares structure only)")
@@ -119,7 +121,9 @@ def audit_from_tool_input(data: object, record: PerfIssue, path: str, reviewer: 
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the audit"
         raise ValueError(f"{where}: {exc.message[:300]}") from None
+    data = cast(dict[str, Any], data)  # the schema checked its shape
     c_line = next((b.line for b in record.code_blocks if b.lang == "c"), 1)
-    findings = tuple(_finding(path, record.line_of("measurements", c_line) if f["rule"] in ("audit-numbers", "audit-claim")
+    findings = tuple(_finding(path, record.line_of("measurements", c_line) if f["rule"] in ("audit-numbers",
+                                                                                            "audit-claim")
                               else c_line, f["rule"], f["message"], f["remedy"]) for f in data["findings"])
     return AuditResult(findings, tuple(data["not_checked"]), reviewer, usage)

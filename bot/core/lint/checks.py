@@ -137,7 +137,7 @@ def ratio_mismatch(record: PerfIssue, context: LintContext) -> Iterator[Problem]
     """The stated ratio must match the table's, or the ratio of some pair of rows it compares (several builds,
     several thread counts): a report may quote the gcc row while the table also has clang."""
     stated, table = record.ratio, record.table_ratio
-    if not _ratio_disagrees(record) or record.table_unsure:
+    if stated is None or table is None or not _ratio_disagrees(record) or record.table_unsure:
         return
     comparable = (table, *record.table_candidates)
     gap = abs(stated - table) / table

@@ -6,10 +6,29 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.core.lint.checks import (
-    LintContext, Problem, backend_missing, c_translation_missing, context_missing, draft_location, file_name,
-    fix_missing, fix_ref_invalid, measurements_missing, ratio_meaning, ratio_mismatch, ratio_missing, ratio_unsure,
-    reference_within_factor, repro_missing, root_cause_missing,
-    seq_within_tolerance, supersedes_self, supersedes_unknown, threads_missing, title_missing, too_long,
+    LintContext,
+    Problem,
+    backend_missing,
+    c_translation_missing,
+    context_missing,
+    draft_location,
+    file_name,
+    fix_missing,
+    fix_ref_invalid,
+    measurements_missing,
+    ratio_meaning,
+    ratio_mismatch,
+    ratio_missing,
+    ratio_unsure,
+    reference_within_factor,
+    repro_missing,
+    root_cause_missing,
+    seq_within_tolerance,
+    supersedes_self,
+    supersedes_unknown,
+    threads_missing,
+    title_missing,
+    too_long,
     track_missing,
 )
 from bot.core.reports.parse import parse
@@ -111,7 +130,8 @@ def _run_rules(record: PerfIssue | None, context: LintContext, only: frozenset[s
     for rule in RULES:
         if rule.check is None or (record is None and rule.needs_record) or (only is not None and rule.id not in only):
             continue
-        for problem in rule.check(record, context):
+        # None reaches only the rules declared needs_record=False, whose checks take PerfIssue | None.
+        for problem in rule.check(record, context):  # type: ignore[arg-type]
             yield Finding(context.path, max(1, problem.line), rule.id, rule.severity, problem.message, problem.remedy)
 
 

@@ -121,7 +121,8 @@ def _block(backend: str, name: str, item: tuple[Token, ...]) -> RawBlock:
 
 
 def _marked(code: list[Token], comments: list[Token], config: ParityConfig) -> tuple[list[RawBlock], list[MarkProblem]]:
-    tags = {config.metal: METAL, config.cuda: CUDA}
+    metal, cuda = config.tags
+    tags = {metal: METAL, cuda: CUDA}
     pattern = re.compile(r"^(?://+|/\*+)\s*(" + "|".join(re.escape(t) for t in tags) + r")(?![\w-])(.*?)(?:\*+/)?\s*$",
                          re.S)
     blocks, problems = [], []
@@ -175,7 +176,8 @@ def _arm_backend(word: str, condition: str, config: ParityConfig) -> str | None:
     words = set(_IDENT.findall(condition))
     if word in ("else", "ifndef") or "!" in condition:
         return None  # "not Metal" may be the CPU: only an arm that names its backend is paired
-    hits = [backend for backend, macro in ((METAL, config.metal), (CUDA, config.cuda)) if macro in words]
+    metal, cuda = config.tags
+    hits = [backend for backend, macro in ((METAL, metal), (CUDA, cuda)) if macro in words]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -185,7 +187,7 @@ def _prefixed(code: list[Token], config: ParityConfig) -> list[RawBlock]:
         name = item_name(item)
         if not name or not any(t.text == "{" for t in item):
             continue  # a prototype is not a block: its definition is
-        for backend, prefix in ((METAL, config.metal), (CUDA, config.cuda)):
+        for backend, prefix in zip((METAL, CUDA), config.tags, strict=True):
             if name.startswith(prefix) and len(name) > len(prefix):
                 out.append(_block(backend, name[len(prefix):], item))
     return out

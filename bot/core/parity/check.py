@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from bot.core.parity.blocks import CUDA, METAL, RawBlock, Token, find_blocks, lex_code
 from bot.core.config import ParityConfig
+from bot.core.parity.blocks import CUDA, METAL, RawBlock, Token, find_blocks, lex_code
 
 BRANCHES = {"if", "else", "switch", "case", "default"}
 LOOPS = {"for", "while", "do"}
@@ -60,7 +60,7 @@ class Finding:
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "message": self.message,
-                "locations": [{"path": l.path, "line": l.line, "end_line": l.end_line} for l in self.locations]}
+                "locations": [{"path": loc.path, "line": loc.line, "end_line": loc.end_line} for loc in self.locations]}
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def _mapping(config: ParityConfig) -> dict[str, tuple[Token, ...]]:
 
 
 def _shaped(path: str, raw: RawBlock, mapping: dict, watched: set[str], config: ParityConfig) -> Block:
-    prefix = {METAL: config.metal, CUDA: config.cuda}[raw.backend] if config.style == "prefix" else ""
+    prefix = dict(zip((METAL, CUDA), config.tags, strict=True))[raw.backend] if config.style == "prefix" else ""
     tokens: list[tuple[Token, str]] = []  # (token after mapping, its source spelling)
     for token in raw.tokens:
         for mapped in mapping.get(token.text, (token,)) if token.kind in ("name", "keyword", "attribute") else (token,):
@@ -162,7 +162,7 @@ class _Nesting:
     """How deep a token sits in the block's control structure: `for (...) x();` nests `x` as deep as
     `for (...) { x(); }` does, so brace style is not shape (an `else if` stays at its `if`'s level)."""
 
-    HEADED = {"if", "for", "while", "switch"}  # a parenthesized header comes before the body
+    HEADED = frozenset({"if", "for", "while", "switch"})  # a parenthesized header comes before the body
 
     def __init__(self) -> None:
         self.braces = self.parens = 0
@@ -243,7 +243,7 @@ def _pair(blocks: list[Block], config: ParityConfig) -> tuple[list[Finding], lis
 
 
 def _hint(config: ParityConfig, side: str, name: str) -> str:
-    tag = config.metal if side == METAL else config.cuda
+    tag = config.tags[0] if side == METAL else config.tags[1]
     if config.style == "markers":
         return (f"write its {SIDE[side]} version beside it, marked `// {tag} {name}` "
                 "(or rename this block to the twin's name)")

@@ -51,7 +51,7 @@ def summary_markdown(report: ParityReport) -> str:
     return "\n".join(lines)
 
 
-def annotations(report: ParityReport) -> tuple[dict, ...]:
+def check_annotations(report: ParityReport) -> tuple[dict, ...]:
     """One failure annotation per place a finding names: both twins of a drift or a one-sided change."""
     out = []
     for finding in report.findings:

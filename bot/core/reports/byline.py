@@ -27,10 +27,10 @@ _MACHINE_HINT = re.compile(r"(?i)\b(?:box|host|mini|mac|linux|ryzen|xeon|epyc|in
 class Byline:
     """What a byline says; each part keeps its line and its words."""
 
-    track: Fact | None = None
-    backend: Fact | None = None
-    host: Fact | None = None
-    threads: Fact | None = None
+    track: Fact[str] | None = None
+    backend: Fact[str] | None = None
+    host: Fact[str] | None = None
+    threads: Fact[int] | None = None
 
 
 def read_byline(paragraphs: list[tuple[int, str]]) -> Byline | None:

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field, replace
 
 from bot.core.reports.byline import Byline
 from bot.core.reports.facts import Fact, ProseFacts
-from bot.core.reports.records import Measurement
 from bot.core.reports.gpu_claims import GPU_BACKENDS, gpu_claim
+from bot.core.reports.records import Measurement
 from bot.core.reports.table_ratios import TableRatio, reference_ratio, significant, table_ratio
 
 FACT_NAMES = ("track", "backend", "threads", "ratio", "fix", "host")
@@ -116,7 +116,7 @@ def _ratio_from_prose_speedup(facts: Settled, prose: ProseFacts, track: str | No
     if track == "seq":
         return
     threads = prose.speedup_threads.value if prose.speedup_threads else facts.values.get("threads")
-    if prose.speedup and (threads or 0) > 1:
+    if prose.speedup and threads and threads > 1:
         ratio = significant(threads / prose.speedup.value)
         facts.settle("ratio", ratio, prose.speedup.line, "prose",
                      f"'{prose.speedup.quote}' ({threads} / {prose.speedup.value:g})")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from bot.core.reports.phrasings import Hit, hits_in
 
@@ -13,15 +14,17 @@ _BACKEND_WORDS = (
     ("metal", re.compile(r"(?i:(?<!bare )\bmetal\b|\bmsl\b)")),  # "bare metal" is a CPU machine
     ("cuda", re.compile(r"(?i:\bcuda\b|\bnvidia\b|\bgeforce\b|\brtx\s*\d)")),
 )
+V = TypeVar("V", int, float, str)
+
 _GPU = re.compile(r"(?i:\bgpus?\b)")
 _C_BACKEND = re.compile(r"(?i:\bbackend\b)[\s*_:=`]*C\b|\bC\s+(?i:backend|runtime|threads)\b|(?i:\bcpu\b)")
 
 
 @dataclass(frozen=True)
-class Fact:
+class Fact(Generic[V]):
     """One value found in prose, with the 1-based line it was found on and the words it was read from."""
 
-    value: object
+    value: V
     line: int
     quote: str = ""
 
@@ -30,19 +33,19 @@ class Fact:
 class ProseFacts:
     """Everything prose states or suggests; the parser picks what fits the resolved track."""
 
-    stated_ratio: Fact | None = None  # "Ratio: 12.3x" (either track)
-    seq_ratio: Fact | None = None  # "3.4x slower than C"
-    speedup: Fact | None = None  # achieved speedup "1.9x"
-    speedup_threads: Fact | None = None  # the thread count the speedup was measured on
-    ratio_threads: Fact | None = None  # N of a stated "ratio = N / speedup"
-    threads: Fact | None = None  # first thread count > 1 anywhere
-    track: Fact | None = None  # from an explicit "Track: par" or the kind of ratio stated
-    track_hint: Fact | None = None  # from wording alone ("parallel", "8 threads", "than C"): weaker than a table
-    backend: Fact | None = None
+    stated_ratio: Fact[float] | None = None  # "Ratio: 12.3x" (either track)
+    seq_ratio: Fact[float] | None = None  # "3.4x slower than C"
+    speedup: Fact[float] | None = None  # achieved speedup "1.9x"
+    speedup_threads: Fact[int] | None = None  # the thread count the speedup was measured on
+    ratio_threads: Fact[int] | None = None  # N of a stated "ratio = N / speedup"
+    threads: Fact[int] | None = None  # first thread count > 1 anywhere
+    track: Fact[str] | None = None  # from an explicit "Track: par" or the kind of ratio stated
+    track_hint: Fact[str] | None = None  # from wording alone ("parallel", "8 threads", "than C"): weaker than a table
+    backend: Fact[str] | None = None
     backend_is_explicit: bool = False
     thread_times: tuple[Hit, ...] = ()  # "T1 0.214 s, T10 0.031 s": times at thread counts, for a speedup
-    claim_threads: Fact | None = None  # the one thread count the sentence stating the ratio (or speedup) names
-    expected: Fact | None = None  # the speedup a GPU should reach ("the profile suggests about 24x")
+    claim_threads: Fact[int] | None = None  # the one thread count the sentence stating the ratio (or speedup) names
+    expected: Fact[float] | None = None  # the speedup a GPU should reach ("the profile suggests about 24x")
 
 
 def extract_prose_facts(lines: list[tuple[int, str]], block_langs: tuple[str, ...] = ()) -> ProseFacts:
@@ -103,7 +106,7 @@ _SENTENCE_THREADS = re.compile(r"(?<![\w-])-{0,2}T\s?(\d{1,6})\b|(?<![\w.])(\d{1
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+")
 
 
-def _claim_threads(texts: dict[int, str], ratio: Hit | None, speedup: Hit | None) -> Fact | None:
+def _claim_threads(texts: dict[int, str], ratio: Hit | None, speedup: Hit | None) -> Fact[int] | None:
     """The thread count the claim is about, when the sentence that states it names exactly one above 1."""
     for hit in (ratio, speedup):
         if hit is None:
@@ -145,37 +148,39 @@ def _sentences_at(text: str, at: int) -> tuple[str, ...]:
 def _best_speedup(speedups: list[Hit]) -> Hit | None:
     """The first speedup that names its thread count, else the first one."""
     named = [hit for hit in speedups if hit.threads]
-    return (named or speedups or [None])[0]
+    found = named or speedups
+    return found[0] if found else None
 
 
-def _value_fact(hit: Hit | None) -> Fact | None:
+def _value_fact(hit: Hit | None) -> Fact[float] | None:
     return Fact(hit.value, hit.line, hit.quote) if hit is not None and hit.value else None
 
 
-def _threads_fact(hit: Hit | None) -> Fact | None:
+def _threads_fact(hit: Hit | None) -> Fact[int] | None:
     return Fact(hit.threads, hit.line, hit.quote) if hit is not None and hit.threads else None
 
 
-def _track(first: dict[str, Hit], speedup: Hit | None) -> Fact | None:
+def _track(first: dict[str, Hit], speedup: Hit | None) -> Fact[str] | None:
     """An explicit "Track: par" label, else the kind of ratio stated first (a speedup is par, vs C is seq)."""
-    if "track" in first:
-        return Fact(first["track"].track, first["track"].line, first["track"].quote)
+    stated = first.get("track")
+    if stated is not None and stated.track is not None:
+        return Fact(stated.track, stated.line, stated.quote)
     kinds = [(hit.line, track) for hit, track in ((speedup, "par"), (first.get("seq_ratio"), "seq")) if hit]
     return _earliest(kinds)
 
 
-def _track_hint(par_hint: int | None, seq_hint: int | None) -> Fact | None:
+def _track_hint(par_hint: int | None, seq_hint: int | None) -> Fact[str] | None:
     return _earliest([(line, track) for line, track in ((par_hint, "par"), (seq_hint, "seq")) if line is not None])
 
 
-def _earliest(candidates: list[tuple[int, str]]) -> Fact | None:
+def _earliest(candidates: list[tuple[int, str]]) -> Fact[str] | None:
     if not candidates:
         return None
     line, track = min(candidates)
     return Fact(track, line)
 
 
-def _backend(hits: dict[str, list[int]], gpu_line: int | None, c_backend_line: int | None) -> Fact | None:
+def _backend(hits: dict[str, list[int]], gpu_line: int | None, c_backend_line: int | None) -> Fact[str] | None:
     """Metal or CUDA by the more frequent mention; a bare GPU means CUDA; explicit C wording means c."""
     ranked = sorted(((len(lines), -min(lines), name) for name, lines in hits.items() if lines), reverse=True)
     if ranked:

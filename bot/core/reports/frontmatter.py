@@ -92,7 +92,8 @@ class _Problems:
     """Collects findings for one file (a tiny helper so every check reads as one line)."""
 
     def __init__(self, file: str):
-        self.file, self._found = file, []
+        self.file = file
+        self._found: list[Finding] = []
 
     def add(self, rule: str, severity: Severity, line: int, message: str, remedy: str) -> None:
         self._found.append(Finding(self.file, max(1, line), rule, severity, message, remedy))
@@ -169,7 +170,8 @@ def _verify_inputs(data: dict, raw: dict, lines: dict, problems: _Problems, fact
         if _REFERENCE.fullmatch(value) and ".." not in value:
             facts["reference"] = value
         else:
-            _value_error(problems, lines, "reference", f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
+            _value_error(problems, lines, "reference",
+                         f"reference '{shown(data['reference'])}' is not NAME or NAME@ref",
                          "write `reference: runtime@<branch or commit>` or the name of a [references.NAME] table")
     measure = data.get("measure")
     if measure is not None:  # [run] metrics live in .perfbot.toml: verify checks a metric:NAME against them

@@ -33,20 +33,22 @@ def gpu_claim(rows: tuple[Measurement, ...], expected: float | None, expected_qu
         return TableRatio(kind="gpu", gap=f"the {name} row has no one-thread CPU row to compare with "
                                           f"(add the -T1 CPU time)")
     base, run = min(one, key=_time), min(shipped, key=_time)
-    achieved = base.seconds / run.seconds
+    achieved = base.time / run.time
     if patched:
         fixed = min(patched, key=_time)
-        target, how = base.seconds / fixed.seconds, f"'{fixed.label}' {secs(fixed.seconds)} (line {fixed.line})"
-        targets = [base.seconds / r.seconds for r in patched]
-    else:
+        target, how = base.time / fixed.time, f"'{fixed.label}' {secs(fixed.time)} (line {fixed.line})"
+        targets = [base.time / r.time for r in patched]
+    elif expected is not None:
         target, how = expected, f"the expected {expected:g}x" + (f" ('{expected_quote}')" if expected_quote else "")
         targets = [expected]
+    else:  # unreachable: without a patched row only a stated expectation got this far
+        return None
     ratio = significant(target / achieved)
     best = min(cpu, key=_time)
-    over_best = (f" ({best.seconds / run.seconds:.3g}x over the best CPU run '{best.label}', line {best.line})"
+    over_best = (f" ({best.time / run.time:.3g}x over the best CPU run '{best.label}', line {best.line})"
                  if best is not base else "")
-    evidence = (f"{name} '{run.label}' {secs(run.seconds)} against one CPU thread '{base.label}' "
-                f"{secs(base.seconds)} = {achieved:.3g}x achieved (lines {run.line} and {base.line}){over_best}; "
+    evidence = (f"{name} '{run.label}' {secs(run.time)} against one CPU thread '{base.label}' "
+                f"{secs(base.time)} = {achieved:.3g}x achieved (lines {run.line} and {base.line}){over_best}; "
                 f"target {target:.3g}x from {how}; ratio {target:.3g} / {achieved:.3g}")
     return TableRatio(ratio, None, evidence, kind="gpu",
                       candidates=_candidates(shipped, one, cpu, targets, expected))
@@ -60,8 +62,8 @@ def _candidates(shipped: list[Measurement], one: list[Measurement], cpu: list[Me
     values = []
     for run in shipped:
         for base in (*one, best):
-            achieved = base.seconds / run.seconds
-            over = [t * (base.seconds / min(one, key=_time).seconds) for t in targets]  # patched: same baseline
+            achieved = base.time / run.time
+            over = [t * (base.time / min(one, key=_time).time) for t in targets]  # patched: same baseline
             values += [t / achieved for t in over]
             if expected is not None:
                 values.append(expected / achieved)
@@ -69,4 +71,4 @@ def _candidates(shipped: list[Measurement], one: list[Measurement], cpu: list[Me
 
 
 def _time(run: Measurement) -> float:
-    return run.seconds
+    return run.time

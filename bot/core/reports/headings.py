@@ -138,10 +138,10 @@ def locate_sections(headings: list[Heading], labels: list[Label], line_count: in
     open_span: tuple[Heading | Label, int | None] | None = None  # (opener, heading level or None for labels)
 
     def close(at: int) -> None:
-        opener = open_span[0]
-        if isinstance(opener, Heading):
+        opener = open_span[0] if open_span else None
+        if isinstance(opener, Heading) and opener.section is not None:  # only a section's heading opens a span
             spans.append(SectionSpan(opener.section, opener.text, opener.index, at))
-        else:
+        elif isinstance(opener, Label):
             spans.append(SectionSpan(opener.section, opener.label, opener.index, at, opener.rest))
 
     for index, event in events:

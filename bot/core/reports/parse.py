@@ -10,8 +10,17 @@ from bot.core.reports.fact_resolution import resolve_facts
 from bot.core.reports.facts import ProseFacts, extract_prose_facts
 from bot.core.reports.frontmatter import FrontMatter, read_front_matter
 from bot.core.reports.headings import SectionSpan, locate_sections, section_of_heading
-from bot.core.reports.records import (CodeBlock, Finding, ParseResult, PerfIssue, ReadingOptions, Section, Severity,
-                              slug_from_filename, slug_of)
+from bot.core.reports.records import (
+    CodeBlock,
+    Finding,
+    ParseResult,
+    PerfIssue,
+    ReadingOptions,
+    Section,
+    Severity,
+    slug_from_filename,
+    slug_of,
+)
 from bot.core.reports.scan import MAX_NESTING, Scan, scan
 from bot.core.reports.tables import RawTable, has_time_column, measurements_of
 
@@ -67,7 +76,7 @@ def parse(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) ->
     return ParseResult(record, _sorted(findings))
 
 
-def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
+def _decode(path: str, data: bytes | str) -> tuple[str, Finding | None]:
     """UTF-8 text with LF line ends and no BOM; bad bytes become U+FFFD and one `encoding` finding."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     try:
@@ -200,7 +209,8 @@ def _implicit_context(spans: list[SectionSpan], document: Scan, title: _Title | 
     first_section = min((span.start + 1 for span in spans), default=10 ** 9)
     paragraphs = [(n, t) for n, t in _paragraphs_under_title(document, title) if n < first_section]
     byline = read_byline(paragraphs)
-    text = "\n\n".join(t for n, t in paragraphs if byline is None or n != byline.track.line).strip()
+    byline_line = byline.track.line if byline is not None and byline.track is not None else None
+    text = "\n\n".join(t for n, t in paragraphs if n != byline_line).strip()
     if not text:
         return ()
     return (Section("context", "", paragraphs[0][0], text),)

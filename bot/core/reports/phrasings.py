@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 
 # Decimal comma tolerated ("9,8x"). Bounded and anchored to whole digit runs: a 100,000-digit run is no ratio,
 # and matching it must stay linear.
@@ -184,8 +184,8 @@ def _hit(phrasing: Phrasing, match: re.Match, line: int) -> Hit | None:
         return None
     quote = " ".join(match.group(0).split()).strip(" *_:,.")
     if phrasing.states == "stated_ratio" and threads is None:  # "ratio = 16 / 4.1": par's N / speedup
-        numerator = _RATIO_NUMERATOR.match(quote)
-        threads = int(numerator.group(1)) if numerator else None
+        stated = _RATIO_NUMERATOR.match(quote)
+        threads = int(stated.group(1)) if stated else None
     return Hit(phrasing.id, phrasing.states, line, quote[:80], value, threads, seconds,
                (groups.get("track") or "").lower() or None, match.start())
 

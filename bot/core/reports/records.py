@@ -21,7 +21,7 @@ FIXED_PATH_RE = re.compile(r"devs/fixed/perf_[a-z0-9_]+\.md")
 SECTIONS = ("context", "reproduction", "measurements", "root_cause", "fix")
 
 
-class Severity(str, Enum):
+class Severity(str, Enum):  # noqa: UP042  (StrEnum would change str() and format() of stored values)
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"  # advice that is no fault of the file (a draft not yet where reports live)
@@ -110,6 +110,13 @@ class Measurement:
     line: int
     backend: str = ""  # where the run ran, when its label says: c (a CPU), metal or cuda
     speedup: float | None = None  # an achieved speedup the table states instead of (or beside) a time
+
+    @property
+    def time(self) -> float:
+        """`seconds` of a row its caller kept for having a time (a row without one reaching here is a bug)."""
+        if self.seconds is None:
+            raise ValueError(f"the table row at line {self.line} has no time")
+        return self.seconds
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,8 @@ def scan(text: str, lines: list[str], language_tags: tuple[str, ...] = ()) -> Sc
             # Facts are read per paragraph, not per line: agents hard-wrap sentences ("The C\ntranslation is
             # 66x faster"). A fact then points at its paragraph's first line.
             prose.append((start + 1, " ".join(content.split("\n"))))
-            for offset, line in enumerate(content.split("\n")):
-                label = label_of_line(line)
+            for offset, text in enumerate(content.split("\n")):
+                label = label_of_line(text)
                 if label is not None:
                     labels.append(Label(start + offset, *label))
         elif kind in ("fence", "code_block"):

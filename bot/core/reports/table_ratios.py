@@ -54,11 +54,11 @@ def reference_ratio(rows: tuple[Measurement, ...], reference: str) -> TableRatio
     if not ref or not head:
         return TableRatio(kind="reference", gap=f"no table row names the reference `{reference}` (label it "
                                                 f"with `{revision or name}`) beside a row timing this revision (HEAD)")
-    new, old = min(head, key=lambda r: r.seconds), min(ref, key=lambda r: r.seconds)
-    candidates = tuple(v for a in head for b in ref if (v := significant(a.seconds / b.seconds)) is not None)
-    evidence = (f"'{new.label}' {secs(new.seconds)} / reference '{old.label}' {secs(old.seconds)} "
+    new, old = min(head, key=lambda r: r.time), min(ref, key=lambda r: r.time)
+    candidates = tuple(v for a in head for b in ref if (v := significant(a.time / b.time)) is not None)
+    evidence = (f"'{new.label}' {secs(new.time)} / reference '{old.label}' {secs(old.time)} "
                 f"(lines {new.line} and {old.line})")
-    return TableRatio(significant(new.seconds / old.seconds), None, evidence, kind="reference", candidates=candidates)
+    return TableRatio(significant(new.time / old.time), None, evidence, kind="reference", candidates=candidates)
 
 
 def _seq(rows: tuple[Measurement, ...]) -> TableRatio:
@@ -66,10 +66,10 @@ def _seq(rows: tuple[Measurement, ...]) -> TableRatio:
     c = [r for r in rows if r.impl == "c" and r.seconds and (r.threads or 1) == 1]
     if not language or not c:
         return TableRatio(gap=_seq_gap(rows))
-    fastest, fastest_c = min(language, key=lambda r: r.seconds), min(c, key=lambda r: r.seconds)
-    ratio = significant(fastest.seconds / fastest_c.seconds) if fastest.seconds > 0 else None
-    candidates = tuple(v for a in language for b in c if (v := significant(a.seconds / b.seconds)) is not None)
-    evidence = (f"'{fastest.label}' {secs(fastest.seconds)} / '{fastest_c.label}' {secs(fastest_c.seconds)}"
+    fastest, fastest_c = min(language, key=lambda r: r.time), min(c, key=lambda r: r.time)
+    ratio = significant(fastest.time / fastest_c.time) if fastest.time > 0 else None
+    candidates = tuple(v for a in language for b in c if (v := significant(a.time / b.time)) is not None)
+    evidence = (f"'{fastest.label}' {secs(fastest.time)} / '{fastest_c.label}' {secs(fastest_c.time)}"
                 f" (lines {fastest.line} and {fastest_c.line})")
     return TableRatio(ratio, None, evidence, candidates=candidates)
 
@@ -107,31 +107,32 @@ def _scales(runs: list[Measurement]) -> bool:
 def _scaling(runs: list[Measurement], threads: int | None) -> TableRatio:
     best: dict[int, Measurement] = {}
     for run in runs:
-        if run.seconds is not None and (run.threads not in best or run.seconds < best[run.threads].seconds):
+        if run.seconds is not None and run.threads is not None and (run.threads not in best
+                                                                     or run.time < best[run.threads].time):
             best[run.threads] = run
     counts = sorted(n for n in best if n > 1)
     if 1 in best and best[1].seconds and counts:
-        n = threads if threads in best and threads > 1 else counts[-1]
+        n = threads if threads is not None and threads in best and threads > 1 else counts[-1]
         unsure = ""
         if threads and threads > 1 and threads not in best:
             unsure = (f"the claim is about T{threads}, which the table does not time; rows considered: "
-                      + ", ".join(f"T{m} (line {best[m].line}, ratio {m / (best[1].seconds / best[m].seconds):.3g})"
-                                  for m in counts if best[m].seconds))
-        if best[n].seconds <= 0:
+                      + ", ".join(f"T{m} (line {best[m].line}, ratio {m / (best[1].time / best[m].time):.3g})"
+                                  for m in counts if best[m].time))
+        if best[n].time <= 0:
             return TableRatio(threads=n, gap=f"the {n}-thread time is 0")
-        speedup = best[1].seconds / best[n].seconds
-        evidence = (f"T1 {secs(best[1].seconds)} / T{n} {secs(best[n].seconds)} = {speedup:.3g}x speedup; "
+        speedup = best[1].time / best[n].time
+        evidence = (f"T1 {secs(best[1].time)} / T{n} {secs(best[n].time)} = {speedup:.3g}x speedup; "
                     f"ratio {n} / {speedup:.3g} (lines {best[1].line} and {best[n].line})")
         return TableRatio(significant(n / speedup), n, evidence, candidates=_scaling_candidates(runs, threads),
                           unsure=unsure)
-    stated = {r.threads: r for r in runs if r.speedup and r.threads and r.threads > 1}
+    stated = {r.threads: (r.speedup, r.line) for r in runs if r.speedup and r.threads and r.threads > 1}
     if stated:
-        n = threads if threads in stated else max(stated)
-        run = stated[n]
-        return TableRatio(significant(n / run.speedup), n,
-                          f"speedup {run.speedup:g}x at T{n} (line {run.line}); ratio {n} / {run.speedup:g}",
-                          candidates=tuple(v for m, r in stated.items()
-                                           if threads in (None, m) and (v := significant(m / r.speedup))))
+        n = threads if threads is not None and threads in stated else max(stated)
+        speedup, line = stated[n]
+        return TableRatio(significant(n / speedup), n,
+                          f"speedup {speedup:g}x at T{n} (line {line}); ratio {n} / {speedup:g}",
+                          candidates=tuple(v for m, (s, _) in stated.items()
+                                           if threads in (None, m) and (v := significant(m / s))))
     largest = max(counts, default=None)
     return TableRatio(threads=largest, gap="the table has no 1-thread and N-thread times of the language "
                                            "to compute the speedup")
@@ -142,7 +143,7 @@ def _scaling_candidates(runs: list[Measurement], claimed: int | None) -> tuple[f
     count when one is stated, else at every count: a claim about T16 is not borne out by T8's ratio."""
     groups: dict[str, dict[int, float]] = {}
     for run in runs:
-        if run.seconds:
+        if run.seconds and run.threads is not None:
             group = groups.setdefault(" ".join(_THREAD_WORDS.sub(" ", run.label).lower().split()), {})
             group[run.threads] = min(run.seconds, group.get(run.threads, run.seconds))
     values = []
@@ -159,26 +160,26 @@ def _scaling_candidates(runs: list[Measurement], claimed: int | None) -> tuple[f
 
 def _gpu_against_cpu(gpu: list[Measurement], cpu: list[Measurement]) -> TableRatio:
     """A GPU row with no GPU scaling to compare: its speedup is against the CPU runs beside it."""
-    run = min(gpu, key=lambda r: r.seconds)
+    run = min(gpu, key=lambda r: r.time)
     name = "Metal" if run.backend == "metal" else "CUDA"
     one = [r for r in cpu if (r.threads or threads_in(r.label) or 1) == 1]
     if not one:
         return TableRatio(gap=f"the {name} row has no one-thread CPU row to compare with (add the -T1 CPU time)")
-    base = min(one, key=lambda r: r.seconds)
-    speedup = base.seconds / run.seconds
+    base = min(one, key=lambda r: r.time)
+    speedup = base.time / run.time
     if speedup < 1:
         return TableRatio(significant(1 / speedup), 1,
-                          f"'{run.label}' {secs(run.seconds)} / one CPU thread '{base.label}' {secs(base.seconds)} "
+                          f"'{run.label}' {secs(run.time)} / one CPU thread '{base.label}' {secs(base.time)} "
                           f"(lines {run.line} and {base.line})",
                           meaning=f"{name} is slower than one CPU thread: the ratio is the GPU's time over one CPU "
                                   f"thread's (ideal taken as 1, the least a GPU must reach)",
                           candidates=(significant(1 / speedup) or 0.0,))
-    best_cpu = min(cpu, key=lambda r: r.seconds)
-    if best_cpu.seconds < run.seconds:
-        ratio = significant(run.seconds / best_cpu.seconds)
+    best_cpu = min(cpu, key=lambda r: r.time)
+    if best_cpu.time < run.time:
+        ratio = significant(run.time / best_cpu.time)
         return TableRatio(ratio, best_cpu.threads or 1,
-                          f"'{run.label}' {secs(run.seconds)} / best CPU '{best_cpu.label}' "
-                          f"{secs(best_cpu.seconds)} (lines {run.line} and {best_cpu.line})",
+                          f"'{run.label}' {secs(run.time)} / best CPU '{best_cpu.label}' "
+                          f"{secs(best_cpu.time)} (lines {run.line} and {best_cpu.line})",
                           meaning=f"{name} loses to the best CPU run: the ratio is the GPU's time over it",
                           candidates=(ratio or 0.0,))
     return TableRatio(gap=f"the {name} row beats every CPU row and nothing says what it should reach: state the "

@@ -184,7 +184,7 @@ def _header_label(header: _Header, index: int) -> str:
 def _read_header(cells: tuple[str, ...]) -> _Header:
     roles: dict[str, int] = {}
     unit = 1.0
-    thread_columns: dict[int, int] = {}
+    thread_columns: dict[int, int | None] = {}
     impl_columns: dict[int, str] = {}
     units: dict[int, float] = {}
     for index, raw in enumerate(cells):

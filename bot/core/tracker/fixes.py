@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from pygments.lexers import TextLexer, get_lexer_for_filename
-from pygments.token import Comment, Text
+from pygments.token import Comment, Text, is_token_subtype
 from pygments.util import ClassNotFound
 
 _FIXES_LINE = re.compile(r"^\s*fix(?:es|ed)?\s*:?\s+((?:perf_[a-z0-9_]+[\s,]*(?:and\s+)?)+)", re.I | re.M)
@@ -36,7 +36,7 @@ def tokens(text: str, path: str) -> int:
     except ClassNotFound:
         lexer = TextLexer()
     return sum(1 for kind, value in lexer.get_tokens(text)
-               if value.strip() and kind not in Comment and kind not in Text.Whitespace)
+               if value.strip() and not is_token_subtype(kind, Comment) and not is_token_subtype(kind, Text.Whitespace))
 
 
 def token_delta(changes: list[tuple[str, str | None, str | None]]) -> int:

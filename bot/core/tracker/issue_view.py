@@ -16,8 +16,9 @@ LABEL_COLORS = {
     "state: open": "fbca04", "state: merged": "cfd3d7", "state: deleted": "cfd3d7", "state: override": "b60205",
     "state: fixed": "0e8a16",
     # Verdict labels take the colour of what they mean for the team (core/verify/verdict_words.py).
-    **{f"verified: {a.text}": a.colour for a in map(words.of_fix, ("pass", "fail", "inconclusive", "mismatch", "error"))},
-    **{f"claim: {a.text}": a.colour for a in map(words.of_claim, ("reproduced", "not reproduced", "mismatch"))},
+    **{f"verified: {a.text}": a.colour
+       for a in map(words.of_fix, ("pass", "fail", "inconclusive", "mismatch", "error")) if a},
+    **{f"claim: {a.text}": a.colour for a in map(words.of_claim, ("reproduced", "not reproduced", "mismatch")) if a},
     "lint: errors": "d93f0b",
     "has fix": "0e8a16",
     "dedup: duplicate": "e99695", "dedup: subsumes": "e99695", "dedup: overlaps": "f9d0c4",

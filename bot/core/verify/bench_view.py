@@ -78,8 +78,11 @@ def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
     if not rows:
         return ""
     first, second, _ = column_names(result, threads)
-    labels, values = [], []
+    labels: list[str] = []
+    values: list[float] = []
     for row in rows:
+        if row.first is None or row.second is None:  # kept out above; says so to the type checker
+            continue
         labels += [f"{row.side} {first.split(' (')[0]}", f"{row.side} {second.split(' (')[0]}"]
         values += [row.first, row.second]
     quoted = ", ".join(f'"{label}"' for label in labels)

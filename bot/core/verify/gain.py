@@ -5,7 +5,7 @@ which is what a fix is worth even when the head stays above the threshold.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from bot.core.verify.stats import Interval, ratio_interval
 

@@ -3,7 +3,7 @@ the automatic choice must match, and the summary a bench run keeps of every mode
 from __future__ import annotations
 
 import statistics
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.core.verify.stats import ratio_interval
 

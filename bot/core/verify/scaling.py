@@ -7,12 +7,12 @@ at the first step whose added threads confidently gain less than a fraction of w
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
-
-from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
 
 from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
+from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
 
 
 def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: int | None) -> tuple[int, ...]:
@@ -52,7 +52,7 @@ class Flattening:
     gain: Interval | None = None  # the fraction of the ideal step gain this step reached
 
     def label(self) -> str:
-        if self.after is None:
+        if self.after is None or self.gain is None:
             return "no flattening measured"
         return (f"flattens after {self.after} thread{'s' if self.after != 1 else ''} ({self.after}→{self.to} "
                 f"gains {self.gain.point:.2f} [{self.gain.low:.2f}, {self.gain.high:.2f}] of ideal)")
@@ -81,7 +81,7 @@ def flattening(samples: Mapping[int, Sequence[float]], gain: float = FLATTEN_GAI
     """The first step a -> b whose whole interval of gained fraction, (t_a/t_b - 1) / (b/a - 1), is under
     `gain`: decided on the intervals, so noise between two counts never reads as a plateau."""
     counts = _usable(samples)
-    for a, b in zip(counts, counts[1:]):
+    for a, b in itertools.pairwise(counts):
         step = ratio_interval(samples[a], samples[b], confidence=confidence, seed=a * MAX_THREADS + b)
         ideal = b / a - 1
         fraction = Interval((step.low - 1) / ideal, (step.point - 1) / ideal, (step.high - 1) / ideal)
@@ -152,7 +152,7 @@ class ScalingFact:
 def scaling_fact(sweep: dict | None) -> ScalingFact | None:
     """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
     points = (sweep or {}).get("points") or []
-    if not points:
+    if not sweep or not points:
         return None
     top = points[-1]
     e = top["efficiency"]

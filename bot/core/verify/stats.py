@@ -6,8 +6,8 @@ the budget runs out, and the verdict is then `inconclusive`: never a guess.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

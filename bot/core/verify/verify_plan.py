@@ -7,11 +7,18 @@ import hashlib
 import re
 from dataclasses import replace
 
-from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, fill, measure_problem
+from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, measure_problem
 from bot.core.reports.records import PerfIssue
 from bot.errors import UserError
 
 _SAFE_TAG = re.compile(r"[a-z0-9_+-]{1,16}")
+
+
+def configured(argv: tuple[str, ...] | None, key: str) -> tuple[str, ...]:
+    """A command the run needs from .perfbot.toml; a UserError naming the key when the file lacks it."""
+    if argv is None:
+        raise UserError(f"{key} is not set in .perfbot.toml, and this run needs it")
+    return argv
 
 
 def with_input(template: tuple[str, ...], given: str | None) -> tuple[str, ...]:
@@ -75,7 +82,7 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         known = ", ".join(r.name for r in config.run.references) or "none"
         raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
                         f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
-    return replace(table, branch=ref) if ref else table
+    return table.model_copy(update={"branch": ref}) if ref else table
 
 
 def with_measure(config: RepoConfig, record: PerfIssue) -> RepoConfig:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.adapters.runners.base import BuildError
-from bot.core.config import check_advice as advice
 from bot.core.config import RepoConfig, fill
+from bot.core.config import check_advice as advice
 from bot.core.config.lines import Path
-from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.reports.records import PerfIssue
-from bot.core.verify.verify_plan import from_root, inputs_of, program_name, programs, with_input
+from bot.core.verify.outputs import metrics_of, normalised
+from bot.core.verify.verify_plan import configured, from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
 
 
@@ -90,7 +90,7 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
     program = folder / program_name(record, config)
     runner.write_file(program, language)
     given = inputs_of(record)[0]
-    argv = from_root(fill(with_input(config.run_language, given), file=str(program),
+    argv = from_root(fill(with_input(configured(config.run_language, "[run] language"), given), file=str(program),
                           threads=str(record.threads or 1)), workspace)
     ran = runner.run(argv, folder, config.timeout_seconds)
     result.language_seconds = ran.seconds

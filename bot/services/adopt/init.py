@@ -42,9 +42,9 @@ def init(repo_path: Path, cache_dir: Path) -> InitResult:
     try:
         build, runner, workspace = _built(Path(repo_path), cache_dir, sha, build)
     except BuildError as exc:
-        guesses = (f"build: {' '.join(build.command)} (from {build.why}), which FAILED at {sha[:12]}: "
-                   f"{str(exc)[-300:]}",)
-        return InitResult(config_text(build, guess_run("runtime", ""), compiler, "runtime"), guesses, False)
+        failed = (f"build: {' '.join(build.command)} (from {build.why}), which FAILED at {sha[:12]}: "
+                  f"{str(exc)[-300:]}",)
+        return InitResult(config_text(build, guess_run("runtime", ""), compiler, "runtime"), failed, False)
     guesses = [f"build: {' '.join(build.command)} (from {build.why})", f"C compiler: {compiler}"]
     binary, help_text = _runtime(runner, workspace, build.binary_hint)
     run = guess_run(binary, help_text)

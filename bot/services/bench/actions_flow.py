@@ -7,12 +7,19 @@ other runners and finishes through BenchFlow, so comment, status and verdict loo
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from bot.adapters.git import GitRepository
 from bot.adapters.github.actions import WorkflowRun, actions_of
-from bot.adapters.runners.actions import (MAX_ZIP_BYTES, ArtifactError, artifact_name, checked_sides,
-                                          dispatch_inputs, read_samples, run_title)
+from bot.adapters.runners.actions import (
+    MAX_ZIP_BYTES,
+    ArtifactError,
+    artifact_name,
+    checked_sides,
+    dispatch_inputs,
+    read_samples,
+    run_title,
+)
 from bot.adapters.store.bench import bench_store
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.errors import UserError
@@ -37,9 +44,9 @@ class ActionsFlow:
         db = self.bench.db
         bench_store.start_run(db, run["id"], conf.name, HOST)
         bench_store.set_options(db, run["id"], actions={"workflow": conf.workflow,
-                                                        "dispatched_at": datetime.now(timezone.utc).isoformat()})
+                                                        "dispatched_at": datetime.now(UTC).isoformat()})
         bench_store.save_progress(db, run["id"], {"note": "dispatched to GitHub Actions"})
-        run = bench_store.get_run(db, run["id"])
+        run = bench_store.stored_run(db, run["id"])
         self.bench._show(run, tracker, target, config, record)
         log.info("bench run %s of %s dispatched to %s (%s)", run["id"], run["slug"], conf.workflow, conf.name)
         return run
@@ -48,7 +55,7 @@ class ActionsFlow:
         """Runs dispatched over a minute ago and not finished: what polling asks GitHub about."""
         due = []
         for run_id in bench_store.unfinished_runs(self.bench.db, full_name):
-            run = bench_store.get_run(self.bench.db, run_id)
+            run = bench_store.stored_run(self.bench.db, run_id)
             dispatched = (run["options"].get("actions") or {}).get("dispatched_at")
             if dispatched and now - datetime.fromisoformat(dispatched) >= POLL_AFTER:
                 due.append(run)
@@ -74,7 +81,8 @@ class ActionsFlow:
                 # as the template has it (its run-name is how perfbot finds it).
                 finished.append(self._end(run, tracker, ERROR, f"no workflow run titled '{run_title(run['id'])}' "
                                           f"appeared within {NEVER_STARTED.seconds // 60} minutes of the dispatch of "
-                                          f"{options['workflow']}: is deploy/github/perfbot-bench.yml installed unchanged?"))
+                                          f"{options['workflow']}: "
+                                          "is deploy/github/perfbot-bench.yml installed unchanged?"))
         return finished
 
     def _end(self, run: dict, tracker, verdict: str, message: str) -> dict:
@@ -93,8 +101,8 @@ class ActionsFlow:
                         workflow_run.path, workflow_run.event)
             return None
         target = self.bench._target(run)
-        finish = lambda verdict, message, result=None, config=None, record=None, outcome=None: self.bench._finish(  # noqa: E731
-            run, verdict, message, result or {}, tracker, target, config, record, outcome)
+        def finish(verdict, message, result=None, config=None, record=None, outcome=None):
+            return self.bench._finish(run, verdict, message, result or {}, tracker, target, config, record, outcome)
         if bench_store.cancel_requested(self.bench.db, run_id):
             return finish("cancelled", "cancelled on request while GitHub Actions measured")
         try:
@@ -130,22 +138,24 @@ class ActionsFlow:
             return Outcome(MISMATCH if kind == MISMATCH else ERROR, f"on {runner}: {str(error)[:600]}", sides, runner)
         if len(sides) != (2 if run["purpose"] == "fix" and run["base"] else 1):
             raise ArtifactError(f"the samples miss a side of bench run {run['id']}")
-        target = record.threads * config.par_efficiency if par else config.seq_threshold
+        target = (record.threads or 1) * config.par_efficiency if par else config.seq_threshold
         for side in sides:
             taken = len(side.c)
             # A fixed number of pairs is one look, the sequential plan's last: the same interval and rule.
             plan = SamplingPlan(min(taken, config.min_samples), taken)
             verdict, side.interval = plan.next_step(side.language, side.c, target,
-                                                    decide_at_least) if par else plan.next_step(side.language, side.c, target)
+                                                    decide_at_least) if par else plan.next_step(side.language, side.c,
+                                                                                                target)
             side.decision = verdict if taken >= config.min_samples else "inconclusive"
         head, ratio = sides[-1], sides[-1].interval
-        at = f"[{ratio.low:.2f}, {ratio.high:.2f}] at {head.sha[:12]}"
+        point = f"{ratio.point:.2f}x" if ratio else "not measured"
+        at = (f"[{ratio.low:.2f}, {ratio.high:.2f}] " if ratio else "") + f"at {head.sha[:12]}"
         host = f" (host {str(samples.get('host'))[:60]})" if samples.get("host") else ""
         if par:
-            message = (f"{record.slug} on {runner}{host}: speedup on {record.threads} threads {ratio.point:.2f}x {at} "
+            message = (f"{record.slug} on {runner}{host}: speedup on {record.threads} threads {point} {at} "
                        f"against {target:g}x ({config.par_efficiency:g} of ideal)")
         else:
-            message = f"{record.slug} on {runner}{host}: language/C {ratio.point:.2f}x {at} against the {target:g}x threshold"
+            message = f"{record.slug} on {runner}{host}: language/C {point} {at} against the {target:g}x threshold"
         if config.suite is not None:
             message += "; the suite does not run on GitHub Actions runners"
         return Outcome(head.decision, message, sides, runner)

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
-from bot.core.verify import bench_view, scaling_view, verdict_words as words
-from bot.core.tracker.issue_view import comment_marker
-from bot.core.reports.records import PerfIssue
 from bot.core.config import RepoConfig
+from bot.core.reports.records import PerfIssue
+from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import fenced
+from bot.core.verify import bench_view, scaling_view
+from bot.core.verify import verdict_words as words
 from bot.errors import TransientError, UserError
 from bot.services.bench.actions_flow import ActionsFlow
 from bot.services.bench.bench_inputs import FIX, GUARD, REPRODUCE, for_run
@@ -77,7 +78,7 @@ class BenchFlow:
         quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
         keep_alive(quiet)
         bench_store.start_run(self.db, run_id, runner.name, runner.host)
-        run = bench_store.get_run(self.db, run_id)
+        run = bench_store.stored_run(self.db, run_id)
         self._show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
@@ -147,8 +148,9 @@ class BenchFlow:
         elif run["purpose"] == FIX:
             bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
         else:
-            bench_store.set_record_result(self.db, run["repo"], run["slug"], reproduced=reproduction(verdict, outcome is not None))
-        done = bench_store.get_run(self.db, run["id"])
+            bench_store.set_record_result(self.db, run["repo"], run["slug"],
+                                          reproduced=reproduction(verdict, outcome is not None))
+        done = bench_store.stored_run(self.db, run["id"])
         self._show(done, tracker, target, config, record)
         log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
         return done
@@ -160,7 +162,8 @@ class BenchFlow:
                 marker = comment_marker(MARKERS[run["purpose"]], run["slug"])
                 tracker.upsert_comment(target.number, marker, comment_body(marker, run, config, record), None)
             if target.on_pull:
-                tracker.set_status(run["head"], status_context(run["slug"], run["purpose"]), bench_view.status_state(run),
+                tracker.set_status(run["head"], status_context(run["slug"], run["purpose"]),
+                                   bench_view.status_state(run),
                                    bench_view.status_description(run))
         except TransientError as exc:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
@@ -200,10 +203,10 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
     if told is None:
         headline, icon = "running", "⏳"
     elif run["purpose"] == GUARD:
-        held = {words.NOT_REPRODUCED: "guard held", words.WITHIN: "guard held",
-                words.REPRODUCED: "guard failed: the fixed claim reproduces again (regressed)",
-                words.SLOWER: "guard failed: the fixed claim reproduces again (regressed)"}
-        headline, icon = held.get(told.key, f"guard could not measure ({told.text})"), told.icon
+        guard_words = {words.NOT_REPRODUCED: "guard held", words.WITHIN: "guard held",
+                       words.REPRODUCED: "guard failed: the fixed claim reproduces again (regressed)",
+                       words.SLOWER: "guard failed: the fixed claim reproduces again (regressed)"}
+        headline, icon = guard_words.get(told.key, f"guard could not measure ({told.text})"), told.icon
     elif run["purpose"] == REPRODUCE:
         headline, icon = f"claim {told.said}", told.icon
     else:
@@ -218,7 +221,8 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
         against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
         criterion = f"{held} when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
     elif record.track == "par":
-        criterion = f"{held} at a speedup of at least {record.threads * config.par_efficiency:g}x on {record.threads} threads"
+        criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.par_efficiency:g}x on "
+                     f"{record.threads} threads")
     elif record.reference:
         factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
                       config.run.reference_factor)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.git import GitRepository
-from bot.core.config import BuildScript, ConfigFileError, parse_repo_config, RepoConfig, script_problem
+from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo_config, script_problem
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.verify.verify_plan import with_measure
@@ -43,7 +43,8 @@ def bench_config(repo: GitRepository, source: ConfigSource) -> RepoConfig:
         try:
             text = source.file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"cannot verify: cannot read {source.file}: {getattr(exc, 'strerror', None) or exc}") from None
+            why = getattr(exc, "strerror", None) or exc
+            raise UserError(f"cannot verify: cannot read {source.file}: {why}") from None
         config = _parsed(text, str(source.file))
     else:
         config = _parsed((repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)

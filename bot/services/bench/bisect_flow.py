@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import bisect_store, guard_store
@@ -21,9 +22,9 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
-from bot.core.verify import bisect
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import cell
+from bot.core.verify import bisect
 from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of
@@ -45,7 +46,8 @@ class BisectFlow:
         """Check the range and queue the bisection; a user error says what is wrong with it."""
         running = bisect_store.unfinished(self.db, full_name, slug)
         if running is not None:
-            raise UserError(f"bisection {running['id']} of `{slug}` is still going; wait for its comment, then ask again")
+            raise UserError(f"bisection {running['id']} of `{slug}` is still going; wait for its comment, then ask "
+                            "again")
         try:
             good_sha, bad_sha = repo.resolve(good), repo.resolve(bad)
             line = repo.bisect_range(good_sha, bad_sha)
@@ -99,7 +101,8 @@ class BisectFlow:
                 return self._finish(row, "error", str(exc), None, summaries, tracker)
             found = reproduction(outcome.verdict, True)
             side = outcome.sides[-1] if outcome.sides else None
-            saved = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt, "found": found,
+            saved: dict[str, Any] = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt,
+                                     "found": found,
                      "interval": side.interval.as_dict() if side and side.interval else None,
                      "pairs": len(side.c) if side else 0, "message": outcome.message[:500]}
             bisect_store.add_step(self.db, bisect_id, saved)
@@ -138,7 +141,7 @@ class BisectFlow:
     def _finish(self, row: dict, outcome: str, message: str, culprit: str | None, summaries: dict[str, str],
                 tracker) -> dict:
         bisect_store.finish(self.db, row["id"], outcome, message, culprit)
-        done = bisect_store.get(self.db, row["id"])
+        done = bisect_store.stored(self.db, row["id"])
         log.info("bisection %s of %s: %s", row["id"], row["slug"], message)
         self._show(done, summaries, tracker, running=False)
         return done

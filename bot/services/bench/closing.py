@@ -8,18 +8,18 @@ override can close it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
+from bot.core.reports.records import FIXED_DIR, REPORT_DIR
+from bot.core.tracker.issue_view import comment_marker
 from bot.core.verify import bench_view
 from bot.core.verify.bench_view import code_span
-from bot.core.tracker.issue_view import comment_marker
-from bot.core.reports.records import FIXED_DIR, REPORT_DIR
 from bot.services.dedup.dedup_flow import BOT_AUTHOR
 
 log = logging.getLogger("perfbot.closing")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.git_fixes import FixDiff, branch_heads, fix_diff
@@ -17,11 +17,11 @@ from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
+from bot.core.config import RepoConfig
 from bot.core.tracker.fixes import slugs_fixed, token_delta
 from bot.core.tracker.refnames import branch_name_problem
-from bot.core.config import RepoConfig
-from bot.errors import UserError
 from bot.core.verify.verify_plan import claim_fingerprint
+from bot.errors import UserError
 from bot.services.bench.bench_inputs import FIX, REPRODUCE, read_config, read_record
 
 log = logging.getLogger("perfbot.fixes")
@@ -129,8 +129,10 @@ class FixFlow:
         config = _config(repo, default, full_name)
         attached = []
         for slug, record in sorted(records.items()):
-            branches = [b for b in heads if b.startswith(f"fix/{slug}") and b[len(f"fix/{slug}"):][:1] in ("", "-", "/")]
-            if record.fix and record.fix in heads and not branch_name_problem(record.fix) and record.fix not in branches:
+            branches = [b for b in heads if b.startswith(f"fix/{slug}") and b[len(f"fix/{slug}"):][:1] in ("", "-",
+                                                                                                           "/")]
+            if (record.fix and record.fix in heads and not branch_name_problem(record.fix)
+                    and record.fix not in branches):
                 branches.append(record.fix)
             for branch in branches:
                 if branch == default_ref or repo.is_ancestor(heads[branch], default):

@@ -9,13 +9,12 @@ mode auto: the speedup is the faster forced mode's time over auto's; a pass need
 """
 from __future__ import annotations
 
-
+from bot.core.config import RepoConfig, fill
+from bot.core.reports.records import PerfIssue
 from bot.core.verify import gpu_modes
 from bot.core.verify.outputs import normalised
-from bot.core.reports.records import PerfIssue
-from bot.core.config import RepoConfig
 from bot.core.verify.stats import SamplingPlan, decide_at_least
-from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.core.verify.verify_plan import configured, from_root, program_name, with_input
 from bot.errors import UserError
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.sweep import host_cores, warm_up
@@ -50,11 +49,14 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
     counts = gpu_modes.cpu_counts(config.run.threads, None if config.run.threads else host_cores(runner),
                                   gpu.against_best_cpu)
     gpu_threads = str(record.threads or 1)  # a GPU report's thread count is the GPU's, when its runtime takes one
-    templates = {n: fill(with_input(config.run_language, side.input), file=str(program), threads=str(n))
-                 for n in counts}
-    templates[gpu_modes.GPU] = fill(with_input(gpu.run, side.input), file=str(program), threads=gpu_threads)
+    cpu_run = configured(config.run_language, "[run] language")
+    templates: dict[int | str, list[str]] = {
+        n: fill(with_input(cpu_run, side.input), file=str(program), threads=str(n)) for n in counts}
+    templates[gpu_modes.GPU] = fill(with_input(configured(gpu.run, "[gpu] run"), side.input), file=str(program),
+                                    threads=gpu_threads)
     if auto:
-        templates[gpu_modes.AUTO] = fill(with_input(gpu.auto, side.input), file=str(program), threads=gpu_threads)
+        templates[gpu_modes.AUTO] = fill(with_input(configured(gpu.auto, "[gpu] auto"), side.input),
+                                         file=str(program), threads=gpu_threads)
     argv = {mode: wrap_for_measure(from_root(t, workspace), config, runner, folder, counter)
             for mode, t in templates.items()}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from bot.adapters.digest_schedule import last_due
 from bot.adapters.git import GitRepository
@@ -19,8 +19,8 @@ from bot.adapters.store.bench import fix_store, guard_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery
 from bot.core.config import GuardSettings
-from bot.services.bench.bench_flow import reproduction
 from bot.errors import UserError
+from bot.services.bench.bench_flow import reproduction
 from bot.services.bench.bench_inputs import GUARD, read_config, read_record
 from bot.services.bench.fix_flow import FixFlow
 
@@ -43,7 +43,7 @@ class GuardFlow:
         settings = self.settings(repo)
         if not settings.after_push or not guard_store.guarded(self.db, full_name):
             return None
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         delivery = NewDelivery(f"guards-{_key(full_name)}-{head[:12]}", EVENT, "push", full_name, installation_id,
                                json.dumps({"head": head}))
         self.enqueue_at(delivery, due=now + timedelta(minutes=settings.debounce_minutes))

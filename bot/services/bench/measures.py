@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from bot.adapters.runners.base import RunResult
+from bot.core.config import RepoConfig
 from bot.core.verify.counters import counted, instructions
 from bot.core.verify.outputs import metrics_of
-from bot.core.config import RepoConfig
 from bot.core.verify.scaling import round_order
 from bot.core.verify.stats import INCONCLUSIVE, ratio_interval
 from bot.errors import UserError

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.reference_repos import reference_repository, resolve_in
+from bot.core.config import Reference, RepoConfig, fill
 from bot.core.reports.records import PerfIssue
-from bot.core.config import Reference, RepoConfig
-from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.core.verify.verify_plan import from_root, program_name, with_input
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ def prepare_reference(reference: Reference, runner, record: PerfIssue, language:
     folder = builder.run_dir(workspace, record.slug)
     program = folder / (reference.program or program_name(record, config))
     builder.write_file(program, language)
-    return ReferenceTarget(f"{reference.name}@{reference.branch or 'HEAD'} ({sha[:12]})", sha, reference.factor or config.run.reference_factor,
+    return ReferenceTarget(f"{reference.name}@{reference.branch or 'HEAD'} ({sha[:12]})", sha,
+                           reference.factor or config.run.reference_factor,
                            reference.run, program, workspace, folder)
 

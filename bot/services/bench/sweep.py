@@ -8,16 +8,14 @@ round and down the next, until the claimed count's speedup interval decides agai
 """
 from __future__ import annotations
 
-
-from bot.core.verify.outputs import mismatch, normalised
+from bot.core.config import RepoConfig, fill
 from bot.core.reports.records import PerfIssue
-from bot.core.config import RepoConfig
+from bot.core.verify.outputs import mismatch, normalised
 from bot.core.verify.scaling import sweep_counts
 from bot.core.verify.stats import SamplingPlan, decide_at_least
-from bot.core.verify.verify_plan import fill, from_root, program_name, with_input
+from bot.core.verify.verify_plan import configured, from_root, program_name, with_input
 from bot.errors import UserError
 from bot.services.bench.measures import ERROR, MISMATCH, timed_rounds, wrap_for_measure
-
 
 
 def host_cores(runner) -> int | None:
@@ -66,7 +64,7 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
     folder = runner.run_dir(workspace, record.slug)
     program = folder / program_name(record, config)
     runner.write_file(program, language)
-    template = with_input(config.run_language, side.input)
+    template = with_input(configured(config.run_language, "[run] language"), side.input)
     argv = {n: wrap_for_measure(from_root(fill(template, file=str(program), threads=str(n)), workspace),
                                 config, runner, folder, counter) for n in counts}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")

@@ -12,27 +12,36 @@ the runtime's own metrics; the ratio is made of `[verify] measure`.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from bot.core.verify.noise import noise
+from bot.core.config import RepoConfig, fill
+from bot.core.reports.records import PerfIssue
 from bot.core.tracker.outgoing import window
 from bot.core.verify.bench_view import count_text
 from bot.core.verify.claim_size import ClaimSize, judge_claim
 from bot.core.verify.gain import fix_gain, gain_text
+from bot.core.verify.gpu_modes import AUTO, GPU, auto_target, modes_summary
+from bot.core.verify.noise import noise
 from bot.core.verify.outputs import mismatch, normalised
-from bot.core.reports.records import PerfIssue
-from bot.core.config import RepoConfig
-from bot.core.verify.scaling import summary as sweep_summary, sweep_text
+from bot.core.verify.scaling import summary as sweep_summary
+from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
-from bot.core.verify.verify_plan import (fill, from_root, inputs_of, program_name, programs, reference_of, with_input,
-                                  with_measure)
+from bot.core.verify.verify_plan import (
+    configured,
+    from_root,
+    inputs_of,
+    program_name,
+    programs,
+    reference_of,
+    with_input,
+    with_measure,
+)
+from bot.services.bench.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.references import ReferenceTarget, prepare_reference
 from bot.services.bench.suite import measure_suites
-from bot.core.verify.gpu_modes import AUTO, GPU, auto_target, modes_summary
-from bot.services.bench.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.bench.sweep import ERROR, MISMATCH, counts_for, measure_sweep
 
 Progress = Callable[[str, int, int], None]  # (side, pairs taken, most pairs)
@@ -43,7 +52,8 @@ MEASURE_NAMES = {"wall": "wall time", "user": "user time", "instructions": "inst
 class Side:
     """What one commit measured for one input: every sample kept. For a par report `language` holds the
     program's measure on one thread and `c` on the claimed thread count: the ratio of the two is the speedup;
-    `sweep` holds every count's samples (services/bench/sweep.py). With a reference, `c` holds the reference's measure."""
+    `sweep` holds every count's samples (services/bench/sweep.py). With a reference, `c` holds the reference's
+    measure."""
 
     label: str
     sha: str
@@ -76,7 +86,7 @@ class Side:
         second = self.against
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
                 f"{first} {fmt(statistics.median(self.language))}  {second} {fmt(statistics.median(self.c))}  "
-                f"ratio {self.interval.point:.2f}x [{self.interval.low:.2f}, {self.interval.high:.2f}]  "
+                f"{_ratio_text(self.interval)}  "
                 f"{len(self.c)} pairs  {decision or self.decision}")
         return line + _metrics_text(self)
 
@@ -84,7 +94,8 @@ class Side:
         names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
         return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
                 "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
-                "output": window(self.output) if self.output else self.output, "input": self.input, "against": self.against, "measure": self.measure,
+                "output": window(self.output) if self.output else self.output, "input": self.input,
+                "against": self.against, "measure": self.measure,
                 **({"factor": self.factor} if self.factor is not None else {}),
                 "language_runs": self.runs["language"], "c_runs": self.runs["c"],
                 "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
@@ -132,7 +143,7 @@ class _Pair:
 
 
 def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
-           progress: Progress | None = None, observe: Callable[[list[Side]], None] | None = None) -> Outcome:
+           progress: Progress | None = None, observe: Callable[[list[Side]], object] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
     config = with_measure(config, record)
@@ -204,18 +215,23 @@ def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None, 
     return Outcome(verdict, message, sides, runner.name, suite, claim, gain, noisy=noisy)
 
 
+def _ratio_text(interval: Interval | None) -> str:
+    if interval is None:
+        return "ratio not measured"
+    return f"ratio {interval.point:.2f}x [{interval.low:.2f}, {interval.high:.2f}]"
+
+
 def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
                 first: bool = True) -> str:
-    ratio = side.interval
     at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
     measure = f" ({MEASURE_NAMES.get(side.measure, side.measure)})"  # the verdict says which measure decided it
     prefix = f"{record.slug} on {runner.name}: " if first else ""
-    bounds = f"{ratio.point:.2f}x [{ratio.low:.2f}, {ratio.high:.2f}]"
+    bounds = _ratio_text(side.interval).removeprefix("ratio ")
     if side.modes:
         target_speedup = (auto_target(config.gpu.auto_tolerance) if AUTO in side.modes else config.gpu.min_speedup)
         text = f"speedup of {side.against}{measure} {bounds} {at}, judged against {target_speedup:.3g}x"
     elif record.track == "par":
-        target_speedup = record.threads * config.par_efficiency
+        target_speedup = (record.threads or 1) * config.par_efficiency  # programs() refused par without threads
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
                 f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
         if side.sweep:
@@ -229,7 +245,8 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
 
 def _metrics_text(side: Side) -> str:
     first, second = side.metric_medians("language"), side.metric_medians("c")
-    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in sorted({*first, *second})]
+    shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in sorted({*first,
+                                                                                                           *second})]
     return f" ({', '.join(shown)})" if shown else ""
 
 
@@ -258,7 +275,7 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     threads = str(record.threads or 1)
     # Every program runs in the report's own folder, the only place a sandboxed run may write: the built
     # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
-    template = with_input(config.run_language, side.input)
+    template = with_input(configured(config.run_language, "[run] language"), side.input)
     argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
     if target is not None:
         side.against, side.factor = target.label, target.factor
@@ -280,14 +297,14 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
              counter: dict) -> tuple[str, str] | None:
     side.measure = config.run.measure
     pair, problem = _pair(side, record, language, translation, config, runner, target)
-    if problem is not None:
+    if pair is None:  # _pair gives a problem exactly when it gives no pair
         return problem
     first_argv, second_argv = (wrap_for_measure(argv, config, runner, pair.first_cwd, counter)
                                for argv in (pair.first, pair.second))
     first = runner.run(first_argv, pair.first_cwd, config.timeout_seconds)
     second = runner.run(second_argv, pair.second_cwd, config.timeout_seconds)
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
-    for name, result in zip(pair.names, (first, second)):
+    for name, result in zip(pair.names, (first, second), strict=True):
         if not result.ok:
             return ERROR, result.failure(name, at, config.timeout_seconds, config.memory_mb)
     different = mismatch(first.stdout, second.stdout, config.run, pair.names, at)

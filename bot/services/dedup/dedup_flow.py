@@ -7,23 +7,23 @@ and marks the old record merged, which closes its issue as a duplicate.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bot.adapters.git import GitRepository
-from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, not_duplicates, save_audit
 from bot.adapters.store.bench import merge_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers, live_reports
+from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, not_duplicates, save_audit
 from bot.adapters.store.reviews.retrieval_store import live_reports_named
 from bot.adapters.templates import render
-from bot.core.tracker.issue_view import comment_marker
 from bot.core.dedup.offline_reviewer import merge_reports
-from bot.core.reports.records import REPORT_DIR, ReadingOptions
 from bot.core.dedup.verdicts import PROMPT_VERSION
+from bot.core.reports.records import REPORT_DIR, ReadingOptions
+from bot.core.tracker.issue_view import comment_marker
 from bot.errors import UserError
-from bot.services.dedup.review import Dedup, PairReview, Reviewer
 from bot.services.dedup.live_index import LiveIndexes
+from bot.services.dedup.review import Dedup, PairReview, Reviewer
 
 log = logging.getLogger("perfbot.dedup")
 BOT_AUTHOR = ("perfbot", "perfbot@users.noreply.github.com")

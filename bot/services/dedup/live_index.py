@@ -15,11 +15,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.reviews.retrieval_store import (features_version, live_features, live_hashes, live_reports_named,
-                                                store_features, stored_features)
-from bot.core.reports.records import PerfIssue, ReadingOptions
+from bot.adapters.store.reviews.retrieval_store import (
+    features_version,
+    live_features,
+    live_hashes,
+    live_reports_named,
+    store_features,
+    stored_features,
+)
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import Features, features
+from bot.core.reports.records import PerfIssue, ReadingOptions
 
 
 @dataclass
@@ -132,6 +138,6 @@ class LiveIndexes:
         reports = live_reports_named(db, full_name, missing, reading) if missing else []
         computed = [features(r) for r in reports]
         # Each under the hash of the content actually read, which is newer if the record was synced meanwhile.
-        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed)}, version)
+        store_features(db, {r.content_hash: doc for r, doc in zip(reports, computed, strict=True)}, version)
         step.parsed = len(computed)
         return docs + computed

@@ -5,10 +5,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.core.reports.records import PerfIssue
 from bot.core.dedup.retrieval import Candidate, RetrievalIndex
 from bot.core.dedup.similarity import features
 from bot.core.dedup.verdicts import PROMPT_VERSION, Verdict
+from bot.core.reports.records import PerfIssue
 
 # Below this combined score a candidate is not worth a reviewer's time.
 MIN_SCORE = 0.15
@@ -100,7 +100,7 @@ class Dedup:
         todo = [key for key in pairs if key not in verdicts]
         batch = getattr(self.reviewer, "review_many", None)
         if batch is not None and len(todo) >= BATCH_MIN:
-            for key, verdict in zip(todo, batch([pairs[key] for key in todo])):
+            for key, verdict in zip(todo, batch([pairs[key] for key in todo]), strict=False):
                 self._remember(pairs[key][0], pairs[key][1], verdict)
                 verdicts[key] = (verdict, False)
         reviews = []

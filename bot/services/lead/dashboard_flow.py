@@ -15,17 +15,25 @@ from datetime import datetime
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import merge_store
-from bot.adapters.store.lead import notice_store
 from bot.adapters.store.engine import Database
+from bot.adapters.store.lead import notice_store
 from bot.adapters.store.lead.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
-from bot.core.lead.dashboard import (LABEL, MARKER, MERGE_BRANCH, VERBS, Dashboard, build_dashboard, merge_pulls,
-                                milestones_now)
-from bot.core.tracker.issue_view import BOT_LABEL
+from bot.core.config import RepoConfig
+from bot.core.lead.dashboard import (
+    LABEL,
+    MARKER,
+    MERGE_BRANCH,
+    VERBS,
+    Dashboard,
+    build_dashboard,
+    merge_pulls,
+    milestones_now,
+)
 from bot.core.lead.notices import Notice, NoticeFacts, ReportState, current_notices
 from bot.core.reports.parse import parse
-from bot.core.config import RepoConfig
+from bot.core.tracker.issue_view import BOT_LABEL
 from bot.core.tracker.untrusted import cell, title_cell
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import read_config

@@ -8,17 +8,18 @@ its marker before one is made, so a restart, a second worker or a retry after a 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 from zoneinfo import ZoneInfo
 
 from bot.adapters.digest_schedule import last_due, week_of
 from bot.adapters.git import GitRepository
-from bot.adapters.store.lead import digest_store
 from bot.adapters.store.engine import Database
-from bot.core.tracker.issue_view import BOT_LABEL
-from bot.core.parity.check import ParityReport
+from bot.adapters.store.lead import digest_store
 from bot.core.config import RepoConfig
+from bot.core.parity.check import ParityReport
+from bot.core.tracker.issue_view import BOT_LABEL
+from bot.errors import TransientError
 from bot.services.bench.bench_inputs import read_config
 from bot.services.lead.digest import make_digest, marker
 from bot.services.lead.parity_flow import ParityFlow
@@ -29,7 +30,8 @@ log = logging.getLogger("perfbot.digest")
 def summary_of(digest) -> dict:
     """The numbers the dashboard shows beside a posted digest."""
     return {"new": len(digest.new_reports), "duplicates": len(digest.duplicates), "fixes": len(digest.fixes),
-            "verified": len(digest.merged_fixes), "passes_on_branch": len(digest.branch_fixes), "mismatches": len(digest.mismatches), "not_reproduced": len(digest.not_reproduced),
+            "verified": len(digest.merged_fixes), "passes_on_branch": len(digest.branch_fixes),
+            "mismatches": len(digest.mismatches), "not_reproduced": len(digest.not_reproduced),
             "open": len(digest.open_ranked), "stale": len(digest.stale),
             "milestones": [{"name": m.name, "done": m.done, "total": m.total, "met": m.met}
                            for m in digest.milestones]}
@@ -53,6 +55,8 @@ class DigestFlow:
         if not config.digest.declared:
             return None  # no [digest] section: the feature is off for this repository
         due = last_due(config.digest.schedule, config.digest.timezone, now)
+        if due is None:  # a schedule that never fires has nothing due
+            return None
         return self.post(tracker, full_name, config, due, parity=lambda: ParityFlow().default_branch(repo, full_name))
 
     def post(self, tracker, full_name: str, config: RepoConfig, end: datetime,
@@ -68,7 +72,10 @@ class DigestFlow:
         if stored is None:
             digest, body = make_digest(self.db, full_name, config, since=since, now=end, parity=parity())
             stored = digest_store.claim_week(self.db, full_name, digest.week, digest.window_start, digest.window_end,
-                                             body, summary_of(digest)) or digest_store.week_digest(self.db, full_name, week)
+                                             body, summary_of(digest)) or digest_store.week_digest(self.db, full_name,
+                                                                                                   week)
+        if stored is None:  # another process claimed the week and its row is gone again
+            raise TransientError(f"{full_name}: the digest of {week} was claimed but is not stored; trying again")
         label = config.digest.label
         mark = marker(full_name, stored["week"])
         number = tracker.marked_issues(prefix=mark, label=label).get(mark)
@@ -77,4 +84,4 @@ class DigestFlow:
             number = tracker.create_issue(f"perfbot digest {stored['week']}", stored["body"], (BOT_LABEL, label))
         digest_store.set_issue(self.db, stored["id"], number)
         log.info("%s: digest %s posted as #%d", full_name, stored["week"], number)
-        return digest_store.get_digest(self.db, stored["id"])
+        return digest_store.stored_digest(self.db, stored["id"])

@@ -11,9 +11,9 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.git_fixes import branch_heads, merge_base
 from bot.adapters.git_tree import renamed_files, text_files
 from bot.adapters.github.checks import CheckResult
+from bot.core.config import ParityConfig
 from bot.core.parity import view as parity_view
 from bot.core.parity.check import ParityReport, check_change, check_files
-from bot.core.config import ParityConfig
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import read_config
 from bot.services.bench.fix_flow import PullInfo
@@ -48,7 +48,7 @@ def check_range(repo: GitRepository, base: str, head: str, parity: ParityConfig)
 def check_result(report: ParityReport) -> CheckResult:
     return CheckResult(CHECK_NAME, EXTERNAL_ID, "success" if report.ok else "failure",
                        f"Parity: {parity_view.headline(report)}", parity_view.summary_markdown(report),
-                       parity_view.annotations(report))
+                       parity_view.check_annotations(report))
 
 
 class ParityFlow:

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Iterable, Protocol
+from datetime import UTC, datetime
+from typing import Protocol
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import MirrorRow, load_mirror_rows, save_mirror
 from bot.adapters.templates import render
-from bot.core.tracker.outgoing import GITHUB_TEXT_LIMIT, fit
 from bot.core.tracker.issue_view import IssueSpec, comment_marker, content_hash, issue_spec
+from bot.core.tracker.outgoing import GITHUB_TEXT_LIMIT, fit
 
 
 class IssueTracker(Protocol):
@@ -90,7 +91,7 @@ def _mirror_one(db: Database, state: _Pass, row: MirrorRow) -> str:
         if row.content_hash != wanted:
             _update(state.tracker, number, spec, body)
     state.numbers[view.slug] = number
-    values: dict = {"number": number, "content_hash": wanted, "synced_at": datetime.now(timezone.utc)}
+    values: dict = {"number": number, "content_hash": wanted, "synced_at": datetime.now(UTC)}
     if lint_wanted != row.lint_hash:
         marker = comment_marker("lint", view.slug)
         body = render("lint_comment.md.j2", marker=marker, findings=row.findings, path=view.path)

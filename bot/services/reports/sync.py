@@ -4,14 +4,23 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record
 from bot.adapters.store.repository import RecordRepository, RevisionInput
-from bot.core.reports.history import ADDED, DELETED, MERGED, MODIFIED, RENAMED, CommitInfo, ReportChange, order_for_apply
+from bot.core.reports.history import (
+    ADDED,
+    DELETED,
+    MERGED,
+    MODIFIED,
+    RENAMED,
+    CommitInfo,
+    ReportChange,
+    order_for_apply,
+)
 from bot.core.reports.reading import Reading, read_report, reading_of
 from bot.core.reports.records import ReadingOptions
 from bot.services.bench.bench_inputs import reading_at
@@ -53,7 +62,8 @@ class SyncSummary:
 ProgressFn = Callable[[int], None]
 
 
-def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str], frozenset[str]]:
+def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str],
+                                                                                       frozenset[str]]:
     """Decide which commits to read: the mode, the steps, ignored paths, and slugs git history already knows."""
     if history:
         commits = git_repo.first_parent_commits(None, head)
@@ -75,9 +85,9 @@ def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) ->
         return "snapshot", steps, ignored, seen
     if git_repo.is_ancestor(last, head):
         commits = git_repo.first_parent_commits(last, head)
-        steps = _diff_steps(git_repo, commits, last)
-        if steps is not None:
-            return "incremental", steps, [], frozenset()
+        diffed = _diff_steps(git_repo, commits, last)
+        if diffed is not None:
+            return "incremental", diffed, [], frozenset()
     # History was rewritten (or `last` is off the first-parent line): one step from what we saw to what is there.
     changes, ignored = git_repo.changes(head, last)
     return "rewritten", [Step(git_repo.commit(head), tuple(changes))], ignored, frozenset()
@@ -139,7 +149,7 @@ def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str,
     """One transaction: the chunk's commits, then the sync mark when there is one to set."""
     with db.session() as session:
         records = RecordRepository.open(session, key)
-        for step, step_read in zip(chunk, read):
+        for step, step_read in zip(chunk, read, strict=False):
             apply_step(records, step, summary, ids, seen, step_read)
             if on_progress:
                 on_progress(len(step.changes))
@@ -255,7 +265,8 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     record = record or ids.lookup(records, change.slug)
     text = data.decode("utf-8", errors="replace") if data else None
     if record is None and not ids.replay and records.never_named(change.slug):
-        records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record, findings))
+        records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record,
+                                                   findings))
         # Only the merge rule needs the record itself, and only when the report supersedes another.
         superseding = result.record is not None and result.record.supersedes
         return ADDED, records.find_current(change.slug) if superseding else None

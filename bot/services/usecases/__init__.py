@@ -3,7 +3,7 @@ Fixes, Guards, Lead and Commands over one frozen Context. BotServices builds the
 container because `dispatch(event, services)` hands every handler the same one argument."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from bot.adapters.store.engine import Database
 from bot.core.dedup.offline_reviewer import OfflineReviewer

@@ -4,10 +4,10 @@ The Context is built once by the runtime and never changed: the store, each repo
 issue tracker, where commits come from, the reviewer, the fix and bench flows, and who perfbot is."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store import service_queries as queries

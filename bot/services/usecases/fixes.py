@@ -3,8 +3,8 @@ Actions), records closed when a verified fix merges, and the parity of a PR's Me
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import fix_store, merge_store

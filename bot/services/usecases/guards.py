@@ -3,8 +3,8 @@ record, and bisections (started by a regressed guard or by `/perf bisect`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import fix_store

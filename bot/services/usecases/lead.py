@@ -3,7 +3,7 @@ after changes, and notices sent on to the optional outgoing webhook."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bot.adapters import outgoing_webhook
 from bot.adapters.store.locks import repo_lock
@@ -55,7 +55,7 @@ class Lead:
         tracker = self.ctx.trackers(full_name, installation_id)
         # One writer per repository: two workers re-drawing at once could each tell a new notice.
         with repo_lock(self.ctx.db, full_name), self.ctx.source.open(full_name, installation_id) as repo:
-            return self.dashboards.refresh(repo, tracker, full_name, now or datetime.now(timezone.utc), force=force)
+            return self.dashboards.refresh(repo, tracker, full_name, now or datetime.now(UTC), force=force)
 
     def refresh_dashboards(self, now: datetime | None = None) -> dict[str, str]:
         """Every known repository's dashboard (the reconcile schedule); one's failure never stops the others."""

@@ -1,7 +1,7 @@
 """Bench runs in the store: queued, running with progress, done with every sample; and verdicts on records."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
@@ -13,7 +13,7 @@ QUEUED, RUNNING, DONE = "queued", "running", "done"
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def save_run(db: Database, full_name: str, slug: str, base: str | None, head: str, outcome, host: str = "",
@@ -43,14 +43,14 @@ def queue_run(db: Database, full_name: str, slug: str, *, base: str | None, head
 
 def start_run(db: Database, run_id: int, runner: str, host: str) -> None:
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.status, run.runner, run.host, run.started_at, run.message = RUNNING, runner, host, _now(), "running"
 
 
 def save_progress(db: Database, run_id: int, progress: dict, partial: dict | None = None) -> None:
     """Where a running run is, and its samples so far (the live page and comment show them)."""
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.progress = progress
         if partial is not None:
             run.result = partial
@@ -58,20 +58,20 @@ def save_progress(db: Database, run_id: int, progress: dict, partial: dict | Non
 
 def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict) -> None:
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.status, run.verdict, run.message, run.result, run.finished_at = DONE, verdict, message, result, _now()
 
 
 def set_options(db: Database, run_id: int, **values) -> None:
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get_one(BenchRun, run_id)
         run.options = {**(run.options or {}), **values}
 
 
 def add_follower(db: Database, run_id: int, answer: dict) -> None:
     """An answer line to keep current as the run goes on (`options.answers`); row-locked where the store can."""
     with db.session() as session:
-        run = session.get(BenchRun, run_id, with_for_update=True)
+        run = session.get_one(BenchRun, run_id, with_for_update=True)
         followers = list((run.options or {}).get("answers", []))
         if answer not in followers:
             run.options = {**(run.options or {}), "answers": [*followers, answer]}
@@ -105,7 +105,8 @@ def cancel_requested(db: Database, run_id: int) -> bool:
         return bool(session.scalar(select(BenchRun.cancel_requested).where(BenchRun.id == run_id)))
 
 
-def unfinished_runs(db: Database, full_name: str, *, pr_number: int | None = None, slug: str | None = None) -> list[int]:
+def unfinished_runs(db: Database, full_name: str, *, pr_number: int | None = None,
+                    slug: str | None = None) -> list[int]:
     with db.session() as session:
         query = select(BenchRun.id).where(BenchRun.full_name == full_name, BenchRun.status != DONE)
         if pr_number is not None:
@@ -119,6 +120,12 @@ def get_run(db: Database, run_id: int) -> dict | None:
     with db.session() as session:
         run = session.get(BenchRun, run_id)
         return _as_dict(run) if run else None
+
+
+def stored_run(db: Database, run_id: int) -> dict:
+    """A run known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _as_dict(session.get_one(BenchRun, run_id))
 
 
 def passing_run(db: Database, full_name: str, slug: str, head_sha: str) -> dict | None:
@@ -154,13 +161,15 @@ def latest_finished(db: Database) -> dict[tuple[str, str], dict]:
     with db.session() as session:
         last = (select(func.max(BenchRun.id)).where(BenchRun.status == DONE)
                 .group_by(BenchRun.full_name, BenchRun.slug).scalar_subquery())
-        return {(r.full_name, r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
+        return {(r.full_name,
+                 r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
 
 
 def set_record_result(db: Database, full_name: str, slug: str, **values) -> bool:
     """Store `verdict`/`verdict_run_id` or `reproduced` on the record; False when it is not a record."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name,
+                                                                 Record.slug == slug)).first()
         if record is None:
             return False
         for key, value in values.items():

@@ -1,7 +1,7 @@
 """Bisections in the store: queued, running with each decided step saved at once, done with the culprit."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -16,7 +16,7 @@ def create(db: Database, full_name: str, slug: str, good: str, bad: str, *, requ
     with db.session() as session:
         row = Bisection(full_name=full_name, slug=slug, good_sha=good, bad_sha=bad, status=QUEUED, outcome="",
                         message="queued", steps=[], requested_by=requested_by, options=options or {},
-                        created_at=datetime.now(timezone.utc))
+                        created_at=datetime.now(UTC))
         session.add(row)
         session.flush()
         return row.id
@@ -26,6 +26,12 @@ def get(db: Database, bisect_id: int) -> dict | None:
     with db.session() as session:
         row = session.get(Bisection, bisect_id)
         return _as_dict(row) if row else None
+
+
+def stored(db: Database, bisect_id: int) -> dict:
+    """A bisection known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _as_dict(session.get_one(Bisection, bisect_id))
 
 
 def unfinished(db: Database, full_name: str, slug: str) -> dict | None:
@@ -45,16 +51,16 @@ def for_record(db: Database, full_name: str, slug: str) -> list[dict]:
 
 def add_step(db: Database, bisect_id: int, step: dict) -> None:
     with db.session() as session:
-        row = session.get(Bisection, bisect_id)
+        row = session.get_one(Bisection, bisect_id)
         row.status, row.message = RUNNING, "bisecting"
         row.steps = [*(row.steps or []), step]  # a new list: JSON columns track assignment, not mutation
 
 
 def finish(db: Database, bisect_id: int, outcome: str, message: str, culprit: str | None = None) -> None:
     with db.session() as session:
-        row = session.get(Bisection, bisect_id)
+        row = session.get_one(Bisection, bisect_id)
         row.status, row.outcome, row.message, row.culprit_sha = DONE, outcome, message, culprit
-        row.finished_at = datetime.now(timezone.utc)
+        row.finished_at = datetime.now(UTC)
 
 
 def _as_dict(row: Bisection) -> dict:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -42,12 +42,13 @@ def attach(db: Database, full_name: str, slug: str, branch: str, *, source: str,
            base_sha: str | None = None, pr_number: int | None = None, stats: tuple[int, int, int] | None = None,
            token_delta: int | None = None, attached_by: str = "") -> tuple[FixRow, bool]:
     """Attach (or refresh) a fix; True when its head is new, i.e. there is something new to verify."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with db.session() as session:
         fix = session.scalars(select(Fix).where(Fix.full_name == full_name, Fix.slug == slug,
                                                 Fix.branch == branch)).first()
         if fix is None:
-            fix = Fix(full_name=full_name, slug=slug, branch=branch, source=source, created_at=now, attached_by=attached_by,
+            fix = Fix(full_name=full_name, slug=slug, branch=branch, source=source, created_at=now,
+                      attached_by=attached_by,
                       additions=0, deletions=0, changed_files=0)
             session.add(fix)
         elif fix.state == DETACHED and source != "command":
@@ -69,8 +70,8 @@ def attach(db: Database, full_name: str, slug: str, branch: str, *, source: str,
 
 def set_state(db: Database, fix_id: int, state: str) -> None:
     with db.session() as session:
-        fix = session.get(Fix, fix_id)
-        fix.state, fix.updated_at = state, datetime.now(timezone.utc)
+        fix = session.get_one(Fix, fix_id)
+        fix.state, fix.updated_at = state, datetime.now(UTC)
 
 
 def fixes_for(db: Database, full_name: str, slug: str) -> list[FixRow]:
@@ -122,7 +123,10 @@ def record_standing(db: Database, full_name: str, slug: str) -> tuple[str, str |
     with db.session() as session:
         row = session.execute(select(Record.state, Record.verdict, Record.reproduced).join(Repo)
                               .where(Repo.full_name == full_name, Record.slug == slug)).first()
-        return tuple(row) if row else None
+    if row is None:
+        return None
+    state, verdict, reproduced = row
+    return state, verdict, reproduced
 
 
 def has_run(db: Database, full_name: str, slug: str, purpose: str, head_sha: str | None = None,
@@ -140,10 +144,11 @@ def has_run(db: Database, full_name: str, slug: str, purpose: str, head_sha: str
 def mark_fixed(db: Database, full_name: str, slug: str, detail: str, actor: str, delivery_id: str | None) -> bool:
     """The record's fix merged with a passing verdict: state `fixed`, logged like every change outside git."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name,
+                                                                 Record.slug == slug)).first()
         if record is None or record.state not in ("open", "closed", "regressed"):
             return False
         record.state = "fixed"
         session.add(RecordEvent(record_id=record.id, kind="fixed", actor=actor, detail=detail, delivery_id=delivery_id,
-                                at=datetime.now(timezone.utc)))
+                                at=datetime.now(UTC)))
         return True

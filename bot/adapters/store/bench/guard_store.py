@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -23,12 +23,13 @@ class Guarded:
 def guarded(db: Database, full_name: str) -> list[Guarded]:
     """Every fixed record: each keeps its reproduction as a guard."""
     with db.session() as session:
-        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.full_name == full_name, Record.state == "fixed")
+        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.full_name == full_name,
+                                                                     Record.state == "fixed")
                                 .order_by(Record.slug)).all()
         heads = session.execute(select(Fix.slug, Fix.head_sha).where(
             Fix.full_name == full_name, Fix.slug.in_(slugs), Fix.state == "merged", Fix.head_sha.is_not(None))
             .order_by(Fix.id)).all() if slugs else []
-    return [Guarded(slug, tuple(h for s, h in heads if s == slug)) for slug in slugs]
+    return [Guarded(slug, tuple(h for s, h in heads if s == slug and h)) for slug in slugs]
 
 
 def merged_fix_heads(db: Database, full_name: str, slug: str) -> tuple[str, ...]:
@@ -50,11 +51,12 @@ def guard_results(db: Database, full_name: str, slug: str) -> dict[str, str]:
 def mark_regressed(db: Database, full_name: str, slug: str, detail: str, delivery_id: str | None) -> bool:
     """A guard's claim reproduced again: the fixed record is open again as `regressed`. False if it was not fixed."""
     with db.session() as session:
-        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name, Record.slug == slug)).first()
+        record = session.scalars(select(Record).join(Repo).where(Repo.full_name == full_name,
+                                                                 Record.slug == slug)).first()
         if record is None or record.state != "fixed":
             return False
         record.state = "regressed"
         record.verdict = None  # the verdict that closed it no longer holds at the head
         session.add(RecordEvent(record_id=record.id, kind="regressed", actor="perfbot", detail=detail,
-                                delivery_id=delivery_id, at=datetime.now(timezone.utc)))
+                                delivery_id=delivery_id, at=datetime.now(UTC)))
         return True

@@ -2,7 +2,7 @@
 against GitHub's own list whenever the campaign dashboard asks it (a lost webhook does not leave one behind)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, select
 
@@ -16,7 +16,7 @@ def opened(db: Database, full_name: str, number: int, keep: str, merged_from: st
         row = session.scalar(select(PendingMerge).where(PendingMerge.full_name == full_name,
                                                         PendingMerge.number == number))
         if row is None:
-            row = PendingMerge(full_name=full_name, number=number, opened_at=datetime.now(timezone.utc))
+            row = PendingMerge(full_name=full_name, number=number, opened_at=datetime.now(UTC))
             session.add(row)
         row.keep, row.merged_from, row.title, row.opened_by = keep, merged_from, title[:400], by[:200]
 
@@ -36,7 +36,7 @@ def set_open(db: Database, full_name: str, pulls: list[tuple[int, str, str]]) ->
         for number, keep, title in pulls:
             if number not in known:
                 session.add(PendingMerge(full_name=full_name, number=number, keep=keep, merged_from="",
-                                         title=title[:400], opened_by="", opened_at=datetime.now(timezone.utc)))
+                                         title=title[:400], opened_by="", opened_at=datetime.now(UTC)))
 
 
 def as_dict(row: PendingMerge) -> dict:

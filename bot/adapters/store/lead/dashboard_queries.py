@@ -6,12 +6,19 @@ from dataclasses import dataclass
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from bot.adapters.store.bench.merge_store import as_dict as merge_dict
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
-from bot.adapters.store.bench.merge_store import as_dict as merge_dict
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
-from bot.adapters.store.service_models import (BenchRun, Bisection, Fix, LlmAnswer, PairOverride, PendingMerge,
-                                               RecordEvent)
+from bot.adapters.store.service_models import (
+    BenchRun,
+    Bisection,
+    Fix,
+    LlmAnswer,
+    PairOverride,
+    PendingMerge,
+    RecordEvent,
+)
 from bot.core.verify import verdict_words as words
 from bot.core.verify.claim_size import ratio_kind
 
@@ -108,7 +115,8 @@ def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
 def record_table(session: Session, query: TableQuery, limit: int = 1000) -> list[dict]:
     column = SORT_COLUMNS[query.sort]
     order = (column.asc() if query.order == "asc" else column.desc()).nulls_last()
-    statement = select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug, Record.id)
+    statement = select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug,
+                                                                                              Record.id)
     if query.state != "all":
         statement = statement.where(Record.state == query.state)
     if query.track:

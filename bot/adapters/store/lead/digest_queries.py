@@ -10,17 +10,18 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
 from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
-from bot.core.verify.bench_view import side_rows
 from bot.core.lead.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
-from bot.core.verify.scaling import scaling_fact
 from bot.core.lead.milestones import RunFact, SidePoint
+from bot.core.verify.bench_view import side_rows
+from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
 
 
 def digest_facts(db: Database, full_name: str, window_start: datetime, window_end: datetime) -> DigestFacts:
     """Everything up to `window_end` (older facts too: ratios, staleness and milestones look back further)."""
     if window_start >= window_end:
-        raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before {window_end.isoformat()}")
+        raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before "
+                         f"{window_end.isoformat()}")
     with db.session() as session:
         repo_id = session.scalar(select(Repo.id).where(Repo.full_name == full_name))
         if repo_id is None:
@@ -36,7 +37,8 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
             select(SlugAlias.slug, SlugAlias.record_id).where(SlugAlias.repo_id == repo_id))}
         revisions = tuple(
             RevisionFact(slug_of_id[rev.record_id], rev.committed_at, rev.change, rev.author_name, rev.author_email,
-                         sum(1 for f in rev.findings or [] if f.get("severity") == "error"), rev.content_hash is not None)
+                         sum(1 for f in rev.findings or [] if f.get("severity") == "error"),
+                         rev.content_hash is not None)
             for rev in session.execute(
                 select(Revision.record_id, Revision.committed_at, Revision.change, Revision.author_name,
                        Revision.author_email, Revision.findings, Revision.content_hash)

@@ -1,7 +1,7 @@
 """Posted digests in the store: one per repository and ISO week, kept for the dashboard and for exactly-once."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -22,7 +22,7 @@ def claim_week(db: Database, full_name: str, week: str, start: datetime, end: da
     try:
         with db.session() as session:
             post = DigestPost(full_name=full_name, week=week, window_start=start, window_end=end, body=body,
-                              summary=summary, created_at=datetime.now(timezone.utc))
+                              summary=summary, created_at=datetime.now(UTC))
             session.add(post)
             session.flush()
             return _as_dict(post)
@@ -32,7 +32,7 @@ def claim_week(db: Database, full_name: str, week: str, start: datetime, end: da
 
 def set_issue(db: Database, digest_id: int, number: int) -> None:
     with db.session() as session:
-        session.get(DigestPost, digest_id).issue_number = number
+        session.get_one(DigestPost, digest_id).issue_number = number
 
 
 def week_digest(db: Database, full_name: str, week: str) -> dict | None:
@@ -55,3 +55,9 @@ def get_digest(db: Database, digest_id: int) -> dict | None:
     with db.session() as session:
         post = session.get(DigestPost, digest_id)
         return _as_dict(post) if post else None
+
+
+def stored_digest(db: Database, digest_id: int) -> dict:
+    """A digest known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
+    with db.session() as session:
+        return _as_dict(session.get_one(DigestPost, digest_id))

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
-from bot.adapters.store.lead.digest_queries import digest_facts
 from bot.adapters.store.engine import Database
+from bot.adapters.store.lead.digest_queries import digest_facts
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.service_models import IssueMirror
 from bot.core.lead.digest import DigestFacts
 
-EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

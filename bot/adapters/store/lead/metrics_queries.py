@@ -33,6 +33,6 @@ def bench_time(db: Database) -> tuple[dict[tuple[str, str], tuple[float, int]], 
     for runner, verdict, started, ended in finished:
         entry = sums.setdefault((runner or "-", verdict or "-"), [0.0, 0])
         # A run finished without starting (cancelled while queued) spent no bench time.
-        entry[0] += max((ended - started).total_seconds(), 0.0) if started is not None else 0.0
+        entry[0] += max((ended - started).total_seconds(), 0.0) if started is not None and ended is not None else 0.0
         entry[1] += 1
     return {labels: (total, count) for labels, (total, count) in sums.items()}, sorted(waiting)

@@ -8,7 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.service_models import DashboardIssue, Notice as NoticeRow
+from bot.adapters.store.service_models import DashboardIssue
+from bot.adapters.store.service_models import Notice as NoticeRow
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ def settle_notices(db: Database, full_name: str, current: list[tuple[str, str, s
     (and a resolved one that holds again unresolved, never told twice); returns what still needs telling."""
     keys = {(kind, subject) for kind, subject, _ in current}
     with db.session() as session:
-        rows = {(r.kind, r.subject): r for r in session.scalars(select(NoticeRow).where(NoticeRow.full_name == full_name))}
+        rows = {(r.kind,
+                 r.subject): r for r in session.scalars(select(NoticeRow).where(NoticeRow.full_name == full_name))}
         for key, row in rows.items():
             row.resolved_at = None if key in keys else (row.resolved_at or now)
     for kind, subject, text in current:
@@ -63,16 +65,17 @@ def settle_notices(db: Database, full_name: str, current: list[tuple[str, str, s
 
 def set_posted(db: Database, notice_id: int, comment_id: int) -> None:
     with db.session() as session:
-        session.get(NoticeRow, notice_id).comment_id = comment_id
+        session.get_one(NoticeRow, notice_id).comment_id = comment_id
 
 
 def set_webhook_queued(db: Database, notice_id: int) -> None:
     with db.session() as session:
-        session.get(NoticeRow, notice_id).webhook_queued = True
+        session.get_one(NoticeRow, notice_id).webhook_queued = True
 
 
 def notices_of(db: Database, full_name: str) -> list[dict]:
     with db.session() as session:
         return [{"id": r.id, "kind": r.kind, "subject": r.subject, "comment_id": r.comment_id,
                  "resolved": r.resolved_at is not None, "webhook_queued": r.webhook_queued}
-                for r in session.scalars(select(NoticeRow).where(NoticeRow.full_name == full_name).order_by(NoticeRow.id))]
+                for r in session.scalars(select(NoticeRow).where(NoticeRow.full_name == full_name)
+                                         .order_by(NoticeRow.id))]

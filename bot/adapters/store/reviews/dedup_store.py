@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.adapters.store.models import Record, Repo, Revision
+from bot.adapters.store.reviews.llm_cache import LlmAnswerCache
 from bot.adapters.store.service_models import LlmAnswer, PairOverride
 from bot.core.dedup.verdicts import Verdict
 
@@ -73,7 +73,7 @@ def remember_not_duplicate(db: Database, full_name: str, a: str, b: str, actor: 
             PairOverride.full_name == full_name, PairOverride.slug_a == slug_a, PairOverride.slug_b == slug_b))
         if exists is None:
             session.add(PairOverride(full_name=full_name, slug_a=slug_a, slug_b=slug_b, kind="not-duplicate",
-                                     actor=actor, at=datetime.now(timezone.utc)))
+                                     actor=actor, at=datetime.now(UTC)))
 
 
 def not_duplicates(db: Database, full_name: str) -> set[frozenset[str]]:

@@ -1,7 +1,7 @@
 """The one cache of LLM answers: a question is keyed by its kind, the content it asks about, the model and prompt."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -38,7 +38,7 @@ class LlmAnswerCache:
         whose answer then stands."""
         row = dict(kind=self.kind, content_hash=content_hash, partner_hash=partner_hash, model=model,
                    prompt_version=prompt_version, slug=slug, partner_slug=partner_slug, answer=answer,
-                   usage=dict(usage or {}), created_at=datetime.now(timezone.utc))
+                   usage=dict(usage or {}), created_at=datetime.now(UTC))
         if session is None:
             with self.db.session() as own:
                 return own.execute(self._insert, row).first() is not None

@@ -10,9 +10,9 @@ from sqlalchemy.exc import IntegrityError
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.service_models import RetrievalFeatures
+from bot.core.dedup.similarity import FEATURES_VERSION, Features
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
-from bot.core.dedup.similarity import FEATURES_VERSION, Features
 
 _LIVE = ("open", "closed")  # closed by a person still counts; merged and deleted records do not
 _CHUNK = 500  # slugs per IN list: well under SQLite's bound on parameters
@@ -42,15 +42,16 @@ def live_reports_named(db: Database, full_name: str, slugs: set[str],
     latest = (select(func.max(Revision.id)).where(Revision.record_id == Record.id, Revision.content.is_not(None))
               .correlate(Record).scalar_subquery())
     names = sorted(slugs)
-    rows = []
+    rows: list[tuple[str, str | None]] = []
     with db.session() as session:
         for start in range(0, len(names), _CHUNK):
             rows += session.execute(
                 select(Record.path, Revision.content).join(Repo, Repo.id == Record.repo_id)
                 .join(Revision, Revision.id == latest)
-                .where(Repo.full_name == full_name, Record.state.in_(_LIVE), Record.slug.in_(names[start:start + _CHUNK]))
+                .where(Repo.full_name == full_name, Record.state.in_(_LIVE),
+                       Record.slug.in_(names[start:start + _CHUNK]))
                 .order_by(Record.slug)).all()
-    parsed = (parse(path, content.encode("utf-8"), reading).record for path, content in rows)
+    parsed = (parse(path, content.encode("utf-8"), reading).record for path, content in rows if content is not None)
     return [record for record in parsed if record is not None]
 
 

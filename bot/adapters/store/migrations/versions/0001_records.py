@@ -1,11 +1,10 @@
 """records, revisions, slug aliases
 
 Revision ID: 0001
-Revises: 
+Revises:
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0001'
 down_revision = None

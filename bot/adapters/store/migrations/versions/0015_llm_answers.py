@@ -3,9 +3,8 @@
 Revision ID: 0015
 Revises: 0014
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0015'
 down_revision = '0014'
