@@ -181,12 +181,12 @@ def test_sdk_honours_retry_after_on_429(double):
 
 
 def test_slow_answer_trips_the_sdk_timeout_and_the_retry_gets_the_answer(double):
-    double.delay_next(1.0)
+    double.delay_next(3.0)
     double.answer_with_tool("record_verdict", {"overlap": True, "reason": "r"})
     started = time.monotonic()
     with pytest.raises(anthropic.APITimeoutError):
         ask_verdict(client(double, timeout=0.2), "a vs b")
-    assert time.monotonic() - started < 0.8
+    assert time.monotonic() - started < 2.5  # gave up at its timeout, well before the 3 s answer (a busy machine adds)
     assert double.pending_answers() == 1  # the request that timed out took no answer
 
     double.delay_next(0.6)

@@ -83,7 +83,9 @@ def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     started = time.monotonic()
     outcome = verify(record, dataclasses.replace(config, timeout_seconds=1), runner, heads["hangs"])
     assert outcome.verdict == "error" and "ran past the 1s limit" in outcome.message
-    assert time.monotonic() - started < 20  # the remote group was killed, not waited for
+    # The program never ends, so returning at all means its remote group was killed; the bound only turns a
+    # regression into a failure instead of a hung suite (the build over ssh alone took 20 s beside two busy loops).
+    assert time.monotonic() - started < 180
 
 
 def test_timing_is_the_programs_own_not_the_ssh_round_trip(project):
