@@ -32,11 +32,11 @@ def _variant(source: str, old: str, new: str) -> str:
 WALL_CONFIG = _variant(SETTINGS, 'language = ["./runtime", "{file}"]', """language = ["./runtime", "-s", "{file}"]
 output = "normalize"
 normalize = [["(?m)^- [A-Z]+: .*$", ""]]
-metrics = {steps = "- STEPS: ([0-9]+)"}""") + "busy_load = 1000\n"
-# Verdicts in tests are decided on the runtime's step count against the count the C translation prints: the
-# same on every run however busy the machine, and still computed by the same sampling and intervals. Only par
-# reports, whose speedup a step count cannot show, stay on wall time (their stand-ins sleep, not spin).
-CONFIG = WALL_CONFIG + 'measure = {seq = "metric:steps", par = "wall"}\n'
+metrics = {steps = "- STEPS: ([0-9]+)", span = "- SPAN: ([0-9]+)"}""") + "busy_load = 1000\n"
+# Verdicts in tests are decided on counts the programs print, the same on every run however busy the machine and
+# still computed by the same sampling and intervals: a seq report on the runtime's step count against the count
+# its C translation prints, a par report on its span (the longest thread's work) at one thread and at N.
+CONFIG = WALL_CONFIG + 'measure = {seq = "metric:steps", par = "metric:span"}\n'
 # What the GitHub Actions bench script can do: exact outputs timed in wall time (reports then use counted=False).
 PLAIN_CONFIG = SETTINGS + "busy_load = 1000\n"
 
@@ -69,23 +69,21 @@ def build_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
     return repo, heads
 
 
-# A parallel stand-in: `work MS` is MS milliseconds of work, split over --threads on the fix branch and
-# serialised on main. Sleeping stands for the work so the measured speedup does not depend on how many
-# cores the test machine has free.
+# A parallel stand-in: `work N` is N units of work, split over --threads on the fix branch and done by one
+# thread on main. Like a runtime that counts its work per worker, it prints its span, the longest thread's share:
+# what the speedup is measured in (metric:span), the same on every run however busy the machine.
 PAR_RUNTIME = r"""
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 int main(int argc, char **argv) {
-  FILE *f = fopen(argv[1], "r"); unsigned long ms = 0; int threads = argc > 3 ? atoi(argv[3]) : 1;
-  if (!f || fscanf(f, "work %lu", &ms) != 1 || threads < 1) { fprintf(stderr, "bad program\\n"); return 2; }
-  usleep((useconds_t)(ms * 1000 / DIVIDE));
-  printf("done %lu\\n", ms); return 0;
+  FILE *f = fopen(argv[1], "r"); unsigned long work = 0; int threads = argc > 3 ? atoi(argv[3]) : 1;
+  if (!f || fscanf(f, "work %lu", &work) != 1 || threads < 1) { fprintf(stderr, "bad program\n"); return 2; }
+  int parts = SPLIT;
+  printf("done %lu\n- SPAN: %lu\n", work, (work + parts - 1) / parts); return 0;
 }
 """
-PAR_CONFIG = WALL_CONFIG.replace('language = ["./runtime", "-s", "{file}"]',
-                                 'language = ["./runtime", "{file}", "--threads", "{threads}"]')
+PAR_CONFIG = CONFIG.replace('language = ["./runtime", "-s", "{file}"]',
+                            'language = ["./runtime", "{file}", "--threads", "{threads}"]')
 
 
 def par_report() -> str:
@@ -132,10 +130,10 @@ unknown
 
 def build_par_project(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
     repo = RepoBuilder(root, branch="main")
-    repo.write("runtime.c", PAR_RUNTIME.replace("DIVIDE", "1")).write(".perfbot.toml", PAR_CONFIG)
+    repo.write("runtime.c", PAR_RUNTIME.replace("SPLIT", "1")).write(".perfbot.toml", PAR_CONFIG)
     main = repo.write("devs/issues/perf_serial_work.md", par_report()).commit("par runtime and report")
     repo.repo.git.checkout("-q", "-b", "fix/perf_serial_work", main)
-    fix = repo.write("runtime.c", PAR_RUNTIME.replace("DIVIDE", "threads")).commit("runtime: split the work")
+    fix = repo.write("runtime.c", PAR_RUNTIME.replace("SPLIT", "threads")).commit("runtime: split the work")
     repo.repo.git.checkout("-q", "main")
     return repo, {"main": main, "fix/perf_serial_work": fix}
 

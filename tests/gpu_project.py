@@ -1,18 +1,19 @@
 """A stand-in GPU runtime in a git repository (this machine has no GPU): the same program runs on N CPU
 threads (`--threads N`), "on the GPU" (`--gpu`), or where the runtime itself chooses (`--auto`).
 
-`work MS` is MS milliseconds of work. On the CPU, N POSIX threads each compute their share of the printed
-checksum and wait MS/N; "the GPU" computes the whole checksum and waits MS * GPU_PERCENT / 100, one kernel
-launch; `--auto` picks the GPU when AUTO_PICKS_GPU, else one CPU thread. Waits stand for the work, as in the
-sweep tests, so speedups are the program's and not how many of this machine's cores are free. On `main` the
-GPU path is twice as slow as one CPU thread; `fix/metal-kernel` makes it four times faster than one thread
-(auto still picks the CPU); `fix/auto-choice` also makes auto pick the GPU.
+`work N` is N units of work. On the CPU, N POSIX threads each compute their share of the printed checksum and
+count N/threads units; "the GPU" computes the whole checksum in one kernel launch counted as N * GPU_PERCENT / 100
+units; `--auto` picks the GPU when AUTO_PICKS_GPU, else one CPU thread. The runtime prints its span (the longest
+thread's or the kernel's units), which is what is measured (metric:span), so speedups are the program's and not
+how many of this machine's cores are free. On `main` the GPU path is twice as slow as one CPU thread;
+`fix/metal-kernel` makes it four times faster than one thread (auto still picks the CPU); `fix/auto-choice` also
+makes auto pick the GPU.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.bench_project import WALL_CONFIG as CONFIG
+from tests.bench_project import CONFIG
 from tests.gitrepo import RepoBuilder
 
 GPU_RUNTIME = r"""
@@ -20,19 +21,13 @@ GPU_RUNTIME = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifndef GPU_PERCENT
 #define GPU_PERCENT 200
 #endif
 #ifndef AUTO_PICKS_GPU
 #define AUTO_PICKS_GPU 0
 #endif
-typedef struct { pthread_t id; int index, threads; unsigned long ms, sum; } Part;
-
-static void wait_ms(double ms) {
-  struct timespec t = { (time_t)(ms / 1000), (long)((ms - 1000 * (long)(ms / 1000)) * 1e6) };
-  nanosleep(&t, NULL);
-}
+typedef struct { pthread_t id; int index, threads; unsigned long work, sum, span; } Part;
 
 static unsigned long share(int index, int parts) {
   unsigned long h = 0;
@@ -43,7 +38,7 @@ static unsigned long share(int index, int parts) {
 static void *cpu(void *arg) {
   Part *p = arg;
   p->sum = share(p->index, p->threads);
-  wait_ms((double)p->ms / p->threads);
+  p->span = (p->work + p->threads - 1) / p->threads;
   return NULL;
 }
 
@@ -54,26 +49,29 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[a], "--gpu")) gpu = 1;
     else if (!strcmp(argv[a], "--auto")) autopick = 1;
   }
-  unsigned long ms = 0;
+  unsigned long work = 0;
   FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
-  if (!f || fscanf(f, "work %lu", &ms) != 1 || threads < 1 || threads > 64) {
-    fprintf(stderr, "usage: runtime PROGRAM [--threads N | --gpu | --auto]; PROGRAM is `work MS`\n");
+  if (!f || fscanf(f, "work %lu", &work) != 1 || threads < 1 || threads > 64) {
+    fprintf(stderr, "usage: runtime PROGRAM [--threads N | --gpu | --auto]; PROGRAM is `work N`\n");
     return 2;
   }
   if (autopick) { gpu = AUTO_PICKS_GPU; threads = 1; }
-  unsigned long total = 0;
+  unsigned long total = 0, span = 0;
   if (gpu) {
     total = share(0, 1);
-    wait_ms(ms * GPU_PERCENT / 100.0);
+    span = work * GPU_PERCENT / 100;
   } else {
     Part parts[64] = {0};
     for (int t = 0; t < threads; t++) {
-      parts[t] = (Part){0, t, threads, ms, 0};
+      parts[t] = (Part){0, t, threads, work, 0, 0};
       if (pthread_create(&parts[t].id, NULL, cpu, &parts[t])) { perror("pthread_create"); return 3; }
     }
-    for (int t = 0; t < threads; t++) { pthread_join(parts[t].id, NULL); total += parts[t].sum; }
+    for (int t = 0; t < threads; t++) {
+      pthread_join(parts[t].id, NULL); total += parts[t].sum;
+      if (parts[t].span > span) span = parts[t].span;
+    }
   }
-  printf("checksum %lu\n", total);
+  printf("checksum %lu\n- SPAN: %lu\n", total, span);
   return 0;
 }
 """

@@ -1,18 +1,21 @@
 """A real pthreads runtime for scaling sweeps, in a git repository: `items C1 C2 ...` is a list of work
-items of C milliseconds each, split over `--threads N` POSIX threads, with a balanced and an irregular
-workload reported against it.
+items of C units each, split over `--threads N` POSIX threads, with a balanced and an irregular workload
+reported against it.
 
-Each item computes its share of the printed checksum (so every thread count must print the same number)
-and then waits its cost: a wait stands for the work so that the measured speedup is the program's own
-scheduling and not how many of this machine's two cores other jobs leave free. On `main` the items are
-split in static blocks (thread t takes items t*n/T .. (t+1)*n/T), so when one item holds most of the work,
-one thread does most of it; the branch `fix/dynamic-items` hands items out from a shared atomic counter.
+Each item computes its share of the printed checksum (so every thread count must print the same number), and
+each thread counts the units it did: the runtime prints its span, the longest thread's count, which is what the
+sweep measures (metric:span), so the speedup is the program's scheduling and never how many of this machine's
+cores other jobs leave free. On `main` the items are split in static blocks (thread t takes items t*n/T ..
+(t+1)*n/T), so when a few items hold most of the work, one thread does most of it; the branch
+`fix/dynamic-items` hands each item, in order, to the thread with the least work so far (what a shared queue
+does when an item takes as long as its cost, decided before the threads start so the span is the same on every
+run).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.bench_project import WALL_CONFIG as CONFIG
+from tests.bench_project import CONFIG
 from tests.gitrepo import RepoBuilder
 
 SWEEP_RUNTIME = r"""
@@ -20,29 +23,37 @@ SWEEP_RUNTIME = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #define MAX_ITEMS 256
 #define MAX_THREADS 64
 static unsigned long cost[MAX_ITEMS];
-static int items, next_item;
-typedef struct { pthread_t id; int index, threads; unsigned long sum; } Worker;
+static int items, owner[MAX_ITEMS];
+typedef struct { pthread_t id; int index; unsigned long sum, span; } Worker;
 
-static void work(int i, unsigned long *sum) {
+static void work(int i, Worker *w) {
   unsigned long h = (unsigned long)i * 2654435761ul;
   for (int k = 0; k < 20000; k++) h = h * 6364136223846793005ul + 1442695040888963407ul;
-  *sum += h >> 40;
-  struct timespec wait = { (time_t)(cost[i] / 1000), (long)(cost[i] % 1000) * 1000000L };
-  nanosleep(&wait, NULL);
+  w->sum += h >> 40;
+  w->span += cost[i];
 }
 
 static void *run(void *arg) {
   Worker *w = arg;
-#ifdef DYNAMIC
-  for (int i; (i = __atomic_fetch_add(&next_item, 1, __ATOMIC_RELAXED)) < items;) work(i, &w->sum);
-#else
-  for (int i = w->index * items / w->threads; i < (w->index + 1) * items / w->threads; i++) work(i, &w->sum);
-#endif
+  for (int i = 0; i < items; i++) if (owner[i] == w->index) work(i, w);
   return NULL;
+}
+
+static void hand_out(int threads) {
+#ifdef DYNAMIC
+  unsigned long load[MAX_THREADS] = {0};
+  for (int i = 0; i < items; i++) {
+    int least = 0;
+    for (int t = 1; t < threads; t++) if (load[t] < load[least]) least = t;
+    owner[i] = least; load[least] += cost[i];
+  }
+#else
+  for (int t = 0; t < threads; t++)
+    for (int i = t * items / threads; i < (t + 1) * items / threads; i++) owner[i] = t;
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -51,18 +62,22 @@ int main(int argc, char **argv) {
   char word[16];
   FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
   if (!f || fscanf(f, "%15s", word) != 1 || strcmp(word, "items") || threads < 1 || threads > MAX_THREADS) {
-    fprintf(stderr, "usage: runtime PROGRAM --threads N (1..%d); PROGRAM is `items MS MS ...`\n", MAX_THREADS);
+    fprintf(stderr, "usage: runtime PROGRAM --threads N (1..%d); PROGRAM is `items COST COST ...`\n", MAX_THREADS);
     return 2;
   }
   while (items < MAX_ITEMS && fscanf(f, "%lu", &cost[items]) == 1) items++;
+  hand_out(threads);
   Worker workers[MAX_THREADS] = {0};
   for (int t = 0; t < threads; t++) {
-    workers[t].index = t; workers[t].threads = threads;
+    workers[t].index = t;
     if (pthread_create(&workers[t].id, NULL, run, &workers[t])) { perror("pthread_create"); return 3; }
   }
-  unsigned long total = 0;
-  for (int t = 0; t < threads; t++) { pthread_join(workers[t].id, NULL); total += workers[t].sum; }
-  printf("checksum %lu of %d items\n", total, items);
+  unsigned long total = 0, span = 0;
+  for (int t = 0; t < threads; t++) {
+    pthread_join(workers[t].id, NULL); total += workers[t].sum;
+    if (workers[t].span > span) span = workers[t].span;
+  }
+  printf("checksum %lu of %d items\n- SPAN: %lu\n", total, items, span);
   return 0;
 }
 """
@@ -73,8 +88,8 @@ SWEEP_CONFIG = CONFIG.replace('command = ["gcc", "-O2", "-o", "runtime", "runtim
     + "threads = [1, 2, 4]\n"
 assert "-pthread" in SWEEP_CONFIG and "{threads}" in SWEEP_CONFIG, "the demo settings changed: update SWEEP_CONFIG"
 
-# 200 ms of work either way: eight equal items, or four heavy items first and eight light ones after them
-# (in static blocks of two threads, thread 0 gets 170 of the 200 ms).
+# 200 units of work either way: eight equal items, or four heavy items first and eight light ones after them
+# (in static blocks of two threads, thread 0 gets 170 of the 200 units).
 BALANCED = "items " + " ".join(["25"] * 8)
 IRREGULAR = "items " + " ".join(["40"] * 4 + ["5"] * 8)
 

@@ -1,6 +1,7 @@
 """`.perfbot.toml` keys that fit verification to a runtime, the report's `reference:`/`inputs:`, and the pure plan."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -135,13 +136,21 @@ def test_bench_tables_name_the_reference_and_the_measure():
     assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
 
 
-def test_a_par_report_keeps_wall_time():
+def test_a_par_report_is_measured_in_wall_time_or_a_span_never_in_what_adds_up_over_threads():
     from tests.bench_project import par_report
 
     record = parse("devs/issues/perf_serial_work.md", par_report().encode()).record
-    conf = parse_repo_config('[run]\nlanguage = ["./runtime", "{file}"]\n[verify]\nmeasure = "user"\n')
-    with pytest.raises(UserError, match="a speedup is a ratio of wall times"):
-        programs(record, conf)
+    base = '[run]\nlanguage = ["./runtime", "{file}"]\nmetrics = {span = "SPAN: ([0-9]+)"}\n[verify]\n'
+    for measure in ("wall", "metric:span"):
+        assert programs(record, parse_repo_config(f'{base}measure = "{measure}"\n'))[0] == "work 240\n"
+    with pytest.raises(UserError, match=r'perf_serial_work: measure "user" adds up over threads.*'
+                                        r'measure = \{seq = "user", par = "wall"\} in .perfbot.toml'):
+        programs(record, parse_repo_config(base + 'measure = "user"\n'))
+    stated = dataclasses.replace(record, measure="instructions")
+    with pytest.raises(UserError, match=r'"instructions" adds up over threads.*change the report\'s `measure:`'):
+        programs(stated, parse_repo_config(base + 'measure = "instructions"\n'))
+    with pytest.raises(ConfigFileError, match=r'\.perfbot\.toml:5: verify\.measure: "user" adds up over threads'):
+        parse_repo_config(base + 'measure = {seq = "instructions", par = "user"}\n')
 
 
 def test_a_sweep_takes_any_thread_counts_in_order():

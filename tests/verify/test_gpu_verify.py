@@ -1,6 +1,6 @@
 """GPU reports verified on a runner labelled for their backend, with a stand-in GPU runtime (no GPU here):
 the GPU against one CPU thread and the best CPU count, and the automatic CPU/GPU choice against both forced
-modes. The programs are real, gcc-built, and their timings are their own."""
+modes. The programs are real, gcc-built, and measured in the span they print, so every speedup is exact."""
 from __future__ import annotations
 
 import dataclasses
@@ -40,9 +40,9 @@ def test_a_metal_report_runs_on_the_runner_labelled_metal_and_its_claim_reproduc
     assert outcome.verdict == "fail" and reproduction(outcome.verdict, True) == "reproduced", outcome.message
     gpu = _gpu(outcome)
     assert gpu["best_cpu"] == 2 and set(gpu["modes"]) == {"cpu 1", "cpu 2", "gpu"}
-    # The GPU takes twice one thread's wait, two threads half of it. A wait also ends late when a busy machine
-    # has no core free, so the medians are bounded by the order they must keep, not by 0.5x and 2x.
-    assert gpu["modes"]["gpu"]["speedup"]["point"] < 1 < gpu["modes"]["cpu 2"]["speedup"]["point"]
+    # 100 units on one CPU thread, 50 on each of two, 200 in the main branch's kernel.
+    assert {mode: row["speedup"] and row["speedup"]["point"] for mode, row in gpu["modes"].items()} == {
+        "cpu 1": None, "cpu 2": 2.0, "gpu": 0.5}
     assert "against the best CPU count, 2 threads" in outcome.message and "judged against 1x" in outcome.message
 
 
@@ -51,7 +51,7 @@ def test_a_fix_that_makes_the_gpu_win_passes_against_the_best_cpu_count(project)
     outcome = verify(records[SLOWER], config, runner, heads["fix/metal-kernel"], heads["main"])
     base, head = outcome.sides
     assert (base.decision, head.decision, outcome.verdict) == ("fail", "pass", "pass"), outcome.message
-    assert base.interval.high < 1 <= head.interval.low  # 50 ms on two CPU threads over 25 ms on the GPU
+    assert (base.interval.point, head.interval.point) == (0.25, 2.0)  # two CPU threads' 50 units over 200, over 25
 
 
 def test_the_gpu_must_only_beat_one_thread_when_the_best_cpu_count_is_not_asked_for(project):
@@ -59,6 +59,7 @@ def test_the_gpu_must_only_beat_one_thread_when_the_best_cpu_count_is_not_asked_
     one_thread = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"against_best_cpu": False}))
     outcome = verify(records[SLOWER], one_thread, runner, heads["fix/metal-kernel"])
     assert set(_gpu(outcome)["modes"]) == {"cpu 1", "gpu"} and outcome.verdict == "pass"
+    assert outcome.sides[-1].interval.point == 4.0  # 100 units on one thread over 25 on the GPU
     assert "against one CPU thread" in outcome.message
 
 
@@ -66,10 +67,11 @@ def test_auto_mode_is_judged_against_the_faster_forced_mode(project):
     heads, config, runner, records = project
     wrong = verify(records[AUTO], config, runner, heads["fix/metal-kernel"])
     assert wrong.verdict == "fail", wrong.message  # the GPU is 4x faster, auto stays on one CPU thread
-    assert "faster forced mode, the GPU" in wrong.message and wrong.sides[-1].interval.high < 0.75  # the target
+    assert "faster forced mode, the GPU" in wrong.message
+    assert wrong.sides[-1].interval.point == 0.25  # the GPU's 25 units over auto's 100 on one CPU thread
     assert set(_gpu(wrong)["modes"]) == {"cpu 1", "cpu 2", "gpu", "auto"}
     right = verify(records[AUTO], config, runner, heads["fix/auto-choice"])
-    assert right.verdict == "pass", right.message
+    assert right.verdict == "pass" and right.sides[-1].interval.point == 1.0, right.message
     without = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"auto": None}))
     with pytest.raises(UserError, match=r"mode: auto.*\[gpu\] auto"):
         verify(records[AUTO], without, runner, heads["main"])

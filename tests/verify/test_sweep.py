@@ -58,19 +58,17 @@ def test_a_balanced_workload_scales_and_passes_an_irregular_one_flattens_and_fai
     assert irregular.verdict == "fail", irregular.message
     even, skewed = _points(balanced), _points(irregular)
     assert sorted(even) == sorted(skewed) == [1, 2, 4]
-    # Static blocks give thread 0 170 of 200 ms on two threads, 120 ms on four: at most 1.18x and 1.67x.
-    assert even[2]["speedup"]["low"] >= 1.5 and skewed[2]["speedup"]["high"] < 1.4
-    # Four threads' wake-ups queue behind other work on a busy machine: 4x is the quiet figure, more than two
-    # threads' speedup the one that holds under load (par speedups are wall time: nothing else adds up).
-    assert even[4]["speedup"]["point"] > even[2]["speedup"]["point"] and skewed[4]["speedup"]["high"] < 2.0
-    assert even[4]["efficiency"]["low"] > skewed[4]["efficiency"]["high"]
+    # Spans of 200 units at one thread; static blocks give thread 0 170 of them on two threads, 120 on four.
+    speedups = {n: (even[n]["speedup"]["point"], skewed[n]["speedup"]["point"]) for n in (2, 4)}
+    assert speedups == {2: (2.0, pytest.approx(200 / 170)), 4: (4.0, pytest.approx(200 / 120))}
+    assert all(p["speedup"]["low"] == p["speedup"]["high"] for p in (*even.values(), *skewed.values()))
     balanced_sweep = balanced.as_dict()["sides"][-1]["sweep"]
     irregular_sweep = irregular.as_dict()["sides"][-1]["sweep"]
-    assert balanced_sweep["flattening"]["after"] is None and balanced_sweep["holds_to"] in (2, 4)
+    assert balanced_sweep["flattening"]["after"] is None and balanced_sweep["holds_to"] == 4
     assert irregular_sweep["flattening"]["after"] == 1 and irregular_sweep["flattening"]["to"] == 2
     assert irregular_sweep["holds_to"] is None
     assert "flattens after 1 thread (1→2 gains" in irregular.message and "no flattening" in balanced.message
-    assert f"holds 0.75 of ideal up to {balanced_sweep['holds_to']} threads" in balanced.message
+    assert "holds 0.75 of ideal up to 4 threads" in balanced.message
 
 
 def test_every_round_runs_each_count_once_alternating_direction(swept):
@@ -103,7 +101,25 @@ def test_a_fix_that_hands_items_out_dynamically_balances_the_irregular_workload(
     base, head = (side.as_dict()["sweep"] for side in outcome.sides)
     assert outcome.verdict == "pass", outcome.message
     assert base["flattening"]["after"] == 1 and head["flattening"]["after"] is None
-    assert head["points"][-1]["speedup"]["low"] > base["points"][-1]["speedup"]["high"]
+    # The least-loaded hand-out gives each of four threads one heavy item and two light ones: 50 units each.
+    assert [p["speedup"]["point"] for p in head["points"]] == [1.0, 2.0, 4.0]
+    assert base["points"][-1]["speedup"]["point"] == pytest.approx(200 / 120)
+
+
+def test_a_sweep_in_wall_time_samples_every_count_and_computes_its_intervals(swept):
+    """The default measure of par reports. Wall time on this shared machine decides nothing a test can assert,
+    so this asserts the machinery: every count sampled each round, an interval per count, a decision taken."""
+    heads, config, runner, records, _ = swept
+    wall = dataclasses.replace(config, max_samples=6, run=dataclasses.replace(config.run, measure="wall",
+                                                                              measure_by_track=()))
+    outcome = verify(records["perf_balanced_items"], wall, runner, heads["main"])
+    side = outcome.sides[-1]
+    points = _points(outcome)
+    assert side.measure == "wall" and outcome.verdict in ("pass", "fail", "inconclusive")
+    assert sorted(points) == [1, 2, 4] and len({len(v) for v in side.sweep.values()}) == 1
+    assert 5 <= len(side.c) <= 6 and all(p["samples"] == len(side.c) for p in points.values())
+    assert all(p["speedup"]["low"] <= p["speedup"]["point"] <= p["speedup"]["high"] for p in points.values())
+    assert all(0 < run["wall"] == value for run, value in zip(side.runs["c"], side.c, strict=True))
 
 
 def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_path):
@@ -138,7 +154,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     body = next(c["body"] for i in issues.values() for c in i["comments"]
                 if c["body"].startswith("<!-- perfbot:bench perf_irregular_items"))
     assert "**Scaling, base**: below 0.75 of ideal from 2 threads on; flattens after 1 thread (1→2 gains" in body
-    assert re.search(r"\*\*Scaling, head\*\*: holds 0.75 of ideal up to [24] threads; no flattening measured\.", body)
+    assert "**Scaling, head**: holds 0.75 of ideal up to 4 threads; no flattening measured." in body
     curve = body[body.index("```mermaid"):]
     assert 'x-axis "threads" ["1", "2", "4"]' in curve and curve.count("    line [") == 3
     assert "    line [1, 2, 4]\n```" in curve  # the ideal line, last
@@ -155,5 +171,5 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
                                now=datetime.now(UTC) + timedelta(minutes=1))
     [row] = digest.par_scaling  # the balanced report was never measured: it is not ranked
     assert (row.slug, row.threads, row.claimed, row.flattens_after) == ("perf_irregular_items", 4, 2, None)
-    assert row.efficiency[0] >= 0.75 and f"| `perf_irregular_items` | open | 4 | {row.efficiency[1]:.2f} [" in text
+    assert tuple(row.efficiency) == (1.0, 1.0, 1.0) and "| `perf_irregular_items` | open | 4 | 1.00 [" in text
     database.dispose()

@@ -8,7 +8,7 @@ from bot.core.config.errors import ConfigFileError
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
 from bot.core.config.model import PerfbotFile, RepoConfig, RunSettings, json_schema, parse_repo_config
 from bot.core.config.parity import ParityConfig, glob_regex
-from bot.core.config.run import MEASURES, PROGRAM_NAME, New, Reference, measure_problem
+from bot.core.config.run import MEASURES, PROGRAM_NAME, New, Reference, measure_problem, par_measure_problem
 from bot.core.config.runners import Runner, Suite
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import remote_path_ok
@@ -37,6 +37,7 @@ __all__ = [
            "glob_regex",
            "json_schema",
            "measure_problem",
+           "par_measure_problem",
            "parse_repo_config",
            "remote_path_ok",
            "script_problem",

@@ -9,7 +9,8 @@
     metrics = {itrs = "- ITRS: ([0-9,]+)"}  # numbers the runtime prints, captured per sample
     [verify]
     measure = "wall"                    # wall | user | instructions | metric:NAME (a [run] metrics count), or
-                                        # per track: {seq = "instructions", par = "wall"}; a report's `measure:` wins
+                                        # per track: {seq = "instructions", par = "metric:span"}; par takes wall
+                                        # or a span (the longest thread's work); a report's `measure:` wins
     claim_factor = 1.5                  # a claim outside the measured interval and this far off is flagged
     busy_load = 1.25                    # load per core at which a host is busy and a timed run noisy
     threads = [1, 2, 4, 8, 12]          # par reports: the sweep of thread counts (default 1..the host's cores)
@@ -144,12 +145,25 @@ def measure_problem(value, metrics) -> str | None:
     return f"must be one of {', '.join(MEASURES)} or metric:NAME"
 
 
+def par_measure_problem(measure: str) -> str | None:
+    """Why a speedup cannot be made of `measure` (None when it can): a speedup compares how long the work takes on
+    one thread and on N, which wall time shows and a span the runtime prints (metric:NAME, the longest thread's
+    share of the work) shows without noise; user time and instructions add up over threads, so N threads never
+    show less of them."""
+    if measure == "wall" or measure.startswith("metric:"):
+        return None
+    return (f'"{measure}" adds up over threads, so no speedup can be made of it: par reports are measured in "wall" '
+            'time or in a span the runtime prints ("metric:NAME", the longest thread\'s work)')
+
+
 def _measure(value):
     """A measure, or one per track; metric:NAME is checked against [run] metrics with the whole file."""
     tracks = value if isinstance(value, dict) else {"": value}
     for track, measure in tracks.items():
         if track not in ("", "seq", "par"):
             raise ValueError("per-track measures name seq and par only")
+        if track == "par" and isinstance(measure, str) and par_measure_problem(measure):
+            raise ValueError(par_measure_problem(measure))
         if not isinstance(measure, str) or not (measure in MEASURES or (_METRIC_NAME.fullmatch(
                 measure.removeprefix("metric:")) and measure.startswith("metric:"))):
             raise ValueError(f"must be one of {', '.join(MEASURES)} or metric:NAME")
@@ -207,7 +221,8 @@ class Verify(Section):
     measure: Measure = Field("wall",
                              description="what the verdict's ratio is made of: wall, user (CPU) time, instructions "
                                          "counted or metric:NAME (a count the runtime prints); or one per track, "
-                                         "{seq = ..., par = ...}")
+                                         "{seq = ..., par = ...}, where par is wall or a span the runtime prints "
+                                         "(metric:NAME, the longest thread's work)")
     claim_factor: Positive = Field(1.5, description="a claim outside the measured interval and this many times off "
                                                     "the measured ratio is flagged")
     busy_load: Positive = Field(1.25, description="a host whose load per core reaches this during timed runs is "

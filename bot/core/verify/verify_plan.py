@@ -7,7 +7,7 @@ import hashlib
 import re
 from dataclasses import replace
 
-from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, measure_problem
+from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, measure_problem, par_measure_problem
 from bot.core.reports.records import PerfIssue
 from bot.errors import UserError
 
@@ -42,10 +42,11 @@ def programs(record: PerfIssue, config: RepoConfig) -> tuple[str, str]:
     if record.track == "par" and record.reference:
         raise UserError(f"{record.slug}: a par report compares thread counts, a `reference:` compares "
                         "implementations; make it `track: seq` or drop the reference")
-    if record.track == "par" and config.run.measure != "wall":
-        raise UserError(f"cannot verify {record.slug}: a speedup is a ratio of wall times, and user time or "
-                        f"instructions add up over threads; [verify] measure = \"{config.run.measure}\" fits seq "
-                        "reports only (set it to \"wall\" for this repository's par reports)")
+    problem = par_measure_problem(config.run.measure) if record.track == "par" else None
+    if problem:
+        fix = ("change the report's `measure:`" if record.measure else "keep it for seq reports only with "
+               f'[verify] measure = {{seq = "{config.run.measure}", par = "wall"}} in .perfbot.toml')
+        raise UserError(f"cannot verify {record.slug}: measure {problem}; {fix}")
     language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
     translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
     if record.reference and translation is None:
