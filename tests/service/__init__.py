@@ -1,1 +1,1 @@
-"""The running service: webhooks, queue and worker, handlers, store, GitHub double, authority."""
+"""The running service: queue and worker, handlers, commands, store, serving, deployment, authority."""
