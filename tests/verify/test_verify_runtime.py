@@ -119,12 +119,14 @@ def test_a_reference_with_its_own_repository_build_and_run_list(project):
     assert outcome.verdict == "fail" and head.interval.low > 1.5, outcome.message
     assert head.against.startswith("oldrt@trunk (") and head.output == expected(2000000)
     assert head.metric_medians("c")["itrs"] == 3 * 2000000  # its own run list really got the input
-    # User time is counted in scheduler ticks on many kernels: give it a size that runs for tens of ms.
+    # User time is counted in scheduler ticks on many kernels: give it a size that runs for tens of ms. It is
+    # still a time, which a shared machine can move: what is asserted is that the ratio is made of it.
     settings = config(tail=OLDRT, verify_extra='measure = "user"')
     outcome = _verify(project, report(reference="oldrt", inputs="[40000000]"), settings, "fix")
     head = outcome.sides[-1]
-    assert outcome.verdict == "pass" and head.measure == "user", outcome.message
-    assert head.language == [r["user"] for r in head.runs["language"]]  # the ratio is made of user time
+    assert outcome.verdict in ("pass", "fail", "inconclusive") and head.measure == "user", outcome.message
+    assert head.language == [r["user"] for r in head.runs["language"]] and "(user time)" in outcome.message
+    assert head.c == [r["user"] for r in head.runs["c"]] and head.interval.low <= head.interval.high
     counted = config(tail=OLDRT, verify_extra='measure = "instructions"')
     outcome = _verify(project, report(reference="oldrt", inputs="[20000]"), counted, "fix")
     assert outcome.verdict == "pass" and outcome.sides[-1].interval.high <= 1.1, outcome.message
@@ -148,21 +150,19 @@ def test_a_reference_repository_given_by_url_is_mirrored_and_fetched(project, tm
 def test_page_faults_stay_out_of_a_user_time_verdict(project):
     heads, runner = project
     # The C side touches 128 MB one byte a page before the same fold: that cost is the kernel's, and varies
-    # with what else the host does. User time leaves it out, so the verdict is the same run after run.
+    # with what else the host does. User time leaves it out: the samples are the user time alone, while the
+    # faults' time shows up as system time beside them.
     text = report(inputs="[40000000]")
     hog = text.replace("unsigned acc = 0;\n  for", "char *p = malloc(128u << 20); for (unsigned long b = 0; b < "
                        "(128u << 20); b += 4096) p[b] = 1;\n  unsigned acc = p[4096] - 1;\n  for", 1)
     assert hog != text
     record = parse("devs/issues/perf_fold.md", hog.encode()).record
     settings = parse_repo_config(config(verify_extra='measure = "user"'))
-    verdicts = set()
-    for _ in range(2):
-        outcome = verify(record, settings, runner, heads["fix"])
-        runs = outcome.sides[-1].runs["c"]
-        assert runs and min(r["faults"] for r in runs) > 128 * 256 // 2, outcome.message  # they really happened
-        assert min(r["system"] for r in runs) > 0, runs[0]
-        verdicts.add(outcome.verdict)
-    assert verdicts == {"pass"}, outcome.message
+    outcome = verify(record, settings, runner, heads["fix"])
+    runs = outcome.sides[-1].runs["c"]
+    assert runs and min(r["faults"] for r in runs) > 128 * 256 // 2, outcome.message  # they really happened
+    assert min(r["system"] for r in runs) > 0, runs[0]
+    assert outcome.sides[-1].c == [r["user"] for r in runs]  # and the samples leave their system time out
     # Under wall time the faults are in the samples: the verdict says where that time went.
     walled = verify(record, parse_repo_config(config(verify_extra='measure = "wall"')), runner, heads["fix"])
     share = statistics.median(r["system"] / r["wall"] for r in walled.sides[-1].runs["c"])
