@@ -148,3 +148,11 @@ def test_a_gpu_comment_says_what_each_mode_measured(measure):
     if measure == "metric:steps":
         assert [cpu[1], gpu[1]] == ["1,234,567", "98,765"]
 
+
+def test_the_terminal_line_uses_the_same_words():
+    counted = Side("head", "b" * 40, language=[1_234_567.0] * 5, c=[411_522.0] * 5, measure="metric:steps")
+    counted.interval = ratio_interval(counted.language, counted.c)
+    assert "language 1,234,567 steps  C 411,522 steps  " in counted.summary("fixed")
+    timed = Side("head", "b" * 40, language=[0.0911] * 5, c=[0.0203] * 5)
+    timed.interval = ratio_interval(timed.language, timed.c)
+    assert "language 0.0911 s  C 0.0203 s  " in timed.summary("fixed")
