@@ -66,14 +66,15 @@ def _attribute(text: str) -> str:
 
 
 def samples_chart(sides: Sequence[tuple[str, Sequence[float], Sequence[float]]], names: tuple[str, str],
-                  title: str = "") -> str:
-    """One panel per side (base, head): each sample pair's seconds for the two programs, in the order taken."""
+                  title: str = "", *, y_label: str) -> str:
+    """One panel per side (base, head): each sample pair's values for the two programs, in the order taken.
+    `y_label` names what was measured (core/verify/units.py): seconds, instructions, a runtime's count."""
     frozen = tuple((side, tuple(map(float, a)), tuple(map(float, b))) for side, a, b in sides)
-    return _samples_chart(frozen, tuple(names), title) if frozen else ""
+    return _samples_chart(frozen, tuple(names), title, y_label) if frozen else ""
 
 
 @lru_cache(maxsize=256)
-def _samples_chart(sides: tuple, names: tuple[str, str], title: str) -> str:
+def _samples_chart(sides: tuple, names: tuple[str, str], title: str, y_label: str) -> str:
     # Cached by the numbers themselves: a finished run's samples never change, a running run's grow.
     with _lock:
         figure = _figure(4.2 * len(sides) + 0.6, 2.9)
@@ -85,12 +86,13 @@ def _samples_chart(sides: tuple, names: tuple[str, str], title: str) -> str:
             axes.set_title(_plain(side), fontsize=10, loc="left")
             axes.set_xlabel("sample pair", fontsize=9)
             axes.set_ylim(bottom=0)
+            axes.ticklabel_format(axis="y", style="plain", useOffset=False)  # a count reads 1200000, not 1.2 + 1e6
             axes.xaxis.get_major_locator().set_params(integer=True)
             _style(axes)
-        panels[0].set_ylabel("seconds", fontsize=9)
+        panels[0].set_ylabel(_plain(y_label), fontsize=9)
         figure.legend(*panels[0].get_legend_handles_labels(), loc="outside upper right", ncols=2, fontsize=8,
                       frameon=False)
-        return _svg(figure, title or "samples", f"samples {title} {sides!r}")
+        return _svg(figure, title or "samples", f"samples {title} {y_label} {sides!r}")
 
 
 def ratio_chart(labels: Sequence[str], ratios: Sequence[float], threshold: float = 2.0, title: str = "",

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from bot.adapters import charts
 from bot.core.lead import mermaid_charts
 from bot.core.verify import bench_view, scaling_view
+from bot.core.verify.units import result_unit
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
 
@@ -107,7 +108,8 @@ def run_chart(run: dict, threads: int | None = None) -> Markup:
             sides.append((f"{side.get('side', '?')} {short(side.get('sha'))}", first, second))
     if not sides:
         return Markup("")
-    return Markup(charts.samples_chart(sides, _names(result, threads), f"bench run {run['id']}: {run['slug']}"))
+    return Markup(charts.samples_chart(sides, _names(result, threads), f"bench run {run['id']}: {run['slug']}",
+                                       y_label=result_unit(result).axis))
 
 
 def scaling(run: dict) -> dict:
@@ -121,7 +123,8 @@ def scaling(run: dict) -> dict:
 
 
 def sample_tables(run: dict, threads: int | None = None) -> dict:
-    """Column names and, per side, each pair of samples with its ratio, for the run page's tables."""
+    """Column names, the unit of every value and, per side, each pair of samples with its ratio, for the run
+    page's tables."""
     result = run.get("result") or {}
     par = bench_view.is_par(result)
     sides = []
@@ -137,7 +140,7 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
     first_name, second_name = _names(result, threads)
     return {"first": first_name, "second": second_name, "ratio": "speedup" if par else "language/C", "sides": sides,
             "rows": [row for row in bench_view.side_rows(result, run.get("purpose") or "fix") if row.samples],
-            "columns": bench_view.column_names(result, threads)}
+            "columns": bench_view.column_names(result, threads), "unit": result_unit(result)}
 
 
 def milestones(summary: dict | None) -> list[dict]:
@@ -180,13 +183,9 @@ def ratio(value) -> str:
     return "" if value is None else charts.times(value)
 
 
-def seconds(value) -> str:
-    return "" if value is None else f"{value:.4g} s"
-
-
 def number(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-FILTERS: dict[str, Callable[..., str]] = {"short": short, "when": when, "ratio": ratio, "seconds": seconds,
-                                          "number": number, "title": title, "plural": plural}
+FILTERS: dict[str, Callable[..., str]] = {"short": short, "when": when, "ratio": ratio, "number": number,
+                                          "title": title, "plural": plural}

@@ -134,6 +134,12 @@ def test_bench_tables_name_the_reference_and_the_measure():
                                           "language/runtime@v1 [95% interval]")
     old = {"sides": [{"side": "head", "language_seconds": [2.0], "c_seconds": [1.0]}]}  # stored before both keys
     assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
+    for measure, unit in (("wall", "s"), ("user", "user s"), ("metric:steps", "steps")):
+        seq = {"sides": [{"side": "head", "measure": measure, "language_seconds": [2.0], "c_seconds": [1.0]}]}
+        assert column_names(seq, 1)[:2] == (f"language (median {unit})", f"C (median {unit})"), measure
+        par = {"sides": [{"side": "head", "measure": measure, "one_thread_seconds": [2.0], "n_threads_seconds": [1.0]}]}
+        assert column_names(par, 8) == (f"1 thread (median {unit})", f"8 threads (median {unit})",
+                                        "speedup [95% interval]"), measure
 
 
 def test_a_par_report_is_measured_in_wall_time_or_a_span_never_in_what_adds_up_over_threads():

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import statistics
+from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
@@ -278,15 +280,20 @@ def test_milestones_come_only_from_well_formed_entries():
 
 
 def test_charts_are_inline_svg_with_their_own_ids_and_no_addresses():
-    first = charts.samples_chart([("base", [0.09, 0.1], [0.02, 0.021])], ("language", "C"), "run 1")
-    second = charts.samples_chart([("head", [0.02, 0.021], [0.019, 0.02])], ("language", "C"), "run 2")
+    first = charts.samples_chart([("base", [0.09, 0.1], [0.02, 0.021])], ("language", "C"), "run 1", y_label="seconds")
+    second = charts.samples_chart([("head", [0.02, 0.021], [0.019, 0.02])], ("language", "C"), "run 2",
+                                  y_label="seconds")
+    counted = charts.samples_chart([("head", [1234567, 1234567], [411522, 411522])], ("language", "C"), "run 3",
+                                   y_label="steps")
+    assert "<!-- seconds -->" in first and "<!-- steps -->" in counted and "<!-- seconds -->" not in counted
+    assert "<!-- 1200000 -->" in counted  # whole ticks, no "1e6" offset beside the axis
     assert first.startswith("<svg ") and "http" not in first and "<!DOCTYPE" not in first
     ids_of = lambda svg: set(re.findall(r'id="([^"]+)"', svg))  # noqa: E731
     assert ids_of(first) and not ids_of(first) & ids_of(second)
     assert charts.pie_chart([("a$b$", 1)], "dollars are text").startswith("<svg ")
     assert charts.xy_chart(["a$"], [("bar", [1.0]), ("line", [2.0])], "x").startswith("<svg ")
     assert charts.pie_chart([("none", 0)]) == "" and charts.xy_chart([], [("bar", [1.0])]) == ""
-    assert charts.samples_chart([], ("language", "C")) == "" and charts.ratio_chart([], []) == ""
+    assert charts.samples_chart([], ("language", "C"), y_label="s") == "" and charts.ratio_chart([], []) == ""
 
 
 MERMAID = re.compile(r"pie showData|xychart-beta|```mermaid|x-axis \[|class=\"language-mermaid")
@@ -347,3 +354,70 @@ def test_a_pending_merge_pr_is_on_the_overview_and_on_both_records(client, ids):
     for slug in ("perf_boxed_sum", "perf_float_boxing"):
         assert "<td>#14</td>" in client.get(f"/dashboard/records/{ids[slug]}").get_data(as_text=True), slug
     assert 'id="merge-table"' not in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)
+
+
+# measure -> (the tables' word, the chart's axis word)
+MEASURE_WORDS = {"wall": ("s", "seconds"), "user": ("user s", "user seconds"),
+                 "instructions": ("instructions", "instructions"), "metric:steps": ("steps", "steps")}
+
+
+def test_a_run_page_says_what_was_measured_in_every_table_and_chart(tmp_path):
+    """A seq run and a swept par run in each measure: a count of steps reads 1,234,567 steps, never seconds."""
+    from bot.adapters.store.service_models import BenchRun
+    from bot.core.verify.scaling import summary as sweep_summary
+    from bot.core.verify.units import unit_of
+    from tests.lead.test_dashboard_data import REPO, T0, _samples, _side
+
+    db = Database(f"sqlite:///{tmp_path / 'units.sqlite3'}")
+    try:
+        seed(db)  # the records the runs belong to (perf_par_sort claims 8 threads)
+        runs = {}
+        with db.session() as session:
+            for n, (measure, scale) in enumerate((("wall", 1.0), ("user", 1.0), ("instructions", 1e8),
+                                                  ("metric:steps", 1e7))):
+                seq = {**_side("head", "b" * 40, 0.1234567 * scale, 0.0411 * scale, 4, "pass"), "measure": measure}
+                sweep = {count: _samples(0.8 * scale / count ** 0.8, 4) for count in (1, 2, 8)}
+                par = {**_side("head", "e" * 40, 0.8 * scale, 0.8 * scale / 8 ** 0.8, 4, "fail", par=True),
+                       "measure": measure, "one_thread_seconds": sweep[1], "n_threads_seconds": sweep[8],
+                       "sweep": sweep_summary(sweep, 8, 0.75)}
+                for kind, slug, side in (("seq", "perf_boxed_sum", seq), ("par", "perf_par_sort", par)):
+                    run = BenchRun(full_name=REPO, slug=slug, runner="mini-1", base_sha="a" * 40, head_sha=side["sha"],
+                                   verdict="pass", message="done", result={"sides": [side]}, status="done",
+                                   purpose="reproduce", host="mini-1.lan", progress={},
+                                   created_at=T0 + timedelta(days=3, hours=n), started_at=T0 + timedelta(days=3),
+                                   finished_at=T0 + timedelta(days=3, hours=n, minutes=5))
+                    session.add(run)
+                    session.flush()
+                    runs[measure, kind] = (run.id, side)
+        client = make_client(db, tmp_path)
+        for (measure, kind), (run_id, side) in runs.items():
+            word, axis = MEASURE_WORDS[measure]
+            unit = unit_of(measure)
+            page = client.get(f"/dashboard/runs/{run_id}").get_data(as_text=True)
+            first, second = (side.get("language_seconds"), side.get("c_seconds")) if kind == "seq" else \
+                (side["one_thread_seconds"], side["n_threads_seconds"])
+            names = ("language", "C") if kind == "seq" else ("1 thread", "8 threads")
+            sides = page[page.index('id="sides"'):page.index("</table>", page.index('id="sides"'))]
+            assert f"{names[0]} (median {word})" in sides and f"{names[1]} (median {word})" in sides, measure
+            assert f'<td class="num">{unit.text(statistics.median(first))}</td>' in sides, (measure, sides)
+            assert f'<td class="num">{unit.text(statistics.median(second))}</td>' in sides, (measure, sides)
+            pairs = page[page.index('id="samples-1"'):]
+            assert f"{names[0]} ({word})</th>" in pairs and f"{names[1]} ({word})</th>" in pairs
+            assert f'<td class="num">{unit.format(first[0], 6)}</td>' in pairs
+            assert f"<!-- {axis} -->" in page  # the samples chart's y axis (matplotlib keeps each text as a comment)
+            if kind == "par":
+                scaling = page[page.index('id="scaling-1"'):]
+                assert f'<th class="num">median ({word})</th>' in scaling
+                assert f'<td class="num">{unit.text(statistics.median(sweep_of(side, 2)))}</td>' in scaling
+            if unit.counted:
+                assert "seconds" not in page and " s</td>" not in page and "(s)" not in page, measure
+                assert not re.search(r"<td class=\"num\">\d{5,}\.\d", page), measure  # no count as 1234567.000000
+                assert re.search(r"<td class=\"num\">\d{1,3}(,\d{3})+ " + re.escape(word) + "</td>", page), measure
+        wall = client.get(f"/dashboard/runs/{runs['wall', 'seq'][0]}").get_data(as_text=True)
+        assert '<td class="num">0.1225 s</td>' in wall and "language (s)</th>" in wall  # as it read before units
+    finally:
+        db.dispose()
+
+
+def sweep_of(side: dict, count: int) -> list[float]:
+    return side["sweep"]["seconds"][str(count)]

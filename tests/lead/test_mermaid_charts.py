@@ -2,6 +2,8 @@
 (core/lead/mermaid_charts.py)."""
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from bot.core.lead.mermaid_charts import PieChart, XYChart, parse
@@ -22,13 +24,23 @@ def test_every_chart_of_a_digest_reads_back_as_the_numbers_it_was_written_from()
     assert milestones.y_top == 100.0
 
 
-def test_a_bench_comments_chart_reads_back_too():
-    result = {"sides": [_side("base", "a" * 40, 0.09, 0.02, 4, "fail"),
-                        _side("head", "b" * 40, 0.02, 0.018, 4, "pass")]}
+@pytest.mark.parametrize("measure, scale, words", [
+    (None, 1.0, "seconds"),  # stored before measures: wall seconds
+    ("wall", 1.0, "seconds"), ("user", 1.0, "user seconds"),
+    ("instructions", 1e8, "instructions"), ("metric:steps", 1e7, "steps"),
+])
+def test_a_bench_comments_chart_reads_back_too_in_its_unit(measure, scale, words):
+    result = {"sides": [_side("base", "a" * 40, 0.09 * scale, 0.02 * scale, 4, "fail"),
+                        _side("head", "b" * 40, 0.02 * scale, 0.018 * scale, 4, "pass")]}
+    if measure:
+        result["sides"] = [{**side, "measure": measure} for side in result["sides"]]
     [block] = blocks(bench_view.mermaid_chart("perf_x", result, None))
     chart = parse(block)
-    assert isinstance(chart, XYChart) and chart.title == "perf_x: median seconds" and chart.y_label == "seconds"
+    assert isinstance(chart, XYChart) and chart.title == f"perf_x: median {words}" and chart.y_label == words
     assert len(chart.categories) == len(chart.series[0][1]) == 4
+    if scale > 1:  # a count is drawn whole, as it was counted
+        assert chart.series[0][1][0] == round(statistics.median(result["sides"][0]["language_seconds"]))
+        assert "e+" not in block
 
 
 @pytest.mark.parametrize("source", [

@@ -187,6 +187,7 @@ def test_instructions_without_a_counter_say_what_each_tool_answered(project, tmp
 def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     from bot.adapters.templates import render
     from bot.core.verify import bench_view
+    from bot.core.verify.units import result_unit
 
     outcome = _verify(project, report(), config(), "fix", base="main")
     result = {"sides": [side.as_dict() for side in outcome.sides]}
@@ -197,7 +198,8 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
                                                                                     "runner": "local", "host": "",
                                                                                     "requested_by": ""},
                      slug="perf_fold", icon="", headline="fixed", progress="", rows=rows, gain="", suite_said="",
-                     columns=bench_view.column_names(result, None), chart="", fenced_message="", suite=None,
+                     columns=bench_view.column_names(result, None), unit=result_unit(result), chart="",
+                     fenced_message="", suite=None,
                      criterion="", scaling=[], result=result)
     header, separator, *lines = [line for line in comment.splitlines() if line.startswith("|")]
     assert header.endswith("| metrics (median, language vs C) |") and separator.count("|") == header.count("|")

@@ -9,14 +9,15 @@ from dataclasses import dataclass
 from bot.core.verify import verdict_words as words
 from bot.core.verify.gain import gain_text
 from bot.core.verify.stats import Interval
+from bot.core.verify.units import result_unit
 
 
 @dataclass(frozen=True)
 class SideRow:
     side: str
     sha: str
-    first: float | None  # median seconds: the language (seq) or one thread (par)
-    second: float | None  # median seconds: C (seq) or N threads (par)
+    first: float | None  # median in the run's measure (core/verify/units.py): the language (seq) or one thread (par)
+    second: float | None  # the same of C (seq) or N threads (par)
     low: float | None
     point: float | None
     high: float | None
@@ -61,7 +62,7 @@ def is_par(result: dict) -> bool:
 
 def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
     sides = result.get("sides") or [{}]
-    unit = {"user": "median user s", "instructions": "median instructions"}.get(sides[0].get("measure"), "median s")
+    unit = f"median {result_unit(result).column}"
     if is_par(result):
         many = f"{threads} thread{'' if threads == 1 else 's'}" if threads else "N threads"
         return f"1 thread ({unit})", f"{many} ({unit})", "speedup [95% interval]"
@@ -73,7 +74,7 @@ def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
 
 
 def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
-    """A bar chart GitHub renders (mermaid xychart): the median seconds of each program on each side."""
+    """A bar chart GitHub renders (mermaid xychart): the median of each program on each side, in its unit."""
     rows = [r for r in side_rows(result) if r.first is not None and r.second is not None]
     if not rows:
         return ""
@@ -85,11 +86,13 @@ def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
             continue
         labels += [f"{row.side} {first.split(' (')[0]}", f"{row.side} {second.split(' (')[0]}"]
         values += [row.first, row.second]
+    unit = result_unit(result)
+    number = "{:.0f}".format if unit.counted else "{:.4g}".format  # mermaid reads 1234567, never 1.235e+06
     quoted = ", ".join(f'"{label}"' for label in labels)
-    bars = ", ".join(f"{v:.4g}" for v in values)
+    bars = ", ".join(number(v) for v in values)
     top = max(values) * 1.15
-    return (f'```mermaid\nxychart-beta\n    title "{slug}: median seconds"\n    x-axis [{quoted}]\n'
-            f'    y-axis "seconds" 0 --> {top:.4g}\n    bar [{bars}]\n```')
+    return (f'```mermaid\nxychart-beta\n    title "{slug}: median {unit.axis}"\n    x-axis [{quoted}]\n'
+            f'    y-axis "{unit.axis}" 0 --> {number(top)}\n    bar [{bars}]\n```')
 
 
 def progress_line(slug: str, progress: dict, host: str) -> str:

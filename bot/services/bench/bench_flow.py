@@ -22,6 +22,7 @@ from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import fenced
 from bot.core.verify import bench_view, scaling_view
 from bot.core.verify import verdict_words as words
+from bot.core.verify.units import result_unit
 from bot.errors import TransientError, UserError
 from bot.services.bench.actions_flow import ActionsFlow
 from bot.services.bench.bench_inputs import FIX, GUARD, REPRODUCE, for_run
@@ -232,6 +233,7 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
     return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
                   progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
                   rows=bench_view.side_rows(result, run["purpose"]), columns=bench_view.column_names(result, threads),
+                  unit=result_unit(result),
                   chart=scaling_view.mermaid_curve(run["slug"], result)
                   or bench_view.mermaid_chart(run["slug"], result, threads),
                   scaling=scaling_view.scaling_tables(result), result=result,

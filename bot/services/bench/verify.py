@@ -28,6 +28,7 @@ from bot.core.verify.scaling import summary as sweep_summary
 from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
+from bot.core.verify.units import unit_of
 from bot.core.verify.verify_plan import (
     configured,
     from_root,
@@ -79,9 +80,7 @@ class Side:
 
     def summary(self, decision: str | None = None) -> str:
         """One line for a terminal: medians, ratio, pairs, decision (as said), and the runtime's metrics beside them."""
-        counted = self.measure == "instructions" or self.measure.startswith("metric:")
-        unit = {"instructions": " instr"}.get(self.measure, f" {self.measure[7:]}" if counted else "s")
-        fmt = (lambda v: f"{v:.4g}{unit}") if counted else (lambda v: f"{v:.4f}{unit}")
+        fmt = unit_of(self.measure).text
         first = ("the CPU" if self.modes else "1 thread") if self.par else "language"
         second = self.against
         line = (f"{self.label:<5} {self.sha[:12]}{' input ' + self.input if self.input else ''}  "
