@@ -31,7 +31,8 @@ def timed(argv: list[str]) -> tuple[float, str, float]:
 
 
 def suite_line(output: str) -> str:
-    found = re.findall(r"=+ (.*(?:passed|failed).*?) =+", output)
+    # `-q` prints the summary bare ("2148 passed, 1 skipped in 380.86s"), a failing run between "=" rules.
+    found = re.findall(r"^=*\s*(\d+ (?:passed|failed)\b.*?)\s*=*$", output, re.M)
     return found[-1] if found else "no pytest summary (see the output above)"
 
 
