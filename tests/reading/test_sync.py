@@ -322,3 +322,36 @@ def _findings(database, path: str) -> dict[str, dict]:
     with database.session() as session:
         found = [r for r in session.scalars(select(Revision).order_by(Revision.id)) if r.path == path]
         return {f["rule"]: f for f in found[-1].findings}
+
+
+def test_a_new_fence_tag_in_the_configuration_rereads_the_reports_it_changes(database, git_repo):
+    tally = canonical_report("perf_a").replace("```bend", "```tally")
+    git_repo.write(A, tally).write(B, canonical_report("perf_b")).commit("two reports, one fenced ```tally")
+    assert run_sync(database, git_repo).mode == "snapshot"
+    assert (records(database)["perf_a"].errors, records(database)["perf_b"].errors) == (1, 0)  # repro-missing
+
+    declared = git_repo.write(".perfbot.toml", '[run]\nfence = ["tally"]\n').commit("the runtime's own tag")
+    summary = run_sync(database, git_repo)
+    assert summary.mode == "incremental + re-read (.perfbot.toml reads reports differently)", summary.mode
+    assert dict(summary.counts) == {"modified": 1, "unchanged": 1} and summary.touched == {"perf_a"}
+    assert records(database)["perf_a"].errors == 0 and history(database, "perf_a")[-1] == ("modified", declared)
+    assert len(history(database, "perf_b")) == 1  # read again, the same: no revision
+    with database.session() as session:
+        latest = session.scalars(select(Revision).order_by(Revision.id.desc())).first()
+    assert latest.findings == [] and latest.content_hash == records(database)["perf_a"].content_hash
+    snapshot = dump(database)
+    assert run_sync(database, git_repo).mode == "up-to-date" and dump(database) == snapshot
+
+    git_repo.write(B, canonical_report("perf_b", ratio=4.0)).commit("an edit, the tags unchanged")
+    assert run_sync(database, git_repo).mode == "incremental"  # only what the commit touched
+
+
+def test_an_interrupted_reread_leaves_the_mark_where_it_was():
+    from datetime import UTC, datetime
+
+    from bot.core.reports.history import CommitInfo
+
+    commit = CommitInfo("c" * 40, "", "", datetime.now(UTC))
+    steps = [sync_service.Step(commit, ()), sync_service.Step(commit, (), reread=True)]
+    assert sync_service._resume_point("incremental", steps[:1]) == "c" * 40
+    assert sync_service._resume_point("incremental", steps) is None

@@ -1,6 +1,7 @@
 """Record persistence for one repository: find by slug or alias, write revisions, remember sync progress."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -207,6 +208,14 @@ class RecordRepository:
             self.add_revision(record, RevisionInput(commit, record.path, "merged", None, None, None, ()))
         elif existing.change == "deleted":
             existing.change = "merged"
+
+    def reads_as(self, record: Record, rev: RevisionInput) -> bool:
+        """Whether the record's latest revision stored the facts and findings `rev` reads: a report read again
+        under new reading options that change neither gets no revision."""
+        latest = self.session.scalars(select(Revision).where(Revision.record_id == record.id)
+                                      .order_by(Revision.id.desc()).limit(1)).first()
+        stored = json.loads(json.dumps({k: self._revision_values(rev)[k] for k in ("facts", "findings")}))
+        return latest is not None and {"facts": latest.facts, "findings": latest.findings} == stored
 
     def apply_facts(self, record: Record, rev: RevisionInput) -> None:
         """Make the record mirror this revision's facts; only columns that differ are touched."""

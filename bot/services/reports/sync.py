@@ -40,6 +40,7 @@ class Step:
 
     commit: CommitInfo
     changes: tuple[ReportChange, ...]
+    reread: bool = False  # every report at the head, read again because `.perfbot.toml` reads reports differently
 
 
 @dataclass
@@ -131,6 +132,11 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
     summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored,
                           reading=reading_at(git_repo, head))
+    if mode in ("incremental", "rewritten") and last is not None and reading_at(git_repo, last) != summary.reading:
+        # New fence tags or reference factor: reports no commit touched may now read otherwise.
+        reports, _ = git_repo.snapshot(head)
+        steps.extend(Step(git_repo.commit(head), tuple(part), reread=True) for part in _parts(reports))
+        summary.mode = f"{mode} + re-read (.perfbot.toml reads reports differently)"
     if on_plan:
         on_plan(sum(len(s.changes) for s in steps))
     ids = Identities(replay=mode == "history")
@@ -167,7 +173,9 @@ def _resume_point(mode: str, chunk: list[Step]) -> str | None:
     by date, not ancestry, so no commit covers what is written; an interrupted first sync starts over as one,
     finding what it stored already unchanged.
     """
-    return chunk[-1].commit.sha if mode in ("history", "incremental") and chunk else None
+    if not chunk or chunk[-1].reread:  # the head's re-read is not done until its last step is
+        return None
+    return chunk[-1].commit.sha if mode in ("history", "incremental") else None
 
 
 def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids: Identities,
@@ -184,7 +192,7 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
                 summary.counts[DELETED] += 1
                 summary.touched.add(change.slug)
             continue
-        outcome, record = _write(records, ids, step.commit, change, read[change.path], seen)
+        outcome, record = _write(records, ids, step.commit, change, read[change.path], seen, step.reread)
         summary.counts[outcome] += 1
         if outcome != "unchanged":
             summary.touched.add(record.slug if record is not None else change.slug)
@@ -252,7 +260,7 @@ def _delete(records: RecordRepository, ids: Identities, commit: CommitInfo, chan
 
 
 def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, change: ReportChange,
-           reading: Reading, seen: frozenset[str]) -> tuple[str, Record | None]:
+           reading: Reading, seen: frozenset[str], reread: bool = False) -> tuple[str, Record | None]:
     data, result = change.data or b"", reading.result
     named = reading.supersedes
     # Only `supersedes` is checked against history; a union with `seen` per report would copy it 10,000 times.
@@ -274,12 +282,14 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
         record, kind = records.create(change.slug, change.path), ADDED
     elif not ids.is_live(record):
         kind = RENAMED if change.kind == RENAMED else ADDED  # a deleted or merged report written again lives again
-    elif change.kind != RENAMED and ids.content_hash(record) == content_hash:
+    elif change.kind != RENAMED and ids.content_hash(record) == content_hash and not reread:
         return "unchanged", None
     else:
         kind = RENAMED if change.kind == RENAMED else MODIFIED
 
     rev = RevisionInput(commit, change.path, kind, text, content_hash, result.record, findings)
+    if reread and ids.content_hash(record) == content_hash and records.reads_as(record, rev):
+        return "unchanged", None
     records.add_revision(record, rev)
     records.apply_facts(record, rev)
     if record.state not in LIVE_STATES | KEPT_STATES:
