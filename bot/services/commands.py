@@ -40,7 +40,10 @@ from bot.services.bench.fix_flow import FixFlow, PullInfo
 from bot.services.dedup.dedup_flow import propose_person_merge
 
 if TYPE_CHECKING:
-    from bot.services.usecases.commands import Commands
+    from bot.services.usecases.context import Context
+    from bot.services.usecases.guards import Guards
+    from bot.services.usecases.lead import Lead
+    from bot.services.usecases.reports import Reports
 
 log = logging.getLogger("perfbot.commands")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
@@ -67,12 +70,12 @@ class Where:
 
 
 class CommandFlow:
-    def __init__(self, uses: Commands, bot_name: str = "perfbot") -> None:
-        self.uses = uses  # the mirror, bisections and digest previews the verbs call on
-        self.ctx = uses.ctx  # the store, trackers, repositories, fixes and bench flows
-        self.db = uses.ctx.db
+    def __init__(self, ctx: Context, reports: Reports, guards: Guards, lead: Lead, bot_name: str = "perfbot") -> None:
+        self.ctx = ctx  # the store, trackers, repositories, fixes and bench flows
+        self.reports, self.guards, self.lead = reports, guards, lead  # the mirror, bisections, digest previews
+        self.db = ctx.db
         self.bot_name = bot_name
-        self.answers = Answers(uses.ctx.db)
+        self.answers = Answers(ctx.db)
 
     @property
     def fixes(self) -> FixFlow:
@@ -146,18 +149,18 @@ class CommandFlow:
         if isinstance(command, NotDup):
             self._records(where, command.a, command.b)
             remember_not_duplicate(self.db, where.full_name, command.a, command.b, where.author)
-            self.uses.reports.mirror(where.full_name, where.installation_id, {command.a, command.b})
+            self.reports.mirror(where.full_name, where.installation_id, {command.a, command.b})
             return f"noted: `{command.a}` and `{command.b}` are not duplicates; dedup will not pair them again"
         if isinstance(command, (Close, Reopen)):
             return self._override(where, command.slug, isinstance(command, Close), getattr(command, "reason", ""))
         if isinstance(command, Cancel):
             return self._cancel(command, where, tracker)
         if isinstance(command, Bisect):
-            bisect_id = self.uses.guards.request_bisection(where.full_name, command.slug, command.good, command.bad,
+            bisect_id = self.guards.request_bisection(where.full_name, command.slug, command.good, command.bad,
                                                            where.author, where.installation_id)
             return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
                     "issue as they are decided")
-        preview = self.uses.lead.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
+        preview = self.lead.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
         return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
             f"{preview}\n</details>"
 
@@ -252,7 +255,7 @@ class CommandFlow:
         pull = self._pull(where, tracker)
         self._records(where, command.slug)
         fix = self._attach_pull(where, pull, command.slug)
-        self.uses.reports.mirror(where.full_name, where.installation_id, {command.slug})
+        self.reports.mirror(where.full_name, where.installation_id, {command.slug})
         delta = f", {fix.token_delta:+d} tokens" if fix.token_delta is not None else ""
         return (f"attached {code_span(fix.branch)} as a fix of `{command.slug}` (+{fix.additions} -{fix.deletions} in "
                 f"{fix.changed_files} file(s){delta}); `/perf verify {command.slug}` measures it")
@@ -264,7 +267,7 @@ class CommandFlow:
         if fix is None:
             raise UserError(f"{code_span(pull.head_ref)} is not attached to `{command.slug}`")
         fix_store.set_state(self.db, fix.id, fix_store.DETACHED)
-        self.uses.reports.mirror(where.full_name, where.installation_id, {command.slug})
+        self.reports.mirror(where.full_name, where.installation_id, {command.slug})
         return f"detached {code_span(pull.head_ref)} from `{command.slug}`; only `/perf attach` attaches it again"
 
     def _attach_pull(self, where: Where, pull: PullInfo, slug: str) -> fix_store.FixRow:
@@ -295,11 +298,11 @@ class CommandFlow:
 
     def _override(self, where: Where, slug: str, closing: bool, reason: str) -> str:
         """The maintainer's explicit override, logged with who and why; the mirror then closes or reopens."""
-        record = self.uses.override(where.full_name, slug, closing, where.author, where.delivery_id, reason)
+        record = self.reports.override(where.full_name, slug, closing, where.author, where.delivery_id, reason)
         if record is None:
             wanted = "open" if closing else "closed by an override"
             raise UserError(f"`{slug}` is not {wanted}; `/perf status {slug}` shows its state")
-        self.uses.reports.mirror(where.full_name, where.installation_id, {slug})
+        self.reports.mirror(where.full_name, where.installation_id, {slug})
         return f"`{slug}` {'closed' if closing else 'reopened'} as a logged override by @{where.author}" + \
             (f": {reason}" if reason else "")
 
@@ -323,3 +326,4 @@ class CommandFlow:
                 self.answers.run_changed(bench_store.stored_run(self.db, run_id), tracker)
             lines.append(f"bench run {run_id}: {said[outcome]}")
         return "\n".join(lines)
+

@@ -180,7 +180,7 @@ def test_notices_are_told_once_with_mentions_across_restarts(world, github, data
     assert set(kinds) == {"milestone-met", "stuck-no-root-cause", "host-unreachable"}
     assert not kinds["stuck-no-root-cause"]["resolved"]
     # Resolved when its condition stops holding: the report is closed, so it leaves "Needs your decision".
-    services.commands.override(REPO, STUCK, True, "alice", "d-1", "explained elsewhere")
+    services.reports.override(REPO, STUCK, True, "alice", "d-1", "explained elsewhere")
     services.lead.refresh_dashboard(REPO, now=later)
     assert "Report stuck" not in dashboards(github)[0].body
     assert {n["kind"]: n["resolved"] for n in notice_store.notices_of(database, REPO)}["stuck-no-root-cause"]

@@ -1,12 +1,9 @@
 """Commands: `/perf <verb>` in a comment and boxes ticked on the dashboard, each permission-checked, carried out
-and answered in one marked comment; and a maintainer's close (or its undoing) by command."""
+and answered in one marked comment."""
 from __future__ import annotations
 
-from bot.adapters.store import service_queries as queries
-from bot.adapters.store.bench import fix_store
 from bot.adapters.store.lead import notice_store
 from bot.core.lead.dashboard import VERBS, newly_ticked
-from bot.core.tracker import overrides
 from bot.services.commands import WRITE_LEVELS, CommandFlow, Where
 from bot.services.usecases.context import Context
 from bot.services.usecases.guards import Guards
@@ -23,9 +20,12 @@ class Commands:
         self.guards = guards  # `/perf bisect`
         self.lead = lead  # `/perf digest` previews; the dashboard re-drawn after its boxes are carried out
 
+    def _flow(self, bot_name: str = "perfbot") -> CommandFlow:
+        return CommandFlow(self.ctx, self.reports, self.guards, self.lead, bot_name)
+
     def comment(self, where: Where, invocations: list, bot_name: str) -> None:
         """Commands in a comment: each permission-checked, carried out and answered in one marked comment."""
-        CommandFlow(self, bot_name).run(where, invocations)
+        self._flow(bot_name).run(where, invocations)
 
     def dashboard_edited(self, full_name: str, number: int, before: str, after: str, actor: str,
                          installation_id: int | None, delivery_id: str) -> list[str]:
@@ -41,7 +41,7 @@ class Commands:
         if ticked:
             level = tracker.permission(actor)
             where = Where(full_name, number, False, 0, actor, installation_id, delivery_id)
-            flow = CommandFlow(self)
+            flow = self._flow()
             for action in ticked:
                 if level not in WRITE_LEVELS:
                     lines.append(f"🚫 **{VERBS[action.verb]}** `{action.slug}`: only people with write access act "
@@ -52,14 +52,3 @@ class Commands:
             tracker.upsert_comment(number, ANSWER_MARKER, "\n".join([ANSWER_MARKER, *lines]) + "\n", None)
         self.lead.refresh_dashboard(full_name, installation_id, force=True)
         return lines
-
-    def override(self, full_name: str, slug: str, closing: bool, actor: str, delivery_id: str,
-                 reason: str) -> int | None:
-        """A maintainer's close (or its undoing) by command: the same logged override as closing the issue."""
-        record = fix_store.open_records(self.ctx.db, full_name).get(slug)
-        change = overrides.decide(record.state if record else "", "closed" if closing else "reopened")
-        if record is None or change.event is None:
-            return None
-        queries.apply_person_change(self.ctx.db, record.record_id, change.new_state, change.event, actor, delivery_id,
-                                    change.restore_body, reason)
-        return record.record_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from bot.adapters.store import service_queries as queries
-from bot.adapters.store.bench import merge_store
+from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import flagged_partners, record_by_issue
 from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
@@ -93,6 +93,18 @@ class Reports:
         queries.apply_person_change(self.ctx.db, record_id, change.new_state, change.event, actor, delivery_id,
                                     change.restore_body)
         self.mirror(full_name, None, {slug})
+
+    def override(self, full_name: str, slug: str, closing: bool, actor: str, delivery_id: str,
+                 reason: str) -> int | None:
+        """A maintainer's close (or its undoing) by command: the same logged override as closing the issue. The
+        record's id, or None when the record is not in a state the override changes."""
+        record = fix_store.open_records(self.ctx.db, full_name).get(slug)
+        change = overrides.decide(record.state if record else "", "closed" if closing else "reopened")
+        if record is None or change.event is None:
+            return None
+        queries.apply_person_change(self.ctx.db, record.record_id, change.new_state, change.event, actor,
+                                    delivery_id, change.restore_body, reason)
+        return record.record_id
 
     def overrule_dedup(self, full_name: str, number: int, actor: str) -> set[str]:
         """A person says the issue's record is not a duplicate: remember it for every pair it is flagged in."""
