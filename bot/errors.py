@@ -14,6 +14,10 @@ class TransientError(Exception):
         self.retry_after = retry_after
 
 
+class RateLimited(TransientError):
+    """GitHub's rate limit: the work waits in the queue until `retry_after`, and the wait is no failed attempt."""
+
+
 class CredentialsRejected(Exception):
     """GitHub refused perfbot's credentials (HTTP 401, or git's authentication failed): a wrong or revoked token,
     or an installation token ended before its stated expiry. Permanent, unless a new token is worth a try."""

@@ -7,12 +7,16 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from bot.adapters.store.queue import Claimed, DeliveryQueue
-from bot.errors import TransientError
+from bot.errors import RateLimited, TransientError
 
 log = logging.getLogger("perfbot.worker")
 MAX_BACKOFF_SECONDS = 3600
+# A first mirror of thousands of reports meets GitHub's write limits for hours; its waits are no failed attempts
+# for this long after the delivery arrived, and count as any outage after that.
+RATE_LIMIT_PATIENCE = timedelta(days=2)
 
 
 @dataclass(frozen=True)
@@ -86,12 +90,14 @@ class Worker:
             return "done"
         summary = "; ".join(f"{name}: {exc.__class__.__name__}: {exc}" for name, exc in failures)
         transient = [exc for _, exc in failures if isinstance(exc, TransientError)]
-        if len(transient) == len(failures) and claimed.attempts < self.max_attempts:
+        waiting = bool(transient) and all(isinstance(exc, RateLimited) for exc in transient) and \
+            datetime.now(UTC) - claimed.received_at < RATE_LIMIT_PATIENCE
+        if len(transient) == len(failures) and (waiting or claimed.attempts < self.max_attempts):
             retry_after = max((exc.retry_after or 0.0) for exc in transient)
             delay = backoff_seconds(claimed.attempts, retry_after)
             log.warning("delivery %s: transient failure, retry in %.0fs: %s", claimed.id, delay, summary,
                         extra={"delivery": claimed.id})
-            self.queue.retry_later(claimed, summary, delay)
+            self.queue.retry_later(claimed, summary, delay, counted=not waiting)
             return "retry"
         self.queue.fail(claimed, summary)
         return "failed"

@@ -18,7 +18,7 @@ import handlers
 from bot.adapters.store.engine import SQLITE_BUSY_SECONDS, Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery, NotStored
 from bot.cli import main
-from bot.errors import TransientError
+from bot.errors import RateLimited, TransientError
 from bot.services.worker import Worker, backoff_seconds
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -134,6 +134,38 @@ def test_transient_failures_retry_later_with_their_error_kept(database):
     claimed = queue.claim("w2", 60, now=later)
     assert claimed is not None and claimed.attempts == 2
     assert queue.finish(claimed) and queue.get("d-1")["status"] == "done"
+
+
+def test_rate_limit_waits_are_no_failed_attempts_until_the_delivery_has_waited_two_days(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    limited = [("push", RateLimited("GitHub rate limit (403); retrying in 600s", retry_after=600))]
+    w = worker(queue, lambda e: limited, max_attempts=3)
+    for _ in range(5):  # more waits than attempts: a first mirror under GitHub's write limits
+        assert w.run_once()
+        row = queue.get("d-1")
+        assert (row["status"], row["attempts"]) == ("pending", 0) and "rate limit" in row["error"]
+        assert queue.claim("peek", 60) is None  # due when GitHub said, not before
+        _due_now(database, "d-1")
+    _due_now(database, "d-1", received=datetime.now(UTC) - timedelta(days=2, minutes=1))
+    for attempts in (1, 2):  # waited long enough: now they count like any outage
+        assert w.run_once() and (queue.get("d-1")["status"], queue.get("d-1")["attempts"]) == ("pending", attempts)
+        _due_now(database, "d-1")
+    assert w.run_once() and queue.get("d-1")["status"] == "failed"
+    outage = [("push", TransientError("GitHub answered 502")), *limited]  # an outage beside it counts at once
+    queue.enqueue(new(2))
+    assert worker(queue, lambda e: outage).run_once()
+    assert (queue.get("d-2")["status"], queue.get("d-2")["attempts"]) == ("pending", 1)
+
+
+def _due_now(database, delivery_id: str, received: datetime | None = None) -> None:
+    from sqlalchemy import update
+
+    from bot.adapters.store.service_models import Delivery
+
+    values = {"next_attempt_at": datetime.now(UTC)} | ({"received_at": received} if received else {})
+    with database.session() as session:
+        session.execute(update(Delivery).where(Delivery.id == delivery_id).values(**values))
 
 
 def test_permanent_failures_are_kept_listed_and_can_be_redelivered(database, monkeypatch):

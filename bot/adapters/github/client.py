@@ -16,7 +16,7 @@ from github.InstallationAuthorization import InstallationAuthorization
 from urllib3.util.retry import Retry
 
 from bot.config import Settings
-from bot.errors import CredentialsRejected, TransientError
+from bot.errors import CredentialsRejected, RateLimited, TransientError
 
 # GitHub asks for at least a minute's pause after a secondary rate limit that names no time; a primary limit
 # resets within the hour, so a longer wait is a header to distrust rather than a reason to park a delivery.
@@ -180,8 +180,8 @@ def classified_errors(what: str) -> Iterator[None]:
     except GithubException as exc:
         wait = rate_limit_wait(exc.status, exc.headers, isinstance(exc, RateLimitExceededException))
         if wait is not None:
-            raise TransientError(f"{what}: GitHub rate limit ({exc.status}); retrying in {wait:.0f}s",
-                                 retry_after=wait) from None
+            raise RateLimited(f"{what}: GitHub rate limit ({exc.status}); retrying in {wait:.0f}s",
+                              retry_after=wait) from None
         if exc.status >= 500:
             raise TransientError(f"{what}: GitHub answered {exc.status}", retry_after=_seconds(exc.headers)) from None
         message = exc.data.get("message") if isinstance(exc.data, dict) else str(exc.data)

@@ -48,6 +48,7 @@ class Claimed:
     payload: str
     attempts: int
     owner: str
+    received_at: datetime
 
 
 class DeliveryQueue:
@@ -113,7 +114,8 @@ class DeliveryQueue:
     @staticmethod
     def _claimed(session, delivery_id: str, owner: str) -> Claimed:
         row = session.get(Delivery, delivery_id, populate_existing=True)
-        return Claimed(row.id, row.event, row.action, row.repo, row.installation_id, row.payload, row.attempts, owner)
+        return Claimed(row.id, row.event, row.action, row.repo, row.installation_id, row.payload, row.attempts, owner,
+                       row.received_at)
 
     def _settle(self, claimed: Claimed, **values) -> bool:
         """Write the outcome only if this worker still holds the lease (a slow worker may have lost it)."""
@@ -130,9 +132,11 @@ class DeliveryQueue:
         return self._settle(claimed, status=DONE, lease_owner=None, lease_expires_at=None,
                             finished_at=utcnow(), last_error=_clip(error))
 
-    def retry_later(self, claimed: Claimed, error: str, delay_seconds: float) -> bool:
+    def retry_later(self, claimed: Claimed, error: str, delay_seconds: float, *, counted: bool = True) -> bool:
+        """Due again in `delay_seconds`; a wait that is no failed attempt (a rate limit) gives its attempt back."""
+        refund = {} if counted else {"attempts": Delivery.attempts - 1}
         return self._settle(claimed, status=PENDING, lease_owner=None, lease_expires_at=None, last_error=_clip(error),
-                            next_attempt_at=utcnow() + timedelta(seconds=delay_seconds))
+                            next_attempt_at=utcnow() + timedelta(seconds=delay_seconds), **refund)
 
     def fail(self, claimed: Claimed, error: str) -> bool:
         return self._settle(claimed, status=FAILED, lease_owner=None, lease_expires_at=None,
