@@ -86,6 +86,7 @@ def test_each_measure_has_its_words_and_old_results_are_wall_seconds():
     ("user", 0.00012346, "0.0001235", "0.0001235 user s"),  # a short program keeps its digits
     ("instructions", 987654321.0, "987,654,321", "987,654,321 instructions"),
     ("metric:steps", 1234567.5, "1,234,568", "1,234,568 steps"),  # an even count's median: a whole count
+    ("metric:span", 3.5, "3.5", "3.5 span"),  # unless rounding would change what it says
 ])
 def test_values_are_shown_in_their_unit(measure, value, shown, text):
     unit = unit_of(measure)

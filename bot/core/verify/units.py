@@ -12,8 +12,9 @@ class Unit:
     counted: bool  # a count is a whole number, never a time
 
     def format(self, value: float, digits: int = 4) -> str:
-        """Seconds to `digits` significant digits (0.0911), a count grouped (1,234,567)."""
-        if self.counted or abs(value) >= 10 ** digits:  # a long run's 12,345 s reads better than 1.234e+04
+        """Seconds to `digits` significant digits (0.0911), a count grouped (1,234,567); a small count's median
+        between two counts keeps its half (3.5)."""
+        if abs(value) >= 10 ** digits or (self.counted and float(value).is_integer()):  # 12,345 s, not 1.234e+04
             return f"{round(value):,}"
         return f"{value:.{digits}g}"
 
