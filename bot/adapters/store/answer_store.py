@@ -64,15 +64,12 @@ def set_line(db: Database, answer_id: int, index: int, answer: str | None = None
 
 
 def get_answer(db: Database, answer_id: int) -> AnswerRow | None:
-    with db.session() as session:
-        row = session.get(CommandAnswer, answer_id)
-        return _row(row) if row else None
+    return db.row(CommandAnswer, answer_id, _row)
 
 
 def stored_answer(db: Database, answer_id: int) -> AnswerRow:
     """An answer known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
-    with db.session() as session:
-        return _row(session.get_one(CommandAnswer, answer_id))
+    return db.stored_row(CommandAnswer, answer_id, _row)
 
 
 def save_comment_id(db: Database, answer_id: int, comment_id: int) -> None:

@@ -1,9 +1,10 @@
 """Opening a store: engine from a URL, schema brought to head by Alembic, sessions handed out."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -12,6 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_BUSY_SECONDS = 30  # how long a connection waits for another's write lock before "database is locked"
+
+T = TypeVar("T")
 
 
 class StoreError(Exception):
@@ -92,6 +95,18 @@ class Database:
         """A transaction: committed when the block ends, rolled back whole on any error."""
         with self._sessions() as session, session.begin():
             yield session
+
+    def row(self, model: type[Any], key: object, convert: Callable[[Any], T]) -> T | None:
+        """The row of `model` with primary key `key`, converted inside its session (so no lazy load outlives it);
+        None when there is none."""
+        with self.session() as session:
+            found = session.get(model, key)
+            return convert(found) if found is not None else None
+
+    def stored_row(self, model: type[Any], key: object, convert: Callable[[Any], T]) -> T:
+        """A row known to be stored (this process wrote it), converted; sqlalchemy's NoResultFound if it is not."""
+        with self.session() as session:
+            return convert(session.get_one(model, key))
 
     @contextmanager
     def bounded(self, timeout: float | None, *, flush: bool = False) -> Iterator[Connection]:

@@ -117,15 +117,12 @@ def unfinished_runs(db: Database, full_name: str, *, pr_number: int | None = Non
 
 
 def get_run(db: Database, run_id: int) -> dict | None:
-    with db.session() as session:
-        run = session.get(BenchRun, run_id)
-        return _as_dict(run) if run else None
+    return db.row(BenchRun, run_id, _as_dict)
 
 
 def stored_run(db: Database, run_id: int) -> dict:
     """A run known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
-    with db.session() as session:
-        return _as_dict(session.get_one(BenchRun, run_id))
+    return db.stored_row(BenchRun, run_id, _as_dict)
 
 
 def passing_run(db: Database, full_name: str, slug: str, head_sha: str) -> dict | None:

@@ -23,15 +23,12 @@ def create(db: Database, full_name: str, slug: str, good: str, bad: str, *, requ
 
 
 def get(db: Database, bisect_id: int) -> dict | None:
-    with db.session() as session:
-        row = session.get(Bisection, bisect_id)
-        return _as_dict(row) if row else None
+    return db.row(Bisection, bisect_id, _as_dict)
 
 
 def stored(db: Database, bisect_id: int) -> dict:
     """A bisection known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
-    with db.session() as session:
-        return _as_dict(session.get_one(Bisection, bisect_id))
+    return db.stored_row(Bisection, bisect_id, _as_dict)
 
 
 def unfinished(db: Database, full_name: str, slug: str) -> dict | None:

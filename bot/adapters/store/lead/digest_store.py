@@ -52,12 +52,9 @@ def list_digests(db: Database, full_name: str | None = None, limit: int = 52) ->
 
 
 def get_digest(db: Database, digest_id: int) -> dict | None:
-    with db.session() as session:
-        post = session.get(DigestPost, digest_id)
-        return _as_dict(post) if post else None
+    return db.row(DigestPost, digest_id, _as_dict)
 
 
 def stored_digest(db: Database, digest_id: int) -> dict:
     """A digest known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
-    with db.session() as session:
-        return _as_dict(session.get_one(DigestPost, digest_id))
+    return db.stored_row(DigestPost, digest_id, _as_dict)

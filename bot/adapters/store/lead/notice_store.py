@@ -25,9 +25,7 @@ class Pending:
 
 
 def dashboard_row(db: Database, full_name: str) -> tuple[int, str] | None:
-    with db.session() as session:
-        row = session.get(DashboardIssue, full_name)
-        return (row.number, row.content_hash) if row else None
+    return db.row(DashboardIssue, full_name, lambda row: (row.number, row.content_hash))
 
 
 def save_dashboard(db: Database, full_name: str, number: int, content_hash: str, now: datetime) -> None:
