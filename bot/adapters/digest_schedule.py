@@ -7,8 +7,6 @@ from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
 
-DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-
 
 def trigger(schedule: str, timezone: str) -> CronTrigger:
     """`schedule` is already validated by repo_config: a weekday (or `daily`, for guards) and HH:MM."""

@@ -9,13 +9,13 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
-from datasketch import MinHash
+from datasketch import MinHash, MinHashLSH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core.dedup.bm25_postings import Bm25Postings
 from bot.core.dedup.retrieval import RetrievalIndex
-from bot.core.dedup.shape_signature import signatures
+from bot.core.dedup.shape_signature import NUM_PERM, band_split, signatures
 from bot.core.dedup.similarity import Features, features
 from bot.core.reports.parse import parse
 
@@ -87,6 +87,12 @@ def test_signatures_are_datasketchs_minhash(labelled):
         expected = MinHash(num_perm=64, seed=7)
         expected.update_batch([s.encode("utf-8") for s in shingles])
         assert np.array_equal(expected.hashvalues, row)
+
+
+@pytest.mark.parametrize("threshold", [0.05, 0.1, 0.2, 0.3, 0.35, 0.5, 0.65, 0.8, 0.95])
+def test_band_split_is_datasketchs(threshold):
+    lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+    assert band_split(threshold, NUM_PERM) == (lsh.b, lsh.r)
 
 
 def test_bm25_scores_are_bm25s_scores(labelled):

@@ -21,10 +21,6 @@ class StoreError(Exception):
     """The store cannot be opened or used; the message says what to do."""
 
 
-def default_url(instance_dir: Path) -> str:
-    return f"sqlite:///{instance_dir / 'perfbot.sqlite3'}"
-
-
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # WAL lets the CLI read while a sync writes; foreign keys are off by default in SQLite. Under WAL, NORMAL
     # survives a killed process but may lose the last commits to a power cut (`Database.bounded` says FULL).

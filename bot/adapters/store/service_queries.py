@@ -64,10 +64,3 @@ def apply_person_change(db: Database, record_id: int, new_state: str | None, eve
         mirror = session.get(IssueMirror, record_id)
         if mirror is not None and (restore_body or new_state is not None):
             mirror.content_hash = ""
-
-
-def record_events(db: Database, record_id: int) -> list[dict]:
-    with db.session() as session:
-        return [{"kind": e.kind, "actor": e.actor, "delivery": e.delivery_id, "at": e.at.isoformat()}
-                for e in session.scalars(select(RecordEvent).where(RecordEvent.record_id == record_id)
-                                         .order_by(RecordEvent.id))]

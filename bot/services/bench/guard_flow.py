@@ -73,17 +73,17 @@ class GuardFlow:
         settings = self.settings(repo)
         options = {"runner": settings.runner} if settings.runner else {}
         runs = []
-        for guard in guard_store.guarded(self.db, full_name):
-            if fix_store.has_run(self.db, full_name, guard.slug, GUARD, head):
+        for slug in guard_store.guarded(self.db, full_name):
+            if fix_store.has_run(self.db, full_name, slug, GUARD, head):
                 continue
             try:
-                read_record(repo, guard.slug, head)
+                read_record(repo, slug, head)
             except UserError:
                 # Pruned from devs/issues and devs/fixed alike: nothing left to measure, and a failing run
                 # after every push would only edit its closed issue again and again.
-                log.info("%s: %s has no report at %s; its guard is retired", full_name, guard.slug, head[:12])
+                log.info("%s: %s has no report at %s; its guard is retired", full_name, slug, head[:12])
                 continue
-            runs.append(self.fixes.request_run(full_name, guard.slug, base=None, head=head, purpose=GUARD,
+            runs.append(self.fixes.request_run(full_name, slug, base=None, head=head, purpose=GUARD,
                                                installation_id=installation_id, requested_by="", options=options))
         return runs
 

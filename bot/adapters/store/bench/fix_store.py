@@ -92,11 +92,6 @@ def open_fixes(db: Database, full_name: str) -> list[FixRow]:
                                                  .order_by(Fix.id))]
 
 
-def slugs_with_fixes(db: Database, full_name: str) -> set[str]:
-    with db.session() as session:
-        return set(session.scalars(select(Fix.slug).where(Fix.full_name == full_name, Fix.state.in_((OPEN, MERGED)))))
-
-
 @dataclass(frozen=True)
 class OpenRecord:
     slug: str

@@ -2,7 +2,6 @@
 `fixed` -> `regressed` change, logged like every change made outside git."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import select
@@ -14,22 +13,12 @@ from bot.adapters.store.service_models import BenchRun, Fix, RecordEvent
 GUARD = "guard"  # the bench run purpose of a guard: a fixed record's claim measured on the default branch
 
 
-@dataclass(frozen=True)
-class Guarded:
-    slug: str
-    fixed_heads: tuple[str, ...]  # heads of its merged fixes: the code that was verified
-
-
-def guarded(db: Database, full_name: str) -> list[Guarded]:
-    """Every fixed record: each keeps its reproduction as a guard."""
+def guarded(db: Database, full_name: str) -> list[str]:
+    """The slug of every fixed record: each keeps its reproduction as a guard."""
     with db.session() as session:
-        slugs = session.scalars(select(Record.slug).join(Repo).where(Repo.full_name == full_name,
-                                                                     Record.state == "fixed")
-                                .order_by(Record.slug)).all()
-        heads = session.execute(select(Fix.slug, Fix.head_sha).where(
-            Fix.full_name == full_name, Fix.slug.in_(slugs), Fix.state == "merged", Fix.head_sha.is_not(None))
-            .order_by(Fix.id)).all() if slugs else []
-    return [Guarded(slug, tuple(h for s, h in heads if s == slug and h)) for slug in slugs]
+        return list(session.scalars(select(Record.slug).join(Repo).where(Repo.full_name == full_name,
+                                                                         Record.state == "fixed")
+                                    .order_by(Record.slug)))
 
 
 def merged_fix_heads(db: Database, full_name: str, slug: str) -> tuple[str, ...]:
