@@ -20,4 +20,6 @@ for arg in "$@"; do
 done
 .venv/bin/ruff check --quiet .  # the whole repository; any finding fails the run
 .venv/bin/mypy  # bot/ and handlers/, as pyproject.toml says; the cache in .mypy_cache keeps a rerun quick
+# The layers of ARCHITECTURE.md, as import-linter contracts in pyproject.toml; quiet unless one breaks.
+layers=$(.venv/bin/lint-imports --no-logo 2>&1) || { printf '%s\n' "$layers"; exit 1; }
 exec .venv/bin/python -m pytest ${parallel[@]+"${parallel[@]}"} "$@"

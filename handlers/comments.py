@@ -4,8 +4,8 @@ on an edit, only the commands the previous body did not hold, judged by the perm
 from __future__ import annotations
 
 from bot.core.commands import find_commands, new_commands
+from bot.core.events import Where
 from bot.errors import UserError
-from bot.services.commands import Where
 from handlers.payload import installation_id, login, repo_full_name
 
 EVENTS = frozenset({"issue_comment", "pull_request_review_comment"})

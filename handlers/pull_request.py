@@ -2,9 +2,9 @@
 when it merges with a passing verdict on that head; every new head gets the parity guard's check run."""
 from __future__ import annotations
 
+from bot.core.events import PullInfo
 from bot.core.tracker.refnames import branch_name_problem
 from bot.errors import UserError
-from bot.services.bench.fix_flow import PullInfo
 from handlers.payload import commit_sha, installation_id, login, repo_full_name
 
 EVENTS = frozenset({"pull_request"})

@@ -7,7 +7,6 @@ anything else is logged with the delivery id and shows only as an internal error
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -31,12 +30,13 @@ from bot.core.commands.verbs import (
     Status,
     Verify,
 )
+from bot.core.events import PullInfo, Where
 from bot.core.tracker.fixes import slugs_fixed
 from bot.core.verify.bench_view import code_span
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.bench_inputs import FIX, REPRODUCE
-from bot.services.bench.fix_flow import FixFlow, PullInfo
+from bot.services.bench.fix_flow import FixFlow
 from bot.services.dedup.dedup_flow import propose_person_merge
 
 if TYPE_CHECKING:
@@ -50,23 +50,7 @@ WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
 COMMENT_LOCKS = 64
 
 
-@dataclass(frozen=True)
-class Where:
-    """The comment that holds the commands, and who wrote them: its author, or whoever edited them in."""
 
-    full_name: str
-    number: int  # the issue or pull request
-    is_pull: bool
-    comment_id: int
-    author: str  # who wrote the command lines: whose permission they run with
-    installation_id: int | None
-    delivery_id: str
-    review_comment: bool = False
-    comment_author: str = ""  # who wrote the comment, when someone else edited commands into it
-
-    @property
-    def edited_by_other(self) -> bool:
-        return bool(self.comment_author) and self.comment_author.lower() != self.author.lower()
 
 
 class CommandFlow:

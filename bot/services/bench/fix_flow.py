@@ -18,6 +18,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
 from bot.core.config import RepoConfig
+from bot.core.events import PullInfo
 from bot.core.tracker.fixes import slugs_fixed, token_delta
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify.verify_plan import claim_fingerprint
@@ -28,20 +29,7 @@ log = logging.getLogger("perfbot.fixes")
 Enqueue = Callable[[NewDelivery], bool]
 
 
-@dataclass(frozen=True)
-class PullInfo:
-    """The parts of a pull request perfbot acts on, validated by the handler."""
 
-    number: int
-    head_ref: str
-    head_sha: str
-    base_ref: str
-    base_sha: str
-    body: str
-    author: str
-    same_repo: bool
-    draft: bool = False
-    merged: bool = False
 
 
 @dataclass(frozen=True)

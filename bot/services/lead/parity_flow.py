@@ -12,11 +12,11 @@ from bot.adapters.git_fixes import branch_heads, merge_base
 from bot.adapters.git_tree import renamed_files, text_files
 from bot.adapters.github.checks import CheckResult
 from bot.core.config import ParityConfig
+from bot.core.events import PullInfo
 from bot.core.parity import view as parity_view
 from bot.core.parity.check import ParityReport, check_change, check_files
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import read_config
-from bot.services.bench.fix_flow import PullInfo
 
 log = logging.getLogger("perfbot.parity")
 CHECK_NAME = "perfbot/parity"

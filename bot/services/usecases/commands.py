@@ -3,8 +3,9 @@ and answered in one marked comment."""
 from __future__ import annotations
 
 from bot.adapters.store.lead import notice_store
+from bot.core.events import Where
 from bot.core.lead.dashboard import VERBS, newly_ticked
-from bot.services.commands import WRITE_LEVELS, CommandFlow, Where
+from bot.services.commands import WRITE_LEVELS, CommandFlow
 from bot.services.usecases.context import Context
 from bot.services.usecases.guards import Guards
 from bot.services.usecases.lead import Lead
