@@ -1,21 +1,18 @@
-"""Jinja templates from the project's templates/ folder: every text perfbot writes starts there."""
+"""Jinja templates from the package's bot/templates/ folder (package data): every text perfbot writes starts there."""
 from __future__ import annotations
 
 from functools import lru_cache
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from bot.config import PROJECT_ROOT
 from bot.core.tracker.untrusted import cell, fenced, quiet_mentions
-
-TEMPLATE_DIR = PROJECT_ROOT / "templates"
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     # StrictUndefined: a template asking for a value nobody passed is a bug, not an empty string.
     env = Environment(
-        loader=FileSystemLoader(TEMPLATE_DIR),
+        loader=PackageLoader("bot", "templates"),  # found wherever the package is: a checkout or a wheel
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

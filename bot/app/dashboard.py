@@ -12,7 +12,6 @@ from bot.adapters.store.lead import dashboard_queries as queries
 from bot.adapters.store.lead import digest_store
 from bot.app import dashboard_auth
 from bot.app import dashboard_render as render
-from bot.config import PROJECT_ROOT
 from bot.core.verify import verdict_words as words
 
 PREFIX = "/dashboard"
@@ -24,7 +23,7 @@ LIVE_SECONDS = 5
 ID = "int(max=2147483647)"
 
 web = Blueprint("web", __name__)
-dashboard = Blueprint("dashboard", __name__, url_prefix=PREFIX, template_folder=str(PROJECT_ROOT / "templates" / "web"))
+dashboard = Blueprint("dashboard", __name__, url_prefix=PREFIX, template_folder="../templates/web")
 
 
 @web.get("/")

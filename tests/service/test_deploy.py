@@ -14,7 +14,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -237,38 +239,51 @@ def test_the_build_context_lets_through_everything_the_dockerfile_copies():
     assert all((PROJECT_ROOT / path).exists() for path in copied)
 
 
-def test_an_installed_copy_finds_its_templates_where_the_dockerfile_puts_them(tmp_path):
-    """The image's layout without Docker: the packages in a site-packages folder as a regular install puts
-    them (this venv has no wheel builder offline; `pip install .` into a fresh venv was run by hand, see
-    "What was not exercised here" in docs/deployment.md), then the Dockerfile's own steps: ask PROJECT_ROOT,
-    copy templates/ there, run its check."""
-    site = tmp_path / "site-packages"
-    for package in ("bot", "handlers"):  # pyproject.toml: include = ["bot*", "handlers*"]
-        shutil.copytree(PROJECT_ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, "PYTHONPATH": str(site), "PERFBOT_TEST_DIR": str(tmp_path)}
+def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
+    """The wheel as pip builds it, installed into a fresh venv and run from outside the checkout: its own
+    templates render the digest and the dashboard. The fresh venv sees this one's third-party packages through
+    a path entry (no download), whose .pth files are not run: this checkout's editable `bot` stays invisible."""
+    dist, venv = tmp_path / "dist", tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(dist), str(PROJECT_ROOT)], check=True, capture_output=True)
+    wheel, = dist.glob("perfbot-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "bot/templates/digest.md.j2" in names and "bot/templates/web/base.html" in names
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site, = venv.glob("lib/python*/site-packages")
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True)
+    demo, instance = tmp_path / "demo", tmp_path / "instance"
+    env = {**os.environ, "PERFBOT_INSTANCE_DIR": str(instance), "PYTHONPATH": ""}
 
-    def python(code: str) -> str:  # from /, as the Dockerfile does, so that no source tree is imported
-        return subprocess.run([sys.executable, "-c", code], env=env, cwd="/", capture_output=True, text=True,
-                              check=True).stdout.strip()
+    def perfbot(*args: str) -> str:
+        done = subprocess.run([str(venv / "bin" / "perfbot"), *args], env=env, cwd=tmp_path, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
 
-    root = python("from bot.config import PROJECT_ROOT; print(PROJECT_ROOT)")
-    assert Path(root) == site.resolve()
-    shutil.copytree(PROJECT_ROOT / "templates", Path(root) / "templates")
-    check = re.search(r'-c "(from bot.adapters.templates import TEMPLATE_DIR.*?)"\n', dockerfile().replace(
-        "\\\n", ""), re.S).group(1)
-    python(check)  # the build's own check passes
-    rendered = python(
-        "import bot.config as c, os\n"
-        "from bot.app import create_app\n"
-        "from bot.adapters.store.engine import Database\n"
-        "from bot.adapters.store.queue import DeliveryQueue\n"
-        "d = os.environ['PERFBOT_TEST_DIR']\n"
-        "s = c.Settings(instance_dir=c.Path(d), database_url=f'sqlite:///{d}/p.sqlite3')\n"
-        "app = create_app(s, DeliveryQueue(Database(s.database_url)), wanted_events=frozenset())\n"
-        "page = app.test_client().get('/dashboard/')\n"
-        "print(page.status_code, c.__file__)")
-    status, module = rendered.split()
-    assert status == "200" and module.startswith(str(site))
+    assert perfbot("demo", str(demo))
+    perfbot("sync", "--repo", str(demo))
+    digest = perfbot("digest", "--repo", str(demo), "--dry-run")
+    assert "<!-- perfbot:" in digest and "perf_" in digest
+    page = subprocess.run([str(venv / "bin" / "python"), "-c",
+                           "import bot, os\n"
+                           "from bot.app import create_app\n"
+                           "from bot.config import Settings\n"
+                           "from bot.adapters.store.engine import Database\n"
+                           "from bot.adapters.store.queue import DeliveryQueue\n"
+                           "d = os.environ['PERFBOT_INSTANCE_DIR']\n"
+                           "s = Settings(instance_dir=__import__('pathlib').Path(d), "
+                           "database_url=f'sqlite:///{d}/perfbot.sqlite3')\n"
+                           "app = create_app(s, DeliveryQueue(Database(s.database_url)), wanted_events=frozenset())\n"
+                           "page = app.test_client().get('/dashboard/records')\n"
+                           "print(page.status_code, bot.__file__)\n"
+                           "print(page.get_data(as_text=True))"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    status, module = page.splitlines()[0].split()
+    assert status == "200" and module.startswith(str(site)), page[:300]
+    assert "perf_" in page
 
 
 # -- compose ---------------------------------------------------------------------------------------------
