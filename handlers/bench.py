@@ -1,13 +1,19 @@
 """perfbot.verify: a queued bench run, measured on its runner with its comment and status kept current."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bot.errors import UserError
+from handlers.payload import BenchRunDue, Delivery
 
-EVENTS = frozenset({"perfbot.verify"})
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"perfbot.verify": None}
 
 
-def handle(event, services) -> None:
-    run_id = event.payload.get("run")
-    if not isinstance(run_id, int) or not event.repo:
-        raise UserError(f"perfbot.verify delivery {event.delivery_id} names no bench run")
-    services.fixes.run_bench(run_id, event.repo, event.installation_id, event.keep_alive, event.delivery_id)
+def handle(delivery: Delivery[BenchRunDue], services: BotServices) -> None:
+    if not delivery.repo:
+        raise UserError(f"perfbot.verify delivery {delivery.delivery_id} names no repository")
+    services.fixes.run_bench(delivery.payload.run, delivery.repo, delivery.installation_id, delivery.keep_alive,
+                             delivery.delivery_id)

@@ -1,13 +1,19 @@
 """perfbot.bisect: a queued bisection, each step measured on the bench runner and shown on the record's issue."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bot.errors import UserError
+from handlers.payload import BisectionDue, Delivery
 
-EVENTS = frozenset({"perfbot.bisect"})
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"perfbot.bisect": None}
 
 
-def handle(event, services) -> None:
-    bisect_id = event.payload.get("bisection")
-    if not isinstance(bisect_id, int) or isinstance(bisect_id, bool) or not event.repo:
-        raise UserError(f"perfbot.bisect delivery {event.delivery_id} names no bisection")
-    services.guards.run_bisection(bisect_id, event.repo, event.installation_id, event.keep_alive)
+def handle(delivery: Delivery[BisectionDue], services: BotServices) -> None:
+    if not delivery.repo:
+        raise UserError(f"perfbot.bisect delivery {delivery.delivery_id} names no repository")
+    services.guards.run_bisection(delivery.payload.bisection, delivery.repo, delivery.installation_id,
+                                  delivery.keep_alive)

@@ -3,40 +3,39 @@ on an edit, only the commands the previous body did not hold, judged by the perm
 (the `sender`), since they wrote those lines."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bot.core.commands import find_commands, new_commands
 from bot.core.events import Where
 from bot.errors import UserError
-from handlers.payload import installation_id, login, repo_full_name
+from handlers.payload import CommentEvent, Delivery
 
-EVENTS = frozenset({"issue_comment", "pull_request_review_comment"})
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
 WATCHED = frozenset({"created", "edited"})
+WANTS = {"issue_comment": WATCHED, "pull_request_review_comment": WATCHED}
 
 
-def handle(event, services) -> None:
-    if event.action not in WATCHED:
-        return
-    payload = event.payload
-    comment = payload.get("comment") or {}
-    author = login(comment, "user")
-    writer = login(payload) if event.action == "edited" else author  # an edit's new lines are the editor's
-    body = comment.get("body")
-    body = body if isinstance(body, str) else ""
+def handle(delivery: Delivery[CommentEvent], services: BotServices) -> None:
+    event, comment = delivery.payload, delivery.payload.comment
+    author = comment.user.login if comment.user else ""
+    writer = event.sender_login if delivery.action == "edited" else author  # an edit's new lines are the editor's
+    body = comment.body or ""
     if not author or not writer or services.context.is_bot(writer) or body.lstrip().startswith("<!-- perfbot:"):
         return  # perfbot's own answers echo back as events
     name = services.context.bot_login.removesuffix("[bot]")
-    if event.action == "edited":
-        previous = ((payload.get("changes") or {}).get("body") or {}).get("from")
-        invocations = new_commands(previous if isinstance(previous, str) else "", body, name)
+    if delivery.action == "edited":
+        previous = event.changes.old_body if event.changes else None
+        invocations = new_commands(previous or "", body, name)
     else:
         invocations = find_commands(body, name)
     if not invocations:
         return
-    review = event.name == "pull_request_review_comment"
-    thread = payload.get("pull_request") if review else payload.get("issue")
-    number, comment_id = (thread or {}).get("number"), comment.get("id")
-    if not isinstance(number, int) or not isinstance(comment_id, int):
-        raise UserError(f"{event.name} payload without an issue number or comment id")
-    is_pull = review or bool((thread or {}).get("pull_request"))
-    where = Where(repo_full_name(payload), number, is_pull, comment_id, writer, installation_id(payload),
-                  event.delivery_id, review_comment=review, comment_author=author)
+    review = delivery.name == "pull_request_review_comment"
+    thread = event.pull_request if review else event.issue
+    if thread is None:
+        raise UserError(f"{delivery.name} payload without an issue or pull request")
+    where = Where(event.full_name, thread.number, review or thread.pull_request is not None, comment.id, writer,
+                  event.installation_id, delivery.delivery_id, review_comment=review, comment_author=author)
     services.commands.comment(where, invocations, name)

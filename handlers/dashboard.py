@@ -5,67 +5,71 @@ Listed after the handlers it follows in HANDLERS, so on the same delivery it see
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bot.core.commands import find_commands
 from bot.core.lead.dashboard import MARKER
 from bot.errors import UserError
-from handlers.payload import installation_id, login, repo_full_name
+from handlers.payload import (
+    BenchRunDue,
+    CommentEvent,
+    Delivery,
+    IssuesEvent,
+    NoticeDue,
+    PullRequestEvent,
+    Push,
+    Tick,
+    WorkflowRunEvent,
+)
 
-REDRAWN_AFTER = frozenset({"push", "pull_request", "perfbot.verify", "workflow_run", "issue_comment",
-                           "pull_request_review_comment"})
-EVENTS = REDRAWN_AFTER | {"issues", "perfbot.reconcile", "perfbot.notify"}
-PULL_ACTIONS = frozenset({"opened", "reopened", "synchronize", "edited", "closed", "ready_for_review"})
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
 
+COMMENTED = frozenset({"created", "edited"})
+WANTS = {"push": None, "pull_request": frozenset({"opened", "reopened", "synchronize", "edited", "closed",
+                                                   "ready_for_review"}),
+         "perfbot.verify": None, "workflow_run": frozenset({"completed"}), "issue_comment": COMMENTED,
+         "pull_request_review_comment": COMMENTED, "issues": frozenset({"edited", "closed"}),
+         "perfbot.reconcile": None, "perfbot.notify": None}
 
-def handle(event, services) -> None:
-    if event.name == "perfbot.notify":
-        services.lead.send_notice(event.payload, event.delivery_id)
-    elif event.name == "perfbot.reconcile":
-        services.lead.refresh_dashboards()
-    elif event.name == "issues":
-        _edited(event, services)
-    elif event.name == "perfbot.verify":
-        if not event.repo:
-            raise UserError(f"perfbot.verify delivery {event.delivery_id} names no repository")
-        services.lead.refresh_dashboard(event.repo, event.installation_id)
-    elif _changes_something(event, services):
-        try:
-            full_name = repo_full_name(event.payload)
-        except UserError:
-            return  # the event's own handler reports the bad payload; one error for one delivery
-        services.lead.refresh_dashboard(full_name, installation_id(event.payload))
+Redrawn = Push | PullRequestEvent | WorkflowRunEvent | CommentEvent
 
 
-def _changes_something(event, services) -> bool:
+def handle(delivery: Delivery[NoticeDue | Tick | IssuesEvent | BenchRunDue | Redrawn], services: BotServices) -> None:
+    match delivery.payload:
+        case NoticeDue(url=url, notice=notice):
+            services.lead.send_notice(url, notice, delivery.delivery_id)
+        case Tick():
+            services.lead.refresh_dashboards()
+        case IssuesEvent() as event:
+            _edited(delivery.action, event, delivery.delivery_id, services)
+        case BenchRunDue():
+            if not delivery.repo:
+                raise UserError(f"perfbot.verify delivery {delivery.delivery_id} names no repository")
+            services.lead.refresh_dashboard(delivery.repo, delivery.installation_id)
+        case Push() | PullRequestEvent() | WorkflowRunEvent() | CommentEvent() as event:
+            if _changes_something(event, services):
+                services.lead.refresh_dashboard(event.full_name, event.installation_id)
+
+
+def _changes_something(event: Redrawn, services: BotServices) -> bool:
     """Only the deliveries after which the dashboard can read differently: no clone fetched for the others."""
-    payload = event.payload
-    if event.name == "push":
-        repository = payload.get("repository") or {}
-        default = repository.get("default_branch") or repository.get("master_branch")
-        return bool(default) and payload.get("ref") == f"refs/heads/{default}" and not payload.get("deleted")
-    if event.name == "workflow_run":
-        return event.action == "completed"
-    if event.name.endswith("comment"):  # only a comment holding /perf commands (a queued run, a close) counts
-        comment = payload.get("comment") or {}
-        body = comment.get("body")
-        body = body if isinstance(body, str) else ""
-        return event.action in ("created", "edited") and not body.startswith("<!-- perfbot:") and \
-            bool(find_commands(body, services.context.bot_login.removesuffix("[bot]")))
-    return event.action in PULL_ACTIONS
+    match event:
+        case Push():
+            return event.to_default_branch
+        case CommentEvent():  # only a comment holding /perf commands (a queued run, a close) counts
+            body = event.comment.body or ""
+            return not body.startswith("<!-- perfbot:") and \
+                bool(find_commands(body, services.context.bot_login.removesuffix("[bot]")))
+    return True
 
 
-def _edited(event, services) -> None:
+def _edited(action: str | None, event: IssuesEvent, delivery_id: str, services: BotServices) -> None:
     """An edit may tick boxes; a close is undone (as Renovate reopens its dashboard) by the forced re-draw."""
-    if event.action not in ("edited", "closed"):
-        return
-    issue = event.payload.get("issue") or {}
-    body, number = issue.get("body"), issue.get("number")
-    actor = login(event.payload)
-    if not isinstance(body, str) or not isinstance(number, int) or not body.startswith(MARKER):
-        return
-    if services.context.is_bot(actor):
-        return  # our own re-draw echoes back
-    before = ((event.payload.get("changes") or {}).get("body") or {}).get("from")
+    body = event.issue.body
+    if body is None or not body.startswith(MARKER) or services.context.is_bot(event.sender_login):
+        return  # not the dashboard, or our own re-draw echoing back
     # A title edit or a close carries no old body: then nothing counts as newly ticked.
-    old_body = before if isinstance(before, str) else body
-    services.commands.dashboard_edited(repo_full_name(event.payload), number, old_body, body, actor,
-                                       installation_id(event.payload), event.delivery_id)
+    old_body = (event.changes.old_body if event.changes else None) or body
+    services.commands.dashboard_edited(event.full_name, event.issue.number, old_body, body, event.sender_login,
+                                       event.installation_id, delivery_id)

@@ -1,22 +1,23 @@
 """installation: remember which installation covers which repositories, and forget removed ones."""
 from __future__ import annotations
 
-from bot.errors import UserError
+from typing import TYPE_CHECKING
 
-EVENTS = frozenset({"installation", "installation_repositories"})
+from handlers.payload import Delivery, InstallationEvent
+
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"installation": None, "installation_repositories": None}
 
 
-def handle(event, services) -> None:
-    payload = event.payload
-    installation = payload.get("installation") or {}
-    if not isinstance(installation.get("id"), int):
-        raise UserError("installation payload without installation.id")
-    account = (installation.get("account") or {}).get("login") or ""
-    if event.name == "installation":
-        repos = [r.get("full_name") for r in payload.get("repositories") or [] if isinstance(r, dict)]
-        active = event.action not in ("deleted", "suspend")
-        services.reports.record_installation(installation["id"], account, repos, active=active)
+def handle(delivery: Delivery[InstallationEvent], services: BotServices) -> None:
+    event = delivery.payload
+    account, installation_id = event.account_login, event.installation.id
+    if delivery.name == "installation":
+        services.reports.record_installation(installation_id, account, [r.full_name for r in event.repositories],
+                                             active=delivery.action not in ("deleted", "suspend"))
     else:
-        added = [r.get("full_name") for r in payload.get("repositories_added") or [] if isinstance(r, dict)]
-        removed = [r.get("full_name") for r in payload.get("repositories_removed") or [] if isinstance(r, dict)]
-        services.reports.update_installation_repos(installation["id"], account, added, removed)
+        services.reports.update_installation_repos(installation_id, account,
+                                                   [r.full_name for r in event.repositories_added],
+                                                   [r.full_name for r in event.repositories_removed])

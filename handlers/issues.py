@@ -2,26 +2,25 @@
 or labelling it `not a duplicate` to overrule dedup."""
 from __future__ import annotations
 
-from handlers.payload import login, repo_full_name
+from typing import TYPE_CHECKING
 
-EVENTS = frozenset({"issues"})
-WATCHED = frozenset({"closed", "reopened", "edited", "labeled"})
+from handlers.payload import Delivery, IssuesEvent
+
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"issues": frozenset({"closed", "reopened", "edited", "labeled"})}
 NOT_A_DUPLICATE = "not a duplicate"
 
 
-def handle(event, services) -> None:
-    if event.action not in WATCHED:
-        return
-    actor = login(event.payload)
+def handle(delivery: Delivery[IssuesEvent], services: BotServices) -> None:
+    event = delivery.payload
+    actor = event.sender_login
     if services.context.is_bot(actor):
         return  # our own writes come back as events; they change nothing
-    number = (event.payload.get("issue") or {}).get("number")
-    if not isinstance(number, int):
+    if delivery.action == "labeled":
+        if event.label is not None and event.label.name.lower() == NOT_A_DUPLICATE:
+            services.reports.overrule_dedup(event.full_name, event.issue.number, actor)
         return
-    if event.action == "labeled":
-        label = (event.payload.get("label") or {}).get("name")
-        if isinstance(label, str) and label.lower() == NOT_A_DUPLICATE:
-            services.reports.overrule_dedup(repo_full_name(event.payload), number, actor)
-        return
-    services.reports.issue_changed_by_person(repo_full_name(event.payload), number, event.action, actor,
-                                             event.delivery_id)
+    services.reports.issue_changed_by_person(event.full_name, event.issue.number, delivery.action or "", actor,
+                                             delivery.delivery_id)

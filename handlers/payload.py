@@ -1,32 +1,244 @@
-"""Reading webhook payloads defensively: every value a handler uses is checked before it is trusted."""
+"""Webhook payloads parsed once into small typed models: only the fields perfbot reads, each checked.
+
+A delivery's payload is signed, but its values are still only data: `parse` turns it into the model of its event
+(or refuses it with a UserError that names the field), and every handler reads that model, never the dict.
+"""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from bot.errors import UserError
 
-_FULL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
-_SHA = re.compile(r"[0-9a-f]{40}")
+_NAME_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
-def repo_full_name(payload: dict) -> str:
-    name = (payload.get("repository") or {}).get("full_name")
-    if not isinstance(name, str) or not _FULL_NAME.fullmatch(name) or any(p.strip(".") == "" for p in name.split("/")):
-        raise UserError(f"payload has no valid repository.full_name (got {str(name)[:80]!r})")
-    return name
-
-
-def commit_sha(value) -> str:
-    if not isinstance(value, str) or not _SHA.fullmatch(value):
-        raise UserError(f"not a commit sha: {str(value)[:80]!r}")
+def _full_name(value: str) -> str:
+    parts = value.split("/")
+    if len(parts) != 2 or not all(_NAME_PART.fullmatch(p) and p.strip(".") for p in parts):
+        raise ValueError("not OWNER/NAME of letters, digits, '.', '-' and '_'")
     return value
 
 
-def login(payload: dict, key: str = "sender") -> str:
-    value = (payload.get(key) or {}).get("login")
-    return value if isinstance(value, str) else ""
+FullName = Annotated[str, AfterValidator(_full_name)]
+Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+# GitHub's ids are 64-bit; a larger number names nothing and must not reach the store.
+Id = Annotated[int, Field(ge=1, le=2**63 - 1, strict=True)]
 
 
-def installation_id(payload: dict) -> int | None:
-    value = (payload.get("installation") or {}).get("id")
-    return value if isinstance(value, int) else None
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Account(Model):
+    login: str = ""
+
+
+class InstallationRef(Model):
+    id: Id
+
+
+class Repository(Model):
+    full_name: FullName
+    default_branch: str | None = None
+    master_branch: str | None = None  # older GitHub Enterprise payloads
+
+    @property
+    def default(self) -> str | None:
+        return self.default_branch or self.master_branch
+
+
+class Envelope(Model):
+    """What every GitHub event carries: the repository, the installation and who sent it."""
+
+    repository: Repository | None = None
+    installation: InstallationRef | None = None
+    sender: Account | None = None
+
+    @property
+    def full_name(self) -> str:
+        if self.repository is None:
+            raise UserError("payload has no repository.full_name")
+        return self.repository.full_name
+
+    @property
+    def installation_id(self) -> int | None:
+        return self.installation.id if self.installation else None
+
+    @property
+    def sender_login(self) -> str:
+        return self.sender.login if self.sender else ""
+
+
+class Push(Envelope):
+    ref: str = ""
+    after: Sha
+    deleted: bool = False
+
+    @property
+    def to_default_branch(self) -> bool:
+        """Other branches are fix branches and drafts: reports count once they land on the default branch."""
+        default = self.repository.default if self.repository else None
+        return bool(default) and self.ref == f"refs/heads/{default}" and not self.deleted
+
+
+class BodyChange(Model):
+    source: str | None = Field(default=None, alias="from")
+
+
+class Changes(Model):
+    body: BodyChange | None = None
+
+    @property
+    def old_body(self) -> str | None:
+        return self.body.source if self.body else None
+
+
+class Comment(Model):
+    id: Id
+    body: str | None = None
+    user: Account | None = None
+
+
+class Thread(Model):
+    """An issue or a pull request, as a comment's payload names it."""
+
+    number: Id
+    pull_request: dict[str, Any] | None = None  # on an issue: present when the issue is a pull request
+    body: str | None = None
+
+
+class CommentEvent(Envelope):
+    comment: Comment
+    issue: Thread | None = None
+    pull_request: Thread | None = None
+    changes: Changes | None = None
+
+
+class Branch(Model):
+    ref: str
+    sha: Sha
+    repo: Repository | None = None
+
+
+class PullRequest(Model):
+    number: Id
+    head: Branch
+    base: Branch
+    body: str | None = None
+    user: Account | None = None
+    draft: bool = False
+    merged: bool = False
+
+
+class PullRequestEvent(Envelope):
+    pull_request: PullRequest
+
+
+class Label(Model):
+    name: str = ""
+
+
+class IssuesEvent(Envelope):
+    issue: Thread
+    label: Label | None = None
+    changes: Changes | None = None
+
+
+class Installation(InstallationRef):
+    account: Account | None = None
+
+
+class RepositoryName(Model):
+    full_name: str
+
+
+class InstallationEvent(Envelope):
+    installation: Installation  # required here: the event is about it
+    repositories: list[RepositoryName] = []
+    repositories_added: list[RepositoryName] = []
+    repositories_removed: list[RepositoryName] = []
+
+    @property
+    def account_login(self) -> str:
+        return self.installation.account.login if self.installation.account else ""
+
+
+class WorkflowRun(Model):
+    id: Id
+    display_title: str | None = None
+    path: str | None = None
+    event: str | None = None
+    status: str | None = None
+    conclusion: str | None = None
+    html_url: str | None = None
+    created_at: datetime | None = None
+    actor: Account | None = None
+
+
+class WorkflowRunEvent(Envelope):
+    workflow_run: WorkflowRun
+
+
+# perfbot's own deliveries, queued by itself
+class BenchRunDue(Model):
+    run: Id
+
+
+class BisectionDue(Model):
+    bisection: Id
+
+
+class GuardCheckDue(Model):
+    head: Sha | None = None
+
+
+class NoticeDue(Model):
+    url: str
+    notice: dict[str, Any]
+
+
+class Tick(Model):
+    """The scheduler's ticks (reconcile, digest, actions poll): nothing in them but their name."""
+
+
+MODELS: dict[str, type[Model]] = {
+    "push": Push, "issue_comment": CommentEvent, "pull_request_review_comment": CommentEvent,
+    "pull_request": PullRequestEvent, "issues": IssuesEvent, "installation": InstallationEvent,
+    "installation_repositories": InstallationEvent, "workflow_run": WorkflowRunEvent,
+    "perfbot.verify": BenchRunDue, "perfbot.bisect": BisectionDue, "perfbot.guards": GuardCheckDue,
+    "perfbot.notify": NoticeDue, "perfbot.reconcile": Tick, "perfbot.digest": Tick, "perfbot.actions-poll": Tick,
+}
+
+P = TypeVar("P", bound=Model, covariant=True)
+
+
+@dataclass(frozen=True)
+class Delivery(Generic[P]):
+    """A delivery as a handler sees it: its payload parsed into its event's model."""
+
+    name: str
+    action: str | None
+    delivery_id: str
+    payload: P
+    repo: str | None  # perfbot's own deliveries name their repository here
+    installation_id: int | None
+    keep_alive: Callable[[float], object]
+
+
+def parse(name: str, payload: dict[str, Any]) -> Model:
+    """The payload as its event's model, or a UserError naming the first field that is wrong."""
+    model = MODELS.get(name)
+    if model is None:
+        raise UserError(f"no handler reads {name!r} deliveries")
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "payload"
+        raise UserError(f"{name} payload: {where}: {first['msg']} (got {str(first.get('input'))[:80]!r})") from None

@@ -2,45 +2,38 @@
 when it merges with a passing verdict on that head; every new head gets the parity guard's check run."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bot.core.events import PullInfo
 from bot.core.tracker.refnames import branch_name_problem
 from bot.errors import UserError
-from handlers.payload import commit_sha, installation_id, login, repo_full_name
+from handlers.payload import Delivery, PullRequestEvent
 
-EVENTS = frozenset({"pull_request"})
-WATCHED = frozenset({"opened", "reopened", "synchronize", "edited", "ready_for_review", "closed"})
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"pull_request": frozenset({"opened", "reopened", "synchronize", "edited", "ready_for_review", "closed"})}
 PARITY_ACTIONS = frozenset({"opened", "reopened", "synchronize"})  # a new head (or a PR seen anew) is checked
 
 
-def handle(event, services) -> None:
-    if event.action not in WATCHED:
+def handle(delivery: Delivery[PullRequestEvent], services: BotServices) -> None:
+    event = delivery.payload
+    pull = pull_info(event)
+    if delivery.action == "closed" and not pull.merged:
+        services.fixes.pull_closed_unmerged(event.full_name, pull.number)
         return
-    payload = event.payload
-    full_name = repo_full_name(payload)
-    pull = pull_info(payload, full_name)
-    if event.action == "closed" and not pull.merged:
-        services.fixes.pull_closed_unmerged(full_name, pull.number)
-        return
-    services.fixes.pull_request_changed(full_name, pull, installation_id(payload), event.delivery_id)
-    if event.action in PARITY_ACTIONS:
-        services.fixes.pull_request_parity(full_name, pull, installation_id(payload))
+    services.fixes.pull_request_changed(event.full_name, pull, event.installation_id, delivery.delivery_id)
+    if delivery.action in PARITY_ACTIONS:
+        services.fixes.pull_request_parity(event.full_name, pull, event.installation_id)
 
 
-def pull_info(payload: dict, full_name: str) -> PullInfo:
-    pr = payload.get("pull_request") or {}
-    head, base = pr.get("head") or {}, pr.get("base") or {}
-    number = pr.get("number")
-    if not isinstance(number, int) or number < 1:
-        raise UserError(f"pull_request payload without a valid number (got {str(number)[:40]!r})")
-    refs: list[str] = []
-    for side, ref in (("head", head.get("ref")), ("base", base.get("ref"))):
-        problem = branch_name_problem(ref) if isinstance(ref, str) else "it is missing"
-        if problem or not isinstance(ref, str):
-            raise UserError(f"PR #{number}: the {side} branch {str(ref)[:80]!r} is refused: {problem}")
-        refs.append(ref)
-    head_repo = (head.get("repo") or {}).get("full_name")
-    body = pr.get("body")
-    return PullInfo(number=number, head_ref=refs[0], head_sha=commit_sha(head.get("sha")), base_ref=refs[1],
-                    base_sha=commit_sha(base.get("sha")), body=body if isinstance(body, str) else "",
-                    author=login(pr, "user"), same_repo=head_repo == full_name, draft=pr.get("draft") is True,
-                    merged=pr.get("merged") is True)
+def pull_info(event: PullRequestEvent) -> PullInfo:
+    """The pull request as perfbot acts on it; a branch name git or a shell could misread is refused."""
+    pr = event.pull_request
+    for side, branch in (("head", pr.head), ("base", pr.base)):
+        if problem := branch_name_problem(branch.ref):
+            raise UserError(f"PR #{pr.number}: the {side} branch {branch.ref[:80]!r} is refused: {problem}")
+    head_repo = pr.head.repo.full_name if pr.head.repo else None
+    return PullInfo(number=pr.number, head_ref=pr.head.ref, head_sha=pr.head.sha, base_ref=pr.base.ref,
+                    base_sha=pr.base.sha, body=pr.body or "", author=pr.user.login if pr.user else "",
+                    same_repo=head_repo == event.full_name, draft=pr.draft, merged=pr.merged)

@@ -1,16 +1,17 @@
 """push: a push to the default branch syncs the reports it changed and brings their GitHub issues in step."""
 from __future__ import annotations
 
-from handlers.payload import commit_sha, installation_id, repo_full_name
+from typing import TYPE_CHECKING
 
-EVENTS = frozenset({"push"})
+from handlers.payload import Delivery, Push
+
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"push": None}
 
 
-def handle(event, services) -> None:
-    payload = event.payload
-    repository = payload.get("repository") or {}
-    default = repository.get("default_branch") or repository.get("master_branch")
-    if not default or payload.get("ref") != f"refs/heads/{default}" or payload.get("deleted"):
-        return  # other branches are fix branches and drafts: reports count once they land on the default branch
-    services.reports.sync_and_mirror(repo_full_name(payload), commit_sha(payload.get("after")),
-                                     installation_id(payload))
+def handle(delivery: Delivery[Push], services: BotServices) -> None:
+    push = delivery.payload
+    if push.to_default_branch:  # other branches are fix branches and drafts
+        services.reports.sync_and_mirror(push.full_name, push.after, push.installation_id)

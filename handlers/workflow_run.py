@@ -3,43 +3,34 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
+from bot.core.events import WorkflowRun
 from bot.errors import UserError
-from handlers.payload import installation_id, login, repo_full_name
+from handlers.payload import Delivery, Tick, WorkflowRunEvent
 
-EVENTS = frozenset({"workflow_run", "perfbot.actions-poll"})
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"workflow_run": frozenset({"completed"}), "perfbot.actions-poll": None}
 # The bench workflow's run-name (deploy/github/perfbot-bench.yml): every other workflow run is not perfbot's.
 TITLE = re.compile(r"perfbot bench run ([1-9][0-9]{0,11})")
 
 
-def handle(event, services) -> None:
-    if event.name == "perfbot.actions-poll":
-        services.fixes.poll_actions(datetime.now(UTC), event.delivery_id)
-        return
-    payload = event.payload
-    run = payload.get("workflow_run") or {}
-    title = run.get("display_title")
-    ours = TITLE.fullmatch(title) if isinstance(title, str) else None
-    if payload.get("action") != "completed" or ours is None:
-        return
-    services.fixes.workflow_run_completed(repo_full_name(payload), installation_id(payload),
-                                          int(ours[1]), workflow_run(run), event.delivery_id)
+def handle(delivery: Delivery[WorkflowRunEvent | Tick], services: BotServices) -> None:
+    match delivery.payload:
+        case Tick():
+            services.fixes.poll_actions(datetime.now(UTC), delivery.delivery_id)
+        case WorkflowRunEvent() as event if (ours := TITLE.fullmatch(event.workflow_run.display_title or "")):
+            services.fixes.workflow_run_completed(event.full_name, event.installation_id, int(ours[1]),
+                                                  workflow_run(event), delivery.delivery_id)
 
 
-def workflow_run(run: dict) -> dict:
-    """The fields perfbot uses, each checked: the payload is signed, but its values are still only data."""
-    fields = {"id": run.get("id"), "title": run.get("display_title"), "path": run.get("path"),
-              "event": run.get("event"), "status": run.get("status"), "conclusion": run.get("conclusion"),
-              "actor": login(run, "actor"), "html_url": run.get("html_url") or ""}
-    if not isinstance(fields["id"], int) or isinstance(fields["id"], bool):
-        raise UserError(f"workflow_run.id is not a number: {str(fields['id'])[:40]!r}")
-    for key in ("path", "event", "status", "html_url"):
-        if not isinstance(fields[key], str):
-            raise UserError(f"workflow_run.{key} is not text")
-    if fields["conclusion"] is not None and not isinstance(fields["conclusion"], str):
-        raise UserError("workflow_run.conclusion is not text")
-    try:
-        fields["created_at"] = datetime.fromisoformat(str(run.get("created_at")).replace("Z", "+00:00"))
-    except ValueError:
-        raise UserError(f"workflow_run.created_at is not a time: {str(run.get('created_at'))[:40]!r}") from None
-    return fields
+def workflow_run(event: WorkflowRunEvent) -> WorkflowRun:
+    """Perfbot's own bench runs carry every field GitHub requires of a completed run; anything less is refused."""
+    run = event.workflow_run
+    missing = [key for key in ("path", "event", "status", "html_url", "created_at") if getattr(run, key) is None]
+    if missing or run.created_at is None:
+        raise UserError(f"workflow_run {run.id} has no {', '.join(missing)}")
+    return WorkflowRun(run.id, run.display_title or "", run.path or "", run.event or "", run.status or "",
+                       run.conclusion, run.actor.login if run.actor else "", run.created_at, run.html_url or "")

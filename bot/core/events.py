@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -37,3 +38,18 @@ class Where:
     @property
     def edited_by_other(self) -> bool:
         return bool(self.comment_author) and self.comment_author.lower() != self.author.lower()
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    """A GitHub Actions workflow run, as its webhook or the API describes it."""
+
+    id: int
+    title: str  # display_title: "perfbot bench run N", from the workflow's run-name
+    path: str  # .github/workflows/perfbot-bench.yml
+    event: str
+    status: str  # queued | in_progress | completed ...
+    conclusion: str | None  # success | failure | cancelled | timed_out ... once completed
+    actor: str
+    created_at: datetime
+    html_url: str

@@ -19,7 +19,7 @@ from bot.adapters.store.engine import SQLITE_BUSY_SECONDS, Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery, NotStored
 from bot.cli import main
 from bot.errors import RateLimited, TransientError
-from bot.services.worker import Worker, backoff_seconds
+from bot.services.worker import Event, Worker, backoff_seconds
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -207,12 +207,28 @@ def test_a_delivery_whose_workers_keep_dying_fails_after_max_attempts(database):
 
 def test_one_handlers_failure_never_stops_another():
     calls = []
-    broken = SimpleNamespace(__name__="handlers.broken", EVENTS={"push"},
+    broken = SimpleNamespace(__name__="handlers.broken", WANTS={"perfbot.digest": None},
                              handle=lambda e, s: (_ for _ in ()).throw(RuntimeError("boom")))
-    healthy = SimpleNamespace(__name__="handlers.healthy", EVENTS={"push"}, handle=lambda e, s: calls.append(e))
-    event = SimpleNamespace(name="push", delivery_id="d-1")
+    healthy = SimpleNamespace(__name__="handlers.healthy", WANTS={"perfbot.digest": None},
+                              handle=lambda e, s: calls.append(e))
+    event = Event("perfbot.digest", None, "d-1", {}, None, None)
     failures = handlers.dispatch(event, None, handlers=(broken, healthy))
-    assert calls == [event] and [(name, str(exc)) for name, exc in failures] == [("broken", "boom")]
+    assert [c.delivery_id for c in calls] == ["d-1"]
+    assert [(name, str(exc)) for name, exc in failures] == [("broken", "boom")]
+
+
+def test_a_handler_sees_only_the_actions_it_wants_and_a_bad_payload_is_refused_once():
+    calls = []
+    wants_closed = SimpleNamespace(__name__="handlers.closed", WANTS={"issues": frozenset({"closed"})},
+                                   handle=lambda e, s: calls.append(e.action))
+    issue = {"issue": {"number": 7}, "repository": {"full_name": "o/r"}}
+    for action in ("opened", "closed"):
+        assert handlers.dispatch(Event("issues", action, "d", issue, None, None), None,
+                                 handlers=(wants_closed, wants_closed)) == []
+    assert calls == ["closed", "closed"]
+    failures = handlers.dispatch(Event("issues", "closed", "d", {"issue": {"number": 2**64}}, None, None), None,
+                                 handlers=(wants_closed, wants_closed))
+    assert [name for name, _ in failures] == ["payload"] and "issue.number" in str(failures[0][1])
 
 
 def test_two_workers_claim_every_delivery_exactly_once(database):

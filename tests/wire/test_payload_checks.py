@@ -6,7 +6,7 @@ import json
 import pytest
 
 import handlers
-from handlers.payload import commit_sha, installation_id, login, repo_full_name
+from handlers.payload import MODELS, Envelope, PullRequestEvent, Push, WorkflowRunEvent, parse
 from handlers.pull_request import pull_info
 from handlers.workflow_run import workflow_run
 from tests.npm_fixtures import ghes_openapi_paths, openapi_path, webhook_example_sets
@@ -25,19 +25,26 @@ def test_there_are_examples_of_every_event_a_handler_takes():
 
 @pytest.mark.parametrize("target, event, n, payload", [
     pytest.param(*example, id=f"{example[0]}-{example[1]}-{example[2]}") for example in handled_examples()])
-def test_every_value_a_handler_checks_is_taken(target, event, n, payload):
+def test_every_example_parses_into_its_events_model(target, event, n, payload):
+    parsed = parse(event, payload)
+    assert isinstance(parsed, MODELS[event]) and isinstance(parsed, Envelope)
     if "repository" in payload:
-        assert repo_full_name(payload) == payload["repository"]["full_name"]
-    assert installation_id(payload) == (payload.get("installation") or {}).get("id")
-    assert login(payload) == (payload.get("sender") or {}).get("login", "")
-    if event == "push":
-        assert commit_sha(payload["after"]) == payload["after"]
-    elif event == "pull_request":
-        pull = pull_info(payload, repo_full_name(payload))
+        assert parsed.full_name == payload["repository"]["full_name"]
+    assert parsed.installation_id == (payload.get("installation") or {}).get("id")
+    assert parsed.sender_login == (payload.get("sender") or {}).get("login", "")
+    if isinstance(parsed, Push):
+        assert parsed.after == payload["after"]
+    elif isinstance(parsed, PullRequestEvent):
+        pull = pull_info(parsed)
         assert (pull.number, pull.head_sha) == (payload["pull_request"]["number"],
                                                 payload["pull_request"]["head"]["sha"])
-    elif event == "workflow_run" and set(REQUIRED_BY_WORKFLOW_RUN) <= set(payload["workflow_run"]):
-        assert workflow_run(payload["workflow_run"])["id"] == payload["workflow_run"]["id"]
+    elif isinstance(parsed, WorkflowRunEvent) and set(REQUIRED_BY_WORKFLOW_RUN) <= set(payload["workflow_run"]):
+        assert workflow_run(parsed).id == payload["workflow_run"]["id"]
+
+
+def test_every_event_a_handler_wants_has_a_model():
+    wanted = {name for handler in handlers.HANDLERS for name in handler.WANTS}
+    assert wanted == set(MODELS)
 
 
 # What handlers.workflow_run.workflow_run() insists on. It reads only perfbot's own bench runs (by their

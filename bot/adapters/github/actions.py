@@ -9,22 +9,10 @@ from github import GithubException
 from github.Repository import Repository
 
 from bot.adapters.github.client import classified_errors
+from bot.core.events import WorkflowRun
 from bot.errors import TransientError, UserError
 
 DOWNLOAD_TIMEOUT_SECONDS = 30
-
-
-@dataclass(frozen=True)
-class WorkflowRun:
-    id: int
-    title: str  # display_title: "perfbot bench run N", from the workflow's run-name
-    path: str  # .github/workflows/perfbot-bench.yml
-    event: str
-    status: str  # queued | in_progress | completed ...
-    conclusion: str | None  # success | failure | cancelled | timed_out ... once completed
-    actor: str
-    created_at: datetime
-    html_url: str
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from bot.adapters.git import GitRepository
-from bot.adapters.github.actions import WorkflowRun, actions_of
+from bot.adapters.github.actions import actions_of
 from bot.adapters.runners.actions import (
     MAX_ZIP_BYTES,
     ArtifactError,
@@ -21,6 +21,7 @@ from bot.adapters.runners.actions import (
     run_title,
 )
 from bot.adapters.store.bench import bench_store
+from bot.core.events import WorkflowRun
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import for_run

@@ -9,7 +9,7 @@ from datetime import datetime
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store.locks import repo_lock
-from bot.core.events import PullInfo
+from bot.core.events import PullInfo, WorkflowRun
 from bot.core.parity.check import ParityReport
 from bot.services.bench.closing import close_if_verified
 from bot.services.bench.fix_flow import FixFlow
@@ -105,21 +105,19 @@ class Fixes:
             self.guards.run_finished(run, repo, tracker, full_name, installation_id, delivery_id)
             self.ctx.mirror(tracker, full_name, {run["slug"]})
 
-    def workflow_run_completed(self, full_name: str, installation_id: int | None, run_id: int, workflow_run: dict,
-                               delivery_id: str) -> dict | None:
+    def workflow_run_completed(self, full_name: str, installation_id: int | None, run_id: int,
+                               workflow_run: WorkflowRun, delivery_id: str) -> dict | None:
         """A `workflow_run` webhook for bench run `run_id`: only a run perfbot itself dispatched counts."""
         if self.ctx.bench is None:
             return None  # this process runs no benchmarks
-        if not self.ctx.is_bot(workflow_run.get("actor", "")):
+        if not self.ctx.is_bot(workflow_run.actor):
             log.warning("%s: workflow run %s titled for bench run %s was started by %r, not perfbot: ignored",
-                        full_name, workflow_run.get("id"), run_id, workflow_run.get("actor"))
+                        full_name, workflow_run.id, run_id, workflow_run.actor)
             return None
-        from bot.adapters.github.actions import WorkflowRun
-
         installation_id = self.ctx.installation(full_name, installation_id)
         tracker = self.ctx.trackers(full_name, installation_id)
         with self.ctx.source.open(full_name, installation_id) as repo:
-            run = self.ctx.bench.actions.complete(run_id, repo, tracker, WorkflowRun(**workflow_run))
+            run = self.ctx.bench.actions.complete(run_id, repo, tracker, workflow_run)
             self._after_run(run, repo, tracker, full_name, installation_id, delivery_id)
         return run
 

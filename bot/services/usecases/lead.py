@@ -68,9 +68,6 @@ class Lead:
                 outcome[full_name] = f"failed: {exc}"
         return outcome
 
-    def send_notice(self, payload: dict, delivery_id: str) -> int:
+    def send_notice(self, url: str, notice: dict, delivery_id: str) -> int:
         """A queued `perfbot.notify` delivery: the notice POSTed, signed; a failure is retried by the queue."""
-        url, notice = payload.get("url"), payload.get("notice")
-        if not isinstance(url, str) or not isinstance(notice, dict):
-            raise ValueError(f"perfbot.notify delivery {delivery_id} has no url or notice")
         return outgoing_webhook.send(url, notice, delivery_id, outgoing_webhook.notify_secret())
