@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store, fix_store
@@ -21,7 +21,9 @@ from bot.core.commands.verbs import (
     Bisect,
     Cancel,
     Close,
+    Command,
     Detach,
+    Digest,
     Dup,
     Help,
     Merge,
@@ -115,38 +117,48 @@ class CommandFlow:
                           extra={"delivery": where.delivery_id})
             return f"⚠️ internal error (delivery `{where.delivery_id}`); the maintainers have the log."
 
-    def _carry_out(self, command, where: Where, tracker, answer_id: int, index: int) -> str:
-        if isinstance(command, Help):
-            return grammar.help_text(self.bot_name)
-        if isinstance(command, Status):
-            return self._status(command, where)
-        if isinstance(command, Verify):
-            return self._verify(command, where, tracker, answer_id, index)
-        if isinstance(command, Attach):
-            return self._attach(command, where, tracker)
-        if isinstance(command, Detach):
-            return self._detach(command, where, tracker)
-        if isinstance(command, (Dup, Merge)):
-            keep, drop = (command.of, command.slug) if isinstance(command, Dup) else self._newer_first(where, command)
-            pull = self._person_merge(where, tracker, keep, drop)
-            return f"opened #{pull}: `{drop}` merged into `{keep}` (review the merged text, then merge it)"
-        if isinstance(command, NotDup):
-            self._records(where, command.a, command.b)
-            remember_not_duplicate(self.db, where.full_name, command.a, command.b, where.author)
-            self.reports.mirror(where.full_name, where.installation_id, {command.a, command.b})
-            return f"noted: `{command.a}` and `{command.b}` are not duplicates; dedup will not pair them again"
-        if isinstance(command, (Close, Reopen)):
-            return self._override(where, command.slug, isinstance(command, Close), getattr(command, "reason", ""))
-        if isinstance(command, Cancel):
-            return self._cancel(command, where, tracker)
-        if isinstance(command, Bisect):
-            bisect_id = self.guards.request_bisection(where.full_name, command.slug, command.good, command.bad,
-                                                           where.author, where.installation_id)
-            return (f"queued bisection {bisect_id} of `{command.slug}`: each step's measurements go to the report's "
-                    "issue as they are decided")
-        preview = self.lead.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
-        return f"<details><summary>the weekly digest as it stands now (a preview: nothing was posted)</summary>\n\n" \
-            f"{preview}\n</details>"
+    def _carry_out(self, command: Command, where: Where, tracker, answer_id: int, index: int) -> str:
+        match command:  # Command is a closed union: mypy checks that every verb is carried out
+            case Help():
+                return grammar.help_text(self.bot_name)
+            case Status():
+                return self._status(command, where)
+            case Verify():
+                return self._verify(command, where, tracker, answer_id, index)
+            case Attach():
+                return self._attach(command, where, tracker)
+            case Detach():
+                return self._detach(command, where, tracker)
+            case Dup(slug=drop, of=keep):
+                return self._merge_opened(where, tracker, keep, drop)
+            case Merge():
+                return self._merge_opened(where, tracker, *self._newer_first(where, command))
+            case NotDup(a=a, b=b):
+                self._records(where, a, b)
+                remember_not_duplicate(self.db, where.full_name, a, b, where.author)
+                self.reports.mirror(where.full_name, where.installation_id, {a, b})
+                return f"noted: `{a}` and `{b}` are not duplicates; dedup will not pair them again"
+            case Close(slug=slug, reason=reason):
+                return self._override(where, slug, True, reason)
+            case Reopen(slug=slug):
+                return self._override(where, slug, False, "")
+            case Cancel():
+                return self._cancel(command, where, tracker)
+            case Bisect(slug=slug, good=good, bad=bad):
+                bisect_id = self.guards.request_bisection(where.full_name, slug, good, bad, where.author,
+                                                          where.installation_id)
+                return (f"queued bisection {bisect_id} of `{slug}`: each step's measurements go to the report's "
+                        "issue as they are decided")
+            case Digest():
+                preview = self.lead.preview_digest(where.full_name, where.installation_id, datetime.now(UTC))
+                return "<details><summary>the weekly digest as it stands now (a preview: nothing was posted)" \
+                    f"</summary>\n\n{preview}\n</details>"
+            case _:
+                assert_never(command)
+
+    def _merge_opened(self, where: Where, tracker, keep: str, drop: str) -> str:
+        pull = self._person_merge(where, tracker, keep, drop)
+        return f"opened #{pull}: `{drop}` merged into `{keep}` (review the merged text, then merge it)"
 
     def _records(self, where: Where, *slugs: str) -> dict[str, fix_store.OpenRecord]:
         records = fix_store.open_records(self.db, where.full_name)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from bot.core.commands.args import CommandSyntaxError, shown, split_arguments
 from bot.core.commands.lines import normalise, prose_lines
-from bot.core.commands.verbs import VERBS, Verb
+from bot.core.commands.verbs import VERBS, Command, Verb
 
 __all__ = [
     "ALIASES",
@@ -40,7 +40,7 @@ class Invocation:
     verb: str                # canonical verb (aliases resolved), lower-cased; as written for an unknown one
     line: int                # 1-based line in the comment body
     text: str                # the command line as written, stripped
-    command: object | None   # the verb's dataclass, or None when malformed or unknown
+    command: Command | None   # the verb's dataclass, or None when malformed or unknown
     error: str | None        # what is wrong, then "(usage: ...)" for a malformed command
     unknown: bool = False    # the verb is not ours: the caller answers with help_text()
 

@@ -109,7 +109,9 @@ class Bisect:
     bad: str | None = None
 
 
-Parser = Callable[[tuple[str, ...], dict[str, str]], object]
+# Every command a comment can hold: a closed union, so a flow that carries commands out `match`es them all.
+Command = Help | Status | Verify | Attach | Detach | Dup | NotDup | Merge | Close | Reopen | Digest | Cancel | Bisect
+Parser = Callable[[tuple[str, ...], dict[str, str]], Command]
 
 
 @dataclass(frozen=True)
@@ -121,9 +123,9 @@ class Verb:
     parse: Parser  # (positional arguments, options) -> the command; CommandSyntaxError when malformed
 
 
-def _slugs(name: str, command: type, least: int, most: int) -> Parser:
+def _slugs(name: str, command: Callable[..., Command], least: int, most: int) -> Parser:
     """A verb that takes `least`..`most` slugs and no option: one slug each field, or a pair."""
-    def parse(args: tuple[str, ...], options: dict[str, str]) -> object:
+    def parse(args: tuple[str, ...], options: dict[str, str]) -> Command:
         check_options(name, options)
         if least == most == 2:
             return command(*two_slugs(name, args))
