@@ -15,7 +15,6 @@ from typing import Any
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queries import RecordFilter, all_known_slugs, list_records
-from bot.adapters.store.reviews.retrieval_store import live_hashes
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import words_of
 from bot.core.reports.records import ReadingOptions
@@ -51,7 +50,7 @@ class Catalog:
         """The index, the live records and their summaries by slug, as of the store now."""
         index, records, _ = self.indexes.current(self.db, self.full_name, self.reading)
         with self._lock:
-            hashes = live_hashes(self.db, self.full_name)
+            hashes = records.hashes  # what the store said just now: no second query
             if hashes != self._hashes:  # a sync changed content: the summaries (title, claim, path) with it
                 with self.db.session() as session:
                     rows = list_records(session, RecordFilter(states=LIVE, repo=self.full_name))

@@ -65,8 +65,10 @@ def dedup_answer(catalog: Catalog, reviewer: Reviewer, file: str, data: bytes, k
         raise DraftError(f"{file}: nothing to compare; the draft has no report in it (lint_draft says why)")
     draft = result.record
     index, records, summaries = catalog.current()
-    # A draft is no record: cached verdicts are read (an agent reviewer's cost little then), never stored.
-    cache = ReadOnlyCache(VerdictCache(catalog.db))
+    # A draft is no record: cached verdicts are read (an agent reviewer's cost little then), never stored; the
+    # offline reviewer's verdicts cost less to make again than to look up.
+    offline = getattr(reviewer, "name", "offline") == "offline"
+    cache = None if offline else ReadOnlyCache(VerdictCache(catalog.db))
     people = not_duplicates(catalog.db, catalog.full_name)
     reviews = Dedup([], reviewer, cache, people, k=k, index=index, records=records).review(draft)
     overlapping = [r for r in reviews if r.overlapping]
@@ -75,6 +77,7 @@ def dedup_answer(catalog: Catalog, reviewer: Reviewer, file: str, data: bytes, k
         "overlaps": bool(overlapping),
         "candidates": [{"slug": r.old, "path": summaries.get(r.old, {}).get("path", f"{REPORT_DIR}/{r.old}.md"),
                         "title": summaries.get(r.old, {}).get("title"), "verdict": r.verdict.kind,
+                        "overruled_by_people": r.overruled,
                         "confidence": r.verdict.confidence, "reasons": list(r.verdict.reasons),
                         "retrieval": {"score": r.candidate.score, "text": r.candidate.text,
                                       "shape": r.candidate.shape, "places": r.candidate.locations}}

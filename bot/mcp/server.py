@@ -15,11 +15,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from bot.adapters.store.bench.bench_store import runs_for, unfinished_runs
+from bot.adapters.store.bench.bench_store import latest_finished, runs_for, unfinished_runs
 from bot.core.lint.rules import RULES
 from bot.mcp.catalog import Catalog
 from bot.mcp.drafts import DraftError, dedup_answer, lint_answer, read_draft
-from bot.mcp.standing_view import UnknownRecord, measurement, record_standing
+from bot.mcp.standing_view import UnknownRecord, measurement, record_standing, standing
 from bot.services.dedup.review import Reviewer
 
 FORMAT_FILE = Path(__file__).resolve().parents[2] / "devs" / "ISSUE_FORMAT.md"
@@ -60,12 +60,13 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
         """Live reports matching the words (title, context and root cause), with the claimed and measured
         figures, the outcome, the fix and the file to read."""
         hits = catalog.search(query, track, backend, limit)
+        finished = latest_finished(catalog.db) if hits else {}
         records = []
         for row, score in hits:
-            standing = record_standing(catalog.db, catalog.full_name, row["slug"])
+            told = standing(row, finished.get((catalog.full_name, row["slug"])))
             records.append({"slug": row["slug"], "title": row["title"], "path": row["path"], "score": round(score, 3),
-                            "claimed": standing["claim"], "measured": standing["measurement"],
-                            "outcome": standing["outcome"], "fix": standing["fix"]["field"]})
+                            "claimed": told["claim"], "measured": told["measurement"], "outcome": told["outcome"],
+                            "fix": told["fix"]["field"]})
         answer: dict[str, Any] = {"repo": catalog.full_name, "records": records}
         if not catalog.current()[2]:
             answer["note"] = (f"the store holds no live records of {catalog.full_name}: run "

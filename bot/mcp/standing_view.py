@@ -1,8 +1,8 @@
 """A record's standing as the MCP tools answer it: claim, latest measurement, outcome, fix, culprit.
 
 DESIGN.md asks for one pure `standing` function in bot/core that every surface renders. Until it lands, this
-module is the one place the MCP server reads a standing from the existing store queries: swap the body of
-`record_standing` for that function and every tool follows.
+module's `standing` is the one place the MCP tools render a standing from the existing store rows: swap it
+for core's function (and `record_standing`'s reads for what that function takes) and every tool follows.
 """
 from __future__ import annotations
 
@@ -23,32 +23,37 @@ class UnknownRecord(LookupError):
 
 
 def record_standing(db: Database, full_name: str, slug: str) -> dict[str, Any]:
-    """The record `slug` (or a former name of it) in `full_name`: its claim, its latest finished measurement,
-    its outcome in the verdict words of docs/verification.md, its fix and the culprit a bisection found."""
+    """The record `slug` (or a former name of it) in `full_name`, with its runs, fixes and bisections read."""
     with db.session() as session:
         matches = find_records(session, slug, full_name)
         if not matches:
             raise UnknownRecord(slug)
         detail = record_detail(session, *matches[0])
     runs = runs_for(db, detail["slug"], limit=RUNS_SHOWN, full_name=full_name)
-    finished = next((run for run in runs if run["status"] == "done"), None)
-    bisections = bisect_store.for_record(db, full_name, detail["slug"])
-    culprit = next((b for b in bisections if b["culprit"]), None)
-    fix, claim = words.of_fix(detail["verdict"]), words.of_claim(detail["reproduced"])
+    culprit = next((b for b in bisect_store.for_record(db, full_name, detail["slug"]) if b["culprit"]), None)
+    attached = [f.as_dict() for f in fixes_for(db, full_name, detail["slug"])]
+    return {**standing(detail, next((run for run in runs if run["status"] == "done"), None), attached, culprit),
+            "aliases": detail["aliases"], "lint": {"errors": detail["errors"], "warnings": detail["warnings"]}}
+
+
+def standing(row: dict, finished: dict | None, attached: list[dict] | None = None,
+             culprit: dict | None = None) -> dict[str, Any]:
+    """A record's standing from its stored row (`queries.record_summary`), its latest finished run, the fixes
+    attached to it and the bisection that found a culprit: the one rendering every tool answers with."""
+    fix, claim = words.of_fix(row["verdict"]), words.of_claim(row["reproduced"])
     return {
-        "slug": detail["slug"], "title": detail["title"], "path": detail["path"], "state": detail["state"],
-        "merged_into": detail["merged_into"], "aliases": detail["aliases"],
-        "claim": {"track": detail["track"], "backend": detail["backend"], "threads": detail["threads"],
-                  "ratio": detail["ratio"], "ratio_kind": detail["ratio_kind"], "table_ratio": detail["table_ratio"]},
+        "slug": row["slug"], "title": row["title"], "path": row["path"], "state": row["state"],
+        "merged_into": row["merged_into"],
+        "claim": {"track": row["track"], "backend": row["backend"], "threads": row["threads"],
+                  "ratio": row["ratio"], "ratio_kind": row["ratio_kind"], "table_ratio": row["table_ratio"]},
         "measurement": measurement(finished),
         "outcome": {"fix": fix.key if fix else None, "claim": claim.key if claim else None,
-                    "text": words.of_record(detail["verdict"], detail["reproduced"])},
-        "fix": {"field": detail["fix"],
-                "attached": [{k: f.as_dict()[k] for k in ("branch", "state", "pr_number", "head_sha", "token_delta")}
-                             for f in fixes_for(db, full_name, detail["slug"])]},
+                    "text": words.of_record(row["verdict"], row["reproduced"])},
+        "fix": {"field": row["fix"],
+                "attached": [{k: f[k] for k in ("branch", "state", "pr_number", "head_sha", "token_delta")}
+                             for f in attached or []]},
         "culprit": ({"commit": culprit["culprit"], "bisection": culprit["id"], "message": culprit["message"]}
                     if culprit else None),
-        "lint": {"errors": detail["errors"], "warnings": detail["warnings"]},
     }
 
 
