@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queries import RecordFilter, all_known_slugs, list_records
@@ -66,13 +68,24 @@ class Catalog:
         """Live records matching the filters, best BM25 match on title, context and root cause first; with no
         words, worst claimed ratio first."""
         index, _, summaries = self.current()
-        wanted = [row for row in summaries.values()
-                  if (track is None or row["track"] == track) and (backend is None or row["backend"] == backend)]
+
+        def wanted(row: dict[str, Any] | None) -> bool:
+            return row is not None and track in (None, row["track"]) and backend in (None, row["backend"])
+
         words = words_of(query)
         if not words:
-            ranked = sorted(wanted, key=lambda row: (-(row["ratio"] or 0.0), row["slug"]))
+            ranked = sorted((row for row in summaries.values() if wanted(row)),
+                            key=lambda row: (-(row["ratio"] or 0.0), row["slug"]))
             return [(row, 0.0) for row in ranked[:limit]]
         scores = index.words.scores(words)
-        scored = [(row, float(scores[index.slot_of[row["slug"]]])) for row in wanted if row["slug"] in index.slot_of]
-        hits = sorted((hit for hit in scored if hit[1] > 0), key=lambda hit: (-hit[1], hit[0]["slug"]))
-        return hits[:limit]
+        slots = np.flatnonzero(scores > 0)
+        slots = slots[np.argsort(-scores[slots], kind="stable")]  # best first; filters then take the first few
+        hits: list[tuple[dict[str, Any], float]] = []
+        for slot in slots.tolist():
+            slug = index.slugs[slot]
+            row = summaries.get(slug) if slug is not None else None
+            if row is not None and wanted(row):
+                hits.append((row, float(scores[slot])))
+                if len(hits) == limit:
+                    break
+        return hits
