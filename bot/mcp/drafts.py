@@ -83,6 +83,9 @@ def dedup_answer(catalog: Catalog, reviewer: Reviewer, file: str, data: bytes, k
                                       "shape": r.candidate.shape, "places": r.candidate.locations}}
                        for r in reviews],
     }
+    if not len(index):
+        answer["note"] = (f"the store holds no live records of {catalog.full_name}: nothing was compared; run "
+                          "`perfbot sync --repo PATH` first")
     if not overlapping:
         answer["next"] = "new: no existing report overlaps; lint it clean and write it to devs/issues/"
         return answer

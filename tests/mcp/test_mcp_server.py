@@ -224,3 +224,25 @@ def test_the_store_comes_from_the_environment_and_no_call_writes_work(demo):
     assert sorted(os.listdir(demo["repo"] / ".git" / "refs" / "heads")) == branches
     db.dispose()
     json.dumps(dedup)  # every answer is plain JSON
+
+
+def test_an_empty_store_is_said_and_a_folder_without_git_is_refused(tmp_path):
+    """Before any sync the tools answer and say why they found nothing; outside a repository the command stops
+    with a message, not a traceback."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    create_demo(tmp_path / "demo")
+    empty = {"repo": tmp_path / "demo", "url": f"sqlite:///{tmp_path / 'empty.sqlite3'}", "folder": tmp_path}
+
+    async def scenario(client):
+        return (answer(await client.call_tool("search_reports", {"query": "sum"})),
+                answer(await client.call_tool("dedup_draft", {"text": NEW_DRAFT})))
+
+    search, dedup = run(scenario, empty)
+    assert search["records"] == [] and "perfbot sync" in search["note"]
+    assert dedup["compared_with"] == 0 and "perfbot sync" in dedup["note"] and not dedup["overlaps"]
+    (tmp_path / "plain").mkdir()
+    result = CliRunner().invoke(main, ["mcp", "--repo", str(tmp_path / "plain"), "--db", empty["url"]])
+    assert result.exit_code == 1 and "Error:" in result.output and "Traceback" not in result.output
