@@ -101,3 +101,17 @@ def test_reports_measured_on_one_machine_share_a_retrieval_word():
     record = parse("devs/issues/perf_m.md", canonical_report("perf_m").encode()).record
     machine = next(m.machine for m in record.measurements if m.machine)
     assert f"machine_{re.sub('[^a-z0-9]+', '_', machine.lower())}" in features(record).words
+
+
+def test_the_merge_plan_deletes_each_old_file_and_carries_a_fix_the_draft_lacks():
+    from bot.core.dedup.merge_plan import merge_plan
+
+    draft = parse("devs/issues/perf_new.md", canonical_report("perf_new").encode()).record
+    fixed = parse("devs/issues/perf_old.md", canonical_report("perf_old", fix="fix/perf_old-share").encode()).record
+    other = parse("devs/issues/perf_other.md", canonical_report("perf_other", supersedes=()).encode()).record
+    plan = merge_plan(draft, [fixed, other, draft])
+    assert plan.delete == ("devs/issues/perf_old.md", "devs/issues/perf_other.md")
+    assert plan.write == "devs/issues/perf_new.md" and plan.supersedes == ("perf_old", "perf_other")
+    assert any("fix: fix/perf_old-share" in item for item in plan.must_cover)
+    assert not any("`perf_other`'s fix" in item for item in plan.must_cover)  # it has none to carry
+    assert any("supersedes: [perf_old, perf_other]" in item for item in plan.must_cover)
