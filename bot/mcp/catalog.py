@@ -35,6 +35,7 @@ class Catalog:
     reading: ReadingOptions
     history: frozenset[str]  # every slug the repository's git history has had: `supersedes` is judged on it
     indexes: LiveIndexes = field(default_factory=LiveIndexes)
+    live: int = 0  # live records as of the latest call
     _summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -57,6 +58,7 @@ class Catalog:
                 with self.db.session() as session:
                     rows = list_records(session, RecordFilter(states=LIVE, repo=self.full_name))
                 self._summaries, self._hashes = {row["slug"]: row for row in rows}, hashes
+            self.live = len(self._summaries)
             return index, records, self._summaries
 
     def known_slugs(self) -> frozenset[str]:

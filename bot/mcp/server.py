@@ -68,7 +68,7 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
                             "claimed": told["claim"], "measured": told["measurement"], "outcome": told["outcome"],
                             "fix": told["fix"]["field"]})
         answer: dict[str, Any] = {"repo": catalog.full_name, "records": records}
-        if not catalog.current()[2]:
+        if not catalog.live:
             answer["note"] = (f"the store holds no live records of {catalog.full_name}: run "
                               "`perfbot sync --repo PATH` first")
         return answer
