@@ -15,12 +15,14 @@ import argparse
 import json
 import multiprocessing
 import random
+import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from bot.core.dedup.offline_reviewer import OfflineReviewer
+from bot.core.dedup.confidence import fit
+from bot.core.dedup.offline_reviewer import OfflineReviewer, pair_features
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import Features, features
 from bot.core.reports.parse import parse
@@ -30,7 +32,8 @@ import retrieval_before
 
 INDEXES = {"before": retrieval_before.RetrievalIndex, "now": RetrievalIndex}
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "dedup"
-SETS = {"in-sample": DATA, "tune": DATA.with_name("dedup_tune"), "held-out": DATA.with_name("dedup_heldout")}
+SETS = {"in-sample": DATA, "tune": DATA.with_name("dedup_tune"), "held-out": DATA.with_name("dedup_heldout"),
+        "held-out-agents": DATA.with_name("dedup_heldout_agents")}
 OVERLAP = {"duplicate", "subsumes", "overlaps"}
 
 
@@ -51,16 +54,23 @@ def quality_table(results: dict[str, dict]) -> list[str]:
     rows += [("reviewer precision", lambda r: f"{r['precision']:.2f}"),
              ("reviewer recall", lambda r: f"{r['recall']:.2f}"),
              ("tp / fp / fn", lambda r: f"{r['tp']} / {r['fp']} / {r['fn']}"),
-             ("hard negatives flagged", lambda r: f"{r['hard_negatives_flagged']} of {r['hard_negatives']}")]
+             ("hard negatives flagged", lambda r: f"{r['hard_negatives_flagged']} of {r['hard_negatives']}"),
+             ("P(overlap) true: min/med", lambda r: _spread(r["p_true"], min)),
+             ("P(overlap) hard neg: max", lambda r: f"{max(r['p_hard'], default=0):.2f}"),
+             ("merges over 500 words", lambda r: f"{r['merges_over']} of {r['merges']}")]
     names = list(results)
-    lines = [f"{'':<24}" + "".join(f"{name:>12}" for name in names)]
-    lines += [f"{label:<24}" + "".join(f"{cell(results[name]):>12}" for name in names) for label, cell in rows]
+    lines = [f"{'':<26}" + "".join(f"{name:>16}" for name in names)]
+    lines += [f"{label:<26}" + "".join(f"{cell(results[name]):>16}" for name in names) for label, cell in rows]
     return lines
 
 
 
 
-def evaluate(records: dict, pairs: list[dict], ks=(1, 3, 5), index_class=RetrievalIndex) -> dict:
+def _spread(values: list[float], low) -> str:
+    return f"{low(values):.2f}/{statistics.median(values):.2f}" if values else "-"
+
+
+def evaluate(records: dict, pairs: list[dict], ks=(1, 3, 5), index_class=RetrievalIndex, reviewer=None) -> dict:
     """Recall@k: of the labelled overlapping pairs, how often retrieval for one side lists the other in its top k.
 
     Reviewer precision/recall: over every pair retrieval proposes (top 5 for each report) plus every
@@ -76,14 +86,20 @@ def evaluate(records: dict, pairs: list[dict], ks=(1, 3, 5), index_class=Retriev
                    if b in [c.slug for c in tops[a][:k]]) / 2
         recall[k] = hits / len(positives)
     truth = {frozenset((p["a"], p["b"])): p["label"] in OVERLAP for p in pairs}
-    reviewer = OfflineReviewer()
+    reviewer = reviewer or OfflineReviewer()
     judged: dict[frozenset, bool] = {}
+    likely: dict[frozenset, float] = {}  # the verdict's confidence turned into P(overlap)
+    merges: list[int] = []  # prose words of each merged report proposed
     for slug, candidates in tops.items():
         for candidate in candidates:
             pair = frozenset((slug, candidate.slug))
             if pair not in judged:
                 verdict = reviewer.review(records[slug], records[candidate.slug], candidate)
                 judged[pair] = verdict.overlapping
+                likely[pair] = verdict.confidence if verdict.overlapping else 1 - verdict.confidence
+                if verdict.merged_report:
+                    merged = parse(f"devs/issues/{slug}.md", verdict.merged_report.encode()).record
+                    merges.append(merged.prose_words if merged else 0)
     for pair in truth:  # labelled pairs retrieval missed are judged "distinct": a miss counts against recall
         judged.setdefault(pair, False)
     tp = sum(1 for pair, said in judged.items() if said and truth.get(pair, False))
@@ -93,7 +109,80 @@ def evaluate(records: dict, pairs: list[dict], ks=(1, 3, 5), index_class=Retriev
     return {"reports": len(records), "overlapping_pairs": len(positives), "hard_negatives": len(hard),
             "recall_at_k": recall, "precision": tp / (tp + fp) if tp + fp else 1.0,
             "recall": tp / (tp + fn) if tp + fn else 1.0, "tp": tp, "fp": fp, "fn": fn,
-            "hard_negatives_flagged": sum(1 for pair in hard if judged.get(pair))}
+            "hard_negatives_flagged": sum(1 for pair in hard if judged.get(pair)),
+            "p_true": sorted(likely[frozenset((p["a"], p["b"]))] for p in positives
+                             if frozenset((p["a"], p["b"])) in likely),
+            "p_hard": sorted(likely[pair] for pair in hard if pair in likely),
+            "merges": len(merges), "merges_over": sum(words > 500 for words in merges)}
+
+
+class OracleDouble:
+    """The agent reviewer, through the Messages API double of tests/anthropic_double, whose answers are the labels.
+
+    No model is asked: the double cannot judge. What this measures is what the agent path keeps of a reviewer
+    that is always right: the pairs retrieval hands it, and the merged reports that pass the lint check
+    (a merge that fails twice goes to people and counts as missed)."""
+
+    def __init__(self, records: dict, pairs: list[dict]) -> None:
+        sys.path.insert(0, str(DATA.parents[2]))
+        from bot.adapters.reviewer_agent import AgentReviewer
+        from bot.core.dedup.offline_reviewer import merge_reports
+        from tests.anthropic_double import AnthropicDouble
+
+        labels = {frozenset((p["a"], p["b"])): p["label"] for p in pairs}
+
+        def answer(body: dict) -> dict:
+            new, old = re.findall(r"(?:NEW|OLD) report `(perf_\w+)`", body["messages"][0]["content"])[:2]
+            label = labels.get(frozenset((new, old)), "distinct")
+            if label == "distinct":
+                return {"verdict": "distinct", "confidence": 0.9, "reasons": ["labelled distinct"]}
+            return {"verdict": label, "confidence": 0.9, "reasons": [f"labelled {label}"],
+                    "merged_report": merge_reports(records[new], records[old])}
+
+        self.double = AnthropicDouble().start()
+        self.double.responder = answer
+        self.reviewer = AgentReviewer(self.double.api_key, "claude-sonnet-4-6", base_url=self.double.url)
+
+    def review(self, new, old, candidate):
+        return self.reviewer.review(new, old, candidate)
+
+    def close(self) -> None:
+        self.double.stop()
+
+
+def evaluate_with_double(records: dict, pairs: list[dict]) -> dict:
+    oracle = OracleDouble(records, pairs)
+    try:
+        return evaluate(records, pairs, reviewer=oracle)
+    finally:
+        oracle.close()
+
+
+TRAINING = ("in-sample", "tune")  # the only sets the reviewer's constants may be fitted on
+
+
+def judged_pairs(records: dict, pairs: list[dict], k: int = 5) -> list[tuple]:
+    """(new, old, candidate, overlapping?) for every pair retrieval proposes (top k per report) and every labelled
+    pair it scored at all: the population the reviewer decides on."""
+    feats = {slug: features(r) for slug, r in records.items()}
+    index = RetrievalIndex(list(feats.values()))
+    truth = {frozenset((p["a"], p["b"])): p["label"] in OVERLAP for p in pairs}
+    seen: dict[frozenset, tuple] = {}
+    for slug, f in feats.items():
+        for rank, candidate in enumerate(index.candidates(f, len(records))):
+            pair = frozenset((slug, candidate.slug))
+            if (rank < k or pair in truth) and pair not in seen:
+                seen[pair] = (records[slug], records[candidate.slug], candidate, truth.get(pair, False))
+    return list(seen.values())
+
+
+def fit_confidence() -> tuple[float, ...]:
+    """The confidence model's weights, fitted on the training sets only."""
+    rows = []
+    for name in TRAINING:
+        for new, old, candidate, label in judged_pairs(*load_set(SETS[name])):
+            rows.append((pair_features(new, old, candidate), label))
+    return fit(rows)
 
 
 def generated(base: list[Features], n: int, rng: random.Random) -> list[Features]:
@@ -167,7 +256,19 @@ def main() -> None:
     parser.add_argument("--no-before", action="store_true", help="Measure only the current index.")
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS),
                         help="labelled sets to measure (leave held-out out while tuning)")
+    parser.add_argument("--double", action="store_true",
+                        help="judge with the agent reviewer through the Messages API double, scripted with the labels")
+    parser.add_argument("--fit", action="store_true",
+                        help="fit the offline reviewer's confidence model on the training sets and print its weights")
     args = parser.parse_args()
+    if args.double:
+        results = {name: evaluate_with_double(*load_set(SETS[name])) for name in args.sets}
+        print("agent reviewer through the double, answering the labels:")
+        print("\n".join(quality_table(results)))
+        return
+    if args.fit:
+        print("WEIGHTS =", fit_confidence())
+        return
     kinds = ["now"] if args.no_before else ["before", "now"]
     results = {name: evaluate(*load_set(SETS[name])) for name in args.sets if (SETS[name] / "pairs.json").exists()}
     print("\n".join(quality_table(results)))

@@ -19,6 +19,7 @@ COMMANDS = {
     "deliveries": ("bot.cli.service_cmd:deliveries_command", "List stored deliveries, newest first."),
     "redeliver": ("bot.cli.service_cmd:redeliver_command", "Queue a stored delivery to run again."),
     "dedup": ("bot.cli.dedup_cmd:dedup_command", "Is a draft report new, or does it duplicate one?"),
+    "mcp": ("bot.cli.mcp_cmd:mcp_command", "Serve records, lint and dedup to agents over MCP (stdio, read-only)."),
     "verify": ("bot.cli.verify_cmd:verify_command", "Measure a report's claim, or a fix, on a runner."),
     "bisect": ("bot.cli.bisect_cmd:bisect_command", "Find the commit that made a report's program slow."),
     "demo": ("bot.cli.demo_cmd:demo_command", "Create the demo repository: a small C runtime and reports."),

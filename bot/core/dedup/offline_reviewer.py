@@ -1,6 +1,9 @@
 """The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
 from __future__ import annotations
 
+from bot.core.dedup.confidence import PairFeatures, overlap_probability
+from bot.core.dedup.merge_text import merge_reports
+from bot.core.dedup.reasons import as_written, shape_reason, shared_places_reason, shared_words_reason
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.similarity import CauseProfile, cause_profile, jaccard, overlap
 from bot.core.dedup.verdicts import Verdict
@@ -29,24 +32,37 @@ MECHANISM_WORDS = 0.4
 
 def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
     """Judge a pair by what the two root causes blame, falling back to retrieval's scores when one names nothing;
-    a pair across tracks or backends must share the mechanism as well as a program."""
+    a pair across tracks or backends must share the mechanism as well as a program. The confidence is the
+    calibrated probability of the verdict given (core/dedup/confidence.py)."""
     new_cause, old_cause = cause_profile(new), cause_profile(old)
-    kind, reasons = _judge(new_cause, old_cause, scores)
+    kind, judged = _judge(new_cause, old_cause, scores)
     if kind != "distinct":
-        kind, reasons = _across_claims(new, old, new_cause, old_cause, kind, reasons)
+        kind, judged = _across_claims(new, old, new_cause, old_cause, kind, judged)
+    likely = overlap_probability(pair_features(new, old, scores, new_cause, old_cause))
+    reasons = [shared_words_reason(new, old, scores), shape_reason(scores)]
+    reasons += [r for r in (shared_places_reason(new, old),) if r] + judged
     if kind == "distinct":
-        return Verdict(kind, round(1 - scores.score, 3), tuple(reasons), None, NAME)
+        return Verdict(kind, round(1 - likely, 3), tuple(reasons), None, NAME)
     merged = merge_reports(new, old)
     target = f"{REPORT_DIR}/{new.slug}.md"  # where the merged report will live, whatever the draft was called
     reading = merged_reading(new, old)
     found = lint(parse(target, merged.encode(), reading), path=target, reading=reading)
     problems = tuple(f"line {f.line}: [{f.rule}] {f.message}" for f in found if f.is_error)
-    return Verdict(kind, round(scores.score, 3), tuple(reasons), merged, NAME, merge_problems=problems)
+    return Verdict(kind, round(likely, 3), tuple(reasons), merged, NAME, merge_problems=problems)
+
+
+def pair_features(new: PerfIssue, old: PerfIssue, scores: Candidate, new_cause: CauseProfile | None = None,
+                  old_cause: CauseProfile | None = None) -> PairFeatures:
+    new_cause, old_cause = new_cause or cause_profile(new), old_cause or cause_profile(old)
+    both = bool(new_cause.places and old_cause.places)
+    return PairFeatures(scores.text, scores.shape, scores.locations,
+                        overlap(new_cause.places, old_cause.places) if both else 0.0,
+                        jaccard(new_cause.words, old_cause.words), 0.0 if both else 1.0)
 
 
 def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str, list[str]]:
     values = {"text": scores.text, "shape": scores.shape, "score": scores.score, "locations": scores.locations}
-    reasons = list(scores.reasons) or ["no shared words, code shape or root-cause places"]
+    reasons: list[str] = []
     if new.places and old.places:
         places, words = overlap(new.places, old.places), jaccard(new.words, old.words)
         reasons.append(_places_reason(new, old, places, words))
@@ -54,8 +70,7 @@ def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str
             return "distinct", reasons
         duplicate = all(values[k] >= v for k, v in DUPLICATE.items())
         return ("duplicate" if duplicate else "overlaps"), reasons
-    reasons.append(f"offline thresholds on retrieval scores (score {scores.score:.2f}); "
-                   "a root cause names no place to compare")
+    reasons.append(f"a root cause names no place to compare: judged on retrieval's scores (score {scores.score:.2f})")
     if all(values[k] >= v for k, v in DUPLICATE.items()):
         return "duplicate", reasons
     if all(values[k] >= v for k, v in OVERLAPS.items()) and (scores.locations > LOC_OR or scores.text >= TEXT_OR):
@@ -68,7 +83,7 @@ def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_
     """A SEQ report and a Metal one about the same program are different claims, unless one mechanism explains
     both (the same allocator, the same copy): then they still overlap, and the reasons say which."""
     claims = [(r.track or "?", "c" if r.track == "seq" else (r.backend or "c")) for r in (new, old)]
-    mechanism = _mechanism(new_cause, old_cause)
+    mechanism = _mechanism(new_cause, old_cause, _cause_text(new), _cause_text(old))
     if claims[0] == claims[1]:
         return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism else [])
     apart = " vs ".join(f"{track}/{backend}" for track, backend in claims)
@@ -79,7 +94,12 @@ def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_
                                   "a shared program is not a shared cause"]
 
 
-def _mechanism(new: CauseProfile, old: CauseProfile) -> str:
+def _cause_text(record: PerfIssue) -> str:
+    section = record.section("root_cause")
+    return section.text if section else ""
+
+
+def _mechanism(new: CauseProfile, old: CauseProfile, new_text: str, old_text: str) -> str:
     """What the two root causes share, in their own terms: the places both blame and the words both use;
     '' when they do not describe one mechanism."""
     places, words = sorted(new.places & old.places), sorted(new.words & old.words)
@@ -88,7 +108,9 @@ def _mechanism(new: CauseProfile, old: CauseProfile) -> str:
     if not same:
         return ""
     named = ", ".join(f"`{p}`" for p in places[:4])
-    return "; ".join(part for part in (f"places {named}" if named else "", f"words {', '.join(words[:6])}") if part)
+    written = ", ".join(as_written(words, new_text, old_text)[:6])
+    return "; ".join(part for part in (f"places {named}" if named else "", f"words {written}" if written else "")
+                     if part)
 
 
 def _places_reason(new: CauseProfile, old: CauseProfile, places: float, words: float) -> str:
@@ -106,31 +128,6 @@ def merged_reading(new: PerfIssue, old: PerfIssue) -> ReadingOptions:
     (`[run] fence`) is still the program in the merge, which carries its blocks as they were written."""
     tags = (b.tag for r in (new, old) for b in r.code_blocks if b.lang == "language" and b.tag)
     return ReadingOptions(language_tags=tuple(dict.fromkeys(t for t in tags if t not in LANGUAGE_TAGS)))
-
-
-def merge_reports(new: PerfIssue, old: PerfIssue) -> str:
-    """One report covering both: the new one's facts and sections first, every reproduction of both kept."""
-    supersedes = [s for s in dict.fromkeys([old.slug, *old.supersedes, *new.supersedes]) if s != new.slug]
-    fix = new.fix if new.fix not in (None, "unknown") else (old.fix or "unknown")
-    front = [f"track: {new.track or old.track}", f"backend: {new.backend or old.backend or 'c'}"]
-    if new.threads:
-        front.append(f"threads: {new.threads}")
-    if new.ratio is not None:
-        front.append(f"ratio: {new.ratio:g}")
-    front += [f"fix: {fix}", f"supersedes: [{', '.join(supersedes)}]"]
-    parts = ["---", *front, "---", f"# {new.title or old.title}", ""]
-    for name, heading in (("context", "Context"), ("reproduction", "Reproduction"),
-                          ("measurements", "Measurements"), ("root_cause", "Root cause"), ("fix", "Fix")):
-        mine, theirs = _text(new, name), _text(old, name)
-        parts += [f"## {heading}", "", mine or "unknown", ""]
-        if theirs and theirs != mine and not (name in ("root_cause", "fix") and theirs.lower().startswith("unknown")):
-            parts += [f"From `{old.slug}`, which this report supersedes:", "", theirs, ""]
-    return "\n".join(parts).rstrip() + "\n"
-
-
-def _text(record: PerfIssue, name: str) -> str:
-    section = record.section(name)
-    return section.text.strip() if section else ""
 
 
 class OfflineReviewer:

@@ -183,8 +183,12 @@ class RetrievalIndex:
             reasons.append(f"similar words (text score {text:.2f})")
         if shape >= LSH_THRESHOLD:
             reasons.append(f"reproduction code of the same shape (MinHash Jaccard {shape:.2f})")
-        if shared:
-            reasons.append("same root-cause places: " + ", ".join(sorted(loc.split(":", 1)[1] for loc in shared)))
+        named = sorted(loc.split(":", 1)[1] for loc in shared if not loc.startswith("concept:"))
+        concepts = sorted(loc.split(":", 1)[1] for loc in shared if loc.startswith("concept:"))
+        if named:  # files and code spans both root causes write as such
+            reasons.append("both root causes name " + ", ".join(named))
+        if concepts:  # a concept matches different words in each ("heap", "allocation"): named as a kind
+            reasons.append("both root causes speak of the same kind of cause: " + ", ".join(concepts))
         slug = self.slugs[slot]
         if slug is None:
             raise ValueError(f"slot {slot} is free: no candidate")  # a freed slot scores nothing

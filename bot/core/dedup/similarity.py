@@ -12,7 +12,7 @@ from bot.core.reports.records import PerfIssue
 
 # Stored features (the retrieval_features table) of another version are computed again: bump it whenever
 # what `features()` returns for the same report changes.
-FEATURES_VERSION = "1"
+FEATURES_VERSION = "2"
 SHINGLE = 5  # tokens per shingle: long enough to mean a construct, short enough to survive renames
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _STOP = frozenset(["the", "and", "for", "that", "this", "with", "from", "are", "was", "were", "but", "not", "all",
@@ -21,6 +21,7 @@ _STOP = frozenset(["the", "and", "for", "that", "this", "with", "from", "are", "
                    "each", "very", "also", "more", "most", "much", "many", "some", "such", "only", "just", "over",
                    "under", "about", "after", "before", "because", "been", "being", "does", "did", "report", "language",
                    "program", "slow", "slower", "faster", "time", "times"])
+_MACHINE = re.compile(r"[^a-z0-9]+")
 _FILE = re.compile(r"\b[\w./-]+\.(?:c|h|cu|metal|rs|py|bend|hvm)\b")
 _CODE_SPAN = re.compile(r"`([A-Za-z_][A-Za-z0-9_]{2,})(?:\(\))?`")
 # Runtime concepts a root cause names; two reports blaming the same one likely share a cause.
@@ -94,10 +95,24 @@ def locations(text: str) -> frozenset[str]:
 def features(record: PerfIssue) -> Features:
     """Words from title, context and root cause; shingles of the language program; places the cause names."""
     sections = {s.name: s.text for s in record.sections}
-    text = " ".join([record.title, sections.get("context", ""), sections.get("root_cause", "")])
     program = " ".join(b.code for b in record.code_blocks if b.lang == "language")
     blame = " ".join([sections.get("root_cause", ""), sections.get("fix", "")])
-    return Features(record.slug, words_of(text), shingles(code_shape(program, "language")), locations(blame))
+    return Features(record.slug, text_words(record), shingles(code_shape(program, "language")), locations(blame))
+
+
+def text_words(record: PerfIssue) -> tuple[str, ...]:
+    """The words BM25 compares: title, context and root cause, and the machines measured on (no lexing: cheap)."""
+    sections = {s.name: s.text for s in record.sections}
+    text = " ".join([record.title, sections.get("context", ""), sections.get("root_cause", "")])
+    return words_of(text) + machines(record)
+
+
+def machines(record: PerfIssue) -> tuple[str, ...]:
+    """The machines a report measured on, as one word each ("machine_epyc_2s"): two reports of one symptom on
+    one machine share a rare word even when their programs and prose differ; BM25 discounts a machine every
+    report names."""
+    named = {record.host or ""} | {m.machine for m in record.measurements}
+    return tuple(sorted(f"machine_{_MACHINE.sub('_', m.lower()).strip('_')}" for m in named if m.strip()))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -81,7 +81,9 @@ class LiveIndexes:
         """The repository's index as of the store now, the live records it indexes, and what updating it did;
         `reading` is how the repository reads its reports (an index read another way is built again)."""
         with self._lock:
-            state = self._repos.setdefault(full_name, _RepoIndex(reading=reading))
+            state = self._repos.get(full_name)
+            if state is None:  # not setdefault: an empty index costs 40 ms to make (LSH parameters), every call
+                state = self._repos[full_name] = _RepoIndex(reading=reading)
             if state.reading != reading:
                 state = self._repos[full_name] = _RepoIndex(reading=reading, steps=state.steps)
         with state.lock:

@@ -1,0 +1,74 @@
+"""Reasons for a verdict that are true of both texts: each names what the two reports share, in their words.
+
+Retrieval's own reasons were thresholds on its scores: "no shared words" could sit beside a text score of 0.38
+(the words were shared, just under the threshold), and "same root-cause place: alloc" named a concept that
+neither report wrote ("heap" in one, "allocation" in the other). Here every word or place a reason names is
+found in both reports, and a concept is shown with the words each report used for it.
+"""
+from __future__ import annotations
+
+import re
+
+from bot.core.dedup.retrieval import LSH_THRESHOLD, Candidate
+from bot.core.dedup.similarity import CONCEPTS, text_words
+from bot.core.reports.records import PerfIssue
+
+_CONCEPTS = {name: re.compile(pattern, re.I) for name, pattern in CONCEPTS.items()}
+_SHOWN = 6
+
+
+def _blame(record: PerfIssue) -> str:
+    return " ".join(s.text for s in record.sections if s.name in ("root_cause", "fix"))
+
+
+def shared_words_reason(new: PerfIssue, old: PerfIssue, scores: Candidate) -> str:
+    """The words both use in title, context and root cause, with retrieval's text score."""
+    mine, theirs = text_words(new), set(text_words(old))
+    shared = list(dict.fromkeys(w for w in mine if w in theirs))
+    if not shared:
+        return f"no word of title, context or root cause in common (text score {scores.text:.2f})"
+    more = f" and {len(shared) - _SHOWN} more" if len(shared) > _SHOWN else ""
+    return (f"words both use in title, context and root cause: {', '.join(shared[:_SHOWN])}{more} "
+            f"(text score {scores.text:.2f})")
+
+
+def shape_reason(scores: Candidate) -> str:
+    alike = "programs of the same shape" if scores.shape >= LSH_THRESHOLD else "programs of different shape"
+    return f"{alike} (MinHash Jaccard {scores.shape:.2f} of their token shingles)"
+
+
+def shared_places_reason(new: PerfIssue, old: PerfIssue) -> str | None:
+    """Files and functions both root causes (or fixes) name, and runtime concepts both speak of, quoted from each."""
+    a, b = _blame(new), _blame(old)
+    names = sorted(set(_names(a)) & set(_names(b)))
+    concepts = []
+    for concept, pattern in _CONCEPTS.items():
+        here, there = pattern.search(a), pattern.search(b)
+        if here and there:
+            said = (f"'{here.group(0)}'" if here.group(0).lower() == there.group(0).lower()
+                    else f"'{here.group(0)}' in {new.slug}, '{there.group(0)}' in {old.slug}")
+            concepts.append(f"{concept} ({said})")
+    if not names and not concepts:
+        return None
+    parts = ([f"both name {', '.join(f'`{n}`' for n in names[:_SHOWN])}"] if names else [])
+    parts += [f"both speak of {'; '.join(concepts[:4])}"] if concepts else []
+    return "root cause and fix: " + "; ".join(parts)
+
+
+_FILE = re.compile(r"\b[\w./-]+\.(?:c|h|cu|metal|rs|py)\b")
+_SPAN = re.compile(r"`([A-Za-z_][A-Za-z0-9_]{2,})(?:\(\))?`")
+
+
+def _names(text: str) -> list[str]:
+    files = [m.rsplit("/", 1)[-1].lower() for m in _FILE.findall(text)]
+    return files + [m for m in _SPAN.findall(text) if "_" in m or m.islower()]
+
+
+def as_written(stems: list[str], *texts: str) -> list[str]:
+    """Mechanism stems ("alloc", "boxe") as the first text wrote them, kept only when every text has them."""
+    shown = []
+    for stem in stems:
+        found = [re.search(rf"\b{re.escape(stem)}\w*", text, re.I) for text in texts]
+        if all(found):
+            shown.append(found[0].group(0).lower())  # type: ignore[union-attr]
+    return list(dict.fromkeys(shown))
