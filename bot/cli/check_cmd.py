@@ -24,7 +24,11 @@ def _seconds(value: float | None) -> str:
 
 
 def render(result: CheckResult) -> list[str]:
-    lines = [f"build at {result.sha[:12]}: {'yes' if result.built else 'NO'}"]
+    if not result.build_configured:
+        lines = [f"build at {result.sha[:12]}: nothing built (no [build] command or script; `perfbot init` guesses "
+                 "one)"]
+    else:
+        lines = [f"build at {result.sha[:12]}: {'yes' if result.built else 'NO'}"]
     if not result.built:
         return lines + [f"  {result.build_problem}"] + [_shown("fix", fix) for fix in result.build_fixes]
     if not result.reports:
@@ -39,7 +43,7 @@ def render(result: CheckResult) -> list[str]:
         if r.problem:
             lines.append(f"{r.slug}: {r.problem}")
         lines += [_shown("fix", fix) for fix in r.fixes] + [_shown("note", note) for note in r.notes]
-    return lines
+    return lines + [_shown("fix", fix) for fix in result.build_fixes]
 
 
 def _shown(kind: str, text: str) -> str:
@@ -67,9 +71,12 @@ def check_command(repo_path, config_file, revision, runner_name) -> None:
         sha = repo.resolve(revision) if revision else source.sha
         changes, _ = repo.snapshot(source.sha)
     except UserError as exc:
-        raise click.ClickException(str(exc).replace("cannot verify", "cannot check")) from None
-    finally:
         repo.close()
+        raise click.ClickException(str(exc).replace("cannot verify", "cannot check")) from None
+
+    def introduced(text: str) -> str | None:
+        found = repo.introduced(text, sha, source.sha)
+        return f"{found.sha[:12]} ({found.summary[:60]})" if found else None
     # A snapshot's changes are additions: each carries its data.
     records = [r for r in (parse(c.path, c.data or b"", config.reading).record for c in changes) if r is not None]
     conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
@@ -82,8 +89,11 @@ def check_command(repo_path, config_file, revision, runner_name) -> None:
         runner = make_runner(conf, repo.path, settings.instance_dir / "bench" / conf.name, config,
                              SshOptions.from_settings(settings), private=settings.private_folders(),
                              secrets=settings.secret_values())
-        result = check(config, key_lines(text), runner, sha, records, older=revision is not None)
+        result = check(config, key_lines(text), runner, sha, records, older=revision is not None and sha != source.sha,
+                       introduced=introduced)
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
+    finally:
+        repo.close()
     click.echo("\n".join(render(result)))
     raise SystemExit(0 if result.ok else 1)

@@ -6,13 +6,17 @@ each change of `.perfbot.toml`, before `perfbot verify` spends its samples.
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path as LocalPath
 
 from bot.adapters.runners.base import BuildError
 from bot.core.config import RepoConfig, fill
 from bot.core.config import check_advice as advice
 from bot.core.config.lines import Path
 from bot.core.reports.records import PerfIssue
+from bot.core.verify.failures import Failure, Kind, option_base
 from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.verify.verify_plan import configured, from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
@@ -29,6 +33,7 @@ class ReportCheck:
     problem: str | None = None
     fixes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth doing, not wrong
+    failure: Failure | None = None  # why the program did not run, classified
 
     @property
     def ok(self) -> bool:
@@ -39,6 +44,7 @@ class ReportCheck:
 class CheckResult:
     sha: str
     built: bool
+    build_configured: bool = True  # False: no [build] command or script, so nothing was built
     build_problem: str | None = None
     build_fixes: list[str] = field(default_factory=list)
     reports: list[ReportCheck] = field(default_factory=list)
@@ -48,15 +54,24 @@ class CheckResult:
         return self.built and all(r.ok for r in self.reports)
 
 
+# A callable that names the commit after `sha` up to the default branch that introduced a text (`git log -S`).
+Introduced = Callable[[str], str | None]
+
+
 def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, records: list[PerfIssue], *,
-          older: bool = False) -> CheckResult:
-    """`older`: `sha` is not the default branch, so a build failure is answered with a `[build] script`."""
+          older: bool = False, introduced: Introduced | None = None) -> CheckResult:
+    """`older`: `sha` is not the default branch, so a failure there is answered with a `[build] script`."""
+    configured = bool(config.build) or config.build_script is not None
     with runner.exclusive():
         try:
             workspace = runner.prepare(sha)
         except BuildError as exc:
-            return CheckResult(sha, False, str(exc), _build_fixes(config, index, str(exc), older))
-        return CheckResult(sha, True, reports=[_report(config, index, runner, workspace, sha, r) for r in records])
+            return CheckResult(sha, False, configured, str(exc), _build_fixes(config, index, str(exc), older))
+        result = CheckResult(sha, True, configured,
+                             reports=[_report(config, index, runner, workspace, sha, r, older) for r in records])
+    if older:
+        result.build_fixes = _older_fixes(config, index, result, workspace, introduced)
+    return result
 
 
 def _build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[str]:
@@ -66,14 +81,72 @@ def _build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[s
     if not older:
         return [f"set {advice.place(index, 'build', 'command')} to the command that builds the runtime in its "
                 "checkout, e.g. [\"make\"]"]
-    script = advice.build_script(config.build, failure).rstrip("\n").splitlines()
-    return ["this commit does not build with the default branch's build: keep a script on the default branch "
+    return _script_fixes(index, advice.build_script(config.build, failure))
+
+
+def _script_fixes(index, script: str) -> list[str]:
+    return ["this commit does not work with the default branch's build: keep a script on the default branch "
             "that builds every revision (and drop [build] command: the script gets the checkout and the commit); "
             + advice.write_in(index, "build", ['script = ".perfbot/build.sh"']),
-            "commit .perfbot/build.sh (chmod +x) reading:\n" + "\n".join(script)]
+            "commit .perfbot/build.sh (chmod +x) reading:\n" + script.rstrip("\n")]
 
 
-def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue) -> ReportCheck:
+def _older_fixes(config: RepoConfig, index, result: CheckResult, workspace, introduced: Introduced | None
+                 ) -> list[str]:
+    """Runs that fail at an old commit while it builds: what differs from the default branch (a flag its
+    runtime does not take yet, a define it calls by another name) goes into a per-revision build script."""
+    failed = [r for r in result.reports if r.failure is not None]
+    if not failed or config.run_language is None:
+        return []
+    flags: dict[str, tuple[str, str, str]] = {}
+    for report in failed:
+        if report.failure and report.failure.kind is Kind.UNKNOWN_OPTION and report.failure.flag:
+            flag = option_base(report.failure.flag)
+            since = introduced(f'"{flag}') if introduced else None
+            runtime = config.run_language[0].removeprefix("./")
+            flags[flag] = (flag, runtime, since or "a later commit")
+            report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
+                                   f"{'since ' + since if since else 'at later commits'}: the build script below "
+                                   "drops it at older commits")
+    renamed = _renamed_define(config.build, workspace)
+    if config.build_script is not None:
+        if flags or renamed:
+            return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) "
+                    "builds this commit, but its runs fail: make it handle " + ", ".join(
+                        [*(f"the missing {f}" for f in flags), *([f"the define {renamed}"] if renamed else [])])]
+        return []
+    if not flags and not renamed:
+        return []
+    return _script_fixes(index, advice.build_script(config.build, "", renamed=renamed, flags=tuple(flags.values())))
+
+
+def _renamed_define(build: tuple[str, ...] | None, workspace) -> str | None:
+    """A define the build passes that this checkout does not know, and the one it guards on instead."""
+    sources = _sources(workspace)
+    for arg in build or ():
+        name = arg[2:].split("=", 1)[0] if arg.startswith("-D") else None
+        if name and sources and not any(name in text for text in sources.values()):
+            stem = set(name.split("_"))
+            for text in sources.values():
+                for other in re.findall(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Z_][A-Z0-9_]{2,})", text):
+                    if stem & set(other.split("_")):
+                        return other
+    return None
+
+
+def _sources(workspace) -> dict[str, str]:
+    """The C sources of a workspace on this machine ({} for a bench host's: only its runner reads them)."""
+    if not isinstance(workspace, LocalPath) or not workspace.is_dir():
+        return {}
+    found = {}
+    for path in sorted(workspace.rglob("*.[ch]"))[:200]:
+        if ".git" not in path.parts and path.stat().st_size < 2_000_000:
+            found[str(path.relative_to(workspace))] = path.read_text(encoding="utf-8", errors="replace")
+    return found
+
+
+def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue, older: bool
+            ) -> ReportCheck:
     result = ReportCheck(record.slug)
     try:
         language, translation = programs(record, config)
@@ -96,9 +169,8 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
     result.language_seconds = ran.seconds
     if not ran.ok:
         result.runs = False
-        result.problem = ran.failure("the program", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
-        result.fixes.append(f"check {advice.place(index, 'run', 'language')}: it ran {' '.join(argv)}; the "
-                            "runtime's own message above says what it expected")
+        failure = ran.classified("the program", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
+        _runtime_failed(result, failure, config, index, argv, workspace, older)
         return result
     if not translation:  # a `reference:` report: compared with another implementation, not C
         result.runs = True
@@ -151,3 +223,55 @@ def _compare(result: ReportCheck, config: RepoConfig, index, ran, c_run) -> None
         if found:
             result.notes.append("the runtime prints statistics; to record them with each sample, "
                                 + advice.write_in(index, "run", [f"metrics = {advice.toml_table(found)}"]))
+
+
+def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, index, argv: list[str], workspace,
+                    older: bool) -> None:
+    """The failure's fix, by what the evidence says: the key to change, the define to pass, or no fix at all."""
+    language = advice.place(index, "run", "language")
+    if failure.kind is Kind.PARSE_ERROR and older:
+        result.notes.append("the runtime at this commit cannot read the report's program: the program is newer "
+                            "than the runtime, not a configuration problem (verify measures it where it runs):\n"
+                            + failure.text)
+        return
+    result.problem, result.failure = str(failure), failure
+    if failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE) and failure.reserved_mb is not None:
+        found = advice.heap_define(_sources(workspace), failure.reserved_mb)
+        target = min(config.memory_mb, failure.reserved_mb) // 4
+        command = advice.with_define(config.build or (), found[0], max(1, (target << 20) // found[2])) \
+            if found and config.build else None
+        if found and command:
+            result.fixes.append(f"{found[0]} sizes that reservation; pass a smaller one in the build (a quarter of "
+                                f"the {config.memory_mb} MB cap); "
+                                + advice.write_in(index, "build", [f"command = {advice.toml_list(command)}"]))
+        elif found:
+            result.fixes.append(f"{found[0]} sizes that reservation: build with -D{found[0]}=<smaller> "
+                                f"({advice.place(index, 'build', 'command')} or its script)")
+        return
+    if failure.kind is Kind.MISSING_PROGRAM:
+        what = "the build" if config.build or config.build_script else "nothing (no [build] is set)"
+        result.fixes.append(f"{argv[0]} is not in the checkout after {what}: set {language} to the program the "
+                            f"build makes{_programs_made(workspace)}, or {advice.place(index, 'build', 'command')} "
+                            "to a build that makes it")
+        return
+    if failure.kind is Kind.UNKNOWN_OPTION and not older:
+        result.fixes.append(f"the runtime does not take {failure.flag}: take it out of {language} (it ran "
+                            f"{' '.join(argv)}), or use the option its --help names")
+        return
+    if failure.kind in (Kind.TIMEOUT, Kind.PROCESSES, Kind.MEMORY_CAP, Kind.ADDRESS_SPACE, Kind.UNKNOWN_OPTION):
+        return  # the failure's own hint says what to change
+    result.fixes.append(f"check {language}: it ran {' '.join(argv)}; the runtime's own message above says what it "
+                        "expected")
+
+
+def _programs_made(workspace) -> str:
+    if not isinstance(workspace, LocalPath) or not workspace.is_dir():
+        return ""
+    made = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*") if ".git" not in p.parts
+                  and p.is_file() and p.stat().st_mode & 0o111 and _is_elf(p))[:5]
+    return f" (it made: {', '.join(made)})" if made else " (it made no program)"
+
+
+def _is_elf(path: LocalPath) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(4) == b"\x7fELF"
