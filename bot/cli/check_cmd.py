@@ -1,6 +1,7 @@
 """`perfbot check`: build with the configured runner, run every report's programs once, say what to fix."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -58,9 +59,12 @@ def _shown(kind: str, text: str) -> str:
               help="Try this file instead of the committed .perfbot.toml (its [build] script from the working tree).")
 @click.option("--revision", default=None, help="Build and run at this commit instead of the default branch "
               "(does an older commit still build?).")
+@click.option("--write-script", "write_script", default=None, metavar="PATH",
+              help="Write the per-revision build script check proposes to PATH (in the repository) and point "
+              "[build] at it in the working tree's .perfbot.toml.")
 @click.option("--runner", "runner_name", default=None, help="A runner named in .perfbot.toml (default: the c one).")
 @reports_errors
-def check_command(repo_path, config_file, revision, runner_name) -> None:
+def check_command(repo_path, config_file, revision, write_script, runner_name) -> None:
     """Exit 0 when everything builds, runs and agrees; 1 with the fixes to make; 2 usage."""
     repo = GitRepository(repo_path)
     try:
@@ -96,4 +100,29 @@ def check_command(repo_path, config_file, revision, runner_name) -> None:
     finally:
         repo.close()
     click.echo("\n".join(render(result)))
+    if write_script:
+        click.echo(_written(Path(repo.path), write_script, result.script, config_file))
     raise SystemExit(0 if result.ok else 1)
+
+
+def _written(root: Path, relative: str, script: str | None, config_file: Path | None) -> str:
+    """The proposed script written, and `[build] command` replaced by `script = ...`: the two edits the fix
+    asks for, done as it says."""
+    if script is None:
+        return "wrote nothing: check proposes no build script here"
+    target = (root / relative).resolve()
+    if Path(relative).is_absolute() or not target.is_relative_to(root.resolve()) or \
+            not re.fullmatch(r"[A-Za-z0-9._/-]+", relative):
+        raise click.UsageError(f"--write-script {relative}: give a path inside the repository")
+    config = config_file or root / CONFIG_FILE
+    lines = config.read_text(encoding="utf-8").splitlines(keepends=True) if config.exists() else []
+    index = key_lines("".join(lines))
+    at = index.get(("build", "command")) if index else None
+    if at is None or "]" not in lines[at - 1]:
+        return f"not written: {config} has no one-line [build] command to replace with script = \"{relative}\""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(script, encoding="utf-8")
+    target.chmod(0o755)
+    lines[at - 1] = f'script = "{Path(relative).as_posix()}"   # builds every revision (was: {lines[at - 1].strip()})\n'
+    config.write_text("".join(lines), encoding="utf-8")
+    return f"wrote {relative}; {config.name}:{at} now reads script = \"{Path(relative).as_posix()}\""

@@ -123,7 +123,7 @@ def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | 
     for flag, runtime, since in flags:
         binary = shlex.quote(runtime)
         lines += [f"# {runtime} takes {flag} since {since}; before that, a wrapper drops it (and its value)",
-                  f"if ! grep -rqs --exclude-dir=.git -- '\"{flag}' .; then",
+                  f"if ! grep -rqs --exclude-dir=.git --exclude='*.md' --exclude='*.toml' -- '\"{flag}' .; then",
                   f"  mv {binary} {binary}.perfbot-real",
                   f"  cat > {binary} <<'EOF'", "#!/bin/sh", "skip=", "for a do", "  shift",
                   '  if [ -n "$skip" ]; then skip=; continue; fi',

@@ -47,6 +47,7 @@ class CheckResult:
     build_configured: bool = True  # False: no [build] command or script, so nothing was built
     build_problem: str | None = None
     build_fixes: list[str] = field(default_factory=list)
+    script: str | None = None  # the per-revision `[build] script` proposed, to write where the person says
     reports: list[ReportCheck] = field(default_factory=list)
 
     @property
@@ -66,11 +67,14 @@ def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, r
         try:
             workspace = runner.prepare(sha)
         except BuildError as exc:
-            return CheckResult(sha, False, configured, str(exc), _build_fixes(config, index, str(exc), older))
+            failed = CheckResult(sha, False, configured, str(exc), _build_fixes(config, index, str(exc), older))
+            failed.script = _script_of(failed.build_fixes)
+            return failed
         result = CheckResult(sha, True, configured,
                              reports=[_report(config, index, runner, workspace, sha, r, older) for r in records])
     if older:
         result.build_fixes = _older_fixes(config, index, result, workspace, introduced)
+        result.script = _script_of(result.build_fixes)
     return result
 
 
@@ -84,11 +88,18 @@ def _build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[s
     return _script_fixes(index, advice.build_script(config.build, failure))
 
 
+_SCRIPT_FIX = "commit .perfbot/build.sh (chmod +x) reading:\n"
+
+
+def _script_of(fixes: list[str]) -> str | None:
+    return next((fix.removeprefix(_SCRIPT_FIX) + "\n" for fix in fixes if fix.startswith(_SCRIPT_FIX)), None)
+
+
 def _script_fixes(index, script: str) -> list[str]:
     return ["this commit does not work with the default branch's build: keep a script on the default branch "
             "that builds every revision (and drop [build] command: the script gets the checkout and the commit); "
             + advice.write_in(index, "build", ['script = ".perfbot/build.sh"']),
-            "commit .perfbot/build.sh (chmod +x) reading:\n" + script.rstrip("\n")]
+            _SCRIPT_FIX + script.rstrip("\n")]
 
 
 def _older_fixes(config: RepoConfig, index, result: CheckResult, workspace, introduced: Introduced | None
