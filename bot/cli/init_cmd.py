@@ -28,6 +28,6 @@ def init_command(repo_path, force) -> None:
     for line in result.guesses:
         click.echo(line if line.startswith(("note: ", "tried ")) else f"guessed {line}")
     todo = sum(1 for line in result.text.splitlines() if line.startswith("# TODO"))
-    click.echo(f"wrote {target}" + (f" ({todo} TODO lines to fill in)" if todo else "")
+    click.echo(f"wrote {target}" + (f" ({todo} TODO line{'s' if todo > 1 else ''} to fill in)" if todo else "")
                + f"; next: perfbot check --repo {repo_path} --config {target}")
     raise SystemExit(0 if result.built else 1)

@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
   if (!n) { fprintf(stderr, "tally: %s: no `tally N` line\n", argv[a]); return 2; }
   unsigned acc = 0;
   for (unsigned long i = 0; i < n; i++) {
-    for (volatile int k = 0; k < 40; k++) {}  /* the dispatcher's spin: what the report is about */
+    for (volatile int k = 0; k < 2000; k++) {}  /* the dispatcher's spin: what the report is about */
     heap[i % HEAP_WORDS] = i % 7;
     acc = (acc + (unsigned)(i % 7)) & 0xFFFFFFu;
   }
