@@ -27,7 +27,8 @@ _FORK_REFUSED = re.compile(r"(?:fork|clone|pthread_create|spawn)\w*[^\n]{0,40}(?
 _UNKNOWN_OPTION = re.compile(
     r"(?:unknown|unrecognized|unrecognised|invalid|illegal|unsupported|unexpected)\s+(?:command[- ]line\s+)?"
     r"(?:option|flag|argument|switch)s?\b[\s:'\"`\u2018]*(-{1,2}[A-Za-z][\w-]*)|"
-    r"(?:option|flag)\s+['\"`\u2018]?(-{1,2}[A-Za-z][\w-]*)['\"\u2019]?\s+(?:is\s+)?(?:not recognized|unknown|invalid)",
+    r"(?:option|flag)\s+['\"`\u2018]?(-{1,2}[A-Za-z][\w-]*)['\"\u2019]?\s+(?:is\s+)?(?:not recognized|unknown|invalid)|"
+    r"(?:invalid|unrecognized) option -- '?([A-Za-z0-9])",  # getopt's
     re.IGNORECASE)
 _PARSE_ERROR = re.compile(r"parse error|syntax error|parsing error|failed to parse|unexpected (?:token|character|"
                           r"symbol|end of (?:file|input))|expected [^\n]{1,40} (?:but )?(?:found|got)|"
@@ -102,7 +103,7 @@ def classify(evidence: Evidence, what: str, at: str, timeout: float, memory_mb: 
             "needs more; if a larger cap fails the same way, look at what the runtime reserves"), reserved_mb=reserved)
     option = _UNKNOWN_OPTION.search(words)
     if option:
-        flag = option.group(1) or option.group(2)
+        flag = option.group(1) or option.group(2) or f"-{option.group(3)}"
         return Failure(Kind.UNKNOWN_OPTION, exited, f"the runtime does not accept {flag} {at}: it is in [run] "
                        "language, or an older commit that predates the option", flag=flag)
     if _PARSE_ERROR.search(words):

@@ -261,7 +261,9 @@ def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, i
         return
     if failure.kind is Kind.MISSING_PROGRAM:
         what = "the build" if config.build or config.build_script else "nothing (no [build] is set)"
-        result.fixes.append(f"{argv[0]} is not in the checkout after {what}: set {language} to the program the "
+        result.problem = failure.text  # the fix below says more than the failure's own hint
+        shown = config.run_language[0] if config.run_language else argv[0]
+        result.fixes.append(f"{shown} is not in the checkout after {what}: set {language} to the program the "
                             f"build makes{_programs_made(workspace)}, or {advice.place(index, 'build', 'command')} "
                             "to a build that makes it")
         return
@@ -280,7 +282,7 @@ def _programs_made(workspace) -> str:
         return ""
     made = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*") if ".git" not in p.parts
                   and p.is_file() and p.stat().st_mode & 0o111 and _is_elf(p))[:5]
-    return f" (it made: {', '.join(made)})" if made else " (it made no program)"
+    return f" (it made: {', '.join(made)})" if made else " (the build changed nothing that runs: it made no program)"
 
 
 def _is_elf(path: LocalPath) -> bool:
