@@ -283,8 +283,10 @@ int main(int argc, char **argv) {
 """
 
 
-def build_reserving(root: Path) -> RepoBuilder:
-    """big: reserves 1 TiB of heap at start (more than any test host has), sized by HEAP_BYTES under #ifndef."""
+def build_reserving(root: Path) -> tuple[RepoBuilder, str]:
+    """big: reserves 1 TiB of heap at start (more than any test host has), sized by HEAP_BYTES under #ifndef;
+    called HEAP_CELLS at the commit `old` it returns."""
     repo = RepoBuilder(root, branch="main")
-    repo.write("big.c", RESERVING).write("devs/issues/perf_slow_add.md", sum_report("big")).commit("big")
-    return repo
+    old = repo.write("big.c", RESERVING.replace("HEAP_BYTES", "HEAP_CELLS")).commit("big")
+    repo.write("big.c", RESERVING).write("devs/issues/perf_slow_add.md", sum_report("big")).commit("big: HEAP_BYTES")
+    return repo, old

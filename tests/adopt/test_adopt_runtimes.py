@@ -78,7 +78,8 @@ def test_a_runtime_whose_flags_and_syntax_are_newer_than_an_old_commit(tmp_path,
 
 
 def test_a_reservation_larger_than_the_host_is_fixed_by_its_define_not_the_cap(tmp_path, perfbot):
-    repo = build_reserving(tmp_path / "big")
+    """The issue's runtime: a heap reservation larger than the host, its define renamed in its history."""
+    repo, old = build_reserving(tmp_path / "big")
     config = repo.root / ".perfbot.toml"
     text = adopted(perfbot, repo.root)
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
@@ -90,6 +91,19 @@ def test_a_reservation_larger_than_the_host_is_fixed_by_its_define_not_the_cap(t
     config.write_text(re.sub(r"^command = .*\n", fix, text, count=1, flags=re.M))
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 0 and re.search(r"perf_slow_add\s+yes\s+yes", check.output), check.output
+    repo.repo.git.add(".perfbot.toml")
+    repo.repo.git.commit("-q", "-m", "adopt perfbot")
+    # At `old` the define was HEAP_CELLS: the build passes a name that checkout ignores, and the run fails.
+    check = perfbot("check", "--repo", str(repo.root), "--revision", old)
+    assert check.exit_code == 1 and "cannot reserve 1099511627776 bytes" in check.output, check.output
+    script = pasted(check.output, "reading:")
+    assert "then define=HEAP_BYTES; else define=HEAP_CELLS; fi" in script, script
+    perfbot("check", "--repo", str(repo.root), "--revision", old, "--write-script", ".perfbot/build.sh")
+    repo.repo.git.add(".perfbot.toml", ".perfbot/build.sh")
+    repo.repo.git.commit("-q", "-m", "perfbot: a build script for every revision")
+    for revision in (old, "main"):
+        check = perfbot("check", "--repo", str(repo.root), "--revision", revision)
+        assert check.exit_code == 0 and re.search(r"perf_slow_add\s+yes\s+yes", check.output), check.output
 
 
 def test_init_without_a_build_writes_todo_lines_and_check_says_nothing_was_built(tmp_path, perfbot):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path as LocalPath
 
 from bot.adapters.runners.base import BuildError
 from bot.core.config import RepoConfig, fill
@@ -20,6 +19,7 @@ from bot.core.verify.failures import Failure, Kind, option_base
 from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.verify.verify_plan import configured, from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
+from bot.services.adopt import workspace as workspace_files
 
 
 @dataclass
@@ -109,17 +109,24 @@ def _older_fixes(config: RepoConfig, index, result: CheckResult, workspace, intr
     failed = [r for r in result.reports if r.failure is not None]
     if not failed or config.run_language is None:
         return []
+    sources = workspace_files.sources(workspace)
+    runtime = config.run_language[0].removeprefix("./")
+    rejected = {option_base(r.failure.flag) for r in failed if r.failure and r.failure.flag}
     flags: dict[str, tuple[str, str, str]] = {}
-    for report in failed:
-        if report.failure and report.failure.kind is Kind.UNKNOWN_OPTION and report.failure.flag:
-            flag = option_base(report.failure.flag)
-            since = introduced(f'"{flag}') if introduced else None
-            runtime = config.run_language[0].removeprefix("./")
+    for flag in dict.fromkeys(a for a in config.run_language if re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", a)):
+        since = introduced(f'"{flag}') if introduced else None
+        # New since this commit: the runtime said so, or its sources here lack the option the default branch added.
+        if flag in rejected or (since and sources and not any(f'"{flag}' in text for text in sources.values())):
             flags[flag] = (flag, runtime, since or "a later commit")
-            report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
-                                   f"{'since ' + since if since else 'at later commits'}: the build script below "
-                                   "drops it at older commits")
-    renamed = _renamed_define(config.build, workspace)
+            for report in failed:
+                report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
+                                       f"{'since ' + since if since else 'at later commits'}: the build script "
+                                       "below drops it at older commits")
+    renamed = _renamed_define(config.build, sources)
+    if renamed is None:  # the same define sizes the heap here: the fix is the default branch's, at this commit too
+        for report in failed:
+            if report.failure and report.failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE):
+                _heap_fix(report, report.failure, config, index, sources)
     if config.build_script is not None:
         if flags or renamed:
             return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) "
@@ -131,29 +138,19 @@ def _older_fixes(config: RepoConfig, index, result: CheckResult, workspace, intr
     return _script_fixes(index, advice.build_script(config.build, "", renamed=renamed, flags=tuple(flags.values())))
 
 
-def _renamed_define(build: tuple[str, ...] | None, workspace) -> str | None:
-    """A define the build passes that this checkout does not know, and the one it guards on instead."""
-    sources = _sources(workspace)
+def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> str | None:
+    """A define the build passes that this checkout does not know, and the one it guards on instead (the
+    guarded name sharing most words with it; an include guard is none)."""
     for arg in build or ():
         name = arg[2:].split("=", 1)[0] if arg.startswith("-D") else None
         if name and sources and not any(name in text for text in sources.values()):
-            stem = set(name.split("_"))
-            for text in sources.values():
-                for other in re.findall(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Z_][A-Z0-9_]{2,})", text):
-                    if stem & set(other.split("_")):
-                        return other
+            words = set(name.split("_"))
+            guarded = {other for text in sources.values()
+                       for other in re.findall(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Z_][A-Z0-9_]{2,})", text)
+                       if words & set(other.split("_")) and not other.endswith("_H")}
+            if guarded:
+                return max(sorted(guarded), key=lambda other: len(words & set(other.split("_"))))
     return None
-
-
-def _sources(workspace) -> dict[str, str]:
-    """The C sources of a workspace on this machine ({} for a bench host's: only its runner reads them)."""
-    if not isinstance(workspace, LocalPath) or not workspace.is_dir():
-        return {}
-    found = {}
-    for path in sorted(workspace.rglob("*.[ch]"))[:200]:
-        if ".git" not in path.parts and path.stat().st_size < 2_000_000:
-            found[str(path.relative_to(workspace))] = path.read_text(encoding="utf-8", errors="replace")
-    return found
 
 
 def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue, older: bool
@@ -246,18 +243,9 @@ def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, i
                             + failure.text)
         return
     result.problem, result.failure = str(failure), failure
-    if failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE) and failure.reserved_mb is not None:
-        found = advice.heap_define(_sources(workspace), failure.reserved_mb)
-        target = min(config.memory_mb, failure.reserved_mb) // 4
-        command = advice.with_define(config.build or (), found[0], max(1, (target << 20) // found[2])) \
-            if found and config.build else None
-        if found and command:
-            result.fixes.append(f"{found[0]} sizes that reservation; pass a smaller one in the build (a quarter of "
-                                f"the {config.memory_mb} MB cap); "
-                                + advice.write_in(index, "build", [f"command = {advice.toml_list(command)}"]))
-        elif found:
-            result.fixes.append(f"{found[0]} sizes that reservation: build with -D{found[0]}=<smaller> "
-                                f"({advice.place(index, 'build', 'command')} or its script)")
+    if failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE):
+        if not older:  # at an older commit the define may have had another name: _older_fixes decides
+            _heap_fix(result, failure, config, index, workspace_files.sources(workspace))
         return
     if failure.kind is Kind.MISSING_PROGRAM:
         what = "the build" if config.build or config.build_script else "nothing (no [build] is set)"
@@ -278,13 +266,24 @@ def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, i
 
 
 def _programs_made(workspace) -> str:
-    if not isinstance(workspace, LocalPath) or not workspace.is_dir():
+    if not workspace_files.readable(workspace):
         return ""
-    made = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*") if ".git" not in p.parts
-                  and p.is_file() and p.stat().st_mode & 0o111 and _is_elf(p))[:5]
+    made = workspace_files.programs(workspace)[:5]
     return f" (it made: {', '.join(made)})" if made else " (the build changed nothing that runs: it made no program)"
 
 
-def _is_elf(path: LocalPath) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(4) == b"\x7fELF"
+def _heap_fix(result: ReportCheck, failure: Failure, config: RepoConfig, index, sources: dict[str, str]) -> None:
+    """The define that sized the reservation the failure names, made a quarter of the memory cap in the build."""
+    found = advice.heap_define(sources, failure.reserved_mb) if failure.reserved_mb is not None else None
+    if found is None:
+        return
+    name, _, unit = found
+    target = min(config.memory_mb, failure.reserved_mb or 0) // 4
+    command = advice.with_define(config.build, name, max(1, (target << 20) // unit)) if config.build else None
+    if command:
+        result.fixes.append(f"{name} sizes that reservation; pass a smaller one in the build (a quarter of the "
+                            f"{config.memory_mb} MB cap); "
+                            + advice.write_in(index, "build", [f"command = {advice.toml_list(command)}"]))
+    else:
+        result.fixes.append(f"{name} sizes that reservation: build with -D{name}=<smaller> "
+                            f"({advice.place(index, 'build', 'command')} or its script)")

@@ -17,6 +17,7 @@ from bot.core.config.init_guess import BuildGuess, Findings
 from bot.core.reports.codeblocks import undeclared_tag
 from bot.core.reports.parse import parse
 from bot.errors import UserError
+from bot.services.adopt import workspace as workspace_files
 
 _DECIDING = ("Cargo.toml",)  # read for what they name; .c files are read when there is one
 _SKIPPED = frozenset({"devs", "docs", "doc", "node_modules", "target", "build", "builddir", "vendor", "third_party"})
@@ -118,9 +119,7 @@ def _runtime(runner, workspace: Path, hint: str | None, source: Path) -> tuple[s
     """The program the build made (an ELF file the repository does not hold) that answers `--help`, `-h` or no
     arguments with a usage line (the hint first), and all it answered."""
     made = [hint] if hint and (workspace / hint).is_file() else []
-    made += sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*")
-                   if len(p.relative_to(workspace).parts) <= 4 and not ({".git", "CMakeFiles"} & set(p.parts))
-                   and _is_program(p) and not (source / p.relative_to(workspace)).exists())
+    made += workspace_files.programs(workspace, source)
     answers = []
     for name in list(dict.fromkeys(made))[:8]:
         said = []
@@ -151,14 +150,6 @@ def _example_extension(root: Path) -> str | None:
     names = [p.name for folder in _EXAMPLES if (root / folder).is_dir()
              for p in (root / folder).rglob("*") if p.is_file()][:500]
     return guess.example_extension(names)
-
-
-def _is_program(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return path.is_file() and handle.read(4) == b"\x7fELF"
-    except OSError:
-        return False
 
 
 def _text(path: Path) -> str | None:
