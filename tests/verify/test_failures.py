@@ -75,3 +75,36 @@ def test_a_run_result_classifies_with_its_hosts_memory():
                        memory_total_mb=24105)
     assert "raising [verify] memory_mb will not help" in result.failure("the program", "at abc", 60, 4096)
     assert result.classified("the program", "at abc", 60, 4096).kind is Kind.RESERVATION
+
+
+BOMB = """import os, sys, time
+while True:
+    try:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+    except OSError as exc:
+        print("fork:", exc, file=sys.stderr, flush=True)
+        time.sleep(0.2)
+"""
+
+
+def test_a_fork_bomb_that_runs_to_the_timeout_is_named_by_the_process_limit():
+    """Contained for real, with the fallback limits (no cgroup counts the refusals): the bomb keeps trying until
+    the timeout ends it, and the failure names the process limit it kept hitting, not the timeout."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from bot.adapters.runners.local import LocalRunner
+
+    base = Path(tempfile.mkdtemp(prefix="perfbot-bomb-", dir="/var/tmp")).resolve()
+    base.chmod(0o755)
+    runner = LocalRunner("local", base, base / "bench", build=None, memory_mb=512, processes=6, cgroups=False)
+    try:
+        result = runner.run(["python3", "-c", BOMB], base, 2)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert not result.ok and "Resource temporarily unavailable" in result.stderr, result
+    said = result.failure("the program", "at abc", 2, 512)
+    assert "hit the process limit" in said and "[sandbox] processes" in said and "2s limit" not in said

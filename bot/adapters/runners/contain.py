@@ -170,7 +170,9 @@ def run(request):
     except (BlockingIOError, UnicodeDecodeError):
         report = []
     os.close(status_read)
-    limit = "time" if timed_out else group.limit_hit() if group else None
+    hit = group.limit_hit() if group else None
+    # A fork bomb the process limit held still runs to the timeout: the limit it hit is what ended it.
+    limit = hit if hit == "processes" or not timed_out else "time"
     if group:
         group.close()
     limit = limit or ("output" if clipped else None)
