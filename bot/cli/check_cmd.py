@@ -99,6 +99,8 @@ def check_command(repo_path, config_file, revision, write_script, runner_name) -
         raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
+    if not text.strip() and config_file is None:
+        click.echo(f"no {CONFIG_FILE} at {source.sha[:12]}: `perfbot init` writes one (what follows uses the defaults)")
     click.echo("\n".join(render(result)))
     if write_script:
         click.echo(_written(Path(repo.path), write_script, result.script, config_file))

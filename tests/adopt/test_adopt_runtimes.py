@@ -118,6 +118,10 @@ def test_init_without_a_build_writes_todo_lines_and_check_says_nothing_was_built
     check = perfbot("check", "--repo", str(repo.root), "--config", str(repo.root / ".perfbot.toml"))
     assert "nothing built (no [build] command or script" in check.output and "build at" in check.output
     assert ": yes" not in check.output.splitlines()[0], check.output
+    (repo.root / ".perfbot.toml").unlink()  # nothing committed: check says so before anything else
+    check = perfbot("check", "--repo", str(repo.root))
+    assert check.output.splitlines()[1].startswith("no .perfbot.toml at ") and "perfbot init" in check.output
+    assert "build at" in check.output and ": yes" not in check.output, check.output
 
 
 def test_a_program_the_build_did_not_make_is_named_with_what_it_made(tmp_path, perfbot):
