@@ -273,6 +273,9 @@ int main(int argc, char **argv) {
             strerror(errno));
     return 1;
   }
+#ifdef TOUCH
+  memset(heap, 1, HEAP_BYTES);  /* used, not only reserved */
+#endif
   FILE *f = fopen(argv[1], "r");
   unsigned long n = 0, acc = 0;
   if (!f || fscanf(f, "add %lu", &n) != 1) return 2;

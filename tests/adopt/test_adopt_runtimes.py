@@ -9,7 +9,13 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from tests.adopt.test_adopt import pasted
-from tests.adopt_project import build_flags_across_commits, build_in_subfolder, build_readme_only, build_reserving
+from tests.adopt_project import (
+    build_flags_across_commits,
+    build_in_subfolder,
+    build_readme_only,
+    build_reserving,
+    sum_report,
+)
 
 
 @pytest.fixture
@@ -104,6 +110,47 @@ def test_a_reservation_larger_than_the_host_is_fixed_by_its_define_not_the_cap(t
     for revision in (old, "main"):
         check = perfbot("check", "--repo", str(repo.root), "--revision", revision)
         assert check.exit_code == 0 and re.search(r"perf_slow_add\s+yes\s+yes", check.output), check.output
+
+
+SMALL = """[build]
+command = ["gcc", "-DTOUCH", "-DHEAP_BYTES=268435456", "-O2", "-o", "big", "big.c"]
+
+[run]
+language = ["./big", "{file}"]
+program = "main.big"
+fence = ["big"]
+
+[verify]
+memory_mb = 64
+"""
+
+
+def test_a_cap_that_is_too_small_is_raised_and_one_that_is_not_the_reason_is_left_alone(tmp_path, perfbot):
+    """check runs a memory failure again with all of the host's memory: the cap to write when that runs; when it
+    fails the same way, no cap hint at all but what to look at instead."""
+    from tests.adopt_project import RESERVING
+    from tests.gitrepo import RepoBuilder
+
+    repo, _ = build_reserving(tmp_path / "big")
+    config = tmp_path / "small.toml"
+    config.write_text(SMALL)  # 256 MiB used under a 64 MB cap
+    check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
+    assert check.exit_code == 1 and "fix: it runs with a cap of" in check.output, check.output
+    assert "raise [verify] memory_mb" not in check.output  # the fix says by how much: no second, vaguer hint
+    config.write_text(re.sub(r"^memory_mb = 64\n", pasted(check.output, "it runs with a cap of"), SMALL, flags=re.M))
+    check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
+    assert check.exit_code == 0, check.output
+    quiet = RepoBuilder(tmp_path / "quiet")  # reserves a terabyte and says only that memory ran out
+    quiet.write("big.c", RESERVING.replace('"big: cannot reserve %llu bytes for the heap: %s\\n", '
+                                           '(unsigned long long)HEAP_BYTES,\n            strerror(errno)',
+                                           '"big: out of memory\\n"'))
+    quiet.write("devs/issues/perf_slow_add.md", sum_report("big")).commit("big, quiet")
+    assert "out of memory" in (quiet.root / "big.c").read_text()
+    config.write_text(SMALL.replace('"-DTOUCH", "-DHEAP_BYTES=268435456", ', ""))
+    check = perfbot("check", "--repo", str(quiet.root), "--config", str(config))
+    assert check.exit_code == 1 and "big: out of memory" in check.output, check.output
+    assert "MB, all of this host's memory, changed nothing: the cap is not the reason" in check.output
+    assert "it runs with a cap" not in check.output and "raise [verify] memory_mb" not in check.output
 
 
 def test_init_without_a_build_writes_todo_lines_and_check_says_nothing_was_built(tmp_path, perfbot):

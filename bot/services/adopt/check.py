@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.adapters.runners.base import BuildError
 from bot.core.config import RepoConfig, fill
@@ -178,6 +178,8 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
     if not ran.ok:
         result.runs = False
         failure = ran.classified("the program", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
+        if failure.kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
+            failure = _with_larger_cap(result, failure, config, index, runner, argv, folder, ran.memory_total_mb)
         _runtime_failed(result, failure, config, index, argv, workspace, older)
         return result
     if not translation:  # a `reference:` report: compared with another implementation, not C
@@ -231,6 +233,28 @@ def _compare(result: ReportCheck, config: RepoConfig, index, ran, c_run) -> None
         if found:
             result.notes.append("the runtime prints statistics; to record them with each sample, "
                                 + advice.write_in(index, "run", [f"metrics = {advice.toml_table(found)}"]))
+
+
+def _with_larger_cap(result: ReportCheck, failure: Failure, config: RepoConfig, index, runner, argv, folder,
+                     host: int | None) -> Failure:
+    """A memory failure run once more with all of the host's memory as the cap: when that runs, the fix is the
+    cap; when it fails the same way, raising the cap changes nothing and the failure says so."""
+    if not host or host <= config.memory_mb:
+        return failure
+    cap, runner.memory_mb = runner.memory_mb, host
+    try:
+        again = runner.run(argv, folder, config.timeout_seconds)
+    finally:
+        runner.memory_mb = cap
+    if again.ok:
+        result.fixes.append(f"it runs with a cap of {host} MB (this host's memory): the program needs more than "
+                            f"{config.memory_mb} MB; " + advice.write_in(index, "verify", [f"memory_mb = {host}"]))
+        return replace(failure, hint="")
+    if again.classified("", "", config.timeout_seconds, host).kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
+        return replace(failure, hint=(
+            f"raising the cap to {host} MB, all of this host's memory, changed nothing: the cap is not the reason; "
+            "look at what the runtime reserves (an mmap or calloc at start, the define that sizes its heap)"))
+    return failure
 
 
 def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, index, argv: list[str], workspace,
