@@ -89,7 +89,7 @@ def classify(evidence: Evidence, what: str, at: str, timeout: float, memory_mb: 
             return Failure(Kind.RESERVATION, exited, (
                 f"the runtime asks for {reserved} MB at once, more than this host's {host} MB: raising [verify] "
                 "memory_mb will not help; make the runtime reserve less (the define, flag or variable that sizes "
-                "its heap)"), reserved_mb=reserved)
+                "its heap: `perfbot check` names the define when it finds it)"), reserved_mb=reserved)
         if evidence.limit == "memory":
             return Failure(Kind.MEMORY_CAP, f"{what} hit the memory cap of {memory_mb} MB {at} (the whole process "
                            f"tree; raise [verify] memory_mb if the program needs more): {tail}", reserved_mb=reserved)
@@ -105,7 +105,8 @@ def classify(evidence: Evidence, what: str, at: str, timeout: float, memory_mb: 
     if option:
         flag = option.group(1) or option.group(2) or f"-{option.group(3)}"
         return Failure(Kind.UNKNOWN_OPTION, exited, f"the runtime does not accept {flag} {at}: it is in [run] "
-                       "language, or an older commit that predates the option", flag=flag)
+                       "language, or an older commit predates the option (`perfbot check --revision` proposes a "
+                       "build script for every revision)", flag=flag)
     if _PARSE_ERROR.search(words):
         return Failure(Kind.PARSE_ERROR, exited, "the runtime could not read the program")
     missing = _MISSING.search(words)
