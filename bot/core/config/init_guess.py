@@ -52,9 +52,10 @@ def guess_build(files: dict[str, str | None], compiler: str, folder: str = "") -
     names = set(files)
     at = f" in {folder}/" if folder else ""
     sub = shlex.quote(folder) if folder else "."
-    if "build.sh" in names:
-        return BuildGuess(("sh", "build.sh") if not folder else ("sh", "-c", f"cd {sub} && sh build.sh"),
-                          f"build.sh{at}")
+    script = next((n for n in ("build.sh", "make.sh", "compile.sh") if n in names), None)
+    if script:
+        return BuildGuess(("sh", script) if not folder else ("sh", "-c", f"cd {sub} && sh {script}"),
+                          f"{script}{at}")
     if names & {"Makefile", "makefile", "GNUmakefile"}:
         return BuildGuess(("make",) if not folder else ("make", "-C", folder), f"a Makefile{at}")
     if "CMakeLists.txt" in names:

@@ -6,8 +6,6 @@ each change of `.perfbot.toml`, before `perfbot verify` spends its samples.
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from bot.adapters.runners.base import BuildError
@@ -15,11 +13,13 @@ from bot.core.config import RepoConfig, fill
 from bot.core.config import check_advice as advice
 from bot.core.config.lines import Path
 from bot.core.reports.records import PerfIssue
-from bot.core.verify.failures import Failure, Kind, option_base
+from bot.core.verify.failures import Failure, Kind
 from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.verify.verify_plan import configured, from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
+from bot.services.adopt import fixes
 from bot.services.adopt import workspace as workspace_files
+from bot.services.adopt.fixes import Introduced
 
 
 @dataclass
@@ -55,10 +55,6 @@ class CheckResult:
         return self.built and all(r.ok for r in self.reports)
 
 
-# A callable that names the commit after `sha` up to the default branch that introduced a text (`git log -S`).
-Introduced = Callable[[str], str | None]
-
-
 def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, records: list[PerfIssue], *,
           older: bool = False, introduced: Introduced | None = None) -> CheckResult:
     """`older`: `sha` is not the default branch, so a failure there is answered with a `[build] script`."""
@@ -67,90 +63,15 @@ def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, r
         try:
             workspace = runner.prepare(sha)
         except BuildError as exc:
-            failed = CheckResult(sha, False, configured, str(exc), _build_fixes(config, index, str(exc), older))
-            failed.script = _script_of(failed.build_fixes)
+            failed = CheckResult(sha, False, configured, str(exc), fixes.build_fixes(config, index, str(exc), older))
+            failed.script = fixes.script_of(failed.build_fixes)
             return failed
         result = CheckResult(sha, True, configured,
                              reports=[_report(config, index, runner, workspace, sha, r, older) for r in records])
     if older:
-        result.build_fixes = _older_fixes(config, index, result, workspace, introduced)
-        result.script = _script_of(result.build_fixes)
+        result.build_fixes = fixes.older_fixes(config, index, result, workspace, introduced)
+        result.script = fixes.script_of(result.build_fixes)
     return result
-
-
-def _build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[str]:
-    if config.build_script is not None:
-        return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) fails "
-                "at this commit: make it handle this revision too (it gets the checkout as $1, the commit as $2)"]
-    if not older:
-        return [f"set {advice.place(index, 'build', 'command')} to the command that builds the runtime in its "
-                "checkout, e.g. [\"make\"]"]
-    return _script_fixes(index, advice.build_script(config.build, failure))
-
-
-_SCRIPT_FIX = "commit .perfbot/build.sh (chmod +x) reading:\n"
-
-
-def _script_of(fixes: list[str]) -> str | None:
-    return next((fix.removeprefix(_SCRIPT_FIX) + "\n" for fix in fixes if fix.startswith(_SCRIPT_FIX)), None)
-
-
-def _script_fixes(index, script: str) -> list[str]:
-    return ["this commit does not work with the default branch's build: keep a script on the default branch "
-            "that builds every revision (and drop [build] command: the script gets the checkout and the commit); "
-            + advice.write_in(index, "build", ['script = ".perfbot/build.sh"']),
-            _SCRIPT_FIX + script.rstrip("\n")]
-
-
-def _older_fixes(config: RepoConfig, index, result: CheckResult, workspace, introduced: Introduced | None
-                 ) -> list[str]:
-    """Runs that fail at an old commit while it builds: what differs from the default branch (a flag its
-    runtime does not take yet, a define it calls by another name) goes into a per-revision build script."""
-    failed = [r for r in result.reports if r.failure is not None]
-    if not failed or config.run_language is None:
-        return []
-    sources = workspace_files.sources(workspace)
-    runtime = config.run_language[0].removeprefix("./")
-    rejected = {option_base(r.failure.flag) for r in failed if r.failure and r.failure.flag}
-    flags: dict[str, tuple[str, str, str]] = {}
-    for flag in dict.fromkeys(a for a in config.run_language if re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", a)):
-        since = introduced(f'"{flag}') if introduced else None
-        # New since this commit: the runtime said so, or its sources here lack the option the default branch added.
-        if flag in rejected or (since and sources and not any(f'"{flag}' in text for text in sources.values())):
-            flags[flag] = (flag, runtime, since or "a later commit")
-            for report in failed:
-                report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
-                                       f"{'since ' + since if since else 'at later commits'}: the build script "
-                                       "below drops it at older commits")
-    renamed = _renamed_define(config.build, sources)
-    if renamed is None:  # the same define sizes the heap here: the fix is the default branch's, at this commit too
-        for report in failed:
-            if report.failure and report.failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE):
-                _heap_fix(report, report.failure, config, index, sources)
-    if config.build_script is not None:
-        if flags or renamed:
-            return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) "
-                    "builds this commit, but its runs fail: make it handle " + ", ".join(
-                        [*(f"the missing {f}" for f in flags), *([f"the define {renamed}"] if renamed else [])])]
-        return []
-    if not flags and not renamed:
-        return []
-    return _script_fixes(index, advice.build_script(config.build, "", renamed=renamed, flags=tuple(flags.values())))
-
-
-def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> str | None:
-    """A define the build passes that this checkout does not know, and the one it guards on instead (the
-    guarded name sharing most words with it; an include guard is none)."""
-    for arg in build or ():
-        name = arg[2:].split("=", 1)[0] if arg.startswith("-D") else None
-        if name and sources and not any(name in text for text in sources.values()):
-            words = set(name.split("_"))
-            guarded = {other for text in sources.values()
-                       for other in re.findall(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Z_][A-Z0-9_]{2,})", text)
-                       if words & set(other.split("_")) and not other.endswith("_H")}
-            if guarded:
-                return max(sorted(guarded), key=lambda other: len(words & set(other.split("_"))))
-    return None
 
 
 def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue, older: bool
@@ -269,7 +190,7 @@ def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, i
     result.problem, result.failure = str(failure), failure
     if failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE):
         if not older:  # at an older commit the define may have had another name: _older_fixes decides
-            _heap_fix(result, failure, config, index, workspace_files.sources(workspace))
+            fixes.heap_fix(result, failure, config, index, workspace_files.sources(workspace))
         return
     if failure.kind is Kind.MISSING_PROGRAM:
         what = "the build" if config.build or config.build_script else "nothing (no [build] is set)"
@@ -296,18 +217,3 @@ def _programs_made(workspace) -> str:
     return f" (it made: {', '.join(made)})" if made else " (the build changed nothing that runs: it made no program)"
 
 
-def _heap_fix(result: ReportCheck, failure: Failure, config: RepoConfig, index, sources: dict[str, str]) -> None:
-    """The define that sized the reservation the failure names, made a quarter of the memory cap in the build."""
-    found = advice.heap_define(sources, failure.reserved_mb) if failure.reserved_mb is not None else None
-    if found is None:
-        return
-    name, _, unit = found
-    target = min(config.memory_mb, failure.reserved_mb or 0) // 4
-    command = advice.with_define(config.build, name, max(1, (target << 20) // unit)) if config.build else None
-    if command:
-        result.fixes.append(f"{name} sizes that reservation; pass a smaller one in the build (a quarter of the "
-                            f"{config.memory_mb} MB cap); "
-                            + advice.write_in(index, "build", [f"command = {advice.toml_list(command)}"]))
-    else:
-        result.fixes.append(f"{name} sizes that reservation: build with -D{name}=<smaller> "
-                            f"({advice.place(index, 'build', 'command')} or its script)")
