@@ -179,3 +179,18 @@ def test_a_program_the_build_did_not_make_is_named_with_what_it_made(tmp_path, p
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and "./bin/calc is not in the checkout after the build" in check.output, check.output
     assert "(it made: runtime/bin/calc)" in check.output
+
+
+def test_a_program_the_runtime_cannot_read_at_the_default_branch_is_a_failure_with_its_fix(tmp_path, perfbot):
+    """Only at an older commit is a parse error the program being newer than the runtime; on the default branch
+    it is the report's program or where it is written."""
+    repo, _ = build_flags_across_commits(tmp_path / "stack")
+    repo.write("devs/issues/perf_slow_mul.md", sum_report("stack", "mul 1000")).commit("a report stack cannot read")
+    config = tmp_path / "stack.toml"
+    config.write_text('[build]\ncommand = ["gcc", "-O2", "-o", "stack", "stack.c"]\n\n[run]\nlanguage = ["./stack", '
+                      '"{file}"]\nprogram = "main.st"\nfence = ["stack"]\n')
+    check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
+    assert check.exit_code == 1 and re.search(r"perf_slow_mul\s+NO", check.output), check.output
+    assert "parse error: unexpected token `mul`" in check.output
+    assert "fix: the runtime could not read the report's program: is it in this runtime's syntax" in check.output
+    assert re.search(r"perf_slow_add\s+yes\s+yes", check.output) and "program is newer" not in check.output

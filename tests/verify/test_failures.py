@@ -55,6 +55,7 @@ def test_an_unknown_option_is_named(said, flag):
 def test_parse_errors_missing_programs_and_the_rest():
     assert kind_of(failed("rt: parse error at line 3: unexpected token `sum`")) is Kind.PARSE_ERROR
     assert kind_of(failed("SyntaxError: invalid syntax")) is Kind.PARSE_ERROR
+    assert kind_of(failed("assertion: expected 5 but got 6")) is Kind.EXITED  # the program's words, not a reader's
     assert kind_of(failed("cannot run /w/bin/rt: [Errno 2] No such file or directory", returncode=127)) \
         is Kind.MISSING_PROGRAM
     other = classify(failed("segfault"), "it", "at abc", 60, 64)

@@ -204,6 +204,11 @@ def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, i
         result.fixes.append(f"the runtime does not take {failure.flag}: take it out of {language} (it ran "
                             f"{' '.join(argv)}), or use the option its --help names")
         return
+    if failure.kind is Kind.PARSE_ERROR:
+        result.fixes.append(f"the runtime could not read the report's program: is it in this runtime's syntax, "
+                            f"written where {language} passes it ({advice.place(index, 'run', 'program')}: the "
+                            "file name and extension it wants)?")
+        return
     if failure.kind in (Kind.TIMEOUT, Kind.PROCESSES, Kind.MEMORY_CAP, Kind.ADDRESS_SPACE, Kind.UNKNOWN_OPTION):
         return  # the failure's own hint says what to change
     result.fixes.append(f"check {language}: it ran {' '.join(argv)}; the runtime's own message above says what it "
