@@ -179,6 +179,9 @@ def test_a_program_the_build_did_not_make_is_named_with_what_it_made(tmp_path, p
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and "./bin/calc is not in the checkout after the build" in check.output, check.output
     assert "(it made: runtime/bin/calc)" in check.output
+    config.write_text(config.read_text().replace('["make", "-C", "runtime"]', '["true"]'))
+    check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
+    assert check.exit_code == 1 and "(the build changed nothing that runs: it made no program)" in check.output
 
 
 def test_a_program_the_runtime_cannot_read_at_the_default_branch_is_a_failure_with_its_fix(tmp_path, perfbot):
