@@ -1,9 +1,9 @@
 """Two runtimes that are not the demo, in real git repositories, for `perfbot init` and `perfbot check`.
 
-`tally` (one C file, the walkthrough of docs/adopt.md): `./tally [--jobs N] PROGRAM.tl [N]` reads `tally N` and prints
-the u24 sum of i % 7 for i < N, then statistics lines (`heap words:`, `steps:`) on every run. Its heap size is
-a define the build must pass, renamed HEAP_CELLS -> HEAP_WORDS after the commit `old`; main is slow (an inner
-loop per step), branch fix/perf_slow_tally is not.
+`tally` (one C file; docs/adopt.md's tally is bot/demo/runtime.py's): `./tally [--jobs N] PROGRAM.tl [N]` reads
+`tally N` and prints the u24 sum of i % 7 for i < N, then statistics lines (`heap words:`, `steps:`) on every
+run. Its heap size is a define the build must pass, renamed HEAP_CELLS -> HEAP_WORDS after the commit `old`;
+main is slow (an inner loop per step), branch fix/perf_slow_tally is not.
 
 `calc` (a Makefile building bin/calc): `bin/calc run [--threads N] FILE.calc` reads `add N`.
 
@@ -148,3 +148,148 @@ def build_calc(root: Path) -> RepoBuilder:
     repo.write("src/calc.c", CALC).write("Makefile", MAKEFILE).write("devs/issues/perf_slow_add.md", CALC_REPORT)
     repo.commit("calc and a report")
     return repo
+
+
+# Runtimes `perfbot init` adopts from scratch (tests/adopt/test_adopt_runtimes.py). Each reads `add N` and prints
+# the sum of i for i < N; its report fences its program with the runtime's own tag.
+SUM_C = '#include <stdio.h>\nint main(void) {\n  unsigned long acc = 0;\n  for (unsigned long i = 0; i < 1000; i++) ' \
+        'acc += i;\n  printf("%lu\\n", acc);\n  return 0;\n}'
+
+
+def sum_report(tag: str, program: str = "add 1000") -> str:
+    return CALC_REPORT.replace("```calc\nadd 1000", f"```{tag}\n{program}").replace(
+        "fix: unknown\n", "").replace(
+        "Branch `unknown` drops the loop.", "None yet.")
+
+
+def build_in_subfolder(root: Path) -> RepoBuilder:
+    """calc as before, but its Makefile and sources live in `runtime/`, and there is no README."""
+    repo = RepoBuilder(root, branch="main")
+    repo.write("runtime/src/calc.c", CALC).write("runtime/Makefile", MAKEFILE)
+    repo.write("devs/issues/perf_slow_add.md", sum_report("calc")).commit("calc in runtime/, and a report")
+    return repo
+
+
+EVAL = r"""
+#include <stdio.h>
+unsigned long eval(FILE *f) {
+  unsigned long n = 0, acc = 0;
+  if (fscanf(f, "add %lu", &n) != 1) return (unsigned long)-1;
+  for (unsigned long i = 0; i < n; i++) acc += i;
+  return acc;
+}
+"""
+ADDER = r"""
+#include <stdio.h>
+#include <string.h>
+unsigned long eval(FILE *f);
+int main(int argc, char **argv) {
+  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    puts("usage: adder [--workers N] FILE.add\n  --workers N  threads to run on");
+    return 0;
+  }
+  int a = 1;
+  if (a + 1 < argc && !strcmp(argv[a], "--workers")) a += 2;
+  FILE *f = a < argc ? fopen(argv[a], "r") : NULL;
+  if (!f) { fputs("usage: adder [--workers N] FILE.add\n", stderr); return 2; }
+  printf("%lu\n", eval(f));
+  return 0;
+}
+"""
+ADDER_README = """# adder
+
+Two C files and no build system: the README says how.
+
+## Building
+
+```
+$ git clone https://example.invalid/adder
+$ cd adder
+$ cd clang && gcc -O2 -o adder main.c eval.c
+```
+"""
+
+
+def build_readme_only(root: Path) -> RepoBuilder:
+    """adder: two C files in `clang/` (no single file, no Makefile), built by the line in its README."""
+    repo = RepoBuilder(root, branch="main")
+    repo.write("clang/main.c", ADDER).write("clang/eval.c", EVAL).write("README.md", ADDER_README)
+    repo.write("devs/issues/perf_slow_add.md", sum_report("adder")).commit("adder, and a report")
+    return repo
+
+
+STACK = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  int a = 1;
+  for (; a < argc && argv[a][0] == '-'; a++) {
+    if (!strcmp(argv[a], "--help")) { puts("usage: stack OPTIONS PROGRAM.st"); return 0; }
+    THREADS
+    else { fprintf(stderr, "Unknown option: %s\n", argv[a]); return 2; }
+  }
+  FILE *f = a < argc ? fopen(argv[a], "r") : NULL;
+  char word[32];
+  unsigned long n = 0, acc = 0;
+  if (!f || fscanf(f, "%31s %lu", word, &n) != 2) { fputs("stack: cannot read the program\n", stderr); return 2; }
+  if (strcmp(word, "add") SYNTAX) { fprintf(stderr, "stack: parse error: unexpected token `%s`\n", word); return 3; }
+  for (unsigned long i = 0; i < n; i++) acc += i;
+  printf("%lu\n", acc);
+  return 0;
+}
+"""
+STACK_OLD = STACK.replace("OPTIONS", "[-v]").replace("    THREADS\n", "    if (!strcmp(argv[a], \"-v\")) {}\n") \
+    .replace(" SYNTAX", "")
+STACK_NEW = STACK.replace("OPTIONS", "[-T N] [-v]").replace(
+    "THREADS", 'if (!strcmp(argv[a], "-T") && a + 1 < argc) a++;\n    else if (!strcmp(argv[a], "-v")) {}').replace(
+    "SYNTAX", '&& strcmp(word, "sum")')
+
+
+def build_flags_across_commits(root: Path) -> tuple[RepoBuilder, str]:
+    """stack: `-T N` exists only since the commit after `old`, and so does the `sum N` syntax one of its two
+    reports uses (at `old` that program is newer than the runtime: a parse error, not a configuration one)."""
+    repo = RepoBuilder(root, branch="main")
+    old = repo.write("stack.c", STACK_OLD).commit("stack")
+    repo.write("stack.c", STACK_NEW).commit("stack: -T N, and `sum N`")
+    repo.write("devs/issues/perf_slow_add.md", sum_report("stack"))
+    repo.write("devs/issues/perf_slow_sum.md", sum_report("stack", "sum 1000")).commit("two reports")
+    return repo, old
+
+
+RESERVING = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#ifndef HEAP_BYTES
+#define HEAP_BYTES (1ULL << 40)  /* a terabyte of address space, reserved at start */
+#endif
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help")) { puts("usage: big PROGRAM.big"); return argc < 2 ? 2 : 0; }
+  void *heap = mmap(NULL, HEAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (heap == MAP_FAILED) {
+    fprintf(stderr, "big: cannot reserve %llu bytes for the heap: %s\n", (unsigned long long)HEAP_BYTES,
+            strerror(errno));
+    return 1;
+  }
+#ifdef TOUCH
+  memset(heap, 1, HEAP_BYTES);  /* used, not only reserved */
+#endif
+  FILE *f = fopen(argv[1], "r");
+  unsigned long n = 0, acc = 0;
+  if (!f || fscanf(f, "add %lu", &n) != 1) return 2;
+  for (unsigned long i = 0; i < n; i++) acc += i;
+  printf("%lu\n", acc);
+  return 0;
+}
+"""
+
+
+def build_reserving(root: Path) -> tuple[RepoBuilder, str]:
+    """big: reserves 1 TiB of heap at start (more than any test host has), sized by HEAP_BYTES under #ifndef;
+    called HEAP_CELLS at the commit `old` it returns."""
+    repo = RepoBuilder(root, branch="main")
+    old = repo.write("big.c", RESERVING.replace("HEAP_BYTES", "HEAP_CELLS")).commit("big")
+    repo.write("big.c", RESERVING).write("devs/issues/perf_slow_add.md", sum_report("big")).commit("big: HEAP_BYTES")
+    return repo, old

@@ -160,6 +160,14 @@ class GitRepository:
         spec = f"{since}..{until}" if since else until
         return [_commit_info(c) for c in reversed(list(self.repo.iter_commits(spec, first_parent=True)))]
 
+    def introduced(self, text: str, since: str, until: str) -> CommitInfo | None:
+        """The oldest commit after `since` up to `until` whose change adds or drops `text` (`git log -S`)."""
+        try:
+            found = self.repo.git.log("-S", text, "--reverse", "--format=%H", f"{since}..{until}", "--").split()
+        except git.GitCommandError:
+            return None
+        return self.commit(found[0]) if found else None
+
     def bisect_range(self, good: str, bad: str) -> list[CommitInfo]:
         """The first-parent line from the passing end to `bad`, oldest first. When `good` sits off that line (a
         fix merged by a merge commit), the passing end is the line's first commit that contains it: the commits

@@ -21,9 +21,14 @@ WHAT = {
 
 @click.command("demo")
 @click.argument("path", type=click.Path(path_type=Path))
-def demo_command(path: Path) -> None:
+@click.option("--runtime", "runtime", is_flag=True, help="Create instead the runtime docs/adopt.md adopts perfbot "
+              "on (no .perfbot.toml yet).")
+def demo_command(path: Path, runtime: bool) -> None:
     """Create a demo git repository at PATH (a new or empty folder): a small C runtime, reports about it,
     and a fix branch that really removes one reported slowdown."""
+    if runtime:
+        _runtime(path)
+        return
     try:
         info = create_demo(path)
     except UserError as exc:
@@ -54,3 +59,15 @@ def demo_command(path: Path) -> None:
         click.echo(f"  {command:<{width}}  # {comment}")
     if shutil.which("gcc") is None:
         click.echo("note: verification builds C with gcc, which is not on PATH; install it first", err=True)
+
+
+def _runtime(path: Path) -> None:
+    from bot.demo.runtime import OLD_TAG, create_runtime
+
+    try:
+        create_runtime(path)
+    except UserError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"created the runtime `tally` in {path}: src/tally.c, its build line in README.md, a report in "
+               f"devs/issues/, and tag {OLD_TAG} (a tally without --jobs); no .perfbot.toml yet")
+    click.echo(f"next: cd {shlex.quote(str(path))} && perfbot init   (docs/adopt.md walks through the rest)")

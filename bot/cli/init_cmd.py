@@ -15,7 +15,7 @@ from bot.services.adopt.init import init
 @click.option("--force", is_flag=True, help="Replace an existing .perfbot.toml.")
 @reports_errors
 def init_command(repo_path, force) -> None:
-    """Guess the build, the runtime and its flags; write .perfbot.toml; print what was guessed."""
+    """Find the build, the runtime and its flags; write .perfbot.toml (TODO lines for what was not found)."""
     target = Path(repo_path) / ".perfbot.toml"
     if target.exists() and not force:
         raise click.ClickException(f"{target} exists; check it with `perfbot check`, or pass --force to replace it")
@@ -26,6 +26,8 @@ def init_command(repo_path, force) -> None:
         raise click.ClickException(str(exc)) from None
     target.write_text(result.text, encoding="utf-8")
     for line in result.guesses:
-        click.echo(line if line.startswith("note: ") else f"guessed {line}")
-    click.echo(f"wrote {target}; next: perfbot check --repo {repo_path} --config {target}")
+        click.echo(line if line.startswith(("note: ", "tried ")) else f"guessed {line}")
+    todo = sum(1 for line in result.text.splitlines() if line.startswith("# TODO"))
+    click.echo(f"wrote {target}" + (f" ({todo} TODO line{'s' if todo > 1 else ''} to fill in)" if todo else "")
+               + f"; next: perfbot check --repo {repo_path} --config {target}")
     raise SystemExit(0 if result.built else 1)

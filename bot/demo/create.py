@@ -39,7 +39,7 @@ def create_demo(path: Path) -> DemoInfo:
         raise UserError(f"{path} already exists and is not an empty folder; give a new or empty folder for the demo")
     repo = git.Repo.init(path, initial_branch=BRANCH)
     try:
-        writer = _Writer(repo, path)
+        writer = Writer(repo, path)
         readme = README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG,
                                reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG) + README_PART
         main_files = {"README.md": readme, ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN,
@@ -67,7 +67,7 @@ def create_demo(path: Path) -> DemoInfo:
                     {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1, PARITY_BRANCH: broken})
 
 
-class _Writer:
+class Writer:
     """Commits files to the checked-out branch, each commit an hour after the previous one."""
 
     def __init__(self, repo: git.Repo, root: Path) -> None:

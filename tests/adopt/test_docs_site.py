@@ -18,7 +18,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 FORMER_README = [
     ("The two commands", "Run perfbot on its embedded"),
     ("Try the demo", "`perfbot demo PATH` (a new or empty folder; anything else is refused)"),
-    ("Adopt perfbot on your runtime", "A runtime's repository (here `tally`: one C file, `./tally [--jobs N]"),
+    ("Adopt perfbot on your runtime", "This page adopts perfbot on `tally`, a runtime kept as teams keep them"),
     ("The report format", "`devs/ISSUE_FORMAT.md` is the spec, written for the agents: YAML"),
     ("Commands", "Every command that touches the store takes `--db URL`. Without it,"),
     ("The service", "GitHub POSTs a delivery to `/webhook`. perfbot checks the"),

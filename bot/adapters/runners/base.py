@@ -3,7 +3,6 @@ it, argument lists run with a timeout and limits, and one benchmark at a time pe
 from __future__ import annotations
 
 import hashlib
-import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -11,11 +10,9 @@ from typing import Protocol, TypeVar
 
 from bot.core.config import BuildScript, build_argv
 from bot.core.tracker.outgoing import scrub
+from bot.core.verify.failures import Evidence, Failure, classify
 from bot.errors import UserError
 
-# What programs print when an allocation is refused: malloc's ENOMEM, C++'s bad_alloc, a runtime's own words.
-_OUT_OF_MEMORY = re.compile(r"out of memory|cannot allocate memory|memory allocation failed|bad_alloc|"
-                            r"MemoryError|ENOMEM", re.IGNORECASE)
 BUILT_MARK = ".perfbot-built"
 RECIPE_MARK = ".perfbot-recipe"  # what built it: a changed [build] (or its script) builds the commit afresh
 
@@ -39,6 +36,7 @@ class RunResult:
     load: float | None = None  # the host's 1-minute load average before the run
     steal: float | None = None  # the share of the host's CPU time a hypervisor took during the run
     cores: int | None = None  # CPUs the run could use on that host
+    memory_total_mb: int | None = None  # the host's memory, for hints about a runtime's own reservation
 
     @classmethod
     def from_answer(cls, answer: dict, runner: str, secrets: tuple[str, ...] = ()) -> RunResult:
@@ -49,7 +47,8 @@ class RunResult:
         return cls(int(answer["returncode"]), scrub(answer["stdout"], secrets), scrub(answer["stderr"], secrets),
                    float(answer["seconds"]),
                    bool(answer["timed_out"]), answer.get("user"), answer.get("system"), answer.get("faults"),
-                   answer.get("limit"), answer.get("load"), answer.get("steal"), answer.get("cores"))
+                   answer.get("limit"), answer.get("load"), answer.get("steal"), answer.get("cores"),
+                   answer.get("memory_total_mb"))
 
     @property
     def ok(self) -> bool:
@@ -57,19 +56,11 @@ class RunResult:
 
     def failure(self, what: str, at: str, timeout: float, memory_mb: int) -> str:
         """Why `what` did not end well, in words that name the limit and the key that raises it."""
-        if self.timed_out:
-            return f"{what} ran past the {timeout:g}s limit {at} ([verify] timeout_seconds)"
-        tail = (self.stderr or self.stdout).strip()[-300:]
-        if self.limit == "memory":
-            return (f"{what} hit the memory cap of {memory_mb} MB {at} (the whole process tree; raise [verify] "
-                    f"memory_mb if the program needs more): {tail}")
-        if self.limit == "processes":
-            return (f"{what} hit the process limit {at} (a fork bomb, or raise [sandbox] processes): {tail}")
-        hint = ""
-        if _OUT_OF_MEMORY.search(tail):  # no cgroup told us; the program's own words point at the cap
-            hint = (f"\n(it may have hit the memory cap of {memory_mb} MB a process: raise [verify] memory_mb if "
-                     "the program needs more)")
-        return f"{what} {at} exited {self.returncode}:\n{tail}{hint}"
+        return str(self.classified(what, at, timeout, memory_mb))
+
+    def classified(self, what: str, at: str, timeout: float, memory_mb: int) -> Failure:
+        return classify(Evidence(self.returncode, self.stdout, self.stderr, self.timed_out, self.limit,
+                                 self.memory_total_mb), what, at, timeout, memory_mb)
 
 
 PathT = TypeVar("PathT", bound=PurePath)

@@ -170,12 +170,14 @@ def run(request):
     except (BlockingIOError, UnicodeDecodeError):
         report = []
     os.close(status_read)
-    limit = "time" if timed_out else group.limit_hit() if group else None
+    hit = group.limit_hit() if group else None
+    # A fork bomb the process limit held still runs to the timeout: the limit it hit is what ended it.
+    limit = hit if hit == "processes" or not timed_out else "time"
     if group:
         group.close()
     limit = limit or ("output" if clipped else None)
     answer = _answer(process.returncode, out, err, seconds, limit, sandbox)
-    answer.update(load=load, steal=_steal(ticks, _cpu_ticks()), cores=_cores())
+    answer.update(load=load, steal=_steal(ticks, _cpu_ticks()), cores=_cores(), memory_total_mb=_memory_mb())
     if len(report) == 5 and not timed_out:
         answer.update(seconds=float(report[0]), returncode=int(report[1]), user=float(report[2]),
                       system=float(report[3]), faults=int(report[4]))
@@ -260,6 +262,14 @@ def _cores():
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _memory_mb():
+    """The host's memory: a failure hint compares a runtime's reservation with it."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _interpreter():

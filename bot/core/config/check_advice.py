@@ -90,24 +90,124 @@ def toml_pairs(rules: list[tuple[str, str]]) -> str:
     return "[" + ", ".join(f"['{pattern}', '{replacement}']" for pattern, replacement in rules) + "]"
 
 
+def toml_list(items) -> str:
+    return "[" + ", ".join('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items) + "]"
+
+
 def toml_table(pairs: list[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{name} = '{pattern}'" for name, pattern in pairs) + "}"
 
 
-def build_script(build: tuple[str, ...] | None, failure: str) -> str:
-    """A `[build] script` that builds old commits too: when the build passes a define the failing commit calls
-    by another name (its error names it), the script picks the name the checkout uses."""
+def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | None = None,
+                 flags: tuple[tuple[str, str, str], ...] = ()) -> str:
+    """A `[build] script` that builds old commits too. A define the failing commit calls by another name (its
+    error names it, or `renamed`) is picked by the name the checkout uses; each of `flags` (flag, runtime,
+    since) that older commits do not accept is dropped there by a wrapper the script puts in the runtime's
+    place, so `[run] language` stays one line for every revision."""
     command = list(build or ("make",))
     ours = next(((i, m) for i, arg in enumerate(command) if (m := _DEFINE.match(arg))), None)
-    theirs = next((a or b for a, b in _MENTIONED.findall(failure) if (a or b) != (ours and ours[1].group(1))), None)
+    theirs = renamed or next((a or b for a, b in _MENTIONED.findall(failure)
+                              if (a or b) != (ours and ours[1].group(1))), None)
     lines = ["#!/bin/sh", "# Builds any revision: $1 is the checkout, $2 the commit.", "set -eu", 'cd "$1"']
+    run = "" if flags else "exec "
     if ours and theirs:
         index, match = ours
         new = match.group(1)
         lines.append(f"if grep -rqs {new} --include='*.[ch]' .; then define={new}; else define={theirs}; fi")
         command[index] = f'"-D$define{match.group(2) or ""}"'
-        lines.append("exec " + " ".join(arg if arg.startswith('"-D$') else shlex.quote(arg) for arg in command))
+        lines.append(run + " ".join(arg if arg.startswith('"-D$') else shlex.quote(arg) for arg in command))
     else:
-        lines.append("# adapt the build to what differs at older commits, e.g. a renamed define or target")
-        lines.append("exec " + " ".join(shlex.quote(arg) for arg in command))
+        if not flags:
+            lines.append("# adapt the build to what differs at older commits, e.g. a renamed define or target")
+        lines.append(run + " ".join(shlex.quote(arg) for arg in command))
+    for flag, runtime, since in flags:
+        binary = shlex.quote(runtime)
+        lines += [f"# {runtime} takes {flag} since {since}; before that, a wrapper drops it (and its value)",
+                  f"if ! grep -rqs --exclude-dir=.git --exclude='*.md' --exclude='*.toml' -- '\"{flag}' .; then",
+                  f"  mv {binary} {binary}.perfbot-real",
+                  f"  cat > {binary} <<'EOF'", "#!/bin/sh", "skip=", "for a do", "  shift",
+                  '  if [ -n "$skip" ]; then skip=; continue; fi',
+                  f'  case "$a" in {flag}) skip=1; continue;; {flag}?*) continue;; esac',
+                  '  set -- "$@" "$a"', "done", 'exec "$0.perfbot-real" "$@"', "EOF", f"  chmod +x {binary}", "fi"]
     return "\n".join(lines) + "\n"
+
+
+# `#define HEAP_BYTES (1ULL << 40)` inside `#ifndef HEAP_BYTES`: a size the build can pass as -D.
+_SIZE_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Z_][A-Z0-9_]*(?:HEAP|MEM|ARENA|RESERVE|SIZE|WORDS|CELLS|BYTES|CAP)"
+                          r"[A-Z0-9_]*)\s+(.+?)\s*(?://.*|/\*.*)?$", re.MULTILINE)
+_C_NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*")
+
+
+def c_value(expression: str) -> int | None:
+    """The value of a constant C expression of numbers, + * << and parentheses; None for anything else."""
+    text = _C_NUMBER.sub(lambda m: str(int(m.group(1), 0)), expression.strip())
+    if not re.fullmatch(r"[0-9+*<() ]+", text) or "**" in text:
+        return None
+    tokens = re.findall(r"[0-9]+|<<|[+*()]", text)
+    position = 0
+
+    def sum_() -> int:  # shift < sum < product, as in C
+        nonlocal position
+        value = product()
+        while position < len(tokens) and tokens[position] == "+":
+            position += 1
+            value += product()
+        return value
+
+    def shift() -> int:
+        nonlocal position
+        value = sum_()
+        while position < len(tokens) and tokens[position] == "<<":
+            position += 1
+            value <<= min(sum_(), 62)
+        return value
+
+    def product() -> int:
+        nonlocal position
+        value = atom()
+        while position < len(tokens) and tokens[position] == "*":
+            position += 1
+            value *= atom()
+        return value
+
+    def atom() -> int:
+        nonlocal position
+        token = tokens[position] if position < len(tokens) else ")"
+        position += 1
+        if token == "(":
+            value = shift()
+            position += 1
+            return value
+        return int(token) if token.isdigit() else 0
+
+    try:
+        value = shift()
+    except (IndexError, ValueError):
+        return None
+    return value if position == len(tokens) else None
+
+
+def heap_define(sources: dict[str, str], reserved_mb: int) -> tuple[str, int, int] | None:
+    """The define that sizes what the runtime reserved: (name, its value, bytes per unit), when one defined
+    under `#ifndef NAME` (so -D overrides it) times 1, 2, 4, 8 or 16 is the reservation the failure named."""
+    for text in sources.values():
+        for name, expression in _SIZE_DEFINE.findall(text):
+            value = c_value(expression)
+            if value is None or not re.search(rf"#\s*ifndef\s+{name}\b", text):
+                continue
+            for unit in (1, 2, 4, 8, 16):
+                if (value * unit) >> 20 == reserved_mb:
+                    return name, value, unit
+    return None
+
+
+def with_define(command: tuple[str, ...], name: str, value: int) -> tuple[str, ...] | None:
+    """The build command passing -DNAME=value to the compiler it runs; None when it runs none perfbot can see."""
+    define = f"-D{name}={value}"
+    kept = tuple(arg for arg in command if not arg.startswith(f"-D{name}="))
+    if kept and kept[0].rsplit("/", 1)[-1] in ("cc", "gcc", "clang"):
+        return (kept[0], define, *kept[1:])
+    if len(kept) == 3 and kept[:2] == ("sh", "-c") and re.search(r"\b(?:cc|gcc|clang)\b", kept[2]):
+        script = re.sub(rf" -D{name}=\S+", "", kept[2])
+        return ("sh", "-c", re.sub(r"\b(cc|gcc|clang)\b", rf"\1 {define}", script, count=1))
+    return None

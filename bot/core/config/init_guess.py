@@ -1,10 +1,15 @@
-"""What `perfbot init` guesses about a repository, without I/O: how it builds (from its files), how its runtime
-takes a program file and a thread count (from its `--help`), and the commented `.perfbot.toml` that says so."""
+"""What `perfbot init` guesses about a repository, without I/O: how it builds (from its files at the root or in
+a first-level folder, or from its README's code blocks), how its runtime takes a program file, a thread count
+and a statistics switch (from its `--help`), and the commented `.perfbot.toml` that says what was verified and
+leaves a `TODO` line for what was not."""
 from __future__ import annotations
 
 import re
+import shlex
+from collections import Counter
 from dataclasses import dataclass, field
 
+from bot.core.config.check_advice import toml_list
 from bot.core.reports.codeblocks import FENCE_TAG, LANGUAGE_TAGS, RESERVED_TAGS
 
 # A usage line's program operand: PROGRAM.dl, FILE.hvm, <file.bend>, file, PROGRAM.
@@ -13,6 +18,16 @@ _FILE_OPERAND = re.compile(r"^[<\[]?([A-Za-z_]*(?:file|prog|program|source|scrip
 _EXTENSION_OPERAND = re.compile(r"^[<]?[A-Za-z_]+\.([A-Za-z0-9]{1,8})[>]?$")
 _THREADS_OPTION = re.compile(r"(--?[A-Za-z][A-Za-z-]*)[ =]?(?:<?[A-Z_]*THREADS?[A-Z_]*>?|N|NUM)\b|"
                              r"(--?[A-Za-z][A-Za-z-]*)\s+(?:<\w+>\s+|\w+\s+)?.{0,30}threads", re.IGNORECASE)
+_STATS_OPTION = re.compile(r"(?:^|[\s\[])(--?[A-Za-z][A-Za-z-]*)\]?[ \t]+[^\n]{0,40}?\b(?:stat(?:istic)?s?|"
+                           r"counters|profile)\b", re.IGNORECASE | re.MULTILINE)
+# A README line that builds: make, cmake, cargo build, meson, ninja, a C compiler, or a build script.
+_BUILD_WORD = re.compile(r"^(?:make|cmake|cargo|meson|ninja|gcc|cc|clang|sh\s+\S*build\S*|\./build\S*\.sh)\b")
+_README_STEP = re.compile(r"^(?:cd|mkdir|export|[A-Z_]+=\S*)\b")
+_FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL)
+# Extensions that are never a runtime's own programs.
+_COMMON_EXTENSIONS = frozenset({"c", "h", "cc", "cpp", "hpp", "rs", "go", "py", "sh", "md", "txt", "toml", "json",
+                                "yml", "yaml", "lock", "cmake", "o", "a", "so", "cu", "metal", "js", "ts", "html",
+                                "css", "in", "mk", "cfg", "ini", "png", "svg", "jpg", "out", "log", "csv", "gitignore"})
 
 
 @dataclass(frozen=True)
@@ -28,31 +43,71 @@ class RunGuess:
     extension: str | None = None
     threads: bool = False
     notes: tuple[str, ...] = field(default=())
+    statistics: str | None = None  # the option that makes the runtime print its counters, if its help names one
 
 
-def guess_build(files: dict[str, str | None], compiler: str) -> BuildGuess | None:
-    """`files`: the repository's top-level file names, with the text of the few that decide (else None)."""
+def guess_build(files: dict[str, str | None], compiler: str, folder: str = "") -> BuildGuess | None:
+    """`files`: the names in the repository's root, or in `folder` (a first-level folder), with the text of
+    the few that decide (else None). The command runs at the checkout's root either way."""
     names = set(files)
-    if "build.sh" in names:
-        return BuildGuess(("sh", "build.sh"), "build.sh")
+    at = f" in {folder}/" if folder else ""
+    sub = shlex.quote(folder) if folder else "."
+    script = next((n for n in ("build.sh", "make.sh", "compile.sh") if n in names), None)
+    if script:
+        return BuildGuess(("sh", script) if not folder else ("sh", "-c", f"cd {sub} && sh {script}"),
+                          f"{script}{at}")
     if names & {"Makefile", "makefile", "GNUmakefile"}:
-        return BuildGuess(("make",), "a Makefile")
+        return BuildGuess(("make",) if not folder else ("make", "-C", folder), f"a Makefile{at}")
     if "CMakeLists.txt" in names:
-        return BuildGuess(("sh", "-c", "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build"),
-                          "CMakeLists.txt")
+        out = f"{folder}/build" if folder else "build"
+        return BuildGuess(("sh", "-c", f"cmake -S {sub} -B {shlex.quote(out)} -DCMAKE_BUILD_TYPE=Release && "
+                           f"cmake --build {shlex.quote(out)}"), f"CMakeLists.txt{at}")
+    if "meson.build" in names:
+        out = f"{folder}/builddir" if folder else "builddir"
+        return BuildGuess(("sh", "-c", f"meson setup {shlex.quote(out)} {sub} --buildtype=release && "
+                           f"meson compile -C {shlex.quote(out)}"), f"meson.build{at}")
     if "Cargo.toml" in names:
         found = re.search(r'^\s*name\s*=\s*"([A-Za-z0-9_-]+)"', files.get("Cargo.toml") or "", re.MULTILINE)
-        return BuildGuess(("cargo", "build", "--release"), "Cargo.toml",
-                          f"target/release/{found.group(1)}" if found else None)
+        target = f"{folder}/target/release" if folder else "target/release"
+        command = ("cargo", "build", "--release") + (("--manifest-path", f"{folder}/Cargo.toml") if folder else ())
+        return BuildGuess(command, f"Cargo.toml{at}", f"{target}/{found.group(1)}" if found else None)
     sources = sorted(n for n in names if n.endswith(".c"))
     if len(sources) == 1:
         source = files.get(sources[0]) or ""
-        name = sources[0][:-2]
+        prefix = f"{folder}/" if folder else ""
+        name = prefix + sources[0][:-2]
         flags = ["-pthread"] if "pthread.h" in source else []
         libraries = ["-lm"] if "math.h" in source else []
-        return BuildGuess((compiler, "-O2", *flags, "-o", name, sources[0], *libraries), f"the single C file "
-                          f"{sources[0]}", name)
+        return BuildGuess((compiler, "-O2", *flags, "-o", name, prefix + sources[0], *libraries),
+                          f"the single C file {prefix}{sources[0]}", name)
     return None
+
+
+def readme_builds(readme: str) -> list[BuildGuess]:
+    """The build commands of a README's code blocks, each block's steps joined as one `sh -c` line: `cd
+    clang`, then `cc -O3 -o hvm hvm.c`. Lines that install, fetch or run something else are left out, and so is
+    the `cd` into the folder a `git clone` line just made (perfbot builds in the clone already)."""
+    found = []
+    for block in _FENCE.finditer(readme):
+        steps: list[str] = []
+        cloned = False
+        for line in block.group(2).splitlines():
+            line = re.sub(r"^\s*[$#>]\s+", "", line.strip()).strip()
+            parts = [part.strip() for part in line.split("&&")]
+            if line.startswith("git clone"):
+                cloned = True
+            elif any(_BUILD_WORD.match(part) for part in parts):
+                steps.append(line)
+            elif _README_STEP.match(line):
+                if cloned and line.startswith("cd "):
+                    cloned = False
+                    continue
+                steps.append(line)
+        while steps and not any(_BUILD_WORD.match(p.strip()) for p in steps[-1].split("&&")):
+            steps.pop()  # a trailing `cd` builds nothing
+        if steps:
+            found.append(BuildGuess(("sh", "-c", " && ".join(steps)), "the README's build line"))
+    return found
 
 
 def with_define(build: BuildGuess, failure: str) -> BuildGuess | None:
@@ -95,49 +150,92 @@ def guess_run(binary: str, help_text: str) -> RunGuess:
         notes.append(f"{binary} --help names no program file; assumed it is the last argument")
     if not option:
         notes.append(f"{binary} --help names no thread option; par reports need one in [run] language")
-    return RunGuess(tuple(argv), extension, option is not None, tuple(notes))
+    stats = _STATS_OPTION.search(help_text)
+    return RunGuess(tuple(argv), extension, option is not None, tuple(notes),
+                    stats.group(1) if stats and stats.group(1) != option else None)
 
 
-def config_text(build: BuildGuess, run: RunGuess, compiler: str, binary: str) -> str:
-    program = f'program = "main.{run.extension}"          # the file a report\'s program is written to\n' \
-        if run.extension else ""
-    own = run.extension
-    if own and FENCE_TAG.fullmatch(own) and own not in (*LANGUAGE_TAGS, *RESERVED_TAGS):
-        program += f'fence = ["{own}"]  # a report\'s program is fenced ```{own} (add the tags your reports use)\n'
-    return f"""\
-# .perfbot.toml written by `perfbot init`: check it with `perfbot check --config .perfbot.toml`, then commit it.
-# Every key: `perfbot config reference`, and perfbot's docs/adopt.md.
-
-[build]                        # run in a checkout of each commit measured; guessed from {build.why}
-command = {_toml_list(build.command)}
-
-[run]                          # how the runtime ({binary}) runs a report's program: {{file}} {{threads}} {{input}}
-language = {_toml_list(run.language)}
-{program}c_compile = {_toml_list((compiler, "-O2", "-o", "{out}", "{file}"))}   # {compiler} was found on this machine
-# output = "normalize"         # when the runtime prints statistics: drop them before outputs are compared
-# normalize = [['(?m)^STAT: .*\\n?', '']]
-# metrics = {{steps = 'STEPS: ([0-9]+)'}}
-
-[verify]
-min_samples = 5
-max_samples = 30
-timeout_seconds = 60
-
-[[runners]]                    # this machine, in a bubblewrap sandbox; add kind = "ssh" bench hosts later
-name = "local"
-kind = "local"
-labels = ["c"]
-
-# [new]                        # what `perfbot new` starts a report from: a program {binary} runs, its C twin
-# program = '''
-# ...
-# '''
-# translation = '''
-# int main(void) {{ ... }}
-# '''
-# prints = "..."               # what both print
-"""
+def program_tags(texts: list[str], extension: str | None) -> tuple[str, ...]:
+    """The fence tags a runtime's programs get in its reports (`texts`: their undeclared tags), most used first;
+    else the program extension when it can be a tag."""
+    counted = Counter(tag for tag in texts if FENCE_TAG.fullmatch(tag) and tag not in (*LANGUAGE_TAGS,
+                                                                                       *RESERVED_TAGS))
+    if counted:
+        return tuple(tag for tag, _ in counted.most_common(3))
+    if extension and FENCE_TAG.fullmatch(extension) and extension not in (*LANGUAGE_TAGS, *RESERVED_TAGS):
+        return (extension,)
+    return ()
 
 
-def _toml_list(items) -> str:
-    return "[" + ", ".join('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items) + "]"
+def example_extension(names: list[str]) -> str | None:
+    """The extension most example files share, when it is none of a build's or a document's own."""
+    counted = Counter(n.rsplit(".", 1)[1].lower() for n in names if "." in n.strip("."))
+    for extension, count in counted.most_common():
+        if extension not in _COMMON_EXTENSIONS and re.fullmatch(r"[a-z0-9]{1,8}", extension) and count >= 2:
+            return extension
+    return None
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What `init` found and verified; None where it could not tell (written as a TODO line)."""
+    compiler: str
+    build: BuildGuess | None = None
+    built: bool = False
+    build_error: str | None = None
+    run: RunGuess | None = None
+    binary: str | None = None
+    extension: str | None = None
+    fences: tuple[str, ...] = ()
+    looked: str = "the root and first-level folders, the README's code blocks"
+
+
+def config_text(found: Findings) -> str:
+    """The `.perfbot.toml` `init` writes: verified keys as keys, the rest as `# TODO` lines that say why."""
+    lines = ["# .perfbot.toml written by `perfbot init`: check it with `perfbot check --config .perfbot.toml`,",
+             "# then commit it. Every key: `perfbot config reference`, and perfbot's docs/adopt.md.", ""]
+    build, run = found.build, found.run
+    if build is None:
+        lines += ["[build]", f"# TODO: no build found in {found.looked}; write the command that builds the runtime",
+                  '# command = ["make"]']
+    elif found.built:
+        lines += ["[build]                        # run in a checkout of each commit measured; it built here",
+                  f"command = {toml_list(build.command)}   # from {build.why}"]
+    else:
+        lines += ["[build]", f"# TODO: this build, from {build.why}, FAILED here: {_one_line(found.build_error)}",
+                  f"command = {toml_list(build.command)}"]
+    lines += ["", "[run]                          # how the runtime runs a report's program: {file} {threads} {input}"]
+    if run is not None:
+        lines.append(f"language = {toml_list(run.language)}")
+        if not run.threads:
+            lines.append(f"# TODO: {found.binary} --help names no thread option; par reports need {{threads}} in "
+                         "language")
+        if run.statistics:
+            lines += [f"# TODO: {run.statistics} makes the runtime print statistics ({found.binary} --help): add it "
+                      "to language,", "# then `perfbot check` writes the [run] normalize and metrics lines for them"]
+    else:
+        lines += ["# TODO: no runtime program found" + (" (the build failed)" if build and not found.built else "")
+                  + "; write how it runs a file:", '# language = ["./runtime", "{file}"]']
+    if found.extension:
+        lines.append(f'program = "main.{found.extension}"          # the file a report\'s program is written to')
+    else:
+        lines.append('# TODO: program = "main.EXT": the extension the runtime wants (none found in --help or '
+                     "example files)")
+    if found.fences:
+        lines.append(f"fence = {toml_list(found.fences)}  # the tag a report fences its program with")
+    else:
+        lines.append('# fence = ["mylang"]           # when reports fence their program with the runtime\'s own '
+                     "tag (none found)")
+    lines += [f"c_compile = {toml_list((found.compiler, '-O2', '-o', '{out}', '{file}'))}   # {found.compiler} "
+              "was found on this machine",
+              '# output = "normalize"         # when the runtime prints statistics: drop them before outputs are '
+              "compared", "# normalize = [['(?m)^STAT: .*\\n?', '']]", "# metrics = {steps = 'STEPS: ([0-9]+)'}",
+              "", "[verify]", "min_samples = 5", "max_samples = 30", "timeout_seconds = 60", "",
+              "# [new]                        # what `perfbot new` starts a report from: a program the runtime "
+              "runs, its C twin", "# program = \'\'\'", "# ...", "# \'\'\'", "# translation = \'\'\'",
+              "# int main(void) { ... }", "# \'\'\'", '# prints = "..."               # what both print']
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())[-200:]

@@ -6,16 +6,20 @@ each change of `.perfbot.toml`, before `perfbot verify` spends its samples.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.adapters.runners.base import BuildError
 from bot.core.config import RepoConfig, fill
 from bot.core.config import check_advice as advice
 from bot.core.config.lines import Path
 from bot.core.reports.records import PerfIssue
+from bot.core.verify.failures import Failure, Kind
 from bot.core.verify.outputs import metrics_of, normalised
 from bot.core.verify.verify_plan import configured, from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
+from bot.services.adopt import fixes
+from bot.services.adopt import workspace as workspace_files
+from bot.services.adopt.fixes import Introduced
 
 
 @dataclass
@@ -29,6 +33,7 @@ class ReportCheck:
     problem: str | None = None
     fixes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth doing, not wrong
+    failure: Failure | None = None  # why the program did not run, classified
 
     @property
     def ok(self) -> bool:
@@ -39,8 +44,10 @@ class ReportCheck:
 class CheckResult:
     sha: str
     built: bool
+    build_configured: bool = True  # False: no [build] command or script, so nothing was built
     build_problem: str | None = None
     build_fixes: list[str] = field(default_factory=list)
+    script: str | None = None  # the per-revision `[build] script` proposed, to write where the person says
     reports: list[ReportCheck] = field(default_factory=list)
 
     @property
@@ -49,31 +56,26 @@ class CheckResult:
 
 
 def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, records: list[PerfIssue], *,
-          older: bool = False) -> CheckResult:
-    """`older`: `sha` is not the default branch, so a build failure is answered with a `[build] script`."""
+          older: bool = False, introduced: Introduced | None = None) -> CheckResult:
+    """`older`: `sha` is not the default branch, so a failure there is answered with a `[build] script`."""
+    configured = bool(config.build) or config.build_script is not None
     with runner.exclusive():
         try:
             workspace = runner.prepare(sha)
         except BuildError as exc:
-            return CheckResult(sha, False, str(exc), _build_fixes(config, index, str(exc), older))
-        return CheckResult(sha, True, reports=[_report(config, index, runner, workspace, sha, r) for r in records])
+            failed = CheckResult(sha, False, configured, str(exc), fixes.build_fixes(config, index, str(exc), older))
+            failed.script = fixes.script_of(failed.build_fixes)
+            return failed
+        result = CheckResult(sha, True, configured,
+                             reports=[_report(config, index, runner, workspace, sha, r, older) for r in records])
+    if older:
+        result.build_fixes = fixes.older_fixes(config, index, result, workspace, introduced)
+        result.script = fixes.script_of(result.build_fixes)
+    return result
 
 
-def _build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[str]:
-    if config.build_script is not None:
-        return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) fails "
-                "at this commit: make it handle this revision too (it gets the checkout as $1, the commit as $2)"]
-    if not older:
-        return [f"set {advice.place(index, 'build', 'command')} to the command that builds the runtime in its "
-                "checkout, e.g. [\"make\"]"]
-    script = advice.build_script(config.build, failure).rstrip("\n").splitlines()
-    return ["this commit does not build with the default branch's build: keep a script on the default branch "
-            "that builds every revision (and drop [build] command: the script gets the checkout and the commit); "
-            + advice.write_in(index, "build", ['script = ".perfbot/build.sh"']),
-            "commit .perfbot/build.sh (chmod +x) reading:\n" + "\n".join(script)]
-
-
-def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue) -> ReportCheck:
+def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue, older: bool
+            ) -> ReportCheck:
     result = ReportCheck(record.slug)
     try:
         language, translation = programs(record, config)
@@ -96,9 +98,10 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
     result.language_seconds = ran.seconds
     if not ran.ok:
         result.runs = False
-        result.problem = ran.failure("the program", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
-        result.fixes.append(f"check {advice.place(index, 'run', 'language')}: it ran {' '.join(argv)}; the "
-                            "runtime's own message above says what it expected")
+        failure = ran.classified("the program", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
+        if failure.kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
+            failure = _with_larger_cap(result, failure, config, index, runner, argv, folder, ran.memory_total_mb)
+        _runtime_failed(result, failure, config, index, argv, workspace, older)
         return result
     if not translation:  # a `reference:` report: compared with another implementation, not C
         result.runs = True
@@ -151,3 +154,71 @@ def _compare(result: ReportCheck, config: RepoConfig, index, ran, c_run) -> None
         if found:
             result.notes.append("the runtime prints statistics; to record them with each sample, "
                                 + advice.write_in(index, "run", [f"metrics = {advice.toml_table(found)}"]))
+
+
+def _with_larger_cap(result: ReportCheck, failure: Failure, config: RepoConfig, index, runner, argv, folder,
+                     host: int | None) -> Failure:
+    """A memory failure run once more with all of the host's memory as the cap: when that runs, the fix is the
+    cap; when it fails the same way, raising the cap changes nothing and the failure says so."""
+    if not host or host <= config.memory_mb:
+        return failure
+    cap, runner.memory_mb = runner.memory_mb, host
+    try:
+        again = runner.run(argv, folder, config.timeout_seconds)
+    finally:
+        runner.memory_mb = cap
+    if again.ok:
+        result.fixes.append(f"it runs with a cap of {host} MB (this host's memory): the program needs more than "
+                            f"{config.memory_mb} MB; " + advice.write_in(index, "verify", [f"memory_mb = {host}"]))
+        return replace(failure, hint="")
+    if again.classified("", "", config.timeout_seconds, host).kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
+        return replace(failure, hint=(
+            f"raising the cap to {host} MB, all of this host's memory, changed nothing: the cap is not the reason; "
+            "look at what the runtime reserves (an mmap or calloc at start, the define that sizes its heap)"))
+    return failure
+
+
+def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, index, argv: list[str], workspace,
+                    older: bool) -> None:
+    """The failure's fix, by what the evidence says: the key to change, the define to pass, or no fix at all."""
+    language = advice.place(index, "run", "language")
+    if failure.kind is Kind.PARSE_ERROR and older:
+        result.notes.append("the runtime at this commit cannot read the report's program: the program is newer "
+                            "than the runtime, not a configuration problem (verify measures it where it runs):\n"
+                            + failure.text)
+        return
+    result.problem, result.failure = str(failure), failure
+    if failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE):
+        if not older:  # at an older commit the define may have had another name: _older_fixes decides
+            fixes.heap_fix(result, failure, config, index, workspace_files.sources(workspace))
+        return
+    if failure.kind is Kind.MISSING_PROGRAM:
+        what = "the build" if config.build or config.build_script else "nothing (no [build] is set)"
+        result.problem = failure.text  # the fix below says more than the failure's own hint
+        shown = config.run_language[0] if config.run_language else argv[0]
+        result.fixes.append(f"{shown} is not in the checkout after {what}: set {language} to the program the "
+                            f"build makes{_programs_made(workspace)}, or {advice.place(index, 'build', 'command')} "
+                            "to a build that makes it")
+        return
+    if failure.kind is Kind.UNKNOWN_OPTION and not older:
+        result.fixes.append(f"the runtime does not take {failure.flag}: take it out of {language} (it ran "
+                            f"{' '.join(argv)}), or use the option its --help names")
+        return
+    if failure.kind is Kind.PARSE_ERROR:
+        result.fixes.append(f"the runtime could not read the report's program: is it in this runtime's syntax, "
+                            f"written where {language} passes it ({advice.place(index, 'run', 'program')}: the "
+                            "file name and extension it wants)?")
+        return
+    if failure.kind in (Kind.TIMEOUT, Kind.PROCESSES, Kind.MEMORY_CAP, Kind.ADDRESS_SPACE, Kind.UNKNOWN_OPTION):
+        return  # the failure's own hint says what to change
+    result.fixes.append(f"check {language}: it ran {' '.join(argv)}; the runtime's own message above says what it "
+                        "expected")
+
+
+def _programs_made(workspace) -> str:
+    if not workspace_files.readable(workspace):
+        return ""
+    made = workspace_files.programs(workspace)[:5]
+    return f" (it made: {', '.join(made)})" if made else " (the build changed nothing that runs: it made no program)"
+
+
