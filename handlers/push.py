@@ -1,4 +1,7 @@
-"""push: a push to the default branch syncs the reports it changed and brings their GitHub issues in step."""
+"""push: a push to the default branch syncs the reports it changed and brings their GitHub issues in step.
+
+Pushes may be handled in any order; the sync moves the store to the newest of its head and the pushed commit
+(by git ancestry and the branch as fetched), so a late delivery of an older push changes nothing."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -48,12 +48,21 @@ class PostgresServer:
             try:
                 self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w",
                           "start")
+                self._options = options
                 return self
             except subprocess.CalledProcessError:
                 if attempt == 2:
                     raise
                 self.port = free_port()
         return self
+
+    def stop_now(self) -> None:
+        """Stop the server at once, as a crash would: every client connection cut, new ones refused."""
+        self._run(_binary("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def start_again(self) -> None:
+        self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", self._options, "-l", str(self.root / "log"), "-w",
+                  "start")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{database}"

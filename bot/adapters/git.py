@@ -135,6 +135,16 @@ class GitRepository:
         except ValueError:
             raise GitError(f"{self.path} has no commits yet") from None
 
+    def has_commit(self, sha: str) -> bool:
+        """Whether a full commit sha is in this clone (a force-pushed-away commit may never have been fetched)."""
+        if not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return False
+        try:
+            self.repo.git.cat_file("-e", f"{sha}^{{commit}}")
+        except git.GitCommandError:
+            return False
+        return True
+
     def is_ancestor(self, older: str, newer: str) -> bool:
         try:
             return self.repo.is_ancestor(older, newer)  # type: ignore[arg-type]  # takes any rev, not just a Commit

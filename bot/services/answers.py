@@ -6,11 +6,13 @@ from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.bench.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
+from bot.adapters.store.locks import repo_lock
 from bot.adapters.templates import render
 from bot.core.verify import bench_view
 from bot.core.verify import verdict_words as words
 
 UNFINISHED = ("queued", "running")
+ANSWER_LOCKS = 64  # answers share this many locks per repository: on SQLite each lock is a file that stays
 
 
 def answer_marker(source_comment_id: int) -> str:
@@ -22,14 +24,23 @@ class Answers:
         self.db = db
 
     def publish(self, answer_id: int, tracker) -> answer_store.AnswerRow:
+        """Post the answer as it is stored (one comment, found by id or marker, else made), then mark the lines
+        it shows posted: recorded after the effect, so a crash between the two posts again, never not at all.
+
+        The command's own run and the bench runs it queued publish from different threads and processes; one
+        lock per comment makes the find-or-create of its one answer atomic. It is the innermost lock: nothing
+        else is waited for while it is held.
+        """
         row = answer_store.stored_answer(self.db, answer_id)
-        marker = answer_marker(row.source_comment_id)
-        body = render("command_answer.md.j2", marker=marker, author=row.author,
-                      lines=[{**line, "code": bench_view.code_span(line["command"])} for line in row.lines])
-        comment_id = tracker.upsert_comment(row.issue_number, marker, body, row.answer_comment_id)
-        if comment_id != row.answer_comment_id:
-            answer_store.save_comment_id(self.db, answer_id, comment_id)
-        return answer_store.stored_answer(self.db, answer_id)
+        with repo_lock(self.db, f"{row.full_name} answers {row.source_comment_id % ANSWER_LOCKS}"):
+            row = answer_store.stored_answer(self.db, answer_id)  # as the last holder left it
+            marker = answer_marker(row.source_comment_id)
+            body = render("command_answer.md.j2", marker=marker, author=row.author,
+                          lines=[{**line, "code": bench_view.code_span(line["command"])} for line in row.lines])
+            comment_id = tracker.upsert_comment(row.issue_number, marker, body, row.answer_comment_id)
+            return answer_store.posted(self.db, answer_id, comment_id, {
+                index: line["answer"] for index, line in enumerate(row.lines)
+                if answer_store.line_state(line) == answer_store.ANSWERED})
 
     def remember_runs(self, answer_id: int, index: int, runs: list[int]) -> None:
         """The line's runs, and each run told to keep this line current; a run two commands share tells both."""

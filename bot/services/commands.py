@@ -70,23 +70,34 @@ class CommandFlow:
         return self.ctx.fixes
 
     def run(self, where: Where, invocations: list[grammar.Invocation]) -> answer_store.AnswerRow | None:
-        """Each command carried out once: a command is its comment, line and text, so the same body delivered
-        again (GitHub's redelivery, a replay under a new delivery id) finds its lines answered and does nothing."""
+        """Each command answered once: a command is its comment, line and text, so the same body delivered
+        again (GitHub's redelivery, a replay under a new delivery id) finds its lines posted and does nothing.
+
+        A line is done when the comment shows its answer, not when it is stored: a run cut short (a killed
+        worker, a database restart) is run again by the delivery's retry, which carries out the lines it never
+        answered, posts those it answered, and finds the one answer comment by its marker.
+        """
         if not invocations:
             return None
         # One delivery at a time per comment, across workers and processes: a replay waits, then finds its lines.
         # Comments share COMMENT_LOCKS locks per repository: on SQLite each lock is a file that stays.
         with repo_lock(self.db, f"{where.full_name} commands {where.comment_id % COMMENT_LOCKS}"):
             answer = answer_store.open_answer(self.db, where.full_name, where.number, where.comment_id, where.author)
-            answered = {(line.get("line"), line["command"]) for line in answer.lines}
-            fresh = [i for i in invocations if (i.line, i.text) not in answered]
-            if not fresh:
+            stored = {(line.get("line"), line["command"]): index for index, line in enumerate(answer.lines)}
+            unfinished = [(invocation, stored.get((invocation.line, invocation.text))) for invocation in invocations]
+            unfinished = [(invocation, index) for invocation, index in unfinished
+                          if index is None or answer_store.line_state(answer.lines[index]) != answer_store.POSTED]
+            if not unfinished:
                 return None
             tracker = self.ctx.trackers(where.full_name, where.installation_id)
+            # GitHub keeps one reaction per person and content, so a run again adds no second 👀.
             tracker.react(where.number, where.comment_id, "eyes", review_comment=where.review_comment)
             level: list[str] = []  # asked once, and only when a command needs it
-            for invocation in fresh:
-                index = answer_store.add_line(self.db, answer.id, invocation.text, line=invocation.line)
+            for invocation, index in unfinished:
+                if index is None:
+                    index = answer_store.add_line(self.db, answer.id, invocation.text, line=invocation.line)
+                elif answer_store.line_state(answer.lines[index]) == answer_store.ANSWERED:
+                    continue  # carried out before the run was cut short: only its posting is missing
                 text = self._answer(invocation, where, tracker, level, answer.id, index)
                 answer_store.set_line(self.db, answer.id, index, text)
             return self.answers.publish(answer.id, tracker)

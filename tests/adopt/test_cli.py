@@ -124,6 +124,17 @@ def test_sync_list_show_round_trip(cli, git_repo, db_url):
     assert cli("show", "perf_nope", "--db", db_url).exit_code == 1
 
 
+def test_sync_to_a_ref_older_than_the_stored_head_says_so_and_changes_nothing(cli, git_repo, db_url):
+    older = git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a")
+    git_repo.write("devs/issues/perf_b.md", canonical_report("perf_b")).commit("b")
+    assert cli("sync", "--repo", str(git_repo.root), "--db", db_url).exit_code == 0
+    result = cli("sync", "--repo", str(git_repo.root), "--ref", older, "--db", db_url)
+    assert result.exit_code == 0 and f"note: {older[:12]} is not newer than the stored head" in result.output
+    assert "up-to-date" in result.output
+    listed = json.loads(cli("list", "--format", "json", "--db", db_url).output)
+    assert sorted((r["slug"], r["state"]) for r in listed) == [("perf_a", "open"), ("perf_b", "open")]
+
+
 BYLINE_REPORT = """# Tree sum stops at 3.8x on 8 threads
 
 PAR · C backend · bench host mini-02

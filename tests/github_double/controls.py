@@ -48,12 +48,28 @@ class Fault:
     documentation_url: str = "https://docs.github.com/rest"
 
 
+@dataclass
+class Hold:
+    """The next request for one operation waits, before it is answered, until the test releases it: a client
+    killed meanwhile leaves a request GitHub still carries out once released."""
+
+    method: str
+    template: str
+    reached: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+    answered: threading.Event = field(default_factory=threading.Event)  # carried out, its answer on its way
+
+    def release(self) -> None:
+        self.released.set()
+
+
 class Controls:
     def __init__(self) -> None:
         self.state = State()  # live state; read it under `state.lock` while the server runs
         self._lock = threading.Lock()  # guards the lists below
         self._requests: list[RecordedRequest] = []
         self._faults: deque[Fault] = deque()
+        self._holds: list[Hold] = []
         self.violations: list[str] = []  # requests (or, if checked, responses) GitHub's description rejects
         self.unimplemented: list[str] = []  # documented operations a request needed that the double lacks
         self.errors: list[str] = []  # tracebacks of the double's own bugs (answered 500)
@@ -116,6 +132,21 @@ class Controls:
             raise ValueError(f"kind must be 'secondary' or 'primary', not {kind!r}")
         with self._lock:
             self._faults.append(fault)
+
+    def hold_next(self, method: str, template: str) -> Hold:
+        """Keep the next `method` request for `template` (as GitHub's description spells it, e.g.
+        /repos/{owner}/{repo}/issues/{issue_number}/comments) waiting until `release()`; then it is answered."""
+        hold = Hold(method.upper(), template)
+        with self._lock:
+            self._holds.append(hold)
+        return hold
+
+    def _take_hold(self, method: str, template: str) -> Hold | None:
+        with self._lock:
+            hold = next((h for h in self._holds if (h.method, h.template) == (method.upper(), template)), None)
+            if hold is not None:
+                self._holds.remove(hold)
+            return hold
 
     def _take_fault(self) -> Fault | None:
         with self._lock:

@@ -122,6 +122,10 @@ class GitHubDouble(LoopbackServer, Controls):
         fault = self._take_fault()
         if fault is not None:
             return self._fault_reply(fault)
+        hold = self._take_hold(operation.method, operation.template)
+        if hold is not None:
+            hold.reached.set()
+            hold.released.wait(60)
         try:
             identity = authenticate(self.state, operation.template, request.headers.get("Authorization"))
             if identity is None and not self.allow_anonymous:
@@ -138,6 +142,8 @@ class GitHubDouble(LoopbackServer, Controls):
         call = Call(self.state, operation.method, operation.template, dict(operation.variables), request.args,
                     record.json, identity, f"http://{host}{prefix}", f"http://{host}", raw_path)
         reply = self._run(handler, call, raw_path)
+        if hold is not None:
+            hold.answered.set()
         if self.validate_responses and 200 <= reply.status < 300:
             data = json.dumps(reply.body).encode() if reply.body is not None else None
             for problem in self._checker.check_response(operation, reply.status, data):

@@ -9,6 +9,15 @@ from sqlalchemy import select
 from bot.adapters.store.engine import Database
 from bot.adapters.store.service_models import CommandAnswer
 
+# A line's life: its command stored (ASKED, shown as "…"), carried out (ANSWERED), and in the comment (POSTED).
+# Only a POSTED line is done: a run cut short carries out an ASKED line again and posts an ANSWERED one.
+ASKED, ANSWERED, POSTED = "asked", "answered", "posted"
+
+
+def line_state(line: dict) -> str:
+    """Lines stored before lines had states were posted when they were written."""
+    return line.get("state", POSTED)
+
 
 @dataclass(frozen=True)
 class AnswerRow:
@@ -18,7 +27,8 @@ class AnswerRow:
     source_comment_id: int
     answer_comment_id: int | None
     author: str
-    # {"command": text as written, "line": its line in the comment, "answer": markdown, "runs": bench run ids}
+    # {"command": text as written, "line": its line in the comment, "answer": markdown, "runs": bench run ids,
+    #  "state": ASKED | ANSWERED | POSTED}
     lines: tuple[dict, ...]
 
 
@@ -45,7 +55,7 @@ def add_line(db: Database, answer_id: int, command: str, answer: str = "…", li
     """Append a command's line; returns its index, by which later progress finds it."""
     with db.session() as session:
         row = session.get_one(CommandAnswer, answer_id)
-        row.lines = [*row.lines, {"command": command, "line": line, "answer": answer, "runs": []}]
+        row.lines = [*row.lines, {"command": command, "line": line, "answer": answer, "runs": [], "state": ASKED}]
         row.updated_at = datetime.now(UTC)
         return len(row.lines) - 1
 
@@ -56,7 +66,7 @@ def set_line(db: Database, answer_id: int, index: int, answer: str | None = None
         row = session.get_one(CommandAnswer, answer_id)
         lines = [dict(line) for line in row.lines]
         if answer is not None:
-            lines[index]["answer"] = answer
+            lines[index].update(answer=answer, state=ANSWERED)  # posted when a comment shows this text
         if runs is not None:
             lines[index]["runs"] = runs
         row.lines, row.updated_at = lines, datetime.now(UTC)
@@ -72,6 +82,14 @@ def stored_answer(db: Database, answer_id: int) -> AnswerRow:
     return db.stored_row(CommandAnswer, answer_id, _row)
 
 
-def save_comment_id(db: Database, answer_id: int, comment_id: int) -> None:
+def posted(db: Database, answer_id: int, comment_id: int, shown: dict[int, str]) -> AnswerRow:
+    """The answer comment `comment_id` now shows `shown` (line index -> answer text): those lines are posted,
+    unless their text changed since the comment was written (a bench run moved on), which waits for the next."""
     with db.session() as session:
-        session.get_one(CommandAnswer, answer_id).answer_comment_id = comment_id
+        row = session.get_one(CommandAnswer, answer_id)
+        lines = [dict(line) for line in row.lines]
+        for index, text in shown.items():
+            if line_state(lines[index]) == ANSWERED and lines[index]["answer"] == text:
+                lines[index]["state"] = POSTED
+        row.lines, row.answer_comment_id = lines, comment_id
+        return _row(row)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, inspect, select
+from sqlalchemy import CursorResult, Table, insert, inspect, select, update
 from sqlalchemy.orm import Session
 
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
@@ -60,6 +60,22 @@ class RecordRepository:
             session.add(repo)
             session.flush()
         return cls(session, repo)
+
+    @staticmethod
+    def hold_mark(session: Session, key: str, expected: str | None) -> bool:
+        """Take the repository's row for the rest of the transaction, if its sync mark is still `expected`.
+
+        An UPDATE rather than a read, so two transactions syncing one repository queue on the row (PostgreSQL)
+        or the database (SQLite), and the second finds the mark the first moved. A repository not stored yet
+        holds no mark.
+        """
+        repos = cast(Table, Repo.__table__)
+        same = repos.c.last_synced_commit.is_(None) if expected is None else repos.c.last_synced_commit == expected
+        taken = session.execute(update(repos).where(repos.c.full_name == key, same)
+                                .values(last_synced_commit=repos.c.last_synced_commit))
+        if cast(CursorResult, taken).rowcount == 1:
+            return True
+        return expected is None and session.scalar(select(Repo.id).where(Repo.full_name == key)) is None
 
     @property
     def last_synced_commit(self) -> str | None:

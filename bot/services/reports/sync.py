@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from bot.core.reports.history import (
 )
 from bot.core.reports.reading import Reading, read_report, reading_of
 from bot.core.reports.records import ReadingOptions
+from bot.errors import TransientError
 from bot.services.bench.bench_inputs import reading_at
 from bot.services.reports.fact_review import FactReview
 from bot.services.reports.identities import KEPT_STATES, LIVE, LIVE_STATES, Identities
@@ -54,6 +56,7 @@ class SyncSummary:
     ignored: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
     reading: ReadingOptions = ReadingOptions()  # the head's `.perfbot.toml`'s, which every report was read with
+    passed_over: str | None = None  # the commit asked for, when it was not newer than the stored head
 
     @property
     def changed(self) -> int:
@@ -61,6 +64,10 @@ class SyncSummary:
 
 
 ProgressFn = Callable[[int], None]
+
+
+class SyncRaced(TransientError):
+    """Another sync of the same repository stored a new head after this one planned: nothing was written."""
 
 
 def plan(git_repo: GitRepository, head: str, last: str | None, history: bool) -> tuple[str, list[Step], list[str],
@@ -117,21 +124,48 @@ def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str |
     return steps
 
 
+def newest(git_repo: GitRepository, last: str | None, ref: str | None) -> tuple[str, str | None]:
+    """The commit to sync to: the newest of the stored head `last` and `ref`, and the commit `ref` named when that
+    is not the one chosen.
+
+    Deliveries arrive in any order (a retry, a redelivery, a crashed worker's push run again), so the order they
+    are handled in says nothing about which commit is newer; git does. A `ref` the stored head descends from,
+    one off its line (a force push) or one the clone no longer has is no longer the branch: the branch's tip
+    as fetched decides, and when that is the stored head nothing moves. Only when the fetched branch itself went
+    back (a force push to an older commit) does the head move to an ancestor: then that is what the branch holds.
+    """
+    def tip() -> str:
+        return git_repo.resolve(git_repo.default_ref())
+
+    if ref is None:
+        return tip(), None
+    if last is not None and re.fullmatch(r"[0-9a-f]{40}", ref) and not git_repo.has_commit(ref):
+        return tip(), ref  # pushed, then force-pushed away before this clone was fetched
+    wanted = git_repo.resolve(ref)
+    if last is None or wanted == last or git_repo.is_ancestor(last, wanted):
+        return wanted, None
+    return tip(), wanted
+
+
 def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
          history_on_first_sync: bool = False, on_plan: Callable[[int], None] | None = None,
          on_progress: ProgressFn | None = None, facts: FactReview | None = None) -> SyncSummary:
-    """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing.
+    """Bring the store up to `ref` (default: the checked-out branch), or leave it where it is when it holds a
+    newer commit (see `newest`). Re-running on the same input writes nothing.
 
     With `facts` (an agent reviewer), a report whose facts the offline reading left open is asked about once
     per content, before the transaction that writes it.
     """
-    head = git_repo.resolve(ref or git_repo.default_ref())
     key = git_repo.full_name
     with db.session() as session:
         last = RecordRepository.open(session, key).last_synced_commit
+    head, passed_over = newest(git_repo, last, ref)
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
     summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored,
-                          reading=reading_at(git_repo, head))
+                          reading=reading_at(git_repo, head), passed_over=passed_over)
+    if passed_over:
+        log.info("%s: %s is not newer than the stored %s; synced to the branch's tip %s (%s)", key, passed_over[:12],
+                 (last or "")[:12], head[:12], mode)
     if mode in ("incremental", "rewritten") and last is not None and reading_at(git_repo, last) != summary.reading:
         # New fence tags or reference factor: reports no commit touched may now read otherwise.
         reports, _ = git_repo.snapshot(head)
@@ -140,20 +174,31 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     if on_plan:
         on_plan(sum(len(s.changes) for s in steps))
     ids = Identities(replay=mode == "history")
+    expected = last
     for start in range(0, max(len(steps), 1), COMMITS_PER_TRANSACTION):
         chunk = steps[start:start + COMMITS_PER_TRANSACTION]
         # The agent is asked before the transaction opens, so the store is never held over a request.
         read = [_with_agent_facts(step, read_step(step, summary.reading), facts, summary.reading) for step in chunk]
-        _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress,
-                     mark=head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk))
+        mark = head if start + COMMITS_PER_TRANSACTION >= len(steps) else _resume_point(mode, chunk)
+        _apply_chunk(db, key, chunk, read, summary, ids, seen, on_progress, expected, mark)
+        expected = mark or expected
     summary.commits = len(steps)
     return summary
 
 
 def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str, Reading]], summary: SyncSummary,
-                 ids: Identities, seen: frozenset[str], on_progress: ProgressFn | None, mark: str | None) -> None:
-    """One transaction: the chunk's commits, then the sync mark when there is one to set."""
+                 ids: Identities, seen: frozenset[str], on_progress: ProgressFn | None, expected: str | None,
+                 mark: str | None) -> None:
+    """One transaction: the chunk's commits, then the sync mark when there is one to set.
+
+    The transaction first takes the repository's row, provided its mark is still the one this sync planned
+    from: a sync that raced another (a second process, `perfbot sync` beside the service, a job run twice)
+    writes nothing and is retried from the head the other one stored.
+    """
     with db.session() as session:
+        if not RecordRepository.hold_mark(session, key, expected):
+            raise SyncRaced(f"{key}: another sync moved the stored head from {(expected or 'nothing')[:12]} while "
+                            "this one read the reports; it is retried from the new head")
         records = RecordRepository.open(session, key)
         for step, step_read in zip(chunk, read, strict=False):
             apply_step(records, step, summary, ids, seen, step_read)

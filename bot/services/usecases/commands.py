@@ -3,6 +3,7 @@ and answered in one marked comment."""
 from __future__ import annotations
 
 from bot.adapters.store.lead import notice_store
+from bot.adapters.store.locks import repo_lock
 from bot.core.events import Where
 from bot.core.lead.dashboard import VERBS, newly_ticked
 from bot.services.commands import WRITE_LEVELS, CommandFlow
@@ -50,6 +51,8 @@ class Commands:
                 else:
                     lines.append(f"**{VERBS[action.verb]}** `{action.slug}` (ticked by @{actor}): "
                                  f"{flow.act_on_box(where, action.verb, action.slug)}")
-            tracker.upsert_comment(number, ANSWER_MARKER, "\n".join([ANSWER_MARKER, *lines]) + "\n", None)
+            # Found or created under one lock: two edits of the dashboard at once must not each post an answer.
+            with repo_lock(self.ctx.db, f"{full_name} answers dashboard"):
+                tracker.upsert_comment(number, ANSWER_MARKER, "\n".join([ANSWER_MARKER, *lines]) + "\n", None)
         self.lead.refresh_dashboard(full_name, installation_id, force=True)
         return lines

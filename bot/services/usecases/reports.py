@@ -53,8 +53,8 @@ class Reports:
                     merge_store.opened(db, full_name, outcome.pull, review.new, review.old,
                                        f"Merge {review.old} into {review.new}", review.verdict.reviewer)
             self.fixes.after_sync(repo, tracker, full_name, summary.touched, installation_id)
-        if outcomes:
-            comment_on_issues(db, full_name, tracker, outcomes)
+            if outcomes:  # under the lock: two runs of a delivery must not each find no comment and post one
+                comment_on_issues(db, full_name, tracker, outcomes)
         log.info("%s: sync %s, mirror %s, %d overlap(s)", full_name, dict(summary.counts), dict(mirrored.counts),
                  len(outcomes))
         return summary, mirrored
