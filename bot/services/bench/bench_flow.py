@@ -194,7 +194,8 @@ def reproduction(verdict: str, measured: bool) -> str:
         return "mismatch"  # the program and its "1-to-1" translation do not compute the same thing
     if not measured or verdict == "error":
         return "error"
-    return {"pass": "not reproduced", "fail": "reproduced"}.get(verdict, "inconclusive")
+    said = {"pass": "not reproduced", "fail": "reproduced", words.IMPLAUSIBLE: words.IMPLAUSIBLE}
+    return said.get(verdict, "inconclusive")
 
 
 def comment_body(marker: str, run: dict, config: RepoConfig | None, record: PerfIssue | None) -> str:
