@@ -25,6 +25,7 @@ KEYS = (REPRODUCED, NOT_REPRODUCED, FIXED, NOT_FIXED, SLOWER, WITHIN, INCONCLUSI
 # A verdict taken on a busy host, posted at once and measured again later (core/verify/noise.py).
 NOISY_TEXT = "noisy"
 WAITING_TEXT = "waiting for a quiet host, next try at {at}"
+REPLACES_TEXT = "the next measurement replaces this verdict"
 
 # What a result means for the team, and so its colour. Only a fix that holds is green.
 GOOD, BAD, REAL, BOGUS, UNSURE, BROKEN = "good", "bad", "real", "bogus", "unsure", "broken"
@@ -43,7 +44,7 @@ class Answer:
 
     @property
     def said(self) -> str:
-        if self.key == IMPLAUSIBLE and self.note == IMPLAUSIBLE_NOTE:
+        if self.key == IMPLAUSIBLE:
             return f"{self.text}: {self.note}"  # "implausible: above ideal, noisy or mismeasured"
         return f"{self.text}; {self.note}" if self.note else self.text
 
@@ -104,9 +105,14 @@ def of_run(run: dict) -> Answer | None:
     found = answer(run.get("purpose") or "fix", run.get("verdict"), against=sides[-1].get("against") or "C",
                    factor=sides[-1].get("factor"))
     claim = result.get("claim") or {}
-    if found is None or not claim.get("off") or found.key in (MISMATCH, ERROR, CANCELLED, IMPLAUSIBLE):
+    if found is None or found.key in (MISMATCH, ERROR, CANCELLED):
         return found
-    return replace(found, note=claim_text(claim))
+    notes = [found.note] if found.note else []
+    if claim.get("off") and found.key != IMPLAUSIBLE:  # no claim is sized on a mismeasurement
+        notes.append(claim_text(claim))
+    if result.get("noisy"):  # taken on a busy host: said beside the answer
+        notes.append(NOISY_TEXT)
+    return replace(found, note="; ".join(notes)) if notes else found
 
 
 def claim_text(claim: dict) -> str:
