@@ -144,3 +144,12 @@ def test_the_service_answers_a_sweep_without_threads_with_an_error_not_a_verdict
     assert (run["status"], run["verdict"]) == ("done", "error")
     assert "has no {threads}" in run["message"] and "[run] language in .perfbot.toml" in run["message"]
     assert not (run.get("result") or {}).get("sides")
+
+
+def test_the_dashboards_curve_clips_no_band_past_the_ideal_and_says_so():
+    from bot.adapters.charts import scaling_chart
+
+    plain = scaling_chart([("head", [(1, 1.0, 1.0, 1.0), (2, 1.7, 1.9, 2.0)])], 2, "run 1")
+    assert 'aria-label="run 1"' in plain
+    past = scaling_chart([("head", [(1, 1.0, 1.0, 1.0), (2, 0.7, 1.09, 3.11)])], 2, "run 2")
+    assert 'aria-label="run 2; speedup above the ideal line (up to 3.11x): noisy or mismeasured"' in past
