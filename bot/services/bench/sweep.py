@@ -4,7 +4,9 @@ Which counts: `[verify] threads`, else 1..the runner's cores, always with 1 and 
 (core/verify/scaling.py). One warm-up run at each count must print what one thread prints (a program that computes
 something else on 8 threads is a mismatch, not a speedup). Then each round runs every count once, up one
 round and down the next, until the claimed count's speedup interval decides against ideal x efficiency
-(the sequential plan of core/verify/stats.py, as before sweeps) or the budget is spent.
+(the sequential plan of core/verify/stats.py, as before sweeps) or the budget is spent. Counts whose runs do
+not differ (the same argv, the same thread count printed) are a configuration error; an interval past the
+ideal samples on to the budget's end and is `implausible` (core/verify/sweep_checks.py).
 """
 from __future__ import annotations
 
@@ -78,9 +80,6 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
     argv = {n: wrap_for_measure(from_root(fill(template, file=str(program), threads=str(n)), workspace),
                                 config, runner, folder, counter) for n in counts}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
-    same_argv = same_points(argv, {}, "[run] language in .perfbot.toml")
-    if same_argv is not None:  # refused before anything runs
-        raise UserError(same_argv)
     warmed, problem = warm_up(argv, _threads, runner, folder, config, at)  # counts are sorted: 1 comes first
     if problem is not None:
         return problem
