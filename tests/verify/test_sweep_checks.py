@@ -153,3 +153,15 @@ def test_the_dashboards_curve_clips_no_band_past_the_ideal_and_says_so():
     assert 'aria-label="run 1"' in plain
     past = scaling_chart([("head", [(1, 1.0, 1.0, 1.0), (2, 0.7, 1.09, 3.11)])], 2, "run 2")
     assert 'aria-label="run 2; speedup above the ideal line (up to 3.11x): noisy or mismeasured"' in past
+
+
+def test_a_gpu_report_compared_with_the_best_cpu_count_is_refused_without_threads(tmp_path):
+    from tests.gpu_project import GPU_CONFIG
+    from tests.gpu_project import REPORTS as GPU_REPORTS
+
+    config = parse_repo_config(GPU_CONFIG.replace('language = ["./runtime", "{file}", "--threads", "{threads}"]',
+                                                  'language = ["./runtime", "{file}"]'))
+    gpu = parse("devs/issues/perf_metal_slower_than_cpu.md", GPU_REPORTS["perf_metal_slower_than_cpu"].encode()).record
+    runner = LocalRunner("local", tmp_path, tmp_path / "cache", build=None)  # never reached: refused first
+    with pytest.raises(UserError, match=r"GPU report: perfbot measures the CPU at several thread counts.*\{threads\}"):
+        verify(gpu, config, runner, "0" * 40)
