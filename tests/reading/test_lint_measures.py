@@ -37,7 +37,8 @@ def test_an_instructions_claim_is_read_in_the_instructions_column_not_the_time_c
     assert [dict(r.counts) for r in rows] == [{"instructions": 1000.7e6}, {"instructions": 761.5e6}]
     assert "ratio-mismatch" not in findings(text)  # 1000.7M / 761.5M = 1.31; the times give 1.14
     wrong = findings(text.replace("ratio: 1.31", "ratio: 1.7"))["ratio-mismatch"]
-    assert "(the report's measure is instructions)" in wrong
+    assert "(the report's measure is instructions)" in wrong and "gives 1.31 in its instructions column: 30% apart" \
+        in wrong
     assert "the closest pair of its rows, 'HEAD' / 'runtime v1.2' in instructions = 1.31x (lines" in wrong
 
 
@@ -89,3 +90,11 @@ def test_a_gpu_target_row_named_by_what_ships_beside_it():
     record = parse(PATH, gpu_report("CUDA is slow.", table).encode()).record
     assert (record.claim, record.ratio) == ("gpu", 8.0)  # (640 / 20) / (640 / 160)
     assert "threads-missing" not in findings(gpu_report("CUDA is slow.", table))
+
+
+def test_a_named_measure_is_read_in_its_column_only():
+    # 1.14 is the time column's ratio: an instructions claim of 1.14 is not borne out by the instructions column.
+    text = with_table(REFERENCE.replace("ratio: 1.31", "ratio: 1.14"), INSTRUCTIONS)
+    wrong = findings(text)["ratio-mismatch"]
+    assert "'HEAD' / 'runtime v1.2' in instructions = 1.31x" in wrong
+    assert "ratio-mismatch" not in findings(text.replace("measure: instructions\n", ""))  # no measure: any column

@@ -202,6 +202,7 @@ class RowPair:
 
     value: float
     text: str  # "'bend · 400 dropped fields' / 'C (gcc -O2)' in time = 29.7x (lines 12 and 14)"
+    measure: str = "time"  # the column's header: time, instructions, user, itrs ...
 
 
 def _measures(row: Measurement) -> dict[str, float]:
@@ -222,7 +223,7 @@ def _pairs(top: list[Measurement], bottom: list[Measurement], how=None) -> list[
                 value = significant(how(a, b, mine, theirs[measure]) if how else mine / theirs[measure])
                 if value is not None:
                     out.append(RowPair(value, f"'{a.label}' / '{b.label}' in {measure} = {value:g}x "
-                                              f"(lines {a.line} and {b.line})"))
+                                              f"(lines {a.line} and {b.line})", measure))
     return out
 
 
@@ -250,6 +251,18 @@ def every_pair(rows: tuple[Measurement, ...], track: str | None, reference: str 
         return out
     c = [r for r in rows if r.impl == "c" and (r.threads or 1) == 1]
     return _pairs([r for r in rows if r.impl != "c" and (r.threads or 1) == 1], c)
+
+
+_MEASURE_WORDS = {"instructions": ("instr", "insn"), "user": ("user", "cpu")}
+
+
+def in_measure(pairs: list[RowPair], measure: str | None) -> list[RowPair]:
+    """The pairs in the column of the measure a report names (`measure: instructions`, `user`, `metric:itrs`);
+    [] when it names none, or wall time, or the table has no such column."""
+    if not measure or measure == "wall":
+        return []
+    words = _MEASURE_WORDS.get(measure, (measure.removeprefix("metric:").lower(),))
+    return [p for p in pairs if p.measure != "time" and any(w in p.measure for w in words)]
 
 
 def closest(stated: float, pairs: list[RowPair]) -> RowPair | None:
