@@ -23,8 +23,11 @@ from bot.core.lint.rules import lint  # noqa: E402
 from bot.core.reports.parse import parse  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "lint_eval"
-SETS = tuple(sorted((p.name for p in DATA.iterdir() if (p / "manifest.json").exists()),
-                    key=lambda name: (not name.startswith("tune"), name)))  # tuned sets, then held-out
+# issue 40's held-out set lives apart (it is smaller than the sets above): never tuned on.
+HELDOUT = ROOT / "tests" / "data" / "lint_heldout"
+FOLDERS = {**{p.name: p for p in sorted(DATA.iterdir(), key=lambda p: (not p.name.startswith("tune"), p.name))
+              if (p / "manifest.json").exists()}, HELDOUT.name: HELDOUT}  # tuned sets, then held-out
+SETS = tuple(FOLDERS)
 FALSE_ALARMS = ("audit-c-functions", "audit-c-recursion")  # wrong on a correct 1-to-1 pair
 
 
@@ -87,13 +90,13 @@ def main() -> None:
     parser.add_argument("--set", action="append", choices=SETS, help="which set(s); default: all")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = [evaluate(DATA / name) for name in (args.set or SETS)]
+    results = [evaluate(FOLDERS[name]) for name in (args.set or SETS)]
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
         return
-    print(f"{'set':<9} {'valid reports clean':<24} {'defects flagged by their rule':<30}")
+    print(f"{'set':<12} {'valid reports clean':<24} {'defects flagged by their rule':<30}")
     for r in results:
-        print(f"{r.name:<9} {_percent(r.valid_clean, r.valid):<24} {_percent(r.flagged_right, r.defective):<30}")
+        print(f"{r.name:<12} {_percent(r.valid_clean, r.valid):<24} {_percent(r.flagged_right, r.defective):<30}")
     for r in results:
         for miss in r.misses:
             print(f"miss  {miss}")

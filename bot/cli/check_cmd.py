@@ -43,6 +43,7 @@ def render(result: CheckResult) -> list[str]:
     for r in result.reports:
         if r.problem:
             lines.append(f"{r.slug}: {r.problem}")
+        lines += [_shown("warning", warning) for warning in r.warnings]
         lines += [_shown("fix", fix) for fix in r.fixes] + [_shown("note", note) for note in r.notes]
     return lines + [_shown("fix", fix) for fix in result.build_fixes]
 

@@ -12,15 +12,19 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench.bench_store import save_run, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
+from bot.core.config.check_advice import place
+from bot.core.config.lines import key_lines
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify import verdict_words as words
+from bot.core.verify.sweep_checks import knob_problem
 from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import reproduction
-from bot.services.bench.bench_inputs import bench_config, read_record, source_of
+from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, read_record, source_of
 from bot.services.bench.verify import verify
 
-# 0: what was asked holds (fixed; the claim reproduced), 1: it does not, or the run could not say, 3: inconclusive.
-EXIT = {words.FIXED: 0, words.REPRODUCED: 0, words.SLOWER: 0, words.INCONCLUSIVE: 3}
+# 0: what was asked holds (fixed; the claim reproduced), 1: it does not, or the run could not say, 3: inconclusive
+# (or implausible: a speedup past the ideal).
+EXIT = {words.FIXED: 0, words.REPRODUCED: 0, words.SLOWER: 0, words.INCONCLUSIVE: 3, words.IMPLAUSIBLE: 3}
 
 
 def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str]:
@@ -58,6 +62,11 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
         config = bench_config(repo, source)
         record = read_record(repo, slug, source.sha, reading=config.reading,
                              where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
+        text = config_file.read_text(encoding="utf-8") if config_file else \
+            (repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace")
+        no_knob = knob_problem(record, config, place(key_lines(text), "run", "language"))
+        if no_knob is not None:  # refused before any build: a sweep that varies nothing is no verdict
+            raise UserError(no_knob)
         base_sha, head_sha = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         full_name = repo.full_name

@@ -230,8 +230,9 @@ class Verify(Section):
                                                   "1 itself)")
     max_steal: Fraction = Field(0.05, description="a host whose hypervisor takes more of its CPU time than this "
                                                   "is busy")
-    noisy_retries: Count = Field(2, description="the service measures a noisy run again this many times, 10 "
-                                                "minutes apart, before it reports it as noisy")
+    noisy_retries: Count = Field(2, description="a noisy run's verdict is posted at once; the service then "
+                                                "measures it again this many times, 10 minutes apart, each "
+                                                "measurement replacing the verdict")
     reference_factor: Positive = Field(1.0, description="`reference:` reports pass within this factor of the reference")
     threads: Threads | None = Field(None, description="par sweeps' thread counts (default 1..the host's cores)")
     flatten_gain: Fraction = Field(FLATTEN_GAIN,

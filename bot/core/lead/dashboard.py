@@ -18,7 +18,7 @@ VERBS = {"verify": "verify now", "rerun": "re-run the failed verification", "clo
          "accept": "accept the merge PR"}
 MERGE_BRANCH = "perfbot/merge-"  # dedup's merge branches: perfbot/merge-<the report that survives>
 _BOX = re.compile(r"^\s*[-*+] \[([ xX])\] <!-- perfbot:action ([a-z]+) (perf_[a-z0-9_]+) -->", re.MULTILINE)
-FAILED = ("fail", "inconclusive", "error", "mismatch")
+FAILED = ("fail", "inconclusive", "implausible", "error", "mismatch")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from bot.core.reports.codeblocks import LANGUAGE_TAGS, undeclared_tag
 from bot.core.reports.frontmatter import shown
 from bot.core.reports.records import REPORT_DIR, SEQ_TOLERANCE, PerfIssue, ReadingOptions
+from bot.core.reports.table_ratios import RowPair, closest, every_pair, in_measure
 from bot.core.tracker.refnames import COMMIT_SHA, branch_name_problem, protected_branch, suggest_branch_name
 
 RATIO_TOLERANCE = 0.10  # stated vs table ratio: more than 10% apart means one of them is wrong
@@ -71,13 +72,22 @@ def backend_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem
 
 
 def threads_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
-    # A GPU claim is a speedup over the CPU against a target: no thread count of the GPU's is needed.
-    if record.track == "par" and record.threads is None and record.claim != "gpu":
+    # A GPU claim is a speedup over the CPU against a target: no thread count of the GPU's is needed. A GPU
+    # report whose claim could not be read lacks its baseline or target row, which ratio-missing names.
+    if record.track == "par" and record.threads is None and record.claim != "gpu" and not _gpu_against_cpu(record):
         yield Problem(_fact_line(record, "threads"),
                       "par report without a thread count: no `threads:` key, no 'N threads' or 'T8' in the prose, "
                       "no thread counts in the table",
                       f"add the line {_fact_line_to_add(record, 'threads: N')}: the thread (or tome) count the "
                       "claim is about")
+
+
+def _gpu_against_cpu(record: PerfIssue) -> bool:
+    """A GPU report whose table sets GPU runs beside the language's CPU runs: a GPU claim, whose missing piece
+    (the one-thread CPU baseline, or the target) ratio-missing names; a GPU scaling on its own needs a count."""
+    rows = [r for r in record.measurements if r.seconds and r.impl in ("language", "")]
+    return record.backend in ("metal", "cuda") and any(r.backend in ("metal", "cuda") for r in rows) and \
+        any(r.backend not in ("metal", "cuda") for r in rows)
 
 
 def ratio_missing(record: PerfIssue, context: LintContext) -> Iterator[Problem]:
@@ -115,11 +125,21 @@ def reference_within_factor(record: PerfIssue, context: LintContext) -> Iterator
                       "[verify] reference_factor; if not, drop this report or correct `ratio:` and the table")
 
 
+def _row_pairs(record: PerfIssue) -> list[RowPair]:
+    """What else the rows give: every language row over its C row, in every measure the table has; for a
+    GPU claim the candidates its reading made are the whole story (target / achieved is no row pair)."""
+    return [] if record.claim == "gpu" else every_pair(record.measurements, record.track, record.reference,
+                                                       record.threads)
+
+
 def _ratio_disagrees(record: PerfIssue) -> bool:
     stated, table = record.ratio, record.table_ratio
     if stated is None or not table or record.source_of("ratio") == "table":
         return False
-    comparable = (table, *record.table_candidates)
+    named = in_measure(_row_pairs(record), record.measure)
+    # A report that names its measure is read in that column when the table has one; else every column counts.
+    comparable = [p.value for p in named] if named else \
+        [table, *record.table_candidates, *(p.value for p in _row_pairs(record))]
     return not any(abs(stated - value) / value <= RATIO_TOLERANCE for value in comparable if value)
 
 
@@ -139,16 +159,24 @@ def ratio_mismatch(record: PerfIssue, context: LintContext) -> Iterator[Problem]
     stated, table = record.ratio, record.table_ratio
     if stated is None or table is None or not _ratio_disagrees(record) or record.table_unsure:
         return
-    comparable = (table, *record.table_candidates)
-    gap = abs(stated - table) / table
     stated_as = record.explain("ratio") if record.source_of("ratio") != "front-matter" else f"stated ratio {stated:g}"
-    table_as = f"{table:g} ({record.table_evidence})" if record.table_evidence else f"{table:g}"
-    others = f"; no other pair of its rows gives {stated:g} either" if len(set(comparable)) > 1 else ""
+    named = in_measure(_row_pairs(record), record.measure)
+    if named:  # the report names its measure and the table has its column: that column is what it says
+        table = min(named, key=lambda p: abs(stated - p.value) / p.value).value
+        table_as = f"{table:g} in its {named[0].measure} column"
+    else:
+        table_as = f"{table:g} ({record.table_evidence})" if record.table_evidence else f"{table:g}"
+    gap = abs(stated - table) / table
+    near = closest(stated, named or _row_pairs(record))
+    others = (f"; the closest pair of its rows, {near.text}, is {abs(stated - near.value) / near.value:.0%} off"
+              if near is not None and (near.value != table or named) else
+              f"; no other pair of its rows gives {stated:g} either" if record.table_candidates else "")
+    measure = f" (the report's measure is {record.measure})" if record.measure else ""
     yield Problem(record.line_of("ratio"),
-                  f"{stated_as}, but the table at line {record.line_of('measurements')} gives {table_as}: "
+                  f"{stated_as}{measure}, but the table at line {record.line_of('measurements')} gives {table_as}: "
                   f"{gap:.0%} apart (more than {RATIO_TOLERANCE:.0%}){others}",
-                  f"make them agree: write {_restated(record, table)}, or correct the times in the table "
-                  f"at line {record.line_of('measurements')}")
+                  f"make them agree: write {_restated(record, table)}, or correct the "
+                  f"{'counts' if named else 'times'} in the table at line {record.line_of('measurements')}")
 
 
 def ratio_meaning(record: PerfIssue, context: LintContext) -> Iterator[Problem]:

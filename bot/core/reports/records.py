@@ -110,6 +110,8 @@ class Measurement:
     line: int
     backend: str = ""  # where the run ran, when its label says: c (a CPU), metal or cuda
     speedup: float | None = None  # an achieved speedup the table states instead of (or beside) a time
+    # Other measures the row gives beside its time, by column header: ("instructions", 1.0007e9), ("user", 0.24)
+    counts: tuple[tuple[str, float], ...] = ()
 
     @property
     def time(self) -> float:

@@ -193,3 +193,77 @@ def secs(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.3g} ms"
     return f"{seconds * 1e6:.3g} µs"
+
+
+@dataclass(frozen=True)
+class RowPair:
+    """A ratio two table rows give in one measure: what a stated ratio is checked against before it is called
+    a mismatch, and what the message names when none is close."""
+
+    value: float
+    text: str  # "'bend · 400 dropped fields' / 'C (gcc -O2)' in time = 29.7x (lines 12 and 14)"
+    measure: str = "time"  # the column's header: time, instructions, user, itrs ...
+
+
+def _measures(row: Measurement) -> dict[str, float]:
+    values = dict(row.counts)
+    if row.seconds:
+        values["time"] = row.seconds
+    return values
+
+
+def _pairs(top: list[Measurement], bottom: list[Measurement], how=None) -> list[RowPair]:
+    out = []
+    for a in top:
+        for b in bottom:
+            theirs = _measures(b)
+            for measure, mine in _measures(a).items():
+                if a is b or measure not in theirs or not theirs[measure]:
+                    continue
+                value = significant(how(a, b, mine, theirs[measure]) if how else mine / theirs[measure])
+                if value is not None:
+                    out.append(RowPair(value, f"'{a.label}' / '{b.label}' in {measure} = {value:g}x "
+                                              f"(lines {a.line} and {b.line})", measure))
+    return out
+
+
+def every_pair(rows: tuple[Measurement, ...], track: str | None, reference: str | None = None,
+               threads: int | None = None) -> list[RowPair]:
+    """Every ratio the table's rows give in every measure it has (time, instructions, user time, a runtime's
+    count): each language row (an input size, a variant) over each C row, this revision over the reference,
+    or a build's one-thread run over its N-thread run (as N / speedup), at the claimed count when there is one."""
+    if reference:
+        name, _, revision = reference.partition("@")
+        wanted = [w.lower() for w in (revision, name if not revision else "") if w]
+        runs = [r for r in rows if r.impl != "c" and _measures(r)]
+        ref = [r for r in runs if any(w in r.label.lower() for w in wanted) or "reference" in r.label.lower()]
+        return _pairs([r for r in runs if r not in ref], ref)
+    if track == "par":
+        groups: dict[str, list[Measurement]] = {}
+        for run in rows:
+            if run.threads:
+                groups.setdefault(" ".join(_THREAD_WORDS.sub(" ", run.label).lower().split()), []).append(run)
+        out = []
+        for runs in groups.values():
+            ones = [r for r in runs if r.threads == 1]
+            more = [r for r in runs if (r.threads or 1) > 1 and threads in (None, r.threads)]
+            out += _pairs(ones, more, lambda a, b, mine, theirs: (b.threads or 1) / (mine / theirs))
+        return out
+    c = [r for r in rows if r.impl == "c" and (r.threads or 1) == 1]
+    return _pairs([r for r in rows if r.impl != "c" and (r.threads or 1) == 1], c)
+
+
+_MEASURE_WORDS = {"instructions": ("instr", "insn"), "user": ("user", "cpu")}
+
+
+def in_measure(pairs: list[RowPair], measure: str | None) -> list[RowPair]:
+    """The pairs in the column of the measure a report names (`measure: instructions`, `user`, `metric:itrs`);
+    [] when it names none, or wall time, or the table has no such column."""
+    if not measure or measure == "wall":
+        return []
+    words = _MEASURE_WORDS.get(measure, (measure.removeprefix("metric:").lower(),))
+    return [p for p in pairs if p.measure != "time" and any(w in p.measure for w in words)]
+
+
+def closest(stated: float, pairs: list[RowPair]) -> RowPair | None:
+    return min(pairs, key=lambda p: abs(stated - p.value) / p.value, default=None)

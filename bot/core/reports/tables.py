@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.core.reports.records import Measurement
 
@@ -40,7 +40,12 @@ _THREADS_IN_TEXT = re.compile(
     r"(?<![\w.-])-{0,2}[Tt]\s?=?\s?(\d{1,6})(?![\w.])|(?<![\w.])(\d{1,6})\s*(?:threads?|tomes?|cores?|T)(?![\w])"
     r"|(?i:threads?|tomes?)\s*[=:]\s*(\d{1,6})(?!\d)")
 _SPEEDUP_CELL = re.compile(r"(\d{1,6}(?:[.,]\d+)?)\s*[x\u00d7X]?")
-
+# A count in a measure column: "1000.7M", "761.5 M", "1,000,700,000", "41.2 G", "0.240"; a suffix scales it.
+_MEASURE_CELL = re.compile(r"^~?\s*(\d[\d,]*(?:\.\d+)?)\s*([kKmMgGbB]|[kKmMgG]i?)?\b(?!\s*[a-zA-Z]{2})")
+_SCALE = {"k": 1e3, "m": 1e6, "g": 1e9, "b": 1e9, "ki": 1024.0, "mi": 1024.0 ** 2, "gi": 1024.0 ** 3}
+# A header that names time only loosely ("runtime" is also what a column of runtime names is called): a column
+# that names time outright ("time", a unit) takes the time role from it.
+_LOOSE_TIME = {"runtime", "best", "min", "avg", "real"}
 
 @dataclass(frozen=True)
 class RawTable:
@@ -59,6 +64,7 @@ class _Header:
     impl_columns: dict[int, str]  # column index -> language|c, when implementations are the columns
     units: dict[int, float]  # a column's own unit, from "(ms)" in its header
     texts: tuple[str, ...] = ()  # the header cells without markup
+    others: dict[int, str] = field(default_factory=dict)  # columns of no role: another measure, or more label
 
 
 def measurements_of(table: RawTable) -> tuple[Measurement, ...]:
@@ -128,6 +134,8 @@ def seconds_of(text: str, default_unit: float = 1.0) -> float | None:
 
 
 def _row_run(header: _Header, cells: list[str], raw_cells: tuple[str, ...], label: str, line: int) -> Measurement:
+    counts, more = _other_columns(header, cells)
+    label = " · ".join(part for part in (label, *more) if part)  # `| input | runtime | time |`: both name the row
     threads_cell = _cell(cells, header.roles.get("threads"))
     threads = threads_in(threads_cell) or _int_of(threads_cell)  # `hvm4 -T12` is 12 threads, not 4
     if not label and re.search(r"[A-Za-z]{2}", threads_cell):
@@ -141,7 +149,35 @@ def _row_run(header: _Header, cells: list[str], raw_cells: tuple[str, ...], labe
         command=raw_cells[command_at].strip().strip("`").strip() if command_at is not None
         and command_at < len(raw_cells) else "",
         line=line, backend=backend_of(label), speedup=_speedup_of(_cell(cells, header.roles.get("speedup"))),
+        counts=counts,
     )
+
+
+def _other_columns(header: _Header, cells: list[str]) -> tuple[tuple[tuple[str, float], ...], list[str]]:
+    """A row's cells in columns of no role: numbers are another measure of the run (instructions, user time, a
+    runtime's counter), words say more of what the row is (the implementation beside an input size)."""
+    counts, words = [], []
+    for index, name in header.others.items():
+        text = _cell(cells, index)
+        value = measure_of(text)
+        if value is not None:
+            counts.append((name, value))
+        elif re.search(r"[A-Za-z]{2}", text) and len(text) <= 60:
+            words.append(text)
+    return tuple(counts), words
+
+
+def measure_of(text: str) -> float | None:
+    """ "1000.7M" -> 1.0007e9, "1,234" -> 1234.0, "0.24" -> 0.24; None for words or an empty cell."""
+    match = _MEASURE_CELL.match(text.strip())
+    if match is None:
+        return None
+    try:
+        value = float(match.group(1).replace(",", ""))
+    except ValueError:
+        return None
+    scale = _SCALE.get((match.group(2) or "").lower(), 1.0)
+    return value * scale if value > 0 and math.isfinite(value * scale) else None
 
 
 def _thread_column_runs(header: _Header, cells: list[str], label: str, line: int) -> list[Measurement]:
@@ -187,6 +223,8 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
     thread_columns: dict[int, int | None] = {}
     impl_columns: dict[int, str] = {}
     units: dict[int, float] = {}
+    others: dict[int, str] = {}
+    loose_time = ""
     for index, raw in enumerate(cells):
         text = _MARKUP.sub("", raw).strip()
         words = _HEADER_WORDS.findall(text.lower())
@@ -199,6 +237,9 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
             continue
         role = next((r for r, synonyms in _COLUMN_WORDS.items() if r not in roles and any(w in synonyms
                                                                                          for w in words)), None)
+        if role is None and "time" in roles and loose_time and _names_time_outright(words):
+            others[roles["time"]] = loose_time  # `| runtime | time |`: the first only names what ran
+            role, loose_time = "time", ""
         if index == 0 and role != "threads":
             role = "label"  # the first column names the row, whatever its header says
         names_time = any(w in _COLUMN_WORDS["time"] or w in _SECONDS_PER_UNIT for w in words)
@@ -210,8 +251,11 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
             roles[role] = index
             if role == "time":
                 unit = own_unit or 1.0
+                loose_time = " ".join(words) if not _names_time_outright(words) else ""
         elif own_unit is not None and own_unit != 1.0 and "time" not in roles:
             roles["time"], unit = index, own_unit  # a header that is only a unit, "(ms)", is a time column too
+        elif index:
+            others[index] = " ".join(words) or text.lower()
     if "label" not in roles and cells and 0 not in roles.values():
         roles["label"] = 0
     if len(thread_columns) < 2:
@@ -220,9 +264,17 @@ def _read_header(cells: tuple[str, ...]) -> _Header:
         thread_columns.update({i: None for i, text in enumerate(cells) if i and i not in thread_columns
                                and backend_of(_MARKUP.sub("", text)) in ("metal", "cuda")})
         impl_columns = {i: impl for i, impl in impl_columns.items() if i not in thread_columns}
-    if "time" in roles:
+    if "time" in roles:  # `| input | runtime | time |`: a column named like an implementation holds names
+        others.update({i: _MARKUP.sub("", cells[i]).strip().lower() for i in impl_columns})
         impl_columns = {}
-    return _Header(roles, unit, thread_columns, impl_columns, units, tuple(_MARKUP.sub("", c).strip() for c in cells))
+    others = {i: name for i, name in others.items() if i not in roles.values() and i not in thread_columns
+              and i not in impl_columns}
+    return _Header(roles, unit, thread_columns, impl_columns, units, tuple(_MARKUP.sub("", c).strip() for c in cells),
+                   others)
+
+
+def _names_time_outright(words: list[str]) -> bool:
+    return any(w in _SECONDS_PER_UNIT or (w in _COLUMN_WORDS["time"] and w not in _LOOSE_TIME) for w in words)
 
 
 def _cell(cells: list[str], index: int | None) -> str:

@@ -17,7 +17,7 @@ LABEL_COLORS = {
     "state: fixed": "0e8a16",
     # Verdict labels take the colour of what they mean for the team (core/verify/verdict_words.py).
     **{f"verified: {a.text}": a.colour
-       for a in map(words.of_fix, ("pass", "fail", "inconclusive", "mismatch", "error")) if a},
+       for a in map(words.of_fix, ("pass", "fail", "inconclusive", "implausible", "mismatch", "error")) if a},
     **{f"claim: {a.text}": a.colour for a in map(words.of_claim, ("reproduced", "not reproduced", "mismatch")) if a},
     "lint: errors": "d93f0b",
     "has fix": "0e8a16",

@@ -1,6 +1,9 @@
 """Was the bench host quiet enough for its times to mean something? Read from the load and CPU steal that each
 timed run recorded on the host itself, before and during the run.
 
+A verdict taken on a busy host is posted at once, marked noisy, with when it will be measured again; the
+re-measure replaces it (the CLI and the service follow the same policy: nobody waits for a first answer).
+
 A busy host slows both sides of a pair unevenly and flattens a parallel sweep, so a time-based verdict taken
 there cannot be told apart from contention. Counted measures (instructions, a runtime's own count) do not
 move with load, and are never noisy.
@@ -9,6 +12,9 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from bot.core.verify import verdict_words as words
 
 TIME_MEASURES = ("wall", "user")
 
@@ -36,3 +42,17 @@ def noise(runs: list[dict], measure: str, quiet: Quiet = Quiet()) -> str | None:
     if steals and statistics.median(steals) > quiet.max_steal:
         return f"the hypervisor took {statistics.median(steals):.0%} of the host's CPU time (steal)"
     return None
+
+
+def next_try(now: datetime, wait_seconds: float) -> datetime:
+    """When a run measured on a busy host is measured again (its verdict is posted at once meanwhile)."""
+    return now + timedelta(seconds=wait_seconds)
+
+
+def waiting_text(options: dict) -> str:
+    """'waiting for a quiet host, next try at 10:32 UTC' while a run's re-measure is due; '' otherwise."""
+    due = options.get("remeasure_at")
+    if not due:
+        return ""
+    at = datetime.fromisoformat(due).astimezone(UTC)
+    return words.WAITING_TEXT.format(at=f"{at:%H:%M} UTC")

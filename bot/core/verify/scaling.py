@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
 from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
+from bot.core.verify.sweep_checks import above_ideal_counts
 
 
 def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: int | None) -> tuple[int, ...]:
@@ -117,7 +118,9 @@ def sweep_text(sweep: dict) -> str:
     if not points:
         return ""
     shown = ", ".join(f"{p['efficiency']['point']:.2f} at {p['threads']}" for p in points)
-    return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}"
+    above = above_ideal_counts(points)
+    said = f"; speedup above ideal ({', '.join(above)}): noisy or mismeasured" if above else ""
+    return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}{said}"
 
 
 def holds_text(sweep: dict) -> str:

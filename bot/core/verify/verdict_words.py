@@ -18,7 +18,14 @@ REPRODUCED, NOT_REPRODUCED = "reproduced", "not_reproduced"
 FIXED, NOT_FIXED = "fixed", "not_fixed"
 SLOWER, WITHIN = "slower_than_reference", "within_reference"
 INCONCLUSIVE, MISMATCH, ERROR, CANCELLED = "inconclusive", "output_mismatch", "error", "cancelled"
-KEYS = (REPRODUCED, NOT_REPRODUCED, FIXED, NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE, MISMATCH, ERROR, CANCELLED)
+# A sweep whose speedup reaches past the ideal (core/verify/sweep_checks.py): no clean verdict either way.
+IMPLAUSIBLE, IMPLAUSIBLE_NOTE = "implausible", "above ideal, noisy or mismeasured"  # a label holds only the first
+KEYS = (REPRODUCED, NOT_REPRODUCED, FIXED, NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE, IMPLAUSIBLE, MISMATCH, ERROR,
+        CANCELLED)
+# A verdict taken on a busy host, posted at once and measured again later (core/verify/noise.py).
+NOISY_TEXT = "noisy"
+WAITING_TEXT = "waiting for a quiet host, next try at {at}"
+REPLACES_TEXT = "the next measurement replaces this verdict"
 
 # What a result means for the team, and so its colour. Only a fix that holds is green.
 GOOD, BAD, REAL, BOGUS, UNSURE, BROKEN = "good", "bad", "real", "bogus", "unsure", "broken"
@@ -37,6 +44,8 @@ class Answer:
 
     @property
     def said(self) -> str:
+        if self.key == IMPLAUSIBLE:
+            return f"{self.text}: {self.note}"  # "implausible: above ideal, noisy or mismeasured"
         return f"{self.text}; {self.note}" if self.note else self.text
 
     @property
@@ -64,6 +73,8 @@ def answer(purpose: str, test: str | None, *, against: str = "C", factor: float 
         return Answer(MISMATCH, "output mismatch", BAD)
     if test in ("error", "cancelled"):
         return Answer(test, test, BROKEN)
+    if test == IMPLAUSIBLE:
+        return Answer(IMPLAUSIBLE, IMPLAUSIBLE, UNSURE, IMPLAUSIBLE_NOTE)
     if test not in ("pass", "fail"):
         return Answer(INCONCLUSIVE, "inconclusive", UNSURE)
     held = test == "pass"  # the measured ratio meets the threshold: the gap is gone
@@ -94,9 +105,14 @@ def of_run(run: dict) -> Answer | None:
     found = answer(run.get("purpose") or "fix", run.get("verdict"), against=sides[-1].get("against") or "C",
                    factor=sides[-1].get("factor"))
     claim = result.get("claim") or {}
-    if found is None or not claim.get("off") or found.key in (MISMATCH, ERROR, CANCELLED):
+    if found is None or found.key in (MISMATCH, ERROR, CANCELLED):
         return found
-    return replace(found, note=claim_text(claim))
+    notes = [found.note] if found.note else []
+    if claim.get("off") and found.key != IMPLAUSIBLE:  # no claim is sized on a mismeasurement
+        notes.append(claim_text(claim))
+    if result.get("noisy"):  # taken on a busy host: said beside the answer
+        notes.append(NOISY_TEXT)
+    return replace(found, note="; ".join(notes)) if notes else found
 
 
 def claim_text(claim: dict) -> str:
@@ -106,7 +122,8 @@ def claim_text(claim: dict) -> str:
 
 # records.reproduced keeps the claim check's words; these are the ones from before `output mismatch`.
 _CLAIM_WORDS = {"reproduced": (REPRODUCED, REAL), "not reproduced": (NOT_REPRODUCED, BOGUS),
-                "inconclusive": (INCONCLUSIVE, UNSURE), "mismatch": (MISMATCH, BAD), "error": (ERROR, BROKEN)}
+                "inconclusive": (INCONCLUSIVE, UNSURE), "implausible": (IMPLAUSIBLE, UNSURE),
+                "mismatch": (MISMATCH, BAD), "error": (ERROR, BROKEN)}
 
 
 def of_claim(reproduced: str | None) -> Answer | None:
@@ -114,7 +131,8 @@ def of_claim(reproduced: str | None) -> Answer | None:
     if reproduced not in _CLAIM_WORDS:
         return None
     key, tone = _CLAIM_WORDS[reproduced]
-    return Answer(key, "output mismatch" if key == MISMATCH else reproduced, tone)
+    return Answer(key, "output mismatch" if key == MISMATCH else reproduced, tone,
+                  IMPLAUSIBLE_NOTE if key == IMPLAUSIBLE else "")
 
 
 def of_fix(verdict: str | None) -> Answer | None:

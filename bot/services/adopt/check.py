@@ -15,6 +15,7 @@ from bot.core.config.lines import Path
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.failures import Failure, Kind
 from bot.core.verify.outputs import metrics_of, normalised
+from bot.core.verify.sweep_checks import knob_problem
 from bot.core.verify.verify_plan import configured, from_root, inputs_of, program_name, programs, with_input
 from bot.errors import UserError
 from bot.services.adopt import fixes
@@ -34,6 +35,7 @@ class ReportCheck:
     fixes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth doing, not wrong
     failure: Failure | None = None  # why the program did not run, classified
+    warnings: list[str] = field(default_factory=list)  # verify would refuse this report as configured
 
     @property
     def ok(self) -> bool:
@@ -88,6 +90,9 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
             result.fixes.append(f"set {advice.place(index, 'run', 'language')}: how the runtime runs a program "
                                 'file, e.g. ["./runtime", "{file}"]')
         return result
+    no_knob = knob_problem(record, config, advice.place(index, "run", "language"))
+    if no_knob is not None:
+        result.warnings.append(no_knob)
     folder = runner.run_dir(workspace, record.slug)
     program = folder / program_name(record, config)
     runner.write_file(program, language)

@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import bench_store
@@ -20,7 +21,7 @@ from bot.core.config import RepoConfig
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import fenced
-from bot.core.verify import bench_view, scaling_view
+from bot.core.verify import bench_view, noise, scaling_view
 from bot.core.verify import verdict_words as words
 from bot.core.verify.units import result_unit
 from bot.errors import TransientError, UserError
@@ -45,7 +46,7 @@ def status_context(slug: str, purpose: str = FIX) -> str:
     return f"perfbot/verify {slug}" if purpose == FIX else f"perfbot/reproduce {slug}"
 
 
-NOISY_WAIT = 600  # seconds before a run measured on a busy host is measured again
+NOISY_WAIT = 600  # seconds before a run measured on a busy host is measured again (its verdict is up meanwhile)
 
 
 class Cancelled(Exception):
@@ -64,7 +65,9 @@ class BenchFlow:
 
     def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
         run = bench_store.get_run(self.db, run_id)
-        if run is None or run["status"] == bench_store.DONE:
+        # A run with a re-measure due keeps its first (noisy) verdict shown while it is measured again.
+        again = run is not None and run["status"] == bench_store.DONE and bool(run["options"].get("remeasure_at"))
+        if run is None or (run["status"] == bench_store.DONE and not again):
             return run  # redelivered after it finished: nothing to do twice
         target = self._target(run)
         try:
@@ -78,15 +81,18 @@ class BenchFlow:
         # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
         quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
         keep_alive(quiet)
-        bench_store.start_run(self.db, run_id, runner.name, runner.host)
-        run = bench_store.stored_run(self.db, run_id)
-        self._show(run, tracker, target, config, record)
+        if not again:
+            bench_store.start_run(self.db, run_id, runner.name, runner.host)
+            run = bench_store.stored_run(self.db, run_id)
+            self._show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
         def observe(sides) -> None:
             keep_alive(quiet)
             if bench_store.cancel_requested(self.db, run_id):
                 raise Cancelled()
+            if again:
+                return  # the first verdict stays up until the re-measure replaces it
             live = [s for s in sides if s.c]
             run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
             run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
@@ -110,16 +116,22 @@ class BenchFlow:
             self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
                          tracker, target, config, record)
             raise
-        tries = int(run["options"].get("noisy_tries", 0))
-        if outcome.noisy is not None and tries < config.noisy_retries:
-            # Contention, not the code, may have made these numbers: measure again once the host has calmed.
-            bench_store.set_options(self.db, run_id, noisy_tries=tries + 1)
-            raise TransientError(f"bench run {run_id}: {outcome.noisy}; measuring again later "
-                                 f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
-        if outcome.noisy is not None and tries:
-            outcome.message += f" (busy in all {tries + 1} attempts)"
         if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
             outcome.mark_in_base(run["base"])
+        tries = int(run["options"].get("noisy_tries", 0))
+        if outcome.noisy is not None and tries < config.noisy_retries:
+            # Contention, not the code, may have made these numbers: the verdict is posted now, marked noisy,
+            # and measured again once the host may have calmed; that measurement replaces it.
+            due = noise.next_try(datetime.now(UTC), NOISY_WAIT)
+            bench_store.set_options(self.db, run_id, noisy_tries=tries + 1, remeasure_at=due.isoformat())
+            waiting = noise.waiting_text({"remeasure_at": due.isoformat()})
+            outcome.message += f"; {waiting} ({words.REPLACES_TEXT})"
+            self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
+                         outcome, remeasure_due=True)
+            raise TransientError(f"bench run {run_id}: {outcome.noisy}; verdict posted, {waiting} "
+                                 f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
+        if outcome.noisy is not None and tries:
+            outcome.message += f" (busy in all {tries + 1} measurements)"
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
@@ -142,8 +154,11 @@ class BenchFlow:
         return RunTarget(issue_numbers(self.db, run["repo"]).get(run["slug"]), False)
 
     def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
-                config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None) -> dict:
+                config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None,
+                remeasure_due: bool = False) -> dict:
         bench_store.finish_run(self.db, run["id"], verdict, message, result)
+        if not remeasure_due and (run.get("options") or {}).get("remeasure_at"):
+            bench_store.set_options(self.db, run["id"], remeasure_at=None)  # this verdict replaced the noisy one
         if verdict == "cancelled" or run["purpose"] == GUARD:
             pass  # a stopped run says nothing about the record; a guard's result is the guard flow's to act on
         elif run["purpose"] == FIX:
@@ -194,7 +209,8 @@ def reproduction(verdict: str, measured: bool) -> str:
         return "mismatch"  # the program and its "1-to-1" translation do not compute the same thing
     if not measured or verdict == "error":
         return "error"
-    return {"pass": "not reproduced", "fail": "reproduced"}.get(verdict, "inconclusive")
+    said = {"pass": "not reproduced", "fail": "reproduced", words.IMPLAUSIBLE: words.IMPLAUSIBLE}
+    return said.get(verdict, "inconclusive")
 
 
 def comment_body(marker: str, run: dict, config: RepoConfig | None, record: PerfIssue | None) -> str:
@@ -239,4 +255,5 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
                   scaling=scaling_view.scaling_tables(result), result=result,
                   fenced_message=fenced(run["message"]), suite=result.get("suite"), criterion=criterion,
                   suite_said=words.text(words.of_suite((result.get("suite") or {}).get("verdict"))),
+                  waiting=noise.waiting_text(run.get("options") or {}), replaces=words.REPLACES_TEXT,
                   gain=bench_view.gain_line(result))

@@ -17,7 +17,7 @@ from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.core.verify.verify_plan import configured, from_root, program_name, with_input
 from bot.errors import UserError
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
-from bot.services.bench.sweep import host_cores, warm_up
+from bot.services.bench.sweep import host_cores, points_must_differ, warm_up
 
 
 def is_gpu_report(record: PerfIssue, config: RepoConfig) -> bool:
@@ -60,10 +60,11 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
     argv = {mode: wrap_for_measure(from_root(t, workspace), config, runner, folder, counter)
             for mode, t in templates.items()}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
-    one, problem = warm_up(argv, _name, runner, folder, config, at)  # one CPU thread first: all print what it does
+    warmed, problem = warm_up(argv, _name, runner, folder, config, at)  # one CPU thread first: all print what it does
     if problem is not None:
         return problem
-    side.output = normalised(one.stdout, config.run)
+    points_must_differ(argv, warmed, config)
+    side.output = normalised(warmed[1].stdout, config.run)
     side.sweep = {n: [] for n in counts}
     side.modes = {mode: [] for mode in argv if not isinstance(mode, int)}
     target = gpu_modes.auto_target(gpu.auto_tolerance) if auto else gpu.min_speedup

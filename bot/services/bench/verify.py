@@ -28,6 +28,7 @@ from bot.core.verify.scaling import summary as sweep_summary
 from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
+from bot.core.verify.sweep_checks import IMPLAUSIBLE, implausible_text, knob_problem
 from bot.core.verify.units import unit_of
 from bot.core.verify.verify_plan import (
     configured,
@@ -39,6 +40,7 @@ from bot.core.verify.verify_plan import (
     with_input,
     with_measure,
 )
+from bot.errors import UserError
 from bot.services.bench.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.references import ReferenceTarget, prepare_reference
@@ -62,7 +64,7 @@ class Side:
     c: list[float] = field(default_factory=list)
     par: bool = False
     interval: Interval | None = None
-    decision: str = ""  # pass | fail | inconclusive once the side is decided; empty while sampling
+    decision: str = ""  # pass | fail | inconclusive | implausible once the side is decided; empty while sampling
     output: str = ""
     input: str | None = None
     against: str = "C"  # C | reference NAME@sha | N threads
@@ -147,6 +149,9 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     samples and interval so far, for a comment that shows the numbers while they come in."""
     config = with_measure(config, record)
     language, translation = programs(record, config)
+    no_knob = knob_problem(record, config, "[run] language in .perfbot.toml")
+    if no_knob is not None:  # a sweep that can vary nothing is refused before it measures anything
+        raise UserError(no_knob)
     reference = reference_of(record, config)
     par = record.track == "par"
     sides = []
@@ -186,10 +191,11 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     message = "; ".join(_claim_text(record, config, runner, s, target, n == 0) for n, s in enumerate(heads)) + \
         _honesty_note(heads[-1])
     decisions = {s.decision for s in heads}
-    verdict = FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
+    verdict = IMPLAUSIBLE if IMPLAUSIBLE in {s.decision for s in sides} else \
+        FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
     # The claim is about the code before any fix: the base side when there is one, else the head.
     claim = judge_claim(record, next((s.interval for s in sides if s.interval and not s.modes), None),
-                        config.claim_factor)
+                        config.claim_factor) if verdict != IMPLAUSIBLE else None  # not sized on a mismeasure
     if claim is not None and claim.off:
         message += f"; {claim.text()}"
     base_side = next((s for s in sides if s.label == "base" and not s.par), None)
@@ -233,6 +239,8 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
         target_speedup = (record.threads or 1) * config.par_efficiency  # programs() refused par without threads
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
                 f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
+        if side.decision == IMPLAUSIBLE and side.interval is not None:
+            text += f"; {implausible_text(side.interval, record.threads or 1)}"
         if side.sweep:
             text += f"; {sweep_text(side.sweep_summary())}"
     elif target is not None:

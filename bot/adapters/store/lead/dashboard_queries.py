@@ -21,6 +21,7 @@ from bot.adapters.store.service_models import (
 )
 from bot.core.verify import verdict_words as words
 from bot.core.verify.claim_size import ratio_kind
+from bot.core.verify.noise import waiting_text
 
 STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
 SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
@@ -225,7 +226,8 @@ def run_dict(run: BenchRun) -> dict:
             "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
             "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
             "progress": run.progress or {}, "result": run.result or {}, "created": run.created_at,
-            "started": run.started_at, "finished": run.finished_at}
+            "started": run.started_at, "finished": run.finished_at,
+            "waiting": waiting_text(run.options or {})}  # a noisy verdict's re-measure still due
 
 
 def run_list(session: Session, limit: int = 100) -> list[dict]:
