@@ -9,7 +9,7 @@ an index changed that way answers exactly as one built from scratch over the sam
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,7 +148,7 @@ class RetrievalIndex:
         return [self._candidate(int(slots[i]), text_part[i], shape_part[i], place_part[i], score[i], wanted)
                 for i in order]
 
-    def _rare_places(self, slot: int, limit: int):
+    def _rare_places(self, slot: int, limit: int) -> Iterator[str]:
         return (loc for loc in self.places[slot] if len(self.by_location[loc]) <= limit)
 
     def _text_scores(self, query: Features, k: int) -> dict[int, float]:

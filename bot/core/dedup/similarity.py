@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pygments.lexers import CLexer, PythonLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
@@ -52,7 +53,7 @@ def words_of(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def _lexer(lang: str):
+def _lexer(lang: str) -> Any:  # a pygments Lexer; its stubs type token kinds as str, which `kind in Name` then refuses
     # The language's surface syntax is Python-like (def, if/else, return, indentation), so Python's lexer
     # tokenises it faithfully enough for shape; C code gets C's.
     return CLexer() if lang in ("c", "cuda", "metal") else PythonLexer()

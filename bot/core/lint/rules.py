@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from bot.core.lint.checks import (
     LintContext,
@@ -121,7 +122,7 @@ def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: st
     return tuple(sorted(findings + tuple(added), key=lambda f: (f.line, f.rule))) if added else findings
 
 
-def lint_bytes(path: str, data: bytes, **options) -> tuple[Finding, ...]:
+def lint_bytes(path: str, data: bytes, **options: Any) -> tuple[Finding, ...]:
     """Parse and lint in one call: `options` are lint's keyword arguments (`reading` parses too)."""
     return lint(parse(path, data, options.get("reading", ReadingOptions())), path=path, **options)
 

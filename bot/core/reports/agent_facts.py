@@ -7,6 +7,7 @@ not a fact.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from bot.core.reports.records import BACKENDS, TRACKS, PerfIssue
 from bot.core.reports.table_ratios import significant
@@ -78,7 +79,7 @@ def with_agent_facts(record: PerfIssue, text: str, answer: dict) -> tuple[PerfIs
     return updated, tuple(refused)
 
 
-def _valid_value(name: str, value) -> object | None:
+def _valid_value(name: str, value: Any) -> object | None:  # any YAML or JSON value an agent wrote
     if name == "track":
         return value if value in TRACKS else None
     if name == "backend":

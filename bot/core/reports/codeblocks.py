@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.core.reports.records import CodeBlock
 
 LANG_BY_TAG = {
     **dict.fromkeys(("bend", "hvm", "hvm2", "hvm3", "hvm4", "hvml", "bend2"), "language"),
@@ -66,7 +71,7 @@ def lang_of(tag: str, code: str, language_tags: tuple[str, ...] = ()) -> str:
     return "language" if tag in language_tags else LANG_BY_TAG.get(tag, "other")
 
 
-def undeclared_tag(blocks) -> str | None:
+def undeclared_tag(blocks: Iterable[CodeBlock]) -> str | None:
     """The first fence tag (of blocks with `.tag` and `.lang`) that may be a runtime's own language, not yet
     declared in `[run] fence`: a plain word read as no language, and no command, output or diff."""
     return next((b.tag for b in blocks if b.lang == "other" and FENCE_TAG.fullmatch(b.tag)

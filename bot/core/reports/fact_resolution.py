@@ -21,7 +21,7 @@ class Settled:
     sources: dict[str, str] = field(default_factory=dict)
     evidence: dict[str, str] = field(default_factory=dict)
 
-    def settle(self, name: str, value, line: int, source: str, evidence: str = "") -> None:
+    def settle(self, name: str, value: object, line: int, source: str, evidence: str = "") -> None:
         if name not in self.values and value is not None:
             self.values[name], self.lines[name], self.sources[name] = value, line, source
             if evidence:

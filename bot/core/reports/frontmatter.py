@@ -79,7 +79,7 @@ def read_front_matter(source: str, first_line: int, file: str) -> FrontMatter:
     )
 
 
-def _load(source: str):
+def _load(source: str) -> tuple[yaml.Node | None, object]:
     loader = _LOADER(source)
     try:
         node = loader.get_single_node()
@@ -201,7 +201,7 @@ def _verify_inputs(data: dict, raw: dict, lines: dict, problems: _Problems, fact
                      "write the sizes the program is run with, e.g. `inputs: [1000, 100000]` (each one line)")
 
 
-def _supersedes(value, lines: dict, problems: _Problems) -> tuple[str, ...]:
+def _supersedes(value: object, lines: dict[str, int], problems: _Problems) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -234,7 +234,7 @@ def _check_seq_consistency(facts: dict, lines: dict, problems: _Problems) -> Non
                      "seq reports are single-threaded: write `threads: 1` (or drop it), or use `track: par`")
 
 
-def _number(value):
+def _number(value: object) -> object:
     """Numbers stay numbers; quoted numbers ("3.4") are tolerated; bools and other text are returned as is."""
     if isinstance(value, bool):
         return str(value)
@@ -244,7 +244,7 @@ def _number(value):
     return value
 
 
-def _as_float(value) -> float | None:
+def _as_float(value: object) -> float | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
     try:

@@ -114,8 +114,8 @@ def _measurements_table(tables: tuple[RawTable, ...], spans: list[SectionSpan]) 
     return next(iter(in_section), None) or next((t for t in tables if has_time_column(t)), None)
 
 
-def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, title, sections, blocks,
-             table: RawTable | None) -> PerfIssue:
+def _resolve(path: str, text: str, document: Scan, front_matter: FrontMatter, title: _Title | None,
+             sections: tuple[Section, ...], blocks: tuple[CodeBlock, ...], table: RawTable | None) -> PerfIssue:
     stated = front_matter.facts
     prose = ProseFacts()
     byline = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.core.reports.records import Measurement
@@ -212,7 +213,11 @@ def _measures(row: Measurement) -> dict[str, float]:
     return values
 
 
-def _pairs(top: list[Measurement], bottom: list[Measurement], how=None) -> list[RowPair]:
+# (row over, row under, its figure, theirs) -> the ratio the claim states; plain division when absent
+Ratio = Callable[[Measurement, Measurement, float, float], float]
+
+
+def _pairs(top: list[Measurement], bottom: list[Measurement], how: Ratio | None = None) -> list[RowPair]:
     out = []
     for a in top:
         for b in bottom:

@@ -6,8 +6,9 @@ the budget runs out, and the verdict is then `inconclusive`: never a guess.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ class SamplingPlan:
     confidence: float = 0.99
 
     def next_step(self, language: Sequence[float], c: Sequence[float], threshold: float,
-                  decide=decide_at_most) -> tuple[str, Interval | None]:
+                  decide: Callable[[Interval, float], str] = decide_at_most) -> tuple[str, Interval | None]:
         """`sample` while undecided and within budget; otherwise the verdict and its interval.
 
         `decide(interval, threshold)` judges the ratio: at most the threshold (seq language/C), or at least
@@ -85,6 +86,6 @@ class SamplingPlan:
         return verdict, interval
 
 
-def speedup_interval(one_thread: Sequence[float], n_threads: Sequence[float], **kwargs) -> Interval:
+def speedup_interval(one_thread: Sequence[float], n_threads: Sequence[float], **kwargs: Any) -> Interval:
     """Speedup of N threads over one: time(1) / time(N), with its bootstrap interval."""
     return ratio_interval(one_thread, n_threads, **kwargs)

@@ -125,7 +125,7 @@ def _name(name: str, fmt: str, line: int | None) -> str:
     return name
 
 
-def _seconds(value, name: str, fmt: str, line: int | None) -> float:
+def _seconds(value: object, name: str, fmt: str, line: int | None) -> float:
     # bool is an int to Python, and json.loads accepts NaN and Infinity: none of them is a time.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise SuiteOutputError(fmt, line, f"benchmark {name!r}: {json.dumps(value)[:40]} is not a time above 0 seconds")

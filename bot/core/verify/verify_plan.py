@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import replace
+from typing import Protocol
 
 from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, measure_problem, par_measure_problem
 from bot.core.reports.records import PerfIssue
@@ -108,5 +109,11 @@ def inputs_of(record: PerfIssue) -> tuple[str | None, ...]:
     return record.inputs or (None,)
 
 
-def from_root(argv: list[str], workspace) -> list[str]:
+class Folder(Protocol):
+    """A workspace on any host: a local or a remote path, joined with `/`."""
+
+    def __truediv__(self, name: str) -> object: ...
+
+
+def from_root(argv: list[str], workspace: Folder) -> list[str]:
     return [str(workspace / arg[2:]) if arg.startswith("./") else arg for arg in argv]

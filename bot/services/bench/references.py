@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.adapters.reference_repos import reference_repository, resolve_in
 from bot.core.config import Reference, RepoConfig, fill
 from bot.core.reports.records import PerfIssue
-from bot.core.verify.verify_plan import from_root, program_name, with_input
+from bot.core.verify.verify_plan import Folder, from_root, program_name, with_input
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class ReferenceTarget:
     factor: float
     template: tuple[str, ...]
     program: object  # path of the program file on the runner
-    workspace: object
+    workspace: Folder
     folder: object
 
     def argv(self, given: str | None, threads: str) -> list[str]:
