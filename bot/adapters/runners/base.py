@@ -16,8 +16,7 @@ from bot.errors import UserError
 # What programs print when an allocation is refused: malloc's ENOMEM, C++'s bad_alloc, a runtime's own words.
 _OUT_OF_MEMORY = re.compile(r"out of memory|cannot allocate memory|memory allocation failed|bad_alloc|"
                             r"MemoryError|ENOMEM", re.IGNORECASE)
-BUILT_MARK = ".perfbot-built"
-RECIPE_MARK = ".perfbot-recipe"  # what built it: a changed [build] (or its script) builds the commit afresh
+SHA_RE = re.compile(r"[0-9a-f]{40}")
 
 
 class BuildError(UserError):
@@ -92,10 +91,12 @@ class Runner(Protocol[PathT]):
         """The project checked out and built at `sha` (reused when built before); raises BuildError."""
 
     def run_dir(self, workspace: PathT, slug: str) -> PathT:
-        """A folder for one report's programs inside the workspace; the slug is validated."""
+        """A fresh folder for one report's programs, outside the checkout, made for this call (never reused)
+        and thrown away when exclusive() ends; the slug and the workspace are validated."""
 
     def write_file(self, path: PathT, text: str) -> None:
-        """Put a file the run needs (a reproduction, a translation) into a run folder."""
+        """Put a file the run needs (a reproduction, a translation) straight into a run folder run_dir made,
+        never through a link (a name a program planted there is replaced, not followed)."""
 
     def run(self, argv: list[str], cwd: PathT, timeout: float) -> RunResult:
         """Run an argument list (never a shell) with the runner's limits; the time is the program's own."""
@@ -126,6 +127,11 @@ def recipe(build: tuple[str, ...] | None, script: BuildScript | None) -> str:
     """A digest of how a workspace is built; a workspace built otherwise is not reused."""
     text = "\0".join(build or ()) + "\0\0" + (script.text or "" if script else "")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def run_folder_name(sha: str, slug: str) -> str:
+    """The start of a run folder's name (contain.fresh adds random letters): the commit names the workspace."""
+    return f"{sha}.{slug}."
 
 
 def script_folder(script: BuildScript) -> str:
