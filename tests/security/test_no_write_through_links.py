@@ -134,3 +134,43 @@ def test_write_file_writes_only_into_a_run_folder_it_made(project, canary):
     runner.write_file(folder / "p.bend", "sum 1\n")
     assert runner.run(["cat", "p.bend"], folder, 10).stdout == "sum 1\n"
     _untouched(canary)
+
+
+def test_the_actions_bench_script_ignores_committed_marks_and_links(tmp_path, canary):
+    """The same probe against deploy/github/perfbot_bench.py on a self-hosted runner: a committed
+    .perfbot-built used to skip the build, and .perfbot-run/<slug>/program.bend was written through."""
+    import subprocess
+    import sys
+
+    from bot.adapters.git import GitRepository
+    from bot.adapters.runners.actions import dispatch_inputs
+    from bot.core.config import Runner
+    from bot.services.bench import bench_inputs
+    from tests.bench_project import PLAIN_CONFIG
+
+    repo, _ = build_project(tmp_path / "runtime")
+    repo.repo.git.checkout("-q", "main")
+    repo.write(".perfbot.toml", PLAIN_CONFIG).write("devs/issues/perf_boxed_sum.md", report(counted=False))
+    for name, target in ((".perfbot-built", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/program.bend", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/translation.c", canary / "new")):
+        _link(repo, name, target)
+    head = repo.commit("links where the bench script used to write")
+    run = {"id": 7, "slug": "perf_boxed_sum", "purpose": "reproduce", "base": None, "head": head,
+           "options": {"samples": 2}}
+    git_repo = GitRepository(repo.root)
+    try:
+        config, record = bench_inputs.for_run(git_repo, run)
+    finally:
+        git_repo.close()
+    inputs = dispatch_inputs(run, record, config, Runner(name="gpu", kind="actions", labels=("c",),
+                                                         runs_on=("self-hosted",)))
+    checkout, out = tmp_path / "checkout", tmp_path / "samples.json"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(checkout)], check=True)
+    script = Path(__file__).resolve().parents[2] / "deploy" / "github" / "perfbot_bench.py"
+    env = {**os.environ, "PERFBOT_PLAN": inputs["plan"], "PERFBOT_OUT": str(out), "RUNNER_TEMP": str(tmp_path)}
+    subprocess.run([sys.executable, str(script)], cwd=checkout, env=env, check=True, timeout=300)
+    result = json.loads(out.read_text())
+    _untouched(canary)
+    assert result["error"] is None, result["error"]  # built despite the mark, measured despite the links
+    assert [(s["side"], s["output"], len(s["c_seconds"])) for s in result["sides"]] == [("head", "4463072", 2)]
