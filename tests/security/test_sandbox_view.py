@@ -86,6 +86,9 @@ def test_the_tree_runs_as_65534_and_reads_no_root_only_file_even_without_a_cgrou
     assert result.ok, result.stderr
     assert result.stdout.splitlines() == ["uid 65534", f"{data / 'public.txt'}: READ PUBLIC",
                                           f"{data / 'root-only.txt'}: refused", "/etc/shadow: refused"]
+    # Its own folder, /tmp and /dev/shm are still the tree's to write (valgrind, semaphores need them).
+    wrote = runner.run(["sh", "-c", "touch mine /tmp/t /dev/shm/s && ls -n mine"], folder, 20)
+    assert wrote.ok and " 65534 " in wrote.stdout, wrote.stderr
     # bwrap's no_new_privs and nosuid mounts: a set-uid program of /usr gives nothing back
     su = shutil.which("su") or shutil.which("passwd")
     if su and os.stat(su).st_mode & 0o4000:

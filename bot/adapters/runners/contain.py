@@ -149,7 +149,9 @@ def sandbox_argv(cwd, workspace, readable, python, env, bwrap=BWRAP):
     argv += ["--perms", "0755", "--dir", "/etc"]  # bwrap's own folders are 0700 when it runs as root
     for name in ETC:
         argv += ["--ro-bind-try", "/etc/" + name, "/etc/" + name]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/run"]
+    # /tmp and /dev/shm are the tree's, whatever its uid: bwrap would make them root's 0755 as root
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm", "--perms", "1777",
+             "--tmpfs", "/tmp", "--dir", "/run"]
     prefix = os.path.dirname(os.path.dirname(python))  # the timer's own Python, wherever it is installed
     shown = [f for f in (prefix, *readable, workspace)
              if f and not any(f == s or f.startswith(s + "/") for s in SYSTEM)]

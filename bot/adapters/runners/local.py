@@ -150,8 +150,8 @@ class LocalRunner:
 
     def _workspace_of(self, cwd: Path) -> Path:
         """The built checkout a run folder was made for, or `cwd` lies in, shown read-only; else `cwd`."""
-        if cwd.parent == (self.cache_dir / "runs").resolve():
-            return (self.cache_dir / "worktrees" / cwd.name[:40]).resolve()
+        if cwd.parent.name == "runs" and SHA_RE.fullmatch(cwd.name[:40]):  # this runner's, or a reference's
+            return cwd.parent.parent / "worktrees" / cwd.name[:40]
         for folder in (cwd, *cwd.parents):
             if folder.parent.name == "worktrees":
                 return folder

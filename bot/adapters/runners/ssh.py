@@ -195,8 +195,8 @@ class SshRunner:
 
     def run(self, argv: list[str], cwd: PurePosixPath, timeout: float) -> RunResult:
         cwd = self._inside(cwd)
-        if cwd.parent == self.root() / "runs":  # a run folder: the workspace it was made for
-            workspace = self.root() / "worktrees" / cwd.name[:40]
+        if cwd.parent.name == "runs" and SHA_RE.fullmatch(cwd.name[:40]):  # a run folder (a reference's too)
+            workspace = cwd.parent.parent / "worktrees" / cwd.name[:40]
         else:
             workspace = next((f for f in (cwd, *cwd.parents) if f.parent.name == "worktrees"), cwd)
         request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "timeout": timeout, "memory_mb": self.memory_mb,
