@@ -17,13 +17,13 @@ from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_full_name
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.reviewers import reviewer_for
-from bot.adapters.runners import SshOptions, make_runner
+from bot.adapters.runners import SshOptions, contain, make_runner
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.app import create_app
 from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.core.tracker.outgoing import Outgoing
 from bot.errors import CredentialsRejected
 from bot.services.bench.bench_flow import BenchFlow
@@ -39,8 +39,28 @@ ACTIONS_POLL_MINUTES = 3
 READY_TIMEOUT_SECONDS = 2.0  # within a load balancer's usual probe timeout
 
 
+def refuse_exposed(settings: Settings, environ=None, readable: tuple[str, ...] = ()) -> None:
+    """perfbot does not start where a report's sandbox would show its own files: the instance folder, the ssh
+    key and known hosts, and every PERFBOT_*_FILE secret must lie outside the system folders the sandbox shows
+    (/usr and the rest of contain.SYSTEM, the /etc files it shows) and outside the operator's `readable`."""
+    environ = os.environ if environ is None else environ
+    own = [("the instance folder (PERFBOT_INSTANCE_DIR)", settings.instance_dir),
+           ("the ssh key (PERFBOT_SSH_KEY)", settings.ssh_key), ("the ssh known hosts", settings.ssh_known_hosts),
+           *((name, Path(value)) for name, value in sorted(environ.items())
+             if name.startswith("PERFBOT_") and name.endswith("_FILE") and value)]
+    for what, path in own:
+        if path is None:
+            continue
+        real = os.path.realpath(os.path.expanduser(str(path)))
+        for _, folder in contain.exposed([real], [os.path.realpath(r) for r in readable]):
+            raise ConfigError(f"{what} lies in {folder}, which the sandbox shows to every report's code: move it "
+                              "to a folder of its own outside /usr, /opt/homebrew and the readable folders "
+                              "(e.g. /var/lib/perfbot)")
+
+
 class Runtime:
     def __init__(self, settings: Settings, *, workers: int = 1) -> None:
+        refuse_exposed(settings)  # before the store or any folder is made there
         self.settings = settings
         self.db = Database(settings.database_url)
         self.queue = DeliveryQueue(self.db)

@@ -4,10 +4,11 @@ Copy to `.github/perfbot/perfbot_bench.py`; `.github/workflows/perfbot-bench.yml
 dispatched in the environment (PERFBOT_PLAN, JSON). The plan is the one bot/services/bench/verify.py follows: a
 git worktree per commit, built once (the build's {checkout} {sha} {script} filled in; the default branch's
 build script comes in the plan, since the commits measured may predate it); the report's program and C
-translation written into their own folder; the translation compiled; one warm-up run of each must print
-the same result ("mismatch" otherwise); then the two alternate for `samples` pairs (or until
-`budget_seconds`). Every run is an argument list, never a shell, in its own process group killed whole at
-`timeout_seconds`, timed here. perfbot decides; this script only measures. Python 3.8+, standard library only.
+translation written into a fresh folder outside the checkout, never through a link; the translation
+compiled; one warm-up run of each must print the same result ("mismatch" otherwise); then the two alternate
+for `samples` pairs (or until `budget_seconds`). Every run is an argument list, never a shell, in its own
+process group killed whole at `timeout_seconds`, timed here. perfbot decides; this script only measures.
+Python 3.8+, standard library only.
 """
 from __future__ import annotations
 
@@ -93,10 +94,13 @@ def run(argv, cwd, timeout, memory_mb):
         return -9, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), time.perf_counter() - start, True
 
 
+BUILT = set()  # the commits built in this job's fresh folder: never a mark in the checkout, which is the commit's
+
+
 def prepare(sha, root, plan):
     """A worktree of `sha`, built once (a second side at the same commit reuses it)."""
     workspace = os.path.join(root, sha)
-    if os.path.exists(os.path.join(workspace, ".perfbot-built")):
+    if workspace in BUILT:
         return workspace
     known = subprocess.run(["git", "cat-file", "-e", sha + "^{commit}"], stderr=subprocess.DEVNULL)
     if known.returncode != 0:  # a head no branch of the clone carries (a pull request's): fetch it by sha
@@ -116,28 +120,32 @@ def prepare(sha, root, plan):
             why = "timed out" if timed_out else f"exited {code}"
             command = " ".join(plan["build"])
             raise PlanError(f"build {command} at {sha[:12]} {why}:\n{(err or out)[-600:]}")
-    with open(os.path.join(workspace, ".perfbot-built"), "w") as mark:
-        mark.write(sha)
+    BUILT.add(workspace)
     return workspace
+
+
+def put(path, text, mode=0o644):
+    """A new file in a folder this script made, never through a link (O_EXCL|O_NOFOLLOW)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 def install_script(root, plan):
     folder = os.path.join(root, "scripts")
-    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, plan["build_script"]["name"])
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(plan["build_script"]["text"])
-    os.chmod(path, 0o755)
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        put(path, plan["build_script"]["text"], 0o755)
     return path
 
 
 def measure(label, sha, root, plan):
     workspace = prepare(sha, root, plan)
-    folder = os.path.join(workspace, ".perfbot-run", plan["slug"])
-    os.makedirs(folder, exist_ok=True)
+    # A fresh folder outside the checkout: a committed .perfbot-run (or a link in it) is never used.
+    folder = tempfile.mkdtemp(prefix=f"run-{sha[:12]}-{plan['slug']}-", dir=root)
     for name, key in (("program.bend", "program"), ("translation.c", "translation")):
-        with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
-            handle.write(plan[key])
+        put(os.path.join(folder, name), plan[key])
     program, source, binary = (os.path.join(folder, n) for n in ("program.bend", "translation.c", "translation"))
     timeout, memory = plan["timeout_seconds"], plan.get("memory_mb", 4096)
     code, _, err, _, _ = run(fill(plan["c_compile"], file=source, out=binary), folder, timeout, memory)

@@ -23,6 +23,7 @@ SPEC_RULES = {
     "repro-missing": "error", "c-translation-missing": "error", "measurements-missing": "warning",
     "root-cause-missing": "error", "fix-missing": "error", "too-long": "error", "supersedes-unknown": "error",
     "supersedes-self": "error", "fix-ref-invalid": "error", "draft-location": "note", "ratio-meaning": "note",
+    "reserved-name": "error",
 }
 
 
@@ -98,6 +99,7 @@ TRIGGERS = {
     "supersedes-self": Case(canonical_report(supersedes=("perf_example",))),
     "fix-ref-invalid": Case(canonical_report(fix="main")),
     "draft-location": Case(canonical_report(), path="drafts/perf_example.md"),
+    "reserved-name": Case(canonical_report(), path=".perfbot-run/perf_example/devs/issues/perf_example.md"),
     "ratio-meaning": Case(METAL_BEHIND_ONE_CPU_THREAD),
 }
 
@@ -133,6 +135,7 @@ QUIET = {
     "supersedes-self": Case(canonical_report(supersedes=("perf_other",))),
     "fix-ref-invalid": Case(canonical_report(fix="fix/deep-match")),
     "draft-location": Case(canonical_report(), path="/home/me/checkout/devs/issues/perf_example.md"),
+    "reserved-name": Case(canonical_report(), path="devs/issues/perf_perfbot_run.md"),
     "ratio-meaning": Case(PAR),
 }
 

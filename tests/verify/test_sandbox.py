@@ -98,7 +98,7 @@ def host(tmp_path_factory):
     if (problem := contain.bwrap_problem()) is not None:
         pytest.fail(f"the sandbox must work where the suite runs (scripts/ensure-bwrap): {problem}")
     base = Path(tempfile.mkdtemp(prefix="perfbot-contain-", dir="/var/tmp")).resolve()
-    base.chmod(0o755)  # the fallback's unprivileged uid must reach the worktrees, as a 0711 instance lets it
+    base.chmod(0o700)  # as root, bwrap reaches a 0700 instance; the tree (uid 65534) never needs to
     instance = base / "instance"
     secrets = {"store": instance / "perfbot.sqlite", "key": instance / "ssh" / "id_ed25519",
                "clone": instance / "clones" / "other" / "private.txt", "home": Path.home() / ".perfbot-probe"}
@@ -121,7 +121,7 @@ def _local(host, **options) -> LocalRunner:
 @pytest.fixture(params=["local", "local-fallback", "ssh"])
 def runner(request, host, sshd):
     """One runner per way perfbot runs code: here with cgroup limits, here with the fallback limits (no
-    cgroup: an unprivileged uid, RLIMIT_NPROC in the sandbox's user namespace, RLIMIT_AS), and over ssh."""
+    cgroup: RLIMIT_NPROC in a user namespace of the tree's own, RLIMIT_AS), and over ssh."""
     if request.param == "ssh":
         remote = ssh_runner(sshd, "contain-remote", repo_path=host[3].root, memory_mb=512, processes=64)
         yield remote

@@ -1,15 +1,30 @@
 """Runners: where benchmarks run (local worktrees, or a bench host over ssh), behind one small interface."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TypedDict
 
+from bot.adapters.runners import contain
 from bot.adapters.runners.local import LocalRunner
 from bot.adapters.runners.ssh import SshOptions, SshRunner
 from bot.core.config import BuildScript, RepoConfig, Runner
 from bot.errors import UserError
 
-__all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner"]
+__all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner", "readable_problem"]
+
+
+def readable_problem(folder: Path | str, private: tuple[Path, ...] = ()) -> str | None:
+    """Why this host may not show `folder` to a report's code (None: it may), its links resolved first: the
+    folder shown is the one named. The rules are contain.shown_problem's, which the host that runs the code
+    applies again; `private`: perfbot's own folders here (the instance, the home, keys and secret files)."""
+    named = str(folder)
+    if not named.startswith("/"):
+        return f"{named[:120]!r} is not an absolute folder"
+    real = os.path.realpath(named)
+    if real != os.path.normpath(named):
+        return f"{named[:120]} is a link to {real[:120]}: name the folder itself"
+    return contain.shown_problem(real, tuple(os.path.realpath(str(p)) for p in private))
 
 
 class _Limits(TypedDict):
@@ -28,7 +43,8 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
                 secrets: tuple[str, ...] = ()) -> LocalRunner | SshRunner:
     """The runner a `[[runners]]` entry describes; `cache_dir` serves local runners, `ssh` remote ones.
     `service`: the bot's own host is no bench host, so a local runner must be named in `.perfbot.toml`.
-    `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home).
+    `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home); the
+    readable folders are an allow-list, each checked by readable_problem.
     `secrets`: scrubbed from everything a run prints, before perfbot reads, stores or posts any of it."""
     limits: _Limits = {"memory_mb": config.memory_mb, "build_script": config.build_script,
                        "sandbox": runner_conf.sandbox,
@@ -40,10 +56,9 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
                             "to allow this host on purpose")
         shown = tuple(Path(r) for r in config.sandbox.readable)
         for folder in shown:
-            for secret in private:
-                if folder == secret or secret in folder.parents or folder in secret.parents:
-                    raise UserError(f"[sandbox] readable: {folder} would show {secret}, which holds perfbot's "
-                                    "own files; name a folder beside it")
+            problem = readable_problem(folder, private)
+            if problem:
+                raise UserError(f"[sandbox] readable: {problem}")
         return LocalRunner(runner_conf.name, repo_path, cache_dir, build=config.build, readable=shown, **limits)
     if runner_conf.kind == "ssh":
         if ssh is None:

@@ -3,6 +3,7 @@ it, argument lists run with a timeout and limits, and one benchmark at a time pe
 from __future__ import annotations
 
 import hashlib
+import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -13,8 +14,7 @@ from bot.core.tracker.outgoing import scrub
 from bot.core.verify.failures import Evidence, Failure, classify
 from bot.errors import UserError
 
-BUILT_MARK = ".perfbot-built"
-RECIPE_MARK = ".perfbot-recipe"  # what built it: a changed [build] (or its script) builds the commit afresh
+SHA_RE = re.compile(r"[0-9a-f]{40}")
 
 
 class BuildError(UserError):
@@ -83,10 +83,12 @@ class Runner(Protocol[PathT]):
         """The project checked out and built at `sha` (reused when built before); raises BuildError."""
 
     def run_dir(self, workspace: PathT, slug: str) -> PathT:
-        """A folder for one report's programs inside the workspace; the slug is validated."""
+        """A fresh folder for one report's programs, outside the checkout, made for this call (never reused)
+        and thrown away when exclusive() ends; the slug and the workspace are validated."""
 
     def write_file(self, path: PathT, text: str) -> None:
-        """Put a file the run needs (a reproduction, a translation) into a run folder."""
+        """Put a file the run needs (a reproduction, a translation) straight into a run folder run_dir made,
+        never through a link (a name a program planted there is replaced, not followed)."""
 
     def run(self, argv: list[str], cwd: PathT, timeout: float) -> RunResult:
         """Run an argument list (never a shell) with the runner's limits; the time is the program's own."""
@@ -117,6 +119,11 @@ def recipe(build: tuple[str, ...] | None, script: BuildScript | None) -> str:
     """A digest of how a workspace is built; a workspace built otherwise is not reused."""
     text = "\0".join(build or ()) + "\0\0" + (script.text or "" if script else "")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def run_folder_name(sha: str, slug: str) -> str:
+    """The start of a run folder's name (contain.fresh adds random letters): the commit names the workspace."""
+    return f"{sha}.{slug}."
 
 
 def script_folder(script: BuildScript) -> str:

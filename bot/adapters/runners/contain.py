@@ -4,20 +4,34 @@ The ssh runner sends this whole file as `python3 -c <source> COMMAND ARG`, so it
 Python 3.8+, and works on Linux and macOS. The local runner imports it, so both keep one contract:
 
     run  JSON   {"argv", "cwd", "timeout", "memory_mb", "processes", "output_bytes", "sandbox": "bwrap"|"none",
-                 "workspace": folder shown read-only, "readable": [folders]} -> one JSON line on stdout:
+                 "workspace" and "scripts": perfbot's folders shown read-only, "readable": [the operator's
+                 folders, checked by shown_problem], "private": [folders none may show], "cgroups": bool}
+                -> one JSON line on stdout:
                 {"returncode", "seconds", "timed_out", "stdout", "stderr", "user", "system", "faults",
                  "limit": None|"time"|"memory"|"processes"|"output", "sandbox", "refused",
                  "load", "steal", "cores": the host's 1-minute load before the run, its CPU steal during it}
     root PATH   the folder expanded on this host (~ is the remote user's home), created 0700, printed
     lock PATH   flock PATH, print "locked", hold it until stdin ends (the ssh session closes or dies)
+    fresh JSON  {"parent", "prefix"}: a new, empty run folder made in `parent` (O_EXCL), printed
+    put JSON    {"path", "mode"}: stdin written at `path` without following a link (see put())
+    sweep PATH  every run folder under PATH (its runs/ and its projects' runs/) thrown away
 
-Containment (sandbox "bwrap"): a view of the system folders a compiler and a runtime need (/usr and its
-links, a few /etc files), the workspace read-only, the run's folder writable, a private /tmp, fresh /dev
-and /proc, its own pids and network (loopback only, no host socket), no capabilities, a clean environment.
+Writes never follow a link perfbot did not make: programs, translations and build marks go into folders
+perfbot made (run folders are fresh for each verification and thrown away after it, outside the checkout),
+through a temporary name made with O_EXCL|O_NOFOLLOW and renamed over whatever was there.
+
+Containment (sandbox "bwrap"): an allow-list of what is shown: the system folders a compiler and a runtime
+need (/usr and its links, a few /etc files), the workspace and the operator's readable folders read-only, the
+run's folder writable, a private /tmp, fresh /dev and /proc, its own pids and network (loopback only, no host
+socket), no capabilities, a clean environment. The tree runs as uid 65534: a root caller's bwrap makes the
+mounts as root (so a 0700 folder of root's is reachable) without a user namespace (one would map the tree
+to uid 0, owner of every root-only file), and the timer drops to the real uid 65534 before anything of the
+report runs; another caller's tree is that caller's uid, shown as 65534 in its user namespace.
 Limits for the whole tree: a cgroup's pids.max and memory limit where this host lets us make one (v1 or a
-delegated v2); otherwise RLIMIT_NPROC inside the sandbox's own user namespace (which counts only that
-namespace's processes) and RLIMIT_AS per process, so the tree stays under processes x memory_mb. Output is
-kept up to `output_bytes` a stream and the rest read and dropped, so the caller's memory stays flat.
+delegated v2); otherwise RLIMIT_NPROC inside a user namespace of the tree's own (which counts only that
+namespace's processes) and RLIMIT_AS per process, so the tree stays under processes x memory_mb: without a
+cgroup memory is capped per process only. Output is kept up to `output_bytes` a stream and the rest read and
+dropped, so the caller's memory stays flat.
 """
 from __future__ import annotations
 
@@ -39,14 +53,34 @@ BWRAP = "bwrap"
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/homebrew")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 ENV = ("PATH", "LANG")  # all a program sees of the caller's environment, besides HOME and TMPDIR
-UNPRIVILEGED = 65534  # the uid a root caller drops to when no cgroup bounds the tree (RLIMIT_NPROC spares root)
+UNPRIVILEGED = 65534  # the uid every sandboxed tree runs as (a root caller's for real: see sandbox_argv)
+# Never shown, whatever `readable` says: the host's own state and secrets (logs, backups, mail, keys).
+HIDDEN = ("/proc", "/sys", "/dev", "/run", "/etc", "/root", "/boot", "/var/log", "/var/backups", "/var/spool",
+          "/var/mail", "/var/run")
 CHUNK = 1 << 16
 
 # Runs first inside the sandbox: times the program alone (bwrap's 7-20 ms of namespace setup never reaches a
 # sample) and sets the per-process limits in the child only, so the timer itself is never refused.
 SHIM = r"""
 import os, resource, sys, time
-status, memory, processes, argv = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+status, memory, processes, drop = (int(a) for a in sys.argv[1:5])
+argv = sys.argv[5:]
+if drop:  # bwrap made the mounts as root; from here on the tree is the real, unprivileged uid `drop`
+    os.setgroups([])
+    os.setresgid(drop, drop, drop)
+    os.setresuid(drop, drop, drop)
+    if processes:  # RLIMIT_NPROC counts a uid's processes per user namespace: one of its own counts this tree
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, which the uid change cleared: /proc/self is ours again
+            if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{drop} {drop} 1"),
+                                   ("gid_map", f"{drop} {drop} 1")):
+                    with open("/proc/self/" + name, "w") as handle:
+                        handle.write(text)
+        except (OSError, AttributeError):
+            pass  # no user namespaces here: the limit counts every process of that uid on the host
 started = time.perf_counter()
 pid = os.fork()
 if pid == 0:
@@ -70,18 +104,23 @@ os.write(status, f"{seconds!r} {code} {usage.ru_utime!r} {usage.ru_stime!r} "
 
 @functools.cache
 def bwrap_problem():
-    """None when bwrap contains a command on this host; otherwise what is missing, in words for a person."""
+    """None when bwrap contains a command on this host, as uid 65534; otherwise what is missing, in words."""
     found = shutil.which(BWRAP)
     if found is None:
         return "bwrap is not installed (Debian: apt-get install bubblewrap, or run scripts/ensure-bwrap)"
     folder = tempfile.mkdtemp(prefix="perfbot-sandbox-check-")
+    status_read, status_write = os.pipe()
     try:
-        argv = sandbox_argv(os.path.realpath(folder), os.path.realpath(folder), (), _interpreter(), {}, found)
-        argv.append("true")
-        done = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, env={})
+        python = _interpreter()
+        argv = sandbox_argv(os.path.realpath(folder), os.path.realpath(folder), (), python, {}, found)
+        argv += [python, "-I", "-S", "-c", SHIM, str(status_write), "0", "0", str(_dropped_to()), "true"]
+        done = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, env={},
+                              pass_fds=(status_write,))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap could not be started: {exc}"
     finally:
+        os.close(status_read)
+        os.close(status_write)
         shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip()[-300:] or f"exit {done.returncode}"
@@ -91,7 +130,15 @@ def bwrap_problem():
 
 def sandbox_argv(cwd, workspace, readable, python, env, bwrap=BWRAP):
     """The `bwrap ... --` prefix: only what a build or a program needs is there, and only `cwd` is writable."""
-    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+    if os.geteuid() == 0:
+        # No user namespace: a root caller's would map the tree to uid 0. The timer keeps only what it needs
+        # to drop to uid 65534 (SHIM), and bwrap's no_new_privs and nosuid mounts keep it from coming back.
+        argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(UNPRIVILEGED), "--gid", str(UNPRIVILEGED),
+                "--cap-drop", "ALL"]
+    argv += ["--die-with-parent", "--new-session", "--clearenv"]
     for key, value in sorted(env.items()):
         argv += ["--setenv", key, value]
     for folder in SYSTEM:
@@ -99,14 +146,67 @@ def sandbox_argv(cwd, workspace, readable, python, env, bwrap=BWRAP):
             argv += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             argv += ["--ro-bind", folder, folder]
+    argv += ["--perms", "0755", "--dir", "/etc"]  # bwrap's own folders are 0700 when it runs as root
     for name in ETC:
         argv += ["--ro-bind-try", "/etc/" + name, "/etc/" + name]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/run"]
+    # /tmp and /dev/shm are the tree's, whatever its uid: bwrap would make them root's 0755 as root
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm", "--perms", "1777",
+             "--tmpfs", "/tmp", "--dir", "/run"]
     prefix = os.path.dirname(os.path.dirname(python))  # the timer's own Python, wherever it is installed
-    for shown in (prefix, *readable, workspace):
-        if shown and not any(shown == s or shown.startswith(s + "/") for s in SYSTEM):
-            argv += ["--ro-bind-try", shown, shown]  # a readable folder this host lacks is simply not there
+    shown = [f for f in (prefix, *readable, workspace)
+             if f and not any(f == s or f.startswith(s + "/") for s in SYSTEM)]
+    made = {"/", "/tmp", "/run", "/proc", "/dev", "/etc"}
+    for folder in (*shown, cwd):  # the folders leading to each, 0755: bwrap's own are 0700 as root
+        parents: list[str] = []
+        while os.path.dirname(folder) != folder and os.path.dirname(folder) not in made:
+            folder = os.path.dirname(folder)
+            parents.insert(0, folder)
+        for parent in parents:
+            argv += ["--perms", "0755", "--dir", parent]
+            made.add(parent)
+    for folder in shown:
+        argv += ["--ro-bind-try", folder, folder]  # a readable folder this host lacks is simply not there
     return [*argv, "--bind", cwd, cwd, "--chdir", cwd, "--"]
+
+
+def _dropped_to():
+    """The uid a sandboxed tree runs as when perfbot is root (0: it stays the caller's, mapped to 65534)."""
+    return UNPRIVILEGED if os.geteuid() == 0 else 0
+
+
+def shown_problem(folder, private=()):
+    """Why `folder` may not be shown read-only to a report's code (None: it may). Pure: the caller resolves
+    links first, so `folder` is the real path. The sandbox shows an allow-list (SYSTEM, a few /etc files, the
+    workspace, and these folders); each must be named exactly, below the top of the tree, outside the
+    host's own state and secrets, and apart from every `private` folder (perfbot's instance, home, keys)."""
+    norm = os.path.normpath(folder) if isinstance(folder, str) and folder.startswith("/") else None
+    if norm is None or norm != folder.rstrip("/") or "//" in folder:
+        return f"{str(folder)[:120]!r} is not an absolute folder named plainly (no .., no doubled /)"
+    if norm.count("/") < 2:
+        return f"{norm} is a whole top-level folder of the host: name the folder below it that holds the data"
+    for root in HIDDEN:
+        if norm == root or norm.startswith(root + "/"):
+            return f"{norm} lies in {root}, which holds the host's own state or secrets"
+    for own in private:
+        own = os.path.normpath(str(own))
+        if norm == own or norm.startswith(own + "/") or own.startswith(norm + "/"):
+            return f"{norm} would show {own}, which holds perfbot's own files"
+    return None
+
+
+def exposed(paths, readable=()):
+    """(path, folder) for each of `paths` (perfbot's instance, keys, secret files) the sandbox would show:
+    under a system folder, an /etc file it shows, or a readable folder. Pure: the caller resolves links."""
+    shown = [*SYSTEM, *("/etc/" + name for name in ETC), *readable]
+    found = []
+    for path in paths:
+        path = os.path.normpath(str(path))
+        for folder in shown:
+            folder = os.path.normpath(str(folder))
+            if path == folder or path.startswith(folder.rstrip("/") + "/"):
+                found.append((path, folder))
+                break
+    return found
 
 
 def run(request):
@@ -122,32 +222,32 @@ def run(request):
         if problem:
             return {"refused": "no sandbox on this host, so nothing runs: " + problem + ". A dedicated bench host "
                                "may opt out with sandbox = \"none\" on its [[runners]] entry"}
+    readable = [os.path.realpath(r) for r in request.get("readable", ())]
+    for folder in readable if sandbox == "bwrap" else ():  # checked again on the host that shows them
+        problem = shown_problem(folder, _own_folders(request))
+        if problem:
+            return {"refused": f"[sandbox] readable: {problem}, so nothing runs"}
     group = Cgroup.make(memory, processes) if request.get("cgroups", True) else None
-    drop = group is None and os.geteuid() == 0 and sandbox == "bwrap"
-    if os.geteuid() == 0 and sandbox == "bwrap":
-        # RLIMIT_NPROC spares uid 0, so without a cgroup the tree runs as a uid of its own; a sandbox keeps no
-        # capability, so whichever uid runs must own the folder it writes.
-        _hand_over(cwd, UNPRIVILEGED if drop else 0)
+    drop = _dropped_to() if sandbox == "bwrap" else 0
+    if drop:
+        _hand_over(cwd, drop)  # the tree owns the folder it writes, and nothing else
+        os.chmod(cwd, os.stat(cwd).st_mode | 0o111)  # bwrap, root without capabilities, enters it first
     python = os.path.realpath(request.get("python") or _interpreter())
     status_read, status_write = os.pipe()
     # The sandbox's own processes (bwrap's init, the timer) live in the namespace beside the program.
     nproc = 0 if group else processes + 2
-    full = [python, "-I", "-S", "-c", SHIM, str(status_write), str(memory), str(nproc), *argv]
+    full = [python, "-I", "-S", "-c", SHIM, str(status_write), str(memory), str(nproc), str(drop), *argv]
     env = {key: os.environ[key] for key in ENV if key in os.environ}
     env.update(HOME=cwd, TMPDIR="/tmp" if sandbox == "bwrap" else cwd, LANG=env.get("LANG", "C.UTF-8"))
     if sandbox == "bwrap":
         workspace = os.path.realpath(request.get("workspace") or cwd)
-        readable = [os.path.realpath(r) for r in request.get("readable", ())]
-        full = sandbox_argv(cwd, workspace, readable, python, env) + full
+        scripts = [os.path.realpath(request["scripts"])] if request.get("scripts") else []  # perfbot's own
+        full = sandbox_argv(cwd, workspace, readable + scripts, python, env) + full
 
     def enter():  # in the child, before exec
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if group:
             group.enter()
-        if drop:
-            os.setgroups([])
-            os.setresgid(UNPRIVILEGED, UNPRIVILEGED, UNPRIVILEGED)
-            os.setresuid(UNPRIVILEGED, UNPRIVILEGED, UNPRIVILEGED)
 
     try:
         process = subprocess.Popen(full, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -279,6 +379,11 @@ def _interpreter():
         return own
     system = shutil.which("python3", path="/usr/bin:/usr/local/bin")
     return os.path.realpath(system) if system else own
+
+
+def _own_folders(request):
+    """This host's folders no readable folder may show: the user's home and the runner's own folder."""
+    return [os.path.realpath(os.path.expanduser("~")), *(os.path.realpath(p) for p in request.get("private", ()))]
 
 
 def _hand_over(folder, uid):
@@ -425,6 +530,48 @@ def _count(text, key):
     return 0
 
 
+def put(path, data, mode=0o644):
+    """Write `data` at `path` without following a link: into its folder, opened without following one, under
+    a fresh name (O_CREAT|O_EXCL|O_NOFOLLOW), then renamed over whatever `path` was (a rename replaces a link,
+    never writes through it). The folder must be one perfbot made; a planted name is replaced, never used."""
+    folder, name = os.path.split(path)
+    where = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        temporary = f".{name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=where)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+                os.fchmod(out.fileno(), mode)
+            os.replace(temporary, name, src_dir_fd=where, dst_dir_fd=where)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=where)
+            raise
+    finally:
+        os.close(where)
+
+
+def fresh(parent, prefix):
+    """A new, empty folder in `parent` (made 0700 if missing, never through a link): a run's folder, its name
+    unguessable and made with O_EXCL, so nothing a program left in an earlier one is ever reused."""
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    if os.path.islink(parent) or not os.path.isdir(parent):
+        raise OSError(f"{parent} is not a folder perfbot made")
+    return tempfile.mkdtemp(prefix=prefix, dir=parent)
+
+
+def sweep(root):
+    """Throw away every run folder under `root`: its runs/ and those of its projects/ (reference builds)."""
+    folders = [os.path.join(root, "runs")]
+    projects = os.path.join(root, "projects")
+    if os.path.isdir(projects) and not os.path.islink(projects):
+        folders += [os.path.join(projects, key, "runs") for key in os.listdir(projects)]
+    for folder in folders:
+        if os.path.lexists(folder):
+            shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows a link it meets
+
+
 def make_root(path):
     full = os.path.abspath(os.path.expanduser(path))
     os.makedirs(full, mode=0o700, exist_ok=True)
@@ -444,8 +591,8 @@ def hold_lock(path):
 
 
 def main(args):
-    if len(args) != 2 or args[0] not in ("run", "root", "lock"):
-        sys.stderr.write("usage: run JSON | root PATH | lock PATH\n")
+    if len(args) != 2 or args[0] not in ("run", "root", "lock", "fresh", "put", "sweep"):
+        sys.stderr.write("usage: run JSON | root PATH | lock PATH | fresh JSON | put JSON | sweep PATH\n")
         return 2
     command, arg = args
     if command == "run":
@@ -453,6 +600,14 @@ def main(args):
         sys.stdout.write("\n" + json.dumps(run(json.loads(arg))) + "\n")
     elif command == "root":
         sys.stdout.write("\n" + make_root(arg) + "\n")
+    elif command == "fresh":
+        request = json.loads(arg)
+        sys.stdout.write("\n" + fresh(request["parent"], request["prefix"]) + "\n")
+    elif command == "put":
+        request = json.loads(arg)
+        put(request["path"], sys.stdin.buffer.read(), int(request.get("mode", 0o644)))
+    elif command == "sweep":
+        sweep(arg)
     else:
         hold_lock(arg)
     sys.stdout.flush()

@@ -5,7 +5,9 @@ validated values form paths: the remote folder (repo_config.remote_path_ok, expa
 shas and report slugs. Programs run under contain.py on the host, which contains them (bwrap where the host
 has it; `sandbox = "none"` for a host without, such as a Mac), applies the limits and times them there, so
 the ssh round trip is never part of a sample. One multiplexed connection (ControlMaster)
-carries every command, so a timed run does not pay a handshake either.
+carries every command, so a timed run does not pay a handshake either. The remote folder is laid out as the
+local runner's cache (worktrees/, built/, scripts/, runs/), and every file perfbot puts there goes through
+contain.py's `put` and `fresh` on the host: never through a link, never into the checkout.
 """
 from __future__ import annotations
 
@@ -25,13 +27,12 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from bot.adapters.runners import contain
-from bot.adapters.runners.base import BUILT_MARK, RECIPE_MARK, BuildError, RunResult, build_at, recipe, script_folder
+from bot.adapters.runners.base import SHA_RE, BuildError, RunResult, build_at, recipe, run_folder_name, script_folder
 from bot.core.config import BuildScript, remote_path_ok
 from bot.core.reports.records import SLUG_RE
 from bot.errors import TransientError, UserError
 
 log = logging.getLogger(__name__)
-SHA_RE = re.compile(r"[0-9a-f]{40}")
 HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 USER_RE = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 # One lock per remote user and host, whatever folder a runner uses: benchmarks on one machine take turns.
@@ -67,7 +68,8 @@ class SshRunner:
                  port: int = 22, path: str | None = None, build: tuple[str, ...] | None = None,
                  memory_mb: int = 4096, build_timeout: int = 900, build_script: BuildScript | None = None,
                  sandbox: str = "bwrap", readable: tuple[str, ...] = (), processes: int = 256,
-                 output_mb: int = 16, secrets: tuple[str, ...] = ()) -> None:
+                 output_mb: int = 16, secrets: tuple[str, ...] = (), cgroups: bool = True) -> None:
+        """`cgroups` False makes the host use the fallback limits even where it could make a cgroup."""
         folder = path or f"~/.cache/perfbot/{name}"
         if not HOST_RE.fullmatch(host) or (user is not None and not USER_RE.fullmatch(user)):
             raise UserError(f"runner {name}: not a valid host or user: {host[:60]!r} {str(user)[:40]!r}")
@@ -83,7 +85,8 @@ class SshRunner:
         if sandbox not in ("bwrap", "none"):
             raise UserError(f'runner {name}: sandbox must be "bwrap" or "none", not {sandbox[:40]!r}')
         self.sandbox, self.readable, self.processes, self.output_mb = sandbox, tuple(readable), processes, output_mb
-        self.secrets = secrets
+        self.secrets, self.cgroups = secrets, cgroups
+        self._made: set[PurePosixPath] = set()  # the run folders made for this runner: write_file's only places
         if sandbox == "none":
             log.warning("runner %s on %s runs reports' code UNCONTAINED (sandbox = \"none\"): limits and a clean "
                         "environment only; its results say so", name, host)
@@ -97,6 +100,7 @@ class SshRunner:
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """One benchmark at a time on the host, across processes: a remote flock held by a live ssh session.
+        Its run folders are thrown away before the lock is let go.
 
         If this process dies, its session closes, the holder reads EOF and exits, and the lock is free.
         """
@@ -110,7 +114,10 @@ class SshRunner:
             else:
                 err = holder.communicate(timeout=MARGIN)[1]
                 self._fail(holder.returncode, err, "cannot take the bench lock")
-            yield
+            try:
+                yield
+            finally:
+                self._sweep()
         finally:
             holder.stdin.close()
             try:
@@ -121,23 +128,32 @@ class SshRunner:
             holder.stdout.close()
             holder.stderr.close()
 
+    def _sweep(self) -> None:
+        """Every run folder of this runner (and its reference builds) thrown away; the next benchmark's are new
+        anyway, so a host that cannot be reached now only keeps some garbage until the next sweep."""
+        try:
+            self._checked(self._python("sweep", str(self.root())), "cannot clear the run folders")
+        except (UserError, TransientError) as exc:
+            log.warning("runner %s: %s", self.name, exc)
+        self._made.clear()
+
     def prepare(self, sha: str) -> PurePosixPath:
         """The commit unpacked with `git archive` into worktrees/<sha> on the host, built once, then reused."""
         if not SHA_RE.fullmatch(sha):
             raise UserError(f"not a full commit sha: {sha[:60]!r}")
         workspace = self.root() / "worktrees" / sha
+        mark = self.root() / "built" / sha
         wanted = recipe(self.build, self.build_script)
-        code, out, _ = self._exec(_words("test", "-f", workspace / BUILT_MARK) + " && " +
-                                  _words("cat", workspace / RECIPE_MARK), timeout=MARGIN)
+        code, out, _ = self._exec(_words("test", "-d", workspace) + " && " + _words("cat", mark), timeout=MARGIN)
         if code == 0 and out.decode(errors="replace").strip() == wanted:
             return workspace
         # Never built, half built, or built by another recipe: a fresh copy, not a build over the old one.
-        self._checked(_words("rm", "-rf", workspace), f"cannot clear {workspace}")
+        self._checked(_words("rm", "-rf", mark, workspace), f"cannot clear {workspace}")
         self._transfer(sha, workspace)
         build_at(self, self.build, workspace, sha, self.build_timeout, f" on {self.host}", self._install_script(),
                  self.build_script.path if self.build_script else "{script}")
-        self.write_file(workspace / RECIPE_MARK, wanted)
-        self.write_file(workspace / BUILT_MARK, sha)
+        self._checked(_words("mkdir", "-p", mark.parent), f"cannot create {mark.parent}")
+        self._put(mark, wanted.encode())
         return workspace
 
     def _install_script(self) -> PurePosixPath | None:
@@ -146,32 +162,47 @@ class SshRunner:
             return None
         # Only the checked root, a hex digest and the name repo_config checked (plain characters) form the path.
         path = self.root() / script_folder(self.build_script) / self.build_script.name
-        self._checked(_words("mkdir", "-p", path.parent) + " && " + _words("cat") + " > " + shlex.quote(str(path))
-                      + " && " + _words("chmod", "755", path), f"cannot write the build script {path}",
-                      data=self.build_script.content.encode("utf-8"))
+        self._checked(_words("mkdir", "-p", path.parent), f"cannot create {path.parent}")
+        self._put(path, self.build_script.content.encode("utf-8"), 0o755)
         return path
 
     def run_dir(self, workspace: PurePosixPath, slug: str) -> PurePosixPath:
+        """A fresh folder on the host for one report's programs, outside the checkout (contain.fresh)."""
         if not SLUG_RE.fullmatch(slug):
             raise UserError(f"not a report slug: {slug[:80]!r}")
         workspace = self._inside(workspace)
         if workspace.parent != self.root() / "worktrees" or not SHA_RE.fullmatch(workspace.name):
             raise UserError(f"{workspace} is not a workspace of runner {self.name}")
-        path = workspace / ".perfbot-run" / slug
-        self._checked(_words("mkdir", "-p", path), f"cannot create {path}")
-        return path
+        runs = self.root() / "runs"
+        request = json.dumps({"parent": str(runs), "prefix": run_folder_name(workspace.name, slug)})
+        code, out, err = self._exec(self._python("fresh", request), timeout=MARGIN)
+        made = PurePosixPath(out.decode(errors="replace").rstrip().rsplit("\n", 1)[-1])
+        if code != 0 or made.parent != runs or not made.name.startswith(run_folder_name(workspace.name, slug)):
+            self._fail(code, err, f"cannot create a run folder in {runs}")
+        self._made.add(made)
+        return made
 
     def write_file(self, path: PurePosixPath, text: str) -> None:
+        """A file straight in a run folder this runner made, written on the host without following a link."""
         path = self._inside(path)
-        self._checked(_words("cat") + " > " + shlex.quote(str(path)), f"cannot write {path}",
-                      data=text.encode("utf-8"))
+        if path.parent not in self._made or path.name.startswith("."):
+            raise UserError(f"{str(path)[:120]} is not in a run folder runner {self.name} made")
+        self._put(path, text.encode("utf-8"))
+
+    def _put(self, path: PurePosixPath, data: bytes, mode: int = 0o644) -> None:
+        self._checked(self._python("put", json.dumps({"path": str(path), "mode": mode})), f"cannot write {path}",
+                      data=data)
 
     def run(self, argv: list[str], cwd: PurePosixPath, timeout: float) -> RunResult:
         cwd = self._inside(cwd)
-        workspace = next((f for f in (cwd, *cwd.parents) if f.parent.name == "worktrees"), cwd)
+        if cwd.parent.name == "runs" and SHA_RE.fullmatch(cwd.name[:40]):  # a run folder (a reference's too)
+            workspace = cwd.parent.parent / "worktrees" / cwd.name[:40]
+        else:
+            workspace = next((f for f in (cwd, *cwd.parents) if f.parent.name == "worktrees"), cwd)
         request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "timeout": timeout, "memory_mb": self.memory_mb,
                    "processes": self.processes, "output_bytes": self.output_mb << 20, "sandbox": self.sandbox,
-                   "workspace": str(workspace), "readable": [*self.readable, str(self.root() / "scripts")]}
+                   "workspace": str(workspace), "scripts": str(self.root() / "scripts"),
+                   "readable": list(self.readable), "private": [str(self.root())], "cgroups": self.cgroups}
         code, out, err = self._exec(self._python("run", json.dumps(request)), timeout=timeout + MARGIN)
         try:
             data = json.loads(out.rstrip().rsplit(b"\n", 1)[-1])
@@ -199,7 +230,7 @@ class SshRunner:
                          port=self.port, path=f"{self.folder.rstrip('/')}/projects/{key}", build=build,
                          memory_mb=self.memory_mb, build_timeout=self.build_timeout, sandbox=self.sandbox,
                          readable=self.readable, processes=self.processes, output_mb=self.output_mb,
-                         secrets=self.secrets)
+                         secrets=self.secrets, cgroups=self.cgroups)
 
     def root(self) -> PurePosixPath:
         """The remote folder, expanded by the host itself (~ is the remote user's home), asked once."""

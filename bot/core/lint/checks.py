@@ -14,6 +14,9 @@ from bot.core.tracker.refnames import COMMIT_SHA, branch_name_problem, protected
 
 RATIO_TOLERANCE = 0.10  # stated vs table ratio: more than 10% apart means one of them is wrong
 _REPORT_NAME = re.compile(r"perf_[a-z0-9_]+\.md")
+# Names perfbot once kept in the checkout (run folders, build marks). It keeps them outside now and ignores a
+# committed one; committing one is how a link to a host file was planted, so lint names it.
+RESERVED_NAMES = (".perfbot-run", ".perfbot-recipe", ".perfbot-built")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,24 @@ def file_name(record: PerfIssue | None, context: LintContext) -> Iterator[Proble
     if not _REPORT_NAME.fullmatch(name):
         yield Problem(1, f"file name '{shown(name)}' is not perf_[a-z0-9_]+.md",
                       f"name the file {_slugify(name)}.md (and place it at {REPORT_DIR}/{_slugify(name)}.md)")
+
+
+def reserved_name(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:
+    """A path through a name perfbot reserves: perfbot never reads it, so whatever it holds does nothing."""
+    yield from reserved_in(context.path)
+
+
+def reserved_in(path: str) -> Iterator[Problem]:
+    """The problem with a repository path (a report's, or any file of a tree) that uses a reserved name."""
+    parts = path.replace("\\", "/").split("/")
+    for name in RESERVED_NAMES:
+        if name in parts:
+            where = "/".join(parts[:parts.index(name) + 1])
+            yield Problem(1, f"'{shown(path, 120)}' lies in {name}, a name perfbot reserves: it keeps its run "
+                          "folders and build marks outside the checkout and ignores a committed one",
+                          f"remove it from the repository (git rm -r --cached '{shown(where, 120)}') and add "
+                          f"{name} to .gitignore")
+            return
 
 
 def draft_location(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:

@@ -23,6 +23,7 @@ from bot.core.lint.checks import (
     ratio_unsure,
     reference_within_factor,
     repro_missing,
+    reserved_name,
     root_cause_missing,
     seq_within_tolerance,
     supersedes_self,
@@ -64,6 +65,8 @@ RULES: tuple[Rule, ...] = (
     Rule("fence-unclosed", E, "a code fence is opened and never closed"),
     Rule("nesting", E, "blockquotes and lists nested more than 100 levels deep (a list item counts two): not read"),
     Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
+    Rule("reserved-name", E, "a path through .perfbot-run, .perfbot-recipe or .perfbot-built: names perfbot "
+         "reserves and ignores in a checkout", reserved_name, needs_record=False),
     Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
          draft_location, needs_record=False),
     Rule("title-missing", W, "no `# Title` heading", title_missing),

@@ -1,0 +1,176 @@
+"""perfbot never writes through a link it did not make: not one a commit carries, not one a program planted.
+
+Each probe goes in as an attacker would (a pushed commit verified with `perfbot verify`, a report's program
+that plants links for the next verification, locally and on an ssh bench host) and ends by looking at the
+canary: a file whose content must not change and a path that must not come to exist.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.adapters.runners import LocalRunner
+from bot.cli import main
+from bot.core.config import parse_repo_config
+from bot.core.reports.parse import parse
+from bot.services.bench.verify import verify
+from tests.bench_project import CONFIG, TRANSLATION, build_project, report
+from tests.verify.test_ssh_runner import _runner as ssh_runner
+
+CANARY = "CANARY: perfbot must never write here\n"
+
+
+@pytest.fixture
+def canary(tmp_path):
+    """A file that must keep its content and a path that must stay absent, outside everything perfbot owns."""
+    folder = tmp_path / "canary"
+    folder.mkdir()
+    (folder / "file").write_text(CANARY)
+    return folder
+
+
+def _untouched(canary: Path) -> None:
+    assert (canary / "file").read_text() == CANARY
+    assert sorted(p.name for p in canary.iterdir()) == ["file"], "perfbot created a file through a link"
+
+
+def _link(repo, path: str, target: Path) -> None:
+    """Commit `path` as a symbolic link to `target` (git keeps it a link, and a checkout makes it one)."""
+    where = repo.root / path
+    where.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, where)
+    repo.repo.git.add("--", path)
+
+
+def test_links_a_pushed_commit_carries_are_never_written_through(tmp_path, canary, monkeypatch):
+    """The probe of issue 38: `.perfbot-run/<slug>/program.bend -> /a/file` made perfbot overwrite the file
+    with the report's program. Here every name perfbot once wrote in a checkout is a link to the canary, on
+    main as files and on the fix branch as a whole `.perfbot-run` folder; `perfbot verify` measures both."""
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    repo, heads = build_project(tmp_path / "runtime")
+    repo.repo.git.checkout("-q", "main")
+    for name, target in ((".perfbot-run/perf_boxed_sum/program.bend", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/translation.c", canary / "new"),
+                         (".perfbot-built", canary / "file"), (".perfbot-recipe", canary / "built")):
+        _link(repo, name, target)
+    heads["main"] = repo.commit("links where perfbot used to write")
+    repo.repo.git.checkout("-q", "fix/perf_boxed_sum")
+    repo.repo.git.merge("-q", "--no-edit", "main")
+    repo.repo.git.rm("-r", "-q", ".perfbot-run")
+    _link(repo, ".perfbot-run", canary)
+    repo.commit("the run folder itself a link")
+    repo.repo.git.checkout("-q", "main")
+
+    result = CliRunner().invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output[result.output.index("{"):])
+    assert data["verdict"] == "fixed" and [s["side"] for s in data["sides"]] == ["base", "head"]
+    _untouched(canary)
+    bench = tmp_path / "instance" / "bench" / "local"
+    for sha in (data["plan"]["base"], data["plan"]["head"]):  # the links are still in the checkouts, unused
+        assert (bench / "worktrees" / sha / ".perfbot-run").is_symlink() or \
+            (bench / "worktrees" / sha / ".perfbot-run" / "perf_boxed_sum" / "program.bend").is_symlink()
+        assert (bench / "built" / sha).is_file()
+    assert not (bench / "runs").exists(), "a run folder outlived its benchmark"
+
+
+# The report's C translation, hostile: besides its work it plants a link in its run folder under the names
+# perfbot writes there after its program is in place (the translation, the old build marks), so that the next
+# verification would write the report's C into the canary. (Replacing the program itself only spoils this run.)
+PLANTING = TRANSLATION.replace("int main(void) {", """#include <unistd.h>
+int main(void) {
+  const char *names[] = {"translation.c", ".perfbot-built", ".perfbot-recipe"};
+  for (int i = 0; i < 3; i++) { unlink(names[i]); symlink(CANARY_PATH, names[i]); }
+""")
+
+
+@pytest.fixture(params=["local", "ssh"])
+def project(request, tmp_path, canary, sshd):
+    repo, heads = build_project(tmp_path / "runtime")
+    config = parse_repo_config(CONFIG)
+    if request.param == "ssh":
+        runner = ssh_runner(sshd, f"plant-{tmp_path.name}", repo_path=repo.root, build=config.build,
+                            memory_mb=config.memory_mb)
+        yield heads, config, runner
+        runner.close()
+    else:
+        yield heads, config, LocalRunner("local", repo.root, tmp_path / "cache", build=config.build,
+                                         memory_mb=config.memory_mb)
+
+
+def test_a_program_cannot_plant_a_link_for_the_next_verification(project, canary):
+    heads, config, runner = project
+    text = report().replace(TRANSLATION, PLANTING.replace("CANARY_PATH", json.dumps(str(canary / "file"))))
+    assert text != report()
+    record = parse("devs/issues/perf_boxed_sum.md", text.encode()).record
+    first = verify(record, config, runner, heads["fix/perf_boxed_sum"])
+    assert first.verdict == "pass", first.message  # measured as if nothing happened: the links went unused
+    _untouched(canary)
+    second = verify(record, config, runner, heads["fix/perf_boxed_sum"])  # the same workspace, built
+    _untouched(canary)
+    assert second.verdict == "pass", second.message
+    runs = runner.cache_dir / "runs" if isinstance(runner, LocalRunner) else Path(runner.root() / "runs")
+    assert not runs.exists(), "a run folder outlived its benchmark"  # (the ssh "bench host" is this machine)
+
+
+def test_write_file_writes_only_into_a_run_folder_it_made(project, canary):
+    heads, _, runner = project
+    workspace = runner.prepare(heads["main"])
+    folder = runner.run_dir(workspace, "perf_boxed_sum")
+    assert folder != runner.run_dir(workspace, "perf_boxed_sum"), "a run folder was handed out twice"
+    from bot.errors import UserError
+
+    for elsewhere in (workspace / "program.bend", workspace / ".perfbot-run" / "perf_boxed_sum" / "p.bend",
+                      folder.parent / "p.bend"):
+        with pytest.raises(UserError, match="not in a run folder"):
+            runner.write_file(elsewhere, "sum 1\n")
+    # A link already in the folder (a program's) is replaced by the file, never followed.
+    planted = runner.run(["ln", "-s", str(canary / "file"), "p.bend"], folder, 10)
+    assert planted.ok, planted.stderr
+    runner.write_file(folder / "p.bend", "sum 1\n")
+    assert runner.run(["cat", "p.bend"], folder, 10).stdout == "sum 1\n"
+    _untouched(canary)
+
+
+def test_the_actions_bench_script_ignores_committed_marks_and_links(tmp_path, canary):
+    """The same probe against deploy/github/perfbot_bench.py on a self-hosted runner: a committed
+    .perfbot-built used to skip the build, and .perfbot-run/<slug>/program.bend was written through."""
+    import subprocess
+    import sys
+
+    from bot.adapters.git import GitRepository
+    from bot.adapters.runners.actions import dispatch_inputs
+    from bot.core.config import Runner
+    from bot.services.bench import bench_inputs
+    from tests.bench_project import PLAIN_CONFIG
+
+    repo, _ = build_project(tmp_path / "runtime")
+    repo.repo.git.checkout("-q", "main")
+    repo.write(".perfbot.toml", PLAIN_CONFIG).write("devs/issues/perf_boxed_sum.md", report(counted=False))
+    for name, target in ((".perfbot-built", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/program.bend", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/translation.c", canary / "new")):
+        _link(repo, name, target)
+    head = repo.commit("links where the bench script used to write")
+    run = {"id": 7, "slug": "perf_boxed_sum", "purpose": "reproduce", "base": None, "head": head,
+           "options": {"samples": 2}}
+    git_repo = GitRepository(repo.root)
+    try:
+        config, record = bench_inputs.for_run(git_repo, run)
+    finally:
+        git_repo.close()
+    inputs = dispatch_inputs(run, record, config, Runner(name="gpu", kind="actions", labels=("c",),
+                                                         runs_on=("self-hosted",)))
+    checkout, out = tmp_path / "checkout", tmp_path / "samples.json"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(checkout)], check=True)
+    script = Path(__file__).resolve().parents[2] / "deploy" / "github" / "perfbot_bench.py"
+    env = {**os.environ, "PERFBOT_PLAN": inputs["plan"], "PERFBOT_OUT": str(out), "RUNNER_TEMP": str(tmp_path)}
+    subprocess.run([sys.executable, str(script)], cwd=checkout, env=env, check=True, timeout=300)
+    result = json.loads(out.read_text())
+    _untouched(canary)
+    assert result["error"] is None, result["error"]  # built despite the mark, measured despite the links
+    assert [(s["side"], s["output"], len(s["c_seconds"])) for s in result["sides"]] == [("head", "4463072", 2)]
