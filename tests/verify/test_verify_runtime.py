@@ -200,7 +200,7 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
                      slug="perf_fold", icon="", headline="fixed", progress="", rows=rows, gain="", suite_said="",
                      columns=bench_view.column_names(result, None), unit=result_unit(result), chart="",
                      fenced_message="", suite=None,
-                     criterion="", scaling=[], result=result)
+                     criterion="", scaling=[], result=result, waiting="")
     header, separator, *lines = [line for line in comment.splitlines() if line.startswith("|")]
     assert header.endswith("| metrics (median, language vs C) |") and separator.count("|") == header.count("|")
     assert all(line.count("|") == header.count("|") and f"vs {3 * N:,}; mips" in line for line in lines)
