@@ -120,8 +120,8 @@ def run(request):
     if sandbox == "bwrap":
         problem = bwrap_problem()
         if problem:
-            return {"refused": "no sandbox on this host, so nothing runs: " + problem + ". A dedicated bench host "
-                               "may opt out with sandbox = \"none\" on its [[runners]] entry"}
+            return {"refused": "no sandbox on this host, so nothing runs: " + problem + "; the operator installs "
+                               "bubblewrap there (docs/deployment.md)"}
     group = Cgroup.make(memory, processes) if request.get("cgroups", True) else None
     drop = group is None and os.geteuid() == 0 and sandbox == "bwrap"
     if os.geteuid() == 0 and sandbox == "bwrap":

@@ -123,10 +123,7 @@ min_samples = 5
 max_samples = 30
 timeout_seconds = 60
 
-[[runners]]                    # this machine, in a bubblewrap sandbox; add kind = "ssh" bench hosts later
-name = "local"
-kind = "local"
-labels = ["c"]
+# Where reports' code runs (runners, the sandbox) is perfbot's operator's: instance/perfbot.toml, not this file.
 
 # [new]                        # what `perfbot new` starts a report from: a program {binary} runs, its C twin
 # program = '''
