@@ -29,4 +29,4 @@ def login(payload: dict, key: str = "sender") -> str:
 
 def installation_id(payload: dict) -> int | None:
     value = (payload.get("installation") or {}).get("id")
-    return value if isinstance(value, int) else None
+    return value if type(value) is int and 0 < value < 2**63 else None

@@ -97,8 +97,9 @@ def _plain(value):
     return value
 
 
-# A URL; which ones are fetched is the operator's [references] allow. A path would read the bot host's folders.
-_SOURCE = re.compile(r"(?:https?|ssh|git)://[\x21-\x7e]+|[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[\x21-\x7e]+")
+# A URL; which ones are fetched is the operator's [references] allow (a file:// URL only under a folder the
+# operator names there). A path would read the bot host's folders.
+_SOURCE = re.compile(r"(?:https?|ssh|git|file)://[\x21-\x7e]+|[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[\x21-\x7e]+")
 
 
 def _source(value):
@@ -106,7 +107,7 @@ def _source(value):
     if not _SOURCE.fullmatch(value) or ".." in value.split("/"):
         raise ValueError(f"{value[:60]!r}: a reference comes from this repository (leave repository out and name a "
                          "branch) or from a URL the operator allows ([references] allow in instance/perfbot.toml); "
-                         "never a path or file:// URL")
+                         "never a path")
     return value
 
 
