@@ -20,13 +20,14 @@ from handlers import (
     pull_request,
     push,
     reconcile,
+    review,
     workflow_run,
 )
 
 # guards after push: a check is queued for the head the push synced. dashboard last: on the same delivery it
 # re-draws after the handlers that changed something
-HANDLERS = (push, guards, pull_request, installation, issues, comments, reconcile, digest, bench, bisect, workflow_run,
-            dashboard)
+HANDLERS = (push, guards, pull_request, installation, issues, comments, reconcile, review, digest, bench, bisect,
+            workflow_run, dashboard)
 log = logging.getLogger("perfbot.handlers")
 
 

@@ -6,7 +6,7 @@ from functools import lru_cache
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot.config import PROJECT_ROOT
-from bot.core.tracker.untrusted import cell, fenced, quiet_mentions
+from bot.core.tracker.untrusted import cell, fenced, quiet_mentions, unlinked
 
 TEMPLATE_DIR = PROJECT_ROOT / "templates"
 
@@ -25,6 +25,7 @@ def environment() -> Environment:
     env.filters["quiet"] = quiet_mentions  # untrusted text outside a fence: its @mentions ping nobody
     env.filters["fenced"] = fenced  # untrusted text whole, inside a fold or not: nothing in it is markup
     env.filters["cell"] = cell  # untrusted text in a table cell
+    env.filters["unlinked"] = unlinked  # an LLM's words: no markup, mention or link
     return env
 
 

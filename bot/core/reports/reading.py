@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from bot.core.lint.audit import audit
 from bot.core.lint.rules import lint, with_history
 from bot.core.reports.parse import parse
-from bot.core.reports.records import Finding, ParseResult, ReadingOptions
+from bot.core.reports.records import Finding, ParseResult, ReadingOptions, Severity
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class Reading:
     result: ParseResult
     lint_findings: tuple[Finding, ...]  # lint(known_slugs=None): sorted by line, then rule
     audit_findings: tuple[Finding, ...]
+    oversized: bool = False  # over ReadingOptions.max_bytes: read in part, and never sent to an LLM
 
     @property
     def supersedes(self) -> tuple[str, ...]:
@@ -38,4 +39,12 @@ def reading_of(path: str, result: ParseResult, reading: ReadingOptions = Reading
 
 
 def read_report(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) -> Reading:
-    return reading_of(path, parse(path, data, reading), reading)
+    """A report over the size limit is not read at all: no record (so no reviewer, retrieval index or model ever
+    sees it), one error that says what to do, and its issue mirrored with that error."""
+    if len(data) <= reading.max_bytes:
+        return reading_of(path, parse(path, data, reading), reading)
+    too_large = Finding(path, 1, "too-large", Severity.ERROR,
+                        f"the report is {len(data):,} bytes, over the {reading.max_bytes:,} this instance reads: it "
+                        "is not read, and no reviewer model is asked about it",
+                        "keep one finding per report: a minimal reproduction, its C translation and a short table")
+    return Reading(path, ParseResult(None, (too_large,)), (too_large,), (), oversized=True)

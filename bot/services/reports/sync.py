@@ -1,6 +1,7 @@
 """Sync: read the reports a range of commits changed, and make the records agree with them."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections import Counter
@@ -53,6 +54,7 @@ class SyncSummary:
     counts: Counter = field(default_factory=Counter)
     ignored: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
+    oversized: set[str] = field(default_factory=set)  # over the size limit: mirrored with an error, no LLM asked
     reading: ReadingOptions = ReadingOptions()  # the head's `.perfbot.toml`'s, which every report was read with
 
     @property
@@ -119,7 +121,8 @@ def _diff_steps(git_repo: GitRepository, commits: list[CommitInfo], start: str |
 
 def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
          history_on_first_sync: bool = False, on_plan: Callable[[int], None] | None = None,
-         on_progress: ProgressFn | None = None, facts: FactReview | None = None) -> SyncSummary:
+         on_progress: ProgressFn | None = None, facts: FactReview | None = None,
+         max_bytes: int = ReadingOptions.max_bytes) -> SyncSummary:
     """Bring the store up to `ref` (default: the checked-out branch). Re-running on the same input writes nothing.
 
     With `facts` (an agent reviewer), a report whose facts the offline reading left open is asked about once
@@ -131,8 +134,9 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
         last = RecordRepository.open(session, key).last_synced_commit
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
     summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored,
-                          reading=reading_at(git_repo, head))
-    if mode in ("incremental", "rewritten") and last is not None and reading_at(git_repo, last) != summary.reading:
+                          reading=dataclasses.replace(reading_at(git_repo, head), max_bytes=max_bytes))
+    before = dataclasses.replace(reading_at(git_repo, last), max_bytes=max_bytes) if last is not None else None
+    if mode in ("incremental", "rewritten") and before is not None and before != summary.reading:
         # New fence tags or reference factor: reports no commit touched may now read otherwise.
         reports, _ = git_repo.snapshot(head)
         steps.extend(Step(git_repo.commit(head), tuple(part), reread=True) for part in _parts(reports))
@@ -193,6 +197,8 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
                 summary.touched.add(change.slug)
             continue
         outcome, record = _write(records, ids, step.commit, change, read[change.path], seen, step.reread)
+        if read[change.path].oversized:
+            summary.oversized.add(change.slug)
         summary.counts[outcome] += 1
         if outcome != "unchanged":
             summary.touched.add(record.slug if record is not None else change.slug)
@@ -221,7 +227,7 @@ def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | 
         return read
     for change in step.changes:
         known = read.get(change.path)
-        if known is None or change.kind == DELETED:
+        if known is None or change.kind == DELETED or known.oversized:  # never an LLM's to read
             continue
         reviewed = facts.review(known.result, (change.data or b"").decode("utf-8", errors="replace"))
         for note in reviewed.notes():
@@ -271,7 +277,9 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     if record is not None and record.slug != change.slug:
         records.rename(record, change.slug, change.path)
     record = record or ids.lookup(records, change.slug)
-    text = data.decode("utf-8", errors="replace") if data else None
+    # An oversized report's text is not kept (an empty one stands for it): no retrieval index, reviewer or page
+    # ever reads it back, while its findings reach its issue.
+    text = "" if reading.oversized else data.decode("utf-8", errors="replace") if data else None
     if record is None and not ids.replay and records.never_named(change.slug):
         records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record,
                                                    findings))
