@@ -57,8 +57,8 @@ E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 RULES: tuple[Rule, ...] = (
     Rule("empty", E, "file has no content"),
     Rule("encoding", E, "file is not valid UTF-8 (reported at the line of the first bad byte)"),
-    Rule("too-large", E, "file is over the instance's size limit ([llm] report_max_bytes, 256 KB by default): only "
-         "its first part is read, and no LLM is asked about it"),
+    Rule("too-large", E, "file is over the instance's size limit ([llm] report_max_bytes, 256 KB by default): it is "
+         "not read, its issue says so, and no LLM is asked about it"),
     Rule("front-matter", E, "front matter is unparsable YAML, not a mapping, or its opening `---` is never closed"),
     Rule("front-matter-key", W, "front matter has an unknown (or repeated) key; the closest known key is suggested"),
     Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
