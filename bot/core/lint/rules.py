@@ -124,8 +124,19 @@ def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: st
 
 
 def lint_bytes(path: str, data: bytes, **options) -> tuple[Finding, ...]:
-    """Parse and lint in one call: `options` are lint's keyword arguments (`reading` parses too)."""
-    return lint(parse(path, data, options.get("reading", ReadingOptions())), path=path, **options)
+    """Parse and lint in one call: `options` are lint's keyword arguments (`reading` parses too). A file over
+    the size limit is not parsed: its one finding says so."""
+    reading = options.get("reading", ReadingOptions())
+    if len(data) > reading.max_bytes:
+        return (too_large(path, len(data), reading.max_bytes),)
+    return lint(parse(path, data, reading), path=path, **options)
+
+
+def too_large(path: str, size: int, limit: int) -> Finding:
+    return Finding(path, 1, "too-large", Severity.ERROR,
+                   f"the report is {size:,} bytes, over the {limit:,} this instance reads: it is not read, and no "
+                   "reviewer model is asked about it",
+                   "keep one finding per report: a minimal reproduction, its C translation and a short table")
 
 
 def _run_rules(record: PerfIssue | None, context: LintContext, only: frozenset[str] | None = None) -> Iterator[Finding]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.core.lint.audit import audit
-from bot.core.lint.rules import lint, with_history
+from bot.core.lint.rules import lint, too_large, with_history
 from bot.core.reports.parse import parse
-from bot.core.reports.records import Finding, ParseResult, ReadingOptions, Severity
+from bot.core.reports.records import Finding, ParseResult, ReadingOptions
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,5 @@ def read_report(path: str, data: bytes, reading: ReadingOptions = ReadingOptions
     sees it), one error that says what to do, and its issue mirrored with that error."""
     if len(data) <= reading.max_bytes:
         return reading_of(path, parse(path, data, reading), reading)
-    too_large = Finding(path, 1, "too-large", Severity.ERROR,
-                        f"the report is {len(data):,} bytes, over the {reading.max_bytes:,} this instance reads: it "
-                        "is not read, and no reviewer model is asked about it",
-                        "keep one finding per report: a minimal reproduction, its C translation and a short table")
-    return Reading(path, ParseResult(None, (too_large,)), (too_large,), (), oversized=True)
+    finding = too_large(path, len(data), reading.max_bytes)
+    return Reading(path, ParseResult(None, (finding,)), (finding,), (), oversized=True)
