@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 GITHUB_TEXT_LIMIT = 65_536  # characters in an issue or PR body, a comment, a check run's summary
 REDACTED = "[secret redacted by perfbot]"
@@ -50,26 +50,47 @@ class Scrub:
         self._whole = re.compile("|".join(map(re.escape, whole))) if whole else None
         self._pieces = {form[i:i + PARTIAL] for form in forms if len(form) >= PARTIAL
                         for i in range(len(form) - PARTIAL + 1)}
+        self._grams = {piece[:_GRAM] for piece in self._pieces} | {piece[-_GRAM:] for piece in self._pieces}
 
     def __call__(self, text: str) -> str:
         if self._whole is not None:
             text = self._whole.sub(self.mask, text)
-        if not self._pieces or len(text) < PARTIAL:
-            return text
         spans: list[list[int]] = []
-        for start in range(len(text) - PARTIAL + 1):
-            if text[start:start + PARTIAL] in self._pieces:
-                if spans and start <= spans[-1][1]:
-                    spans[-1][1] = start + PARTIAL
-                else:
-                    spans.append([start, start + PARTIAL])
+        for start in sorted(self._piece_starts(text)):
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = start + PARTIAL
+            else:
+                spans.append([start, start + PARTIAL])
         for start, end in reversed(spans):
             text = text[:start] + self.mask + text[end:]
         return text
 
+    def _piece_starts(self, text: str) -> set[int]:
+        """Where a PARTIAL-long piece of a secret starts. Every such piece holds a _GRAM-long run that starts at a
+        multiple of _STRIDE, so only those are looked up (a program's output may be megabytes), and the pieces
+        around a hit checked."""
+        found: set[int] = set()
+        if not self._pieces:
+            return found
+        last = len(text) - PARTIAL
+        for gram in range(0, len(text) - _GRAM + 1, _STRIDE):
+            if text[gram:gram + _GRAM] in self._grams:
+                found.update(start for start in range(max(0, gram - (PARTIAL - _GRAM)), min(gram, last) + 1)
+                             if text[start:start + PARTIAL] in self._pieces)
+        return found
+
+
+_GRAM = 6
+_STRIDE = PARTIAL - _GRAM + 1  # a PARTIAL-long piece always holds a whole gram starting at a multiple of this
+
+
+@lru_cache(maxsize=8)
+def _scrub_for(secrets: tuple[str, ...]) -> Scrub:
+    return Scrub(secrets)
+
 
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
-    return Scrub(secrets)(text) if secrets else text
+    return _scrub_for(tuple(secrets))(text) if secrets else text
 
 
 def fit(text: str, limit: int = GITHUB_TEXT_LIMIT, note: str = "") -> str:
