@@ -6,7 +6,7 @@ from functools import lru_cache
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot.config import PROJECT_ROOT
-from bot.core.tracker.untrusted import cell, fenced, quiet_mentions, unlinked
+from bot.core.tracker.untrusted import cell, fenced, no_links, quiet_mentions, unlinked
 
 TEMPLATE_DIR = PROJECT_ROOT / "templates"
 
@@ -26,6 +26,7 @@ def environment() -> Environment:
     env.filters["fenced"] = fenced  # untrusted text whole, inside a fold or not: nothing in it is markup
     env.filters["cell"] = cell  # untrusted text in a table cell
     env.filters["unlinked"] = unlinked  # an LLM's words: no markup, mention or link
+    env.filters["no_links"] = no_links  # findings, an agent's among them: code kept, no mention or link
     return env
 
 

@@ -182,3 +182,16 @@ def test_an_oversized_report_is_mirrored_with_an_error_and_never_sent_to_the_llm
     assert any("too-large" in text and "no reviewer model is asked" in text for text in said), \
         (number, [(c.issue_number, c.body[:80]) for c in repo.comments.values()])
     assert "padding words" not in body + "".join(said)  # not read, so not reposted either
+
+
+def test_an_agents_finding_reaches_the_lint_comment_without_a_link_or_a_mention():
+    """An agent audit's findings join the lint comment: code stays code, but no link or ping survives."""
+    from bot.adapters.templates import render
+    from bot.core.reports.records import Finding, Severity
+
+    finding = Finding("devs/issues/perf_x.md", 3, "audit-claim", Severity.WARNING,
+                      "raise `[verify] memory_mb`; " + INJECTED, "see [this](http://evil.example) @victim")
+    body = render("lint_comment.md.j2", marker="<!-- m -->", findings=[finding], path="devs/issues/perf_x.md")
+    assert "`[verify] memory_mb`" in body  # what perfbot's own findings quote stays readable
+    for link in ("https://", "http://", "www.evil", "](", "@victim"):
+        assert link not in body, link
