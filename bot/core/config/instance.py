@@ -36,11 +36,10 @@ from pydantic import BeforeValidator, Field, ValidationError, model_validator
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, load_toml
 from bot.core.config.hosts import SandboxSettings
 from bot.core.config.lines import key_lines, line_for
-from bot.core.config.model import LOCAL_RUNNER, RepoConfig
+from bot.core.config.model import INSTANCE_FILE, LOCAL_RUNNER, RepoConfig
 from bot.core.config.runners import Runner
 from bot.core.config.values import Count, Section
 
-INSTANCE_FILE = "instance/perfbot.toml"
 REPORT_MAX_BYTES = 256 * 1024
 
 
