@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+import handlers
 from bot.adapters.clones import Clones
 from bot.adapters.github.client import GitHubClients
 from bot.adapters.github.issues import GitHubIssues
@@ -20,6 +21,7 @@ from bot.services.bench.fix_flow import FixFlow
 from bot.services.dedup.budget import BudgetSpent
 from bot.services.usecases import BotServices, RepoSource
 from bot.services.usecases.reports import REVIEW_EVENT
+from bot.services.worker import Event
 from tests.dedup.test_dedup_flow import REPO, dedup_comments, u24
 from tests.flows import pending_merges
 
@@ -141,7 +143,8 @@ def test_a_push_asks_the_llm_at_most_its_budget_and_the_rest_wait_in_the_queue(b
     # The queued review, with the budget of its own delivery, asks two questions more, never one asked before
     # (answers are cached), and queues what is left again.
     first = list(reviewer.asked)
-    services.reports.review_waiting(REPO, None, set(left))
+    event = Event(waiting.event, None, waiting.id, json.loads(waiting.payload), waiting.repo, None)
+    assert handlers.dispatch(event, services) == []  # handlers/review.py, as a worker runs it
     assert len(reviewer.asked) == 4 and not set(reviewer.asked[2:]) & set(first), reviewer.asked
     again = [d for d in queued if d.event == REVIEW_EVENT][1:]
     assert again and set(json.loads(again[0].payload)["slugs"]) <= set(left)
