@@ -25,6 +25,7 @@ from handlers import (
     pull_request,
     push,
     reconcile,
+    review,
     workflow_run,
 )
 from handlers.payload import Delivery, parse
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
 
 # guards after push: a check is queued for the head the push synced. dashboard last: on the same delivery it
 # re-draws after the handlers that changed something
-HANDLERS: tuple[ModuleType, ...] = (push, guards, pull_request, installation, issues, comments, reconcile, digest,
-                                    bench, bisect, workflow_run, dashboard)
+HANDLERS: tuple[ModuleType, ...] = (push, guards, pull_request, installation, issues, comments, reconcile, review,
+                                    digest, bench, bisect, workflow_run, dashboard)
 log = logging.getLogger("perfbot.handlers")
 
 

@@ -198,6 +198,12 @@ class GuardCheckDue(Model):
     head: Sha | None = None
 
 
+class ReviewDue(Model):
+    """Reports a push's LLM budget left unreviewed (instance file `[llm]`), reviewed when the budget allows."""
+
+    slugs: list[Annotated[str, StringConstraints(pattern=r"^perf_[a-z0-9_]+$", max_length=200)]]
+
+
 class NoticeDue(Model):
     url: str
     notice: dict[str, Any]
@@ -212,7 +218,8 @@ MODELS: dict[str, type[Model]] = {
     "pull_request": PullRequestEvent, "issues": IssuesEvent, "installation": InstallationEvent,
     "installation_repositories": InstallationEvent, "workflow_run": WorkflowRunEvent,
     "perfbot.verify": BenchRunDue, "perfbot.bisect": BisectionDue, "perfbot.guards": GuardCheckDue,
-    "perfbot.notify": NoticeDue, "perfbot.reconcile": Tick, "perfbot.digest": Tick, "perfbot.actions-poll": Tick,
+    "perfbot.notify": NoticeDue, "perfbot.review": ReviewDue, "perfbot.reconcile": Tick, "perfbot.digest": Tick,
+    "perfbot.actions-poll": Tick,
 }
 
 P = TypeVar("P", bound=Model, covariant=True)

@@ -29,9 +29,10 @@ def sync_and_mirror(database, builder, tracker, key: str) -> MirrorSummary:
 
 
 @contextmanager
-def github_bot(github, database, tmp_path) -> Iterator[tuple]:
+def github_bot(github, database, tmp_path, instance: str = "") -> Iterator[tuple]:
     """perfbot against the GitHub double, repositories fetched from `tmp_path/remotes`, fixes verified on a
-    local runner, and a worker for the queue: yields (services, worker, queue)."""
+    local runner, and a worker for the queue: yields (services, worker, queue). `instance`: the operator's
+    instance file (its runners, sandbox and ceilings)."""
     import handlers
     from bot.adapters.clones import Clones
     from bot.adapters.github.client import GitHubClients
@@ -39,14 +40,17 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
     from bot.adapters.runners.local import LocalRunner
     from bot.adapters.store.queue import DeliveryQueue
     from bot.config import Settings
+    from bot.core.config.instance import parse_instance_config
     from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bench.fix_flow import FixFlow
     from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
 
     github.use_git_remotes(tmp_path / "remotes")
+    operator = parse_instance_config(instance)[1]
     settings = Settings(instance_dir=tmp_path, database_url=database.url, github_token=github.token,
-                        github_api_url=github.url, github_request_interval=0, github_write_interval=0)
+                        github_api_url=github.url, github_request_interval=0, github_write_interval=0,
+                        operator=operator)
     clients = GitHubClients(settings)
     clones = Clones(tmp_path / "clones", f"file://{tmp_path / 'remotes'}")
     queue = DeliveryQueue(database)
@@ -56,7 +60,8 @@ def github_bot(github, database, tmp_path) -> Iterator[tuple]:
                                                                                                               branch)),
         bot_login="perfbot[bot]", own_login=clients.own_login, fixes=FixFlow(database, queue.enqueue),
         bench=BenchFlow(database, lambda conf, path, config: LocalRunner(
-            conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0))
+            conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0,
+            operator=operator))
     worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
                     max_attempts=2)
     try:

@@ -85,7 +85,9 @@ GPU_CONFIG = CONFIG.replace('command = ["gcc", "-O2", "-o", "runtime", "runtime.
 run = ["./runtime", "{file}", "--gpu"]
 auto = ["./runtime", "{file}", "--auto"]
 auto_tolerance = 0.25
-
+"""
+# The operator's instance file: the runner labelled metal (runners are never the repository's to name).
+GPU_RUNNERS = """\
 [[runners]]
 name = "mini-metal"
 kind = "local"

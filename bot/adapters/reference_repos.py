@@ -1,30 +1,27 @@
-"""Where a reference implementation's commits come from: this project's clone, another local clone, or a URL
-mirrored next to the project's own git data and fetched before each use."""
+"""Where a reference implementation's commits come from: this project's clone, or a URL the operator allows,
+mirrored next to the project's own git data and fetched before each use. Never a path: `.perfbot.toml` is the
+repository's, and a path would read another installation's clone on the bot host."""
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 
 import git
 
 from bot.adapters.git import GitError, GitRepository
+from bot.core.config.instance import source_allowed
 from bot.errors import UserError
 
-_URL = re.compile(r"(?:https?|ssh|git|file)://\S+|[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:\S+")
 
-
-def reference_repository(repository: str | None, project: Path, name: str) -> Path:
-    """A local git folder holding the reference's commits; `repository` relative paths start at the project."""
+def reference_repository(repository: str | None, project: Path, name: str, allowed: tuple[str, ...]) -> Path:
+    """A local git folder holding the reference's commits: the project's own, or a mirror of an allowed URL."""
     if repository is None:
         return Path(project)
-    if _URL.fullmatch(repository):
-        return _mirror(repository, Path(project), name)
-    path = (Path(project) / repository).resolve()
-    if not (path / ".git").exists() and not (path / "HEAD").is_file():
-        raise UserError(f"[references.{name}] repository {repository!r} is not a git repository at {path}; give a "
-                        "clone's path (relative to the project) or a URL")
-    return path
+    if not source_allowed(repository, allowed):
+        raise UserError(f"[references.{name}] repository {repository[:100]!r} is not a source the operator allows: "
+                        "leave repository out to compare with a branch of this repository, or ask the operator to "
+                        "allow its URL ([references] allow in the instance file)")
+    return _mirror(repository, Path(project), name)
 
 
 def resolve_in(path: Path, ref: str | None, name: str) -> str:
@@ -52,6 +49,7 @@ def _mirror(url: str, project: Path, name: str) -> Path:
             git.Repo(folder).git.fetch("--prune", "--", "origin")
         else:
             git.Repo.clone_from(url, folder, mirror=True)
-    except git.GitCommandError as exc:
-        raise UserError(f"[references.{name}] cannot fetch {url}: {exc.stderr.strip()[-300:]}") from None
+    except git.GitCommandError as exc:  # git names the mirror's folder: the instance's layout is not for posting
+        said = exc.stderr.strip().replace(str(folder), "the reference's mirror").replace(str(project), "the clone")
+        raise UserError(f"[references.{name}] cannot fetch {url}: {said[-300:]}") from None
     return folder

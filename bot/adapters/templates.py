@@ -5,7 +5,7 @@ from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from bot.core.tracker.untrusted import cell, fenced, quiet_mentions
+from bot.core.tracker.untrusted import cell, fenced, no_links, quiet_mentions, unlinked
 
 
 @lru_cache(maxsize=1)
@@ -22,6 +22,8 @@ def environment() -> Environment:
     env.filters["quiet"] = quiet_mentions  # untrusted text outside a fence: its @mentions ping nobody
     env.filters["fenced"] = fenced  # untrusted text whole, inside a fold or not: nothing in it is markup
     env.filters["cell"] = cell  # untrusted text in a table cell
+    env.filters["unlinked"] = unlinked  # an LLM's words: no markup, mention or link
+    env.filters["no_links"] = no_links  # findings, an agent's among them: code kept, no mention or link
     return env
 
 

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from bot.config import ConfigError, Settings
+from bot.core.tracker.outgoing import Scrub
 
 FORMATS = ("text", "json")
 MASK = "[redacted]"
@@ -37,7 +38,8 @@ _PATTERNS = (
 
 
 class Redactor:
-    """Replaces configured secret values, and anything shaped like a credential, with a mask."""
+    """Replaces configured secret values (whole, reversed, in base64 or in part: the posting wall's Scrub), and
+    anything shaped like a credential, with a mask."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = set()
@@ -45,31 +47,18 @@ class Redactor:
             if secret and len(secret) >= MIN_SECRET_LENGTH:
                 values.add(secret)
                 values.add(json.dumps(secret)[1:-1])  # as it reads inside a JSON dump of a payload
-        # Longest first, so a secret that contains another is masked whole.
-        ordered = sorted(values, key=len, reverse=True)
-        self._secrets = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._secrets = Scrub(tuple(values), MASK)
 
     def __call__(self, text: str) -> str:
-        if self._secrets is not None:
-            text = self._secrets.sub(MASK, text)
+        text = self._secrets(text)
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
         return text
 
 
 def secrets_of(settings: Settings | None) -> list[str]:
-    """Every secret value a Settings holds: webhook secrets, tokens, the App key, the database password."""
-    if settings is None:
-        return []
-    found = [*settings.webhook_secrets, settings.github_token, settings.github_private_key,
-             settings.anthropic_api_key, settings.dashboard_token, settings.notify_secret]
-    try:
-        from sqlalchemy.engine import make_url
-
-        found.append(make_url(settings.database_url).password)
-    except Exception:  # a malformed URL fails later with its own message; nothing to hide from it here
-        pass
-    return [s for s in found if s]
+    """The one secret list (Settings.secret_values): what the posting wall scrubs is what the log masks."""
+    return [] if settings is None else list(settings.secret_values())
 
 
 def redactor_from_env(environ: Mapping[str, str]) -> Redactor:

@@ -102,12 +102,14 @@ class Runtime:
 
     def _services(self) -> BotServices:
         settings = self.settings
-        fixes, bench = FixFlow(self.db, self.queue.enqueue), BenchFlow(self.db, self._runner)
+        fixes = FixFlow(self.db, self.queue.enqueue)
+        bench = BenchFlow(self.db, self._runner, operator=settings.operator)
         if settings.local_mode:
             local = {local_full_name(settings.local_repo): settings.local_repo} if settings.local_repo else {}
             return BotServices(self.db, lambda full_name, _id: FileIssues(folder_for(settings.instance_dir, full_name)),
                                RepoSource(local=local), bot_login=settings.bot_login, reviewer=reviewer_for(settings),
-                               outgoing=Outgoing(settings.secret_values()), fixes=fixes, bench=bench)
+                               outgoing=Outgoing(settings.secret_values(), folders=settings.shown_folders()),
+                               fixes=fixes, bench=bench)
         from bot.adapters.github.client import GitHubClients
         from bot.adapters.github.issues import GitHubIssues
 
@@ -124,7 +126,7 @@ class Runtime:
             file_url=lambda full_name: f"{settings.git_base_url}/{full_name}/blob/HEAD",
             own_login=clients.own_login,
             reviewer=reviewer_for(settings),
-            outgoing=Outgoing(settings.secret_values()),
+            outgoing=Outgoing(settings.secret_values(), folders=settings.shown_folders()),
             fixes=fixes,
             bench=bench,
         )

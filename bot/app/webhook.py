@@ -21,6 +21,24 @@ _ACTION_MAX, _REPO_MAX = 60, 400  # the deliveries.action and .repo columns: lon
 # How long a delivery waits behind another write: GitHub gives up at 10 s, and a request stuck on a locked store
 # must free its server thread for the next (and for /readyz) rather than wait out the 30 s busy timeout.
 ACK_WAIT_SECONDS = 5.0
+# GitHub's ids and numbers fit a signed 64-bit column; a larger integer (signed, so past the wall) would be
+# acknowledged and then end its handler with an OverflowError in the store: refused here instead.
+INT_LIMIT = 2**63
+
+
+class _OutOfRange(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if not -INT_LIMIT <= value < INT_LIMIT:
+        raise _OutOfRange(text[:40])
+    return value
+
+
+def _no_constant(name: str):
+    raise _OutOfRange(name)  # NaN and Infinity are not JSON, and GitHub never sends them
 
 
 def _label(event: str, ctx) -> str:
@@ -84,7 +102,10 @@ def receive():
         metrics.received(event, "rejected")
         return _error(415, "set the webhook's content type to application/json")
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, parse_int=_bounded_int, parse_constant=_no_constant)
+    except _OutOfRange as exc:
+        metrics.received(event, "rejected")
+        return _error(400, f"body holds a number GitHub never sends ({exc}...): integers fit in 64 signed bits")
     except ValueError:
         metrics.received(event, "rejected")
         return _error(400, "body is not JSON")

@@ -49,7 +49,8 @@ def bisect_command(slug, good, bad, repo_path, config_file, db_url) -> None:
     repo = GitRepository(repo_path)
     try:
         with open_database(db_url) as db:
-            flow = BisectFlow(db, BenchFlow(db, runner), lambda _delivery: True)  # run here, not queued
+            bench = BenchFlow(db, runner, operator=settings.operator)
+            flow = BisectFlow(db, bench, lambda _delivery: True)  # run here, not queued
             if config_file is not None:
                 click.echo(f"configuration: {config_file}", err=True)
             bisect_id = flow.start(repo, repo.full_name, slug, good, bad or repo.default_ref(), requested_by="",

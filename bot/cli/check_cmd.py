@@ -67,12 +67,13 @@ def _shown(kind: str, text: str) -> str:
 @reports_errors
 def check_command(repo_path, config_file, revision, write_script, runner_name) -> None:
     """Exit 0 when everything builds, runs and agrees; 1 with the fixes to make; 2 usage."""
+    settings = settings_for(None)
     repo = GitRepository(repo_path)
     try:
         source = source_of(repo, None, config_file)
         text = config_file.read_text(encoding="utf-8") if config_file else \
             (repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace")
-        config = bench_config(repo, source)
+        config = bench_config(repo, source, settings.operator)
         sha = repo.resolve(revision) if revision else source.sha
         changes, _ = repo.snapshot(source.sha)
     except UserError as exc:
@@ -87,8 +88,7 @@ def check_command(repo_path, config_file, revision, write_script, runner_name) -
     conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
             else config.runner_for("c") or config.runners[0])
     if conf is None:
-        raise click.UsageError(f"no runner named {runner_name} in {source.describe()}")
-    settings = settings_for(None)
+        raise click.UsageError(f"no runner named {runner_name} in the instance file's [[runners]]")
     click.echo(f"configuration: {source.describe()}; runner {conf.name}", err=True)
     try:
         runner = make_runner(conf, repo.path, settings.instance_dir / "bench" / conf.name, config,

@@ -46,7 +46,10 @@ def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None
 @click.option("--repo", "repo_path", default=".", show_default=True, type=click.Path(file_okay=False))
 @click.option("--base", default=None, help="The commit before the fix (default: the default branch).")
 @click.option("--head", default=None, help="The commit to judge (default: the report's own fix branch).")
-@click.option("--runner", "runner_name", default=None, help="A runner named in .perfbot.toml (default: by backend).")
+@click.option("--runner", "runner_name", default=None,
+              help="A runner named in the instance file, instance/perfbot.toml (default: by backend).")
+@click.option("--no-sandbox", is_flag=True, help="Run the report's code uncontained on this machine: yours to say as "
+              "its operator (a repository's .perfbot.toml never can).")
 @click.option("--ref", default=None, help="Where the report and .perfbot.toml are read (default: the default branch);"
               " never the commits measured.")
 @click.option("--config", "config_file", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -54,12 +57,14 @@ def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @db_option
 @reports_errors
-def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, fmt, db_url) -> None:
+def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, no_sandbox, fmt, db_url) -> None:
     """Exit 0 fixed or reproduced, 1 not (or output mismatch, or error), 3 inconclusive, 2 usage."""
+    settings = settings_for(None)
+    operator = settings.operator.without_sandbox() if no_sandbox else settings.operator
     repo = GitRepository(repo_path)
     try:
         source = source_of(repo, ref, config_file)
-        config = bench_config(repo, source)
+        config = bench_config(repo, source, operator)
         record = read_record(repo, slug, source.sha, reading=config.reading,
                              where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
         text = config_file.read_text(encoding="utf-8") if config_file else \
@@ -79,9 +84,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     if runner_conf is None:
         raise click.UsageError("no runner "
                                f"{'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
-                               f" in {source.describe()}")
+                               " in the instance file's [[runners]]")
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
-    settings = settings_for(None)
     cache = settings.instance_dir / "bench" / runner_conf.name
     runner = make_runner(runner_conf, repo.path, cache, config, SshOptions.from_settings(settings),
                          private=settings.private_folders(),

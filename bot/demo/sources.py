@@ -178,7 +178,8 @@ memory_mb = 512
 # The demo's own settings use what a real runtime needs: its file extension, its thread flag, statistics
 # lines (-s) that the C translation does not print and that are dropped before outputs are compared, the
 # step count captured beside the times, and the factor a report comparing with runtime v1 is held to.
-# The runner is written out, though it is the default, so a newcomer sees where a bench host would go.
+# No runner here: where reports' code runs is the operator's (instance/perfbot.toml); the CLI and local mode
+# use this machine, in the sandbox.
 # The demo also measures each new report's claim on main (verify on open), so serving it shows both flows.
 CONFIG = """# How perfbot builds this project and runs a report's programs (perfbot: docs/verification.md).
 [build]
@@ -200,11 +201,6 @@ budget_seconds = 60
 timeout_seconds = 5
 memory_mb = 512
 reference_factor = 1.1        # `reference: runtime@v1` reports: within 1.1x of runtime v1, or slower
-
-[[runners]]
-name = "local"
-kind = "local"
-labels = ["c"]
 
 [new]                         # what `perfbot new` starts a report from: a program this runtime runs
 program = '''
@@ -237,7 +233,8 @@ A self-contained stand-in for a language runtime's repository, made by `perfbot 
   `sum_mod N K` (the sum of i % K for i < N), u24 arithmetic. Build it with
   `gcc -O2 -pthread -o runtime runtime.c`, run it with `./runtime [-T THREADS] [-s] main.dl [N]`
   (`-s` adds `- STEPS:` statistics lines, N overrides the program's size).
-- `.perfbot.toml`: how perfbot builds the runtime and runs a report's program and C translation.
+- `.perfbot.toml`: how perfbot builds the runtime and runs a report's program and C translation. Where it
+  runs (runners, the sandbox) is not the repository's to say: that is perfbot's own `instance/perfbot.toml`.
 - `devs/issues/`: performance reports, one file each (`perf_<slug>.md`).
 - branch `{fix_branch}`: the fix `{fixed_slug}` names in its `fix:` field.
 - branch `{reference_branch}`: runtime v1, the older implementation (hardware `%`) that `{reference_slug}`

@@ -53,7 +53,7 @@ def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
     repo = build_calc(tmp_path / "calc")
     config = tmp_path / "broken.toml"
     config.write_text('[build]\ncommand = ["make"]\n\n[run]\nlanguage = ["./bin/calc", "{file}"]\nfence = ["calc"]\n'
-                      '[[runners]]\nname = "here"\nkind = "local"\nlabels = ["c"]\n')
+                      '[verify]\nmin_samples = 5\n')
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and re.search(r"perf_slow_add\s+NO\s+-", check.output), check.output
     assert "usage: calc run" in check.output and "fix: check [run] language (.perfbot.toml:5)" in check.output
@@ -66,10 +66,11 @@ def test_check_names_the_key_and_line_of_each_failure(tmp_path, perfbot):
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
     assert check.exit_code == 1 and "fix: the build script fail.sh ([build] script (.perfbot.toml:2)) fails" \
         in check.output, check.output
-    config.write_text('[[runners]]\nname = "a"\nkind = "local"\nlabels = ["c"]\n[[runners]]\nname = "b"\n'
-                      'kind = "ssh"\nhost = "-x"\nlabels = ["c"]\n')
+    config.write_text('[verify]\nmin_samples = 5\n\n[[runners]]\nname = "b"\nkind = "local"\nsandbox = "none"\n'
+                      'labels = ["c"]\n')
     check = perfbot("check", "--repo", str(repo.root), "--config", str(config))
-    assert check.exit_code == 1 and "broken.toml:8: runners.host: '-x' is not a valid host" in check.output
+    assert check.exit_code == 1 and "broken.toml:4: runners: not here" in check.output, check.output
+    assert "[[runners]] in instance/perfbot.toml" in check.output
 
 
 def test_a_runtime_with_statistics_and_a_renamed_define_reaches_a_verdict(tmp_path, monkeypatch):

@@ -1,9 +1,6 @@
 """`.perfbot.toml`: the full form parses; every mistake names its key and line."""
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 from bot.core.config import ConfigFileError, RepoConfig, parse_repo_config
@@ -23,19 +20,6 @@ format = "tsv"
 [verify]
 seq_threshold = 2.0
 max_samples = 40
-
-[[runners]]
-name = "mini-1"
-kind = "ssh"
-host = "mini-1.lan"
-user = "bench"
-labels = ["c", "metal"]
-
-[[runners]]
-name = "rtx"
-kind = "ssh"
-host = "rtx-box"
-labels = ["cuda"]
 """
 
 
@@ -43,7 +27,6 @@ def test_the_full_form_parses():
     config = parse_repo_config(FULL)
     assert config.build == ("make", "-j2") and config.run_language[2] == "{file}"
     assert config.suite.format == "tsv" and config.max_samples == 40 and config.min_samples == 5
-    assert config.runner_for("metal").name == "mini-1" and config.runner_for("cuda").host == "rtx-box"
 
 
 def test_an_empty_file_gives_the_defaults_with_the_local_runner():
@@ -59,10 +42,6 @@ def test_an_empty_file_gives_the_defaults_with_the_local_runner():
     ("[run]\nlanguage = [\"bend\", \"{file}; rm -rf /\", \"{home}\"]\n", "run.language", 2,
      "unknown placeholder {home}"),
     ("[verify]\nmin_samples = 50\n", "verify.min_samples", 2, "larger than max_samples"),
-    ("[[runners]]\nname = \"x\"\nkind = \"ssh\"\nlabels = [\"c\"]\n", "runners.host", 1, "needs a host"),
-    ("[[runners]]\nname = \"x\"\nkind = \"ssh\"\nhost = \"-oProxyCommand=evil\"\nlabels = [\"c\"]\n",
-     "runners.host", 4, "not a valid host"),
-    ("[[runners]]\nname = \"x\"\nkind = \"local\"\nlabels = [\"gpu\"]\n", "runners.labels", 4, "among"),
     ("[build]\ncommand = [\"make\"\n", "(syntax)", 2, ""),
 ])
 def test_mistakes_name_the_key_and_the_line(text, key, line, words):
@@ -83,26 +62,7 @@ def test_the_suite_takes_a_sample_count_and_its_own_timeout():
         assert info.value.line == 3 and info.value.key.startswith("suite.")
 
 
-def test_an_ssh_runner_may_name_its_remote_folder_and_only_a_plain_one():
-    base = '[[runners]]\nname = "mini"\nkind = "ssh"\nhost = "mini.lan"\nlabels = ["c"]\n'
-    assert parse_repo_config(base).runners[0].path is None  # the runner's default: ~/.cache/perfbot/<name>
-    for good in ("~/bench/perfbot", "/srv/bench-1/perfbot_cache", "~/.cache/perf.bot"):
-        assert parse_repo_config(base + f'path = "{good}"\n').runners[0].path == good
-    for bad in ("bench", "~/../etc", "/srv/../etc", "/tmp/$(id)", "~/a b", "~root/x", "/", "~/", "/x;rm -rf ~",
-                "-oProxyCommand=x", "/x\\ny"):
-        with pytest.raises(ConfigFileError, match="absolute or ~/ folder") as info:
-            parse_repo_config(base + f'path = "{bad}"\n')
-        assert (info.value.key, info.value.line) == ("runners.path", 6)
-    with pytest.raises(ConfigFileError, match="is for ssh runners"):
-        parse_repo_config('[[runners]]\nname = "l"\nkind = "local"\npath = "/srv/x"\nlabels = ["c"]\n')
-
-
 MILESTONES = """\
-[[runners]]
-name = "cuda-box"
-kind = "local"
-labels = ["cuda"]
-
 [[milestones]]
 name = "every seq report at or under 2x"
 kind = "seq-near-c"
@@ -173,8 +133,6 @@ _SEQ = '[[milestones]]\nname = "a"\nkind = "seq-near-c"\n'
      "report slugs"),
     ('[[milestones]]\nname = "p"\nkind = "par-speedup"\nreports = ["perf_a", "perf_a"]\ntarget = 4\n',
      "milestones.reports", 4, "twice"),
-    ('[[milestones]]\nname = "s"\nkind = "suite-passes"\nrunner = "cuda"\n', "milestones.runner", 4,
-     "no [[runners]] is named 'cuda'"),
     (_SEQ + _SEQ, "milestones.name", 5, "two milestones are named 'a'"),
     ('[[milestones]]\nname = "line\\nbreak"\nkind = "seq-near-c"\n', "milestones.name", 2, "one-line name"),
     ('[milestones]\nname = "a"\n', "milestones", 1, "[[milestones]] table"),
@@ -215,41 +173,3 @@ def test_a_build_may_name_a_script_and_use_the_checkout_sha_and_script_placehold
     assert (info.value.key, info.value.line) == ("build.command", 3)
     with pytest.raises(ConfigFileError, match=r"unknown placeholder {file}; use {checkout}, {sha} or {script}"):
         parse_repo_config('[build]\ncommand = ["make", "{file}"]\n')
-
-
-def test_sandbox_settings_and_a_runner_that_opts_out():
-    config = parse_repo_config('[sandbox]\nreadable = ["/opt/datasets"]\nprocesses = 64\noutput_mb = 4\n'
-                               '[[runners]]\nname = "mac"\nkind = "ssh"\nhost = "mac-mini"\nlabels = ["metal"]\n'
-                               'sandbox = "none"\n')
-    assert config.sandbox.readable == ("/opt/datasets",) and config.sandbox.processes == 64
-    assert config.sandbox.output_mb == 4 and config.runners[0].sandbox == "none" and config.runners_named
-    assert parse_repo_config("").runners[0].sandbox == "bwrap" and not parse_repo_config("").runners_named
-
-
-@pytest.mark.parametrize("text, where", [
-    ('[sandbox]\nreadable = ["/etc/ssl"]\n', ".perfbot.toml:2: sandbox.readable: '/etc/ssl' is never shown"),
-    ('[sandbox]\nreadable = ["/var/lib/perfbot"]\n', "is never shown"),
-    ('[sandbox]\nreadable = ["opt/x"]\n', "must be an absolute folder"),
-    ('[sandbox]\nreadable = ["/opt/../root"]\n', "without '..'"),
-    ('[sandbox]\nprocess = 5\n', "did you mean 'processes'"),
-    ('[[runners]]\nname = "x"\nkind = "local"\nlabels = ["c"]\nsandbox = "off"\n', "'off' is not one of bwrap, none"),
-    ('[[runners]]\nname = "x"\nkind = "actions"\nlabels = ["c"]\nsandbox = "none"\n', "does not apply to actions"),
-])
-def test_sandbox_settings_are_checked(text, where):
-    with pytest.raises(ConfigFileError, match=re.escape(where)):
-        parse_repo_config(text)
-
-
-def test_the_bots_host_is_no_bench_host_unless_the_repository_names_it(tmp_path):
-    from bot.adapters.runners import make_runner
-    from bot.errors import UserError
-
-    implicit = parse_repo_config("")
-    with pytest.raises(UserError, match="never on the bot's own machine"):
-        make_runner(implicit.runners[0], tmp_path, tmp_path / "cache", implicit, None, service=True)
-    assert make_runner(implicit.runners[0], tmp_path, tmp_path / "cache", implicit, None).kind == "local"  # the CLI
-    named = parse_repo_config('[[runners]]\nname = "here"\nkind = "local"\nlabels = ["c"]\n'
-                              '[sandbox]\nreadable = ["/srv/perfbot/data"]\n')
-    assert make_runner(named.runners[0], tmp_path, tmp_path / "cache", named, None, service=True).name == "here"
-    with pytest.raises(UserError, match="would show /srv/perfbot, which holds perfbot's own files"):
-        make_runner(named.runners[0], tmp_path, tmp_path / "cache", named, None, private=(Path("/srv/perfbot"),))

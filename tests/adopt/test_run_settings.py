@@ -32,7 +32,8 @@ def test_the_documented_example_parses_and_its_rule_makes_an_hvm_output_equal_to
     assert run.program == "main.hvm4" and run.measure == "instructions" and run.reference_factor == 1.1
     assert conf.run_language == ("./clang/hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}")
     bend2 = run.reference("bend2")
-    assert (bend2.repository, bend2.branch, bend2.program, bend2.factor) == ("../bend2", "main", "main.bend", 1.2)
+    assert (bend2.repository, bend2.branch, bend2.program, bend2.factor) == ("https://github.com/org/bend2", "main",
+                                                                           "main.bend", 1.2)
     hvm = "#Tup{1n,1n}\n- ITRS: 1,234\n- TIME: 0.01s\n- MIPS: 12.5\n"
     assert normalised(hvm, run) == "#Tup{1,1}" and mismatch(hvm, "#Tup{1,1}\n", run, ("a", "b"), "at x") is None
     assert metrics_of(hvm, "", run) == {"itrs": 1234.0, "mips": 12.5}
@@ -117,8 +118,10 @@ def test_inputs_become_arguments_and_the_program_file_gets_its_name():
 
 def test_the_actions_runner_refuses_what_its_script_cannot_do():
     from bot.adapters.runners.actions import dispatch_inputs
+    from bot.core.config.instance import parse_instance_config
 
-    conf = parse_repo_config(config() + '\n[[runners]]\nname = "gh"\nkind = "actions"\nlabels = ["c"]\n')
+    operator = parse_instance_config('[[runners]]\nname = "gh"\nkind = "actions"\nlabels = ["c"]\n')[1]
+    conf = operator.narrow(parse_repo_config(config()))
     record = parse("devs/issues/perf_fold.md", report().encode()).record
     with pytest.raises(UserError,
                        match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
@@ -192,7 +195,7 @@ def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
 @pytest.mark.parametrize("text, line, problem", [
     ('[run]\nlanguage = ["./x", "{file}"]\nfence = ["Tally"]\n', 3, "'Tally' is not a fence tag: one lower-case word"),
     ('[run]\nfence = ["tally", "c"]\n', 2, "`c` already fences the C, CUDA or Metal side"),
-    ('[[runners]]\nname = "a"\nkind = "local"\nlabels = ["c"]\n\n[run]\n# the runtime\'s own\nfence = [\n  "cu",\n]\n',
+    ('[verify]\nfixes = true\n\n\n\n[run]\n# the runtime\'s own\nfence = [\n  "cu",\n]\n',
      8, "`cu` already fences"),
     ('[run]\nfence = "tally"\n', 2, 'must be a list of fence tags, e.g. ["tally"]'),
     ('[run]\nfence = ["tally", "tally"]\n', 2, "names a tag twice"),

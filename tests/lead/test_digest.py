@@ -34,16 +34,6 @@ CONFIG = parse_repo_config("""\
 [verify]
 seq_threshold = 2.0
 
-[[runners]]
-name = "mini"
-kind = "local"
-labels = ["c", "metal"]
-
-[[runners]]
-name = "cuda-box"
-kind = "local"
-labels = ["cuda"]
-
 [[milestones]]
 name = "every seq report at or under 2x"
 kind = "seq-near-c"

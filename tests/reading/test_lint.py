@@ -14,7 +14,7 @@ from tests.reports import canonical_report
 
 PATH = "devs/issues/perf_example.md"
 SPEC_RULES = {
-    "empty": "error", "encoding": "error", "front-matter": "error", "front-matter-key": "warning",
+    "empty": "error", "encoding": "error", "too-large": "error", "front-matter": "error", "front-matter-key": "warning",
     "front-matter-value": "error", "fence-unclosed": "error", "nesting": "error", "file-name": "error",
     "title-missing": "warning",
     "track-missing": "error", "backend-missing": "error", "threads-missing": "error", "ratio-missing": "error",
@@ -72,6 +72,7 @@ class Case:
 TRIGGERS = {
     "empty": Case(b"  \n"),
     "encoding": Case(canonical_report().encode().replace(b"Summing", b"Summing \xff")),
+    "too-large": Case(canonical_report(), options={"reading": ReadingOptions(max_bytes=1000)}),
     "front-matter": Case(edit(canonical_report(), ("ratio: 3.4", "ratio: [3.4"))),
     "front-matter-key": Case(edit(canonical_report(), ("fix: unknown", "fix: unknown\nowner: me"))),
     "front-matter-value": Case(edit(canonical_report(), ("track: seq", "track: sequential"))),
@@ -106,6 +107,8 @@ TRIGGERS = {
 QUIET = {
     "empty": Case("# Title\n"),
     "encoding": Case(canonical_report(extra_prose="Timings in µs, ratios in ×, naïve café.")),
+    "too-large": Case(canonical_report(),
+                      options={"reading": ReadingOptions(max_bytes=len(canonical_report().encode()))}),
     "front-matter": Case(edit(canonical_report(), ("supersedes: []\n---", "supersedes: []\n..."))),
     "front-matter-key": Case(canonical_report()),
     "front-matter-value": Case(edit(canonical_report(), ("track: seq", "track: SEQ"), ("ratio: 3.4", "ratio: '3.4'"))),

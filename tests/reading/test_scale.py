@@ -49,6 +49,9 @@ class World:
         return self.root / "remotes"
 
     def env(self, instance: Path) -> dict:
+        # In service mode the bot's host measures only when the operator names it a runner.
+        instance.mkdir(parents=True, exist_ok=True)
+        (instance / "perfbot.toml").write_text('[[runners]]\nname = "local"\nkind = "local"\nlabels = ["c"]\n')
         env = dict(os.environ, PERFBOT_DATABASE_URL=self.db_url, PERFBOT_INSTANCE_DIR=str(instance),
                    PERFBOT_GITHUB_TOKEN=self.double.token, PERFBOT_GITHUB_API_URL=self.double.url,
                    PERFBOT_GIT_BASE_URL=f"file://{self.remotes}",
@@ -102,8 +105,6 @@ def make_burst(world: World, tag: str, pushes: int, bench_repos: int) -> Burst:
             repo, _ = build_project(world.remotes / f"{full_name}.git")
             config = (repo.root / ".perfbot.toml").read_text().replace("max_samples = 30",
                                                                         f"max_samples = {BENCH_SAMPLES}")
-            # In service mode the bot's host measures only when the repository names it a runner.
-            config += '\n[[runners]]\nname = "local"\nkind = "local"\nlabels = ["c"]\n'
             repo.write(".perfbot.toml", config).commit("fewer samples")
             runtime.services.reports.sync_and_mirror(full_name, None, None)
     finally:

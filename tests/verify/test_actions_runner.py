@@ -18,7 +18,8 @@ import pytest
 
 import handlers
 from bot.adapters.store.bench import bench_store, fix_store
-from bot.core.config import ConfigFileError, parse_repo_config
+from bot.core.config import ConfigFileError
+from bot.core.config.instance import parse_instance_config
 from bot.services.worker import Event
 from tests.bench_project import PLAIN_CONFIG, build_project, report
 from tests.flows import github_bot
@@ -27,7 +28,8 @@ from tests.verify.test_fix_pull_requests import pull_event, repo_state
 
 REPO, SLUG, BRANCH, WORKFLOW = "team/runtime", "perf_boxed_sum", "unbox-accumulator", "perfbot-bench.yml"
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "github" / "perfbot_bench.py"
-ACTIONS_CONFIG = PLAIN_CONFIG.replace("max_samples = 30", "max_samples = 8") + """
+ACTIONS_CONFIG = PLAIN_CONFIG.replace("max_samples = 30", "max_samples = 8")
+ACTIONS_RUNNER = """\
 [[runners]]
 name = "metal-box"
 kind = "actions"
@@ -46,7 +48,7 @@ def world(github, database, tmp_path):
         .commit("bench on GitHub Actions: exact outputs")
     remote.repo.git.branch(BRANCH, heads["fix/perf_boxed_sum"])
     remote.repo.git.branch("-D", "fix/perf_boxed_sum")  # the fix arrives as a PR, not as the report's branch
-    with github_bot(github, database, tmp_path) as (services, worker, _queue):
+    with github_bot(github, database, tmp_path, ACTIONS_RUNNER) as (services, worker, _queue):
         services.reports.sync_and_mirror(REPO, None, None)
         github.add_pull(REPO, head_ref=BRANCH, head_sha=heads["fix/perf_boxed_sum"], base_ref="main",
                         base_sha=heads["main"], body="Fixes perf_boxed_sum", user="dev")
@@ -250,13 +252,13 @@ def test_an_artifact_listed_over_the_limit_is_never_downloaded(world, github, da
 
 def test_an_actions_runner_is_configured_strictly():
     base = '[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n'
-    [runner] = parse_repo_config(base).runners
+    [runner] = parse_instance_config(base)[1].runners
     assert (runner.workflow, runner.runs_on) == ("perfbot-bench.yml", ("self-hosted", "cuda"))
     for extra, problem in (('workflow = "../x.yml"', "runners.workflow: '../x.yml' is not a valid workflow"),
                            ('runs_on = ["a b"]', "runners.runs_on: must list runner labels"),
                            ('host = "gpu.lan"', "runners.host: does not apply to actions runners")):
         with pytest.raises(ConfigFileError, match=problem.replace("[", r"\[").replace(".", r"\.")):
-            parse_repo_config(base + extra)
+            parse_instance_config(base + extra)
 
 
 def test_the_bench_script_reports_a_translation_that_computes_something_else(world, github, tmp_path):

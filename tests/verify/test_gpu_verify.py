@@ -9,11 +9,12 @@ import pytest
 
 from bot.adapters.runners.local import LocalRunner
 from bot.core.config import parse_repo_config
+from bot.core.config.instance import parse_instance_config
 from bot.core.reports.parse import parse
 from bot.errors import UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.verify import verify
-from tests.gpu_project import GPU_CONFIG, REPORTS, build_gpu_project
+from tests.gpu_project import GPU_CONFIG, GPU_RUNNERS, REPORTS, build_gpu_project
 
 SLOWER, AUTO = "perf_metal_slower_than_cpu", "perf_metal_auto_picks_cpu"
 
@@ -22,7 +23,7 @@ SLOWER, AUTO = "perf_metal_slower_than_cpu", "perf_metal_auto_picks_cpu"
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("gpu")
     repo, heads = build_gpu_project(root / "runtime")
-    config = parse_repo_config(GPU_CONFIG)
+    config = parse_instance_config(GPU_RUNNERS)[1].narrow(parse_repo_config(GPU_CONFIG))
     records = {slug: parse(f"devs/issues/{slug}.md", text.encode()).record for slug, text in REPORTS.items()}
     conf = BenchFlow(None, None).runner_conf(config, records[SLOWER])
     runner = LocalRunner(conf.name, repo.root, root / "cache", build=config.build)

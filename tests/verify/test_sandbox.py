@@ -229,10 +229,13 @@ def test_without_bubblewrap_nothing_runs(monkeypatch, tmp_path):
     monkeypatch.setattr(contain, "BWRAP", "bwrap-not-installed")
     contain.bwrap_problem.cache_clear()
     try:
-        with pytest.raises(UserError, match=r"only in a sandbox, and bwrap is not installed.*sandbox = \"none\""):
+        with pytest.raises(UserError,
+                           match=r"only in a sandbox, and bwrap is not installed.*the operator installs") as refused:
             LocalRunner("local", tmp_path, tmp_path / "cache", build=None)
+        assert "sandbox = " not in str(refused.value)  # a report's author is never told how to turn it off
         answer = contain.run({"argv": ["true"], "cwd": str(tmp_path), "timeout": 5, "memory_mb": 64})
         assert "nothing runs" in answer["refused"] and "returncode" not in answer
+        assert "sandbox = " not in answer["refused"]
         odd = contain.run({"argv": ["true"], "cwd": str(tmp_path), "timeout": 5, "memory_mb": 64, "sandbox": "off"})
         assert "not 'off', so nothing runs" in odd["refused"] and "returncode" not in odd
     finally:

@@ -20,6 +20,7 @@ import pytest
 from bot.adapters.runners import LocalRunner, SshOptions, SshRunner, make_runner
 from bot.adapters.runners.base import BuildError
 from bot.core.config import parse_repo_config
+from bot.core.config.instance import parse_instance_config
 from bot.core.reports.parse import parse
 from bot.errors import TransientError, UserError
 from bot.services.bench.verify import MISMATCH, verify
@@ -225,7 +226,7 @@ def short_instance(monkeypatch):
     shutil.rmtree(instance, ignore_errors=True)
 
 
-def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_instance, tmp_path,
+def test_the_verify_command_runs_on_the_ssh_runner_the_instance_names(sshd, short_instance, tmp_path,
                                                                      monkeypatch):
     from click.testing import CliRunner
 
@@ -236,8 +237,8 @@ def test_the_verify_command_runs_on_the_ssh_runner_the_config_names(sshd, short_
     monkeypatch.setenv("PERFBOT_SSH_KNOWN_HOSTS", str(sshd.known_hosts))
     repo, heads = build_project(tmp_path / "runtime")
     repo.repo.git.checkout("-q", "-b", "ssh-wrong", heads["wrong-output"])
-    repo.write(".perfbot.toml", CONFIG + f'\n[[runners]]\nname = "bench-ssh"\nkind = "ssh"\nhost = "127.0.0.1"\n'
-               f'port = {sshd.port}\npath = "{sshd.root}/cli"\nlabels = ["c"]\n').commit("bench over ssh")
+    (short_instance / "perfbot.toml").write_text(f'[[runners]]\nname = "bench-ssh"\nkind = "ssh"\nhost = "127.0.0.1"\n'
+                                                 f'port = {sshd.port}\npath = "{sshd.root}/cli"\nlabels = ["c"]\n')
     try:
         result = CliRunner().invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head",
                                            "ssh-wrong", "--runner", "bench-ssh", "--format", "json"])
@@ -282,8 +283,9 @@ def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(s
 
 
 def test_make_runner_builds_each_kind():
-    config = parse_repo_config('[[runners]]\nname = "l"\nkind = "local"\nlabels = ["c"]\n[[runners]]\n'
-                               'name = "x"\nkind = "ssh"\nhost = "h"\nlabels = ["c"]\n[build]\ncommand = ["make"]\n')
+    operator = parse_instance_config('[[runners]]\nname = "l"\nkind = "local"\nlabels = ["c"]\n[[runners]]\n'
+                                     'name = "x"\nkind = "ssh"\nhost = "h"\nlabels = ["c"]\n')[1]
+    config = operator.narrow(parse_repo_config('[build]\ncommand = ["make"]\n'))
     local, remote = config.runners
     options = SshOptions(Path("/k"), Path("/kh"), Path("/c"))
     made = make_runner(remote, Path("/r"), Path("/cache"), config, options)
@@ -292,7 +294,7 @@ def test_make_runner_builds_each_kind():
     assert isinstance(make_runner(local, Path("/r"), Path("/cache"), config, None), LocalRunner)
     with pytest.raises(UserError, match="no ssh settings"):
         make_runner(remote, Path("/r"), Path("/cache"), config, None)
-    actions = parse_repo_config('[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n').runners[0]
+    actions = parse_instance_config('[[runners]]\nname = "gpu"\nkind = "actions"\nlabels = ["cuda"]\n')[1].runners[0]
     with pytest.raises(UserError, match=r"runs on GitHub Actions.*/perf verify runner=gpu"):
         make_runner(actions, Path("/r"), Path("/cache"), config, None)
 

@@ -18,8 +18,10 @@ from bot.services.bench.verify import MISMATCH, verify
 from tests.runtime_project import N, build_runtime_project, config, expected, report
 from tests.verify.test_ssh_runner import _runner
 
+# The old runtime's clone lies beside the project; the operator allows its folder as a source (file://),
+# which `_verify` fills in: a repository's file never names a path.
 OLDRT = """[references.oldrt]
-repository = "../oldrt"
+repository = "OLDRT_URL"
 branch = "trunk"
 build = ["gcc", "-O2", "-o", "bin/oldrt", "src/oldrt.c"]
 run = ["./bin/oldrt", "--threads", "{threads}", "{file}", "{input}"]
@@ -46,7 +48,10 @@ def project(request, tmp_path_factory):
 def _verify(project, text: str, settings: str, head: str, base: str | None = None, **changes):
     heads, runner = project
     record = parse("devs/issues/perf_fold.md", text.encode()).record
-    conf = dataclasses.replace(parse_repo_config(settings), **changes)
+    beside = Path(runner.repo_path).parent
+    settings = settings.replace("OLDRT_URL", f"file://{beside / 'oldrt'}")
+    conf = dataclasses.replace(parse_repo_config(settings), **{"reference_sources": (f"file://{beside}/",),
+                                                               **changes})
     return verify(record, conf, runner, heads[head], heads[base] if base else None)
 
 
@@ -136,15 +141,18 @@ def test_a_reference_with_its_own_repository_build_and_run_list(project):
 
 def test_a_reference_repository_given_by_url_is_mirrored_and_fetched(project, tmp_path):
     _heads, runner = project
-    url = f"file://{Path(runner.repo_path).parent / 'oldrt'}"
-    settings = config(tail=OLDRT.replace('repository = "../oldrt"', f'repository = "{url}"'),
-                      verify_extra='measure = "instructions"')
+    settings = config(tail=OLDRT, verify_extra='measure = "instructions"')
     outcome = _verify(project, report(reference="oldrt", inputs="[20000]"), settings, "fix")
     assert outcome.verdict == "pass" and outcome.sides[-1].against.startswith("oldrt@trunk ("), outcome.message
     mirrors = list((Path(runner.repo_path) / ".git" / "perfbot-references").iterdir())
     assert len(mirrors) == 1 and (mirrors[0] / "HEAD").is_file()
     outcome = _verify(project, report(reference="oldrt", inputs="[20000]"), settings, "fix")  # fetched, reused
     assert outcome.verdict == "pass" and len(list(mirrors[0].parent.iterdir())) == 1
+    # A source the operator did not allow is never fetched: no new mirror, and the run stops before measuring.
+    for allowed in ((), ("https://github.com/org/",)):
+        with pytest.raises(UserError, match=r"\[references.oldrt\] repository .* is not a source the operator"):
+            _verify(project, report(reference="oldrt", inputs="[20000]"), settings, "fix", reference_sources=allowed)
+    assert len(list(mirrors[0].parent.iterdir())) == 1
 
 
 def test_page_faults_stay_out_of_a_user_time_verdict(project):

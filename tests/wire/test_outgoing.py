@@ -73,3 +73,47 @@ def test_a_report_longer_than_an_issue_is_mirrored_shortened_and_blocks_nothing(
     assert "read it whole in [`devs/issues/perf_long.md`]" in bodies["perf_long"]
     assert bodies["perf_long"].rstrip().endswith("</details>")  # the fold still closes after the cut
     assert "Cut by perfbot" not in bodies["perf_b"]
+
+
+def test_the_scrub_catches_a_secret_reversed_encoded_or_in_part():
+    """A report that read /proc/<perfbot>/environ posted the token reversed, past an exact-match scrub; every
+    form a program can print a secret in is caught, and ordinary text is left alone."""
+    import base64
+
+    token = "ghp_R3alT0kenValue0123456789abcdef"
+    forms = {
+        "whole": token,
+        "reversed": token[::-1],
+        "base64": base64.b64encode(token.encode()).decode(),
+        "base64 inside more": base64.b64encode(f"GITHUB_TOKEN={token}\nHOME=/root\n".encode()).decode(),
+        "urlsafe base64": base64.urlsafe_b64encode(("xy" + token).encode()).decode(),
+        "a 12-character piece": f"starts {token[3:15]} ends",
+        "a reversed piece": token[::-1][5:19],
+    }
+    for name, text in forms.items():
+        cleaned = scrub(text, (token,))
+        assert REDACTED in cleaned, name
+        assert token[3:15] not in cleaned and token[::-1][5:17] not in cleaned, (name, cleaned)
+    assert scrub(f"only {token[:11]} is too short to tell", (token,)) == f"only {token[:11]} is too short to tell"
+    assert scrub("a plain sentence about u24 arithmetic", (token,)) == "a plain sentence about u24 arithmetic"
+
+
+def test_the_log_and_the_posting_wall_scrub_one_secret_list(tmp_path):
+    """Settings.secret_values is the one list: what the log masks, a comment never carries, and back."""
+    from bot.app.logs import MASK, Redactor, secrets_of
+
+    settings = Settings(instance_dir=tmp_path, database_url="postgresql+psycopg://perfbot:Db-Passw0rd-42@db/p",
+                        github_token="ghp_token_value_0123", dashboard_token="dash-token-abcdef")
+    assert set(secrets_of(settings)) == set(settings.secret_values()) >= {"Db-Passw0rd-42", "dash-token-abcdef"}
+    leaked = "password 24-dr0wssaP-bD and ghp_token_value_0123"[::-1]
+    logged = Redactor(secrets_of(settings))(leaked)
+    assert "Db-Passw0rd" not in logged and MASK in logged
+    assert "Db-Passw0rd" not in Outgoing(settings.secret_values())(leaked)
+
+
+def test_a_message_names_the_instance_folder_not_where_it_lies(tmp_path):
+    instance = tmp_path / "srv" / "perfbot" / "instance"
+    settings = Settings(instance_dir=instance, database_url="sqlite://")
+    out = Outgoing(settings.secret_values(), folders=settings.shown_folders())
+    said = out(f"cannot fetch: fatal: {instance.resolve()}/repos/other-org/secret.git is not a repository")
+    assert str(tmp_path) not in said and "instance/repos/other-org/secret.git" in said

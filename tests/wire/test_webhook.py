@@ -244,8 +244,9 @@ def test_an_event_name_of_no_shape_github_uses_is_refused_naming_the_header(serv
     assert stored(database) == []
 
 
+# An id too large for the store is refused with a 400 instead (test_webhook_edges.py).
 @pytest.mark.parametrize("odd", [{"repository": "a string"}, {"installation": [1]}, {"repository": {"full_name": 7}},
-                                 {"installation": {"id": 2**70}}, {"installation": {"id": True}}, {"action": ["x"]}])
+                                 {"installation": {"id": True}}, {"action": ["x"]}])
 def test_a_handled_event_of_odd_shape_is_stored_without_the_odd_hints(service, odd):
     url, database = service
     payload = dict(webhook_examples("push")[0], **odd)

@@ -61,3 +61,19 @@ def test_json_nested_100000_deep_gets_a_json_400_and_stores_nothing(database, tm
         response = post_delivery(url, "push", body, secret="s3cret")
     assert response.status_code == 400 and "nested too deeply" in response.json()["error"]
     assert DeliveryQueue(database).counts() == {}
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**400])
+def test_an_integer_out_of_range_in_a_signed_payload_gets_a_400_and_stores_nothing(database, tmp_path, value):
+    """A signed delivery whose comment id or issue number overflows a 64-bit column was acknowledged (202) and
+    then failed in the store with an OverflowError: it is refused at the door now."""
+    app = create_app(Settings(instance_dir=tmp_path, database_url=database.url, webhook_secrets=("s3cret",)),
+                     DeliveryQueue(database), wanted_events=handlers.github_events())
+    payload = {"action": "created", "repository": {"full_name": "acme/runtime"}, "installation": {"id": 7},
+               "issue": {"number": value}, "comment": {"id": 1, "body": "/perf verify"}}
+    with serving(app) as url:
+        response = post_delivery(url, "issue_comment", payload, secret="s3cret")
+        fits = post_delivery(url, "issue_comment", {**payload, "issue": {"number": 2**63 - 1}}, secret="s3cret")
+    assert response.status_code == 400 and "64 signed bits" in response.json()["error"]
+    assert fits.status_code == 202
+    assert DeliveryQueue(database).counts() == {"pending": 1}

@@ -42,7 +42,7 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
                 ssh: SshOptions | None, *, service: bool = False, private: tuple[Path, ...] = (),
                 secrets: tuple[str, ...] = ()) -> LocalRunner | SshRunner:
     """The runner a `[[runners]]` entry describes; `cache_dir` serves local runners, `ssh` remote ones.
-    `service`: the bot's own host is no bench host, so a local runner must be named in `.perfbot.toml`.
+    `service`: the bot's own host is no bench host, so a local runner must be named in the instance file.
     `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home); the
     readable folders are an allow-list, each checked by readable_problem.
     `secrets`: scrubbed from everything a run prints, before perfbot reads, stores or posts any of it."""
@@ -51,9 +51,9 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
                        "processes": config.sandbox.processes, "output_mb": config.sandbox.output_mb, "secrets": secrets}
     if runner_conf.kind == "local":
         if service and not config.runners_named:
-            raise UserError("benchmarks run on bench hosts, never on the bot's own machine: add a [[runners]] entry "
-                            "for a bench host (kind = \"ssh\") to .perfbot.toml, or name kind = \"local\" there "
-                            "to allow this host on purpose")
+            raise UserError("benchmarks run on bench hosts, never on the bot's own machine: the operator adds a "
+                            "[[runners]] entry for a bench host (kind = \"ssh\") to the instance file "
+                            "(instance/perfbot.toml), or names kind = \"local\" there to allow this host on purpose")
         shown = tuple(Path(r) for r in config.sandbox.readable)
         for folder in shown:
             problem = readable_problem(folder, private)

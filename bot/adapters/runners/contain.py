@@ -220,8 +220,8 @@ def run(request):
     if sandbox == "bwrap":
         problem = bwrap_problem()
         if problem:
-            return {"refused": "no sandbox on this host, so nothing runs: " + problem + ". A dedicated bench host "
-                               "may opt out with sandbox = \"none\" on its [[runners]] entry"}
+            return {"refused": "no sandbox on this host, so nothing runs: " + problem + "; the operator installs "
+                               "bubblewrap there (docs/deployment.md)"}
     readable = [os.path.realpath(r) for r in request.get("readable", ())]
     for folder in readable if sandbox == "bwrap" else ():  # checked again on the host that shows them
         problem = shown_problem(folder, _own_folders(request))

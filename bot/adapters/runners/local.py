@@ -56,8 +56,8 @@ class LocalRunner:
         if sandbox == "bwrap":
             problem = contain.bwrap_problem()
             if problem:
-                raise UserError(f"runner {name} runs reports' code only in a sandbox, and {problem}. A dedicated "
-                                'bench host may opt out with sandbox = "none" on its [[runners]] entry')
+                raise UserError(f"runner {name} runs reports' code only in a sandbox, and {problem}; the operator "
+                                "installs bubblewrap there (docs/deployment.md)")
         elif sandbox == "none":
             log.warning("runner %s runs reports' code UNCONTAINED (sandbox = \"none\"): it sees this host's "
                         "files and sockets; its results say so", name)

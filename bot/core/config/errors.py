@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import difflib
+import re
+import tomllib
 import types
 import typing
 
@@ -16,11 +18,11 @@ _SHAPES = ("model_type", "model_attributes_type", "dict_type", "tuple_type", "li
 
 
 class ConfigFileError(ValueError):
-    """What is wrong, where: `.perfbot.toml:LINE: key: problem`."""
+    """What is wrong, where: `.perfbot.toml:LINE: key: problem` (or the instance file's name)."""
 
-    def __init__(self, key: str, line: int, problem: str) -> None:
-        super().__init__(f".perfbot.toml:{line}: {key}: {problem}")
-        self.key, self.line, self.problem = key, line, problem
+    def __init__(self, key: str, line: int, problem: str, file: str = ".perfbot.toml") -> None:
+        super().__init__(f"{file}:{line}: {key}: {problem}")
+        self.key, self.line, self.problem, self.file = key, line, problem, file
 
 
 class FieldError(ValueError):
@@ -32,12 +34,23 @@ class FieldError(ValueError):
         self.field, self.line_of = field, line_of
 
 
+def load_toml(text: str, file: str = ".perfbot.toml") -> dict:
+    """The text's tables, or its first syntax mistake as `FILE:LINE: (syntax): problem`."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else max(1, len(text.rstrip("\n").splitlines()))  # "end of document"
+        raise ConfigFileError("(syntax)", line, str(exc).split(" (at")[0], file) from None
+
+
 def suggest(key: str, known) -> str:
     close = difflib.get_close_matches(key, list(known), n=1)
     return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
 
 
-def first_error(exc: ValidationError, model: type[BaseModel], index: dict[Path, int]) -> ConfigFileError:
+def first_error(exc: ValidationError, model: type[BaseModel], index: dict[Path, int],
+                file: str = ".perfbot.toml") -> ConfigFileError:
     """The first of pydantic's errors, in the file's words and at the line of the value at fault."""
     error = exc.errors()[0]
     loc = tuple(part for part in error["loc"] if part != "[key]")
@@ -47,7 +60,7 @@ def first_error(exc: ValidationError, model: type[BaseModel], index: dict[Path, 
         line_loc = loc + (cause.line_of or cause.field)
         loc = loc + cause.field
     key = ".".join(str(part) for part in loc if isinstance(part, str)) or "(file)"
-    return ConfigFileError(key, line_for(index, line_loc), _problem(error, loc, model))
+    return ConfigFileError(key, line_for(index, line_loc), _problem(error, loc, model), file)
 
 
 def _problem(error: ErrorDetails, loc: Path, model: type[BaseModel]) -> str:

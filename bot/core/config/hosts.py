@@ -1,5 +1,5 @@
 """`[notify]`, `[gpu]` and `[sandbox]`: who hears of milestones and blockers, how GPU reports run, and what a
-report's code may see.
+report's code may see. `[sandbox]` is the operator's (the instance file, instance.py), never `.perfbot.toml`'s.
 
     [notify]
     people = ["lead"]           # mentioned in each notice; webhook_url = "https://..." (secret from the env)
@@ -10,8 +10,9 @@ report's code may see.
     readable = ["/opt/datasets"]   # folders on the bench host shown read-only inside (absolute, plain names)
     processes = 256                # processes and threads of one run's whole tree (a fork bomb stays inside)
 
-Memory stays `[verify] memory_mb`, for the whole tree. A runner's `sandbox = "none"` opts a dedicated bench host
-out of bubblewrap (never the default); the limits and the clean environment still apply.
+Memory stays `[verify] memory_mb` (under the operator's `[limits]`), for the whole tree. A runner's
+`sandbox = "none"` in the instance file opts a dedicated bench host out of bubblewrap (never the default); the
+limits and the clean environment still apply.
 """
 from __future__ import annotations
 

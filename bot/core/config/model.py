@@ -4,19 +4,21 @@
 Another section or key is one field here (or in its section's module): its type says what it accepts, and the
 errors, the line numbers, the JSON Schema and the reference follow. A `[verify]` key the rest of perfbot reads
 as `config.<key>` is also a field of RepoConfig, filled in `repo_config()`.
+
+The file is written by the same agents whose reports perfbot measures: it says how to build and run, never where
+or how contained. Runners, the sandbox and where references come from are the operator's (instance.py); a key
+of theirs here is refused with the place it belongs.
 """
 from __future__ import annotations
 
-import re
-import tomllib
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError, model_validator
 
 from bot.core.config.build import Build, BuildScript
-from bot.core.config.errors import ConfigFileError, FieldError, first_error, suggest
+from bot.core.config.errors import ConfigFileError, FieldError, first_error, load_toml
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
-from bot.core.config.lines import key_lines
+from bot.core.config.lines import key_lines, line_for
 from bot.core.config.parity import ParityConfig
 from bot.core.config.run import New, Reference, ReferenceName, ReferenceTable, Run, Verify, measure_problem
 from bot.core.config.runners import Runner, Suite
@@ -31,7 +33,6 @@ class PerfbotFile(Section):
     run: Run = Run()
     suite: Suite | None = None
     verify: Verify = Verify()
-    runners: tuple[Runner, ...] | None = None  # None: the local runner, which the service never uses unnamed
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule | None = None
     references: dict[ReferenceName, ReferenceTable] = {}  # noqa: RUF012  (pydantic copies a field's default)
@@ -39,7 +40,6 @@ class PerfbotFile(Section):
     notify: NotifySettings | None = None
     guards: GuardSettings = GuardSettings()
     gpu: GpuSettings | None = None
-    sandbox: SandboxSettings = SandboxSettings()
     new: New | None = None
 
     @model_validator(mode="after")
@@ -49,18 +49,11 @@ class PerfbotFile(Section):
             problem = measure_problem(measure, dict(self.run.metrics))
             if problem:
                 raise FieldError(problem, "verify", "measure")
-        names = [runner.name for runner in self.runners or ()]
-        for index, name in enumerate(names):
-            if name in names[:index]:
-                raise FieldError(f"two runners share the name {name!r}", "runners", index, "name")
         seen: set[str] = set()
         for index, milestone in enumerate(self.milestones):
             if milestone.name in seen:
                 raise FieldError(f"two milestones are named {milestone.name!r}", "milestones", index, "name")
             seen.add(milestone.name)
-            if milestone.runner is not None and milestone.runner not in names:
-                raise FieldError(f"no [[runners]] is named {milestone.runner!r}{suggest(milestone.runner, names)}",
-                                 "milestones", index, "runner")
         if self.gpu is not None and self.gpu.run is None:
             raise FieldError('a [gpu] needs run = [...]: the program forced onto the GPU, e.g. ["./bin/bend", '
                              '"run-cuda", "{file}"]', "gpu", "run")
@@ -70,7 +63,15 @@ class PerfbotFile(Section):
         return self
 
 
-_RUN, _VERIFY, _LOCAL = Run(), Verify(), Runner(name="local", kind="local", labels=("c",))
+_RUN, _VERIFY = Run(), Verify()
+LOCAL_RUNNER = Runner(name="local", kind="local", labels=("c",))
+INSTANCE_FILE = "instance/perfbot.toml"
+# Keys the repository cannot set, and where they belong: each would widen what a report's code may see or reach.
+OPERATOR_KEYS = {
+    "runners": "runners and their hosts are the operator's: [[runners]] in " + INSTANCE_FILE,
+    "sandbox": f"the sandbox and its readable folders are the operator's: [sandbox] in {INSTANCE_FILE} (a "
+               "repository may ask fewer processes with [verify] processes)",
+}
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,13 @@ class RepoConfig:
     budget_seconds: int = _VERIFY.budget_seconds
     timeout_seconds: int = _VERIFY.timeout_seconds
     memory_mb: int = _VERIFY.memory_mb
+    processes: int | None = None  # [verify] processes: fewer than the operator's [sandbox] processes
     verify_fixes: bool = _VERIFY.fixes
     verify_on_open: bool = _VERIFY.on_open
-    runners: tuple[Runner, ...] = field(default=(_LOCAL,))
+    # The operator's, laid over the file by OperatorConfig.narrow (instance.py); never read from .perfbot.toml.
+    runners: tuple[Runner, ...] = field(default=(LOCAL_RUNNER,))
     runners_named: bool = False  # [[runners]] written: the service may then use a local runner it names
+    reference_sources: tuple[str, ...] = ()  # URL prefixes a [references.NAME] repository may name
     milestones: tuple[Milestone, ...] = ()
     digest: DigestSchedule = DigestSchedule()
     run: RunSettings = RunSettings()
@@ -142,12 +146,10 @@ class RepoConfig:
 
 def parse_repo_config(text: str) -> RepoConfig:
     """The file checked against the model; the first mistake raised as `.perfbot.toml:LINE: key: problem`."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"line (\d+)", str(exc))
-        line = int(found.group(1)) if found else max(1, len(text.rstrip("\n").splitlines()))  # "end of document"
-        raise ConfigFileError("(syntax)", line, str(exc).split(" (at")[0]) from None
+    data = load_toml(text)
+    for key, belongs in OPERATOR_KEYS.items():
+        if key in data:
+            raise ConfigFileError(key, line_for(key_lines(text), (key,)), f"not here: {belongs}")
     try:
         return repo_config(PerfbotFile.model_validate(data))
     except ValidationError as exc:
@@ -164,9 +166,8 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
         quiet=Quiet(verify.busy_load, verify.max_steal), noisy_retries=verify.noisy_retries,
         min_samples=verify.min_samples,
         max_samples=verify.max_samples, budget_seconds=verify.budget_seconds, timeout_seconds=verify.timeout_seconds,
-        memory_mb=verify.memory_mb, verify_fixes=verify.fixes, verify_on_open=verify.on_open,
-        runners=file.runners if file.runners is not None else (_LOCAL,), runners_named=file.runners is not None,
-        milestones=file.milestones,
+        memory_mb=verify.memory_mb, processes=verify.processes, verify_fixes=verify.fixes,
+        verify_on_open=verify.on_open, milestones=file.milestones,
         digest=file.digest.written() if file.digest else DigestSchedule(),
         run=RunSettings(program=run.program, fence=run.fence, output=run.output, normalize=run.normalize,
                         metrics=run.metrics,
@@ -178,7 +179,7 @@ def repo_config(file: PerfbotFile) -> RepoConfig:
                         threads=verify.threads, flatten_gain=verify.flatten_gain),
         parity=file.parity.written() if file.parity else ParityConfig(),
         notify=file.notify.written() if file.notify else NotifySettings(),
-        guards=file.guards, gpu=file.gpu or GpuSettings(), sandbox=file.sandbox, new=file.new)
+        guards=file.guards, gpu=file.gpu or GpuSettings(), new=file.new)
 
 
 def json_schema() -> dict:

@@ -6,7 +6,7 @@ import json
 
 from bot.core.config.model import json_schema
 
-_ARRAYS = ("runners", "milestones")
+_ARRAYS = ("milestones",)
 # A line as it would be written, for each key without a default to show (the others show `key = default`).
 EXAMPLES = {
     "build.command": 'command = ["make", "-j2"]', "build.script": 'script = ".perfbot/build.sh"',
@@ -14,13 +14,12 @@ EXAMPLES = {
     "run.program": 'program = "main.hvm4"', "run.fence": 'fence = ["tally"]',
     "suite.command": 'command = ["make", "bench"]',
     "suite.timeout_seconds": "timeout_seconds = 600", "verify.threads": "threads = [1, 2, 4, 8]",
-    "runners.name": 'name = "mini-1"', "runners.kind": 'kind = "ssh"', "runners.labels": 'labels = ["c", "metal"]',
-    "runners.host": 'host = "mini-1.lan"', "runners.user": 'user = "bench"',
-    "runners.path": 'path = "~/.cache/perfbot/mini-1"', "milestones.name": 'name = "seq reports near C"',
+    "verify.processes": "processes = 64",
+    "milestones.name": 'name = "seq reports near C"',
     "milestones.kind": 'kind = "seq-near-c"', "milestones.due": "due = 2026-12-31",
     "milestones.threshold": "threshold = 2.0", "milestones.backend": 'backend = "c"',
     "milestones.target": "target = 6.0", "milestones.runner": 'runner = "mini-1"',
-    "references.run": 'run = ["./bin/run", "{file}"]', "references.repository": 'repository = "../runtime-v1"',
+    "references.run": 'run = ["./bin/run", "{file}"]', "references.repository": 'repository = "https://github.com/org/runtime-v1"',
     "references.branch": 'branch = "v1"', "references.build": 'build = ["make"]',
     "references.program": 'program = "main.hvm"', "references.factor": "factor = 1.2",
     "parity.metal": 'metal = "runtime/metal/"', "parity.cuda": 'cuda = "runtime/cuda/"',

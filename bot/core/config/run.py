@@ -15,7 +15,7 @@
     busy_load = 1.25                    # load per core at which a host is busy and a timed run noisy
     threads = [1, 2, 4, 8, 12]          # par reports: the sweep of thread counts (default 1..the host's cores)
     [references.v1]                     # an implementation a report names with `reference: v1` (or v1@<ref>)
-    repository = "../runtime-v1"        # a git path or URL (default: this repository)
+    repository = "https://github.com/org/runtime-v1"  # a URL the operator allows (default: this repository)
     run = ["./bin/run", "{file}", "{input}"]
     [new]                               # `perfbot new`'s example: program, translation (its C twin), prints
     program = '''
@@ -94,6 +94,20 @@ def _threads(value):
 def _plain(value):
     if not isinstance(value, str) or not value or value.startswith("-"):
         raise ValueError("must be a string that does not start with '-'")
+    return value
+
+
+# A URL; which ones are fetched is the operator's [references] allow (a file:// URL only under a folder the
+# operator names there). A path would read the bot host's folders.
+_SOURCE = re.compile(r"(?:https?|ssh|git|file)://[\x21-\x7e]+|[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[\x21-\x7e]+")
+
+
+def _source(value):
+    _plain(value)
+    if not _SOURCE.fullmatch(value) or ".." in value.split("/"):
+        raise ValueError(f"{value[:60]!r}: a reference comes from this repository (leave repository out and name a "
+                         "branch) or from a URL the operator allows ([references] allow in instance/perfbot.toml); "
+                         "never a path")
     return value
 
 
@@ -215,7 +229,10 @@ class Verify(Section):
     max_samples: Count = Field(30, description="pairs of runs at most")
     budget_seconds: Count = Field(900, description="the time one verification may take")
     timeout_seconds: Count = Field(120, description="the time one run may take")
-    memory_mb: Count = Field(4096, description="the memory of one run's whole process tree")
+    memory_mb: Count = Field(4096, description="the memory of one run's whole process tree (at most the operator's "
+                                               "ceiling)")
+    processes: Count | None = Field(None, description="processes and threads of one run's tree, fewer than the "
+                                                      "operator's [sandbox] processes")
     fixes: Flag = Field(True, description="verify a fix of this repository whenever its head moves")
     on_open: Flag = Field(False, description="measure each new report's claim on the default branch")
     measure: Measure = Field("wall",
@@ -250,7 +267,7 @@ class ReferenceTable(Section):
     """Another implementation a report compares against: built from its own repository or branch."""
 
     run: Argv = Field(description='how to run a program on it, e.g. run = ["./bin/old", "{file}"]')
-    repository: Annotated[str, BeforeValidator(_plain)] | None = None  # None: the project's own repository
+    repository: Annotated[str, BeforeValidator(_source)] | None = None  # None: the project's own repository
     branch: Annotated[str, BeforeValidator(_ref)] | None = None  # None: that repository's HEAD
     build: Argv | None = None
     program: Program | None = None

@@ -1,4 +1,5 @@
-"""`[[runners]]` (where benchmarks run) and `[suite]` (the project's own benchmark suite).
+"""`[[runners]]` (where benchmarks run: the operator's instance file, instance.py) and `[suite]` (the project's own
+benchmark suite, in `.perfbot.toml`).
 
     [[runners]]
     name = "mini-1"

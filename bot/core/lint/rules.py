@@ -59,6 +59,8 @@ E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 RULES: tuple[Rule, ...] = (
     Rule("empty", E, "file has no content"),
     Rule("encoding", E, "file is not valid UTF-8 (reported at the line of the first bad byte)"),
+    Rule("too-large", E, "file is over the instance's size limit ([llm] report_max_bytes, 256 KB by default): it is "
+         "not read, its issue says so, and no LLM is asked about it"),
     Rule("front-matter", E, "front matter is unparsable YAML, not a mapping, or its opening `---` is never closed"),
     Rule("front-matter-key", W, "front matter has an unknown (or repeated) key; the closest known key is suggested"),
     Rule("front-matter-value", E, "a front matter value is invalid: track, backend, threads, ratio, fix or supersedes"),
@@ -126,8 +128,19 @@ def with_history(findings: tuple[Finding, ...], result: ParseResult, *, path: st
 
 
 def lint_bytes(path: str, data: bytes, **options: Any) -> tuple[Finding, ...]:
-    """Parse and lint in one call: `options` are lint's keyword arguments (`reading` parses too)."""
-    return lint(parse(path, data, options.get("reading", ReadingOptions())), path=path, **options)
+    """Parse and lint in one call: `options` are lint's keyword arguments (`reading` parses too). A file over
+    the size limit is not parsed: its one finding says so."""
+    reading = options.get("reading", ReadingOptions())
+    if len(data) > reading.max_bytes:
+        return (too_large(path, len(data), reading.max_bytes),)
+    return lint(parse(path, data, reading), path=path, **options)
+
+
+def too_large(path: str, size: int, limit: int) -> Finding:
+    return Finding(path, 1, "too-large", Severity.ERROR,
+                   f"the report is {size:,} bytes, over the {limit:,} this instance reads: it is not read, and no "
+                   "reviewer model is asked about it",
+                   "keep one finding per report: a minimal reproduction, its C translation and a short table")
 
 
 def _run_rules(record: PerfIssue | None, context: LintContext, only: frozenset[str] | None = None) -> Iterator[Finding]:

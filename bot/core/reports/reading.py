@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.core.lint.audit import audit
-from bot.core.lint.rules import lint, with_history
+from bot.core.lint.rules import lint, too_large, with_history
 from bot.core.reports.parse import parse
 from bot.core.reports.records import Finding, ParseResult, ReadingOptions
 
@@ -17,6 +17,7 @@ class Reading:
     result: ParseResult
     lint_findings: tuple[Finding, ...]  # lint(known_slugs=None): sorted by line, then rule
     audit_findings: tuple[Finding, ...]
+    oversized: bool = False  # over ReadingOptions.max_bytes: read in part, and never sent to an LLM
 
     @property
     def supersedes(self) -> tuple[str, ...]:
@@ -38,4 +39,9 @@ def reading_of(path: str, result: ParseResult, reading: ReadingOptions = Reading
 
 
 def read_report(path: str, data: bytes, reading: ReadingOptions = ReadingOptions()) -> Reading:
-    return reading_of(path, parse(path, data, reading), reading)
+    """A report over the size limit is not read at all: no record (so no reviewer, retrieval index or model ever
+    sees it), one error that says what to do, and its issue mirrored with that error."""
+    if len(data) <= reading.max_bytes:
+        return reading_of(path, parse(path, data, reading), reading)
+    finding = too_large(path, len(data), reading.max_bytes)
+    return Reading(path, ParseResult(None, (finding,)), (finding,), (), oversized=True)

@@ -233,6 +233,8 @@ class ReadingOptions:
 
     reference_factor: float = 1.0  # [verify] reference_factor: a reference report must be slower than this
     language_tags: tuple[str, ...] = ()  # [run] fence: the runtime's own fence tags, beside the built-in ones
+    # The operator's [llm] report_max_bytes: a larger report is read in part, with an error, and no LLM sees it.
+    max_bytes: int = 256 * 1024
 
     def language_fence(self) -> str | None:
         """The tag a report should fence its program with, when the repository names its own."""

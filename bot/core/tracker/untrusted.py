@@ -17,6 +17,25 @@ def quiet_mentions(text: str) -> str:
     return str(text).replace("@", NO_PING)
 
 
+_AUTOLINK = re.compile(r"(?i)(://|\bwww\.)")
+
+
+def unlinked(text: str) -> str:
+    """An LLM's words on one line: no markdown (so no [link](...)), no mention, and no address GitHub would turn
+    into a link (`://` and `www.` broken by a zero-width space). A report's author may have written them."""
+    return _break_autolinks(cell(text))
+
+
+def no_links(text: str) -> str:
+    """Text that may hold an LLM's words (an agent audit's findings) where `code` must stay code: no mention,
+    no [link](...) and no address GitHub would link."""
+    return _break_autolinks(quiet_mentions(str(text)).replace("](", "]\u200b("))  # `](` no longer makes a link
+
+
+def _break_autolinks(text: str) -> str:
+    return _AUTOLINK.sub(lambda m: m.group(1)[:-1] + "\u200b" + m.group(1)[-1], text)
+
+
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 

@@ -107,7 +107,7 @@ class ActionsFlow:
         if bench_store.cancel_requested(self.bench.db, run_id):
             return finish("cancelled", "cancelled on request while GitHub Actions measured")
         try:
-            config, record = for_run(repo, run)
+            config, record = for_run(repo, run, self.bench.operator)
         except UserError as exc:
             return finish(ERROR, str(exc))
         if workflow_run.conclusion != "success":

@@ -18,6 +18,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.templates import render
 from bot.core.config import RepoConfig
+from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import fenced
@@ -54,8 +55,10 @@ class Cancelled(Exception):
 
 
 class BenchFlow:
-    def __init__(self, db: Database, make_runner: Callable, *, comment_every: float = COMMENT_EVERY_SECONDS) -> None:
+    def __init__(self, db: Database, make_runner: Callable, *, comment_every: float = COMMENT_EVERY_SECONDS,
+                 operator: OperatorConfig = DEFAULT_OPERATOR) -> None:
         self.db = db
+        self.operator = operator  # the instance file's runners, sandbox and ceilings
         self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
         self.comment_every = comment_every
         # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
@@ -71,7 +74,7 @@ class BenchFlow:
             return run  # redelivered after it finished: nothing to do twice
         target = self._target(run)
         try:
-            config, record = for_run(repo, run)
+            config, record = for_run(repo, run, self.operator)
             conf = self.runner_conf(config, record, run["options"].get("runner"))
             if conf.kind == "actions":  # measured by a dispatched workflow; its end arrives later
                 return self.actions.dispatch(run, repo, tracker, target, config, record, conf)
@@ -139,13 +142,13 @@ class BenchFlow:
         if name is not None:
             conf = next((r for r in config.runners if r.name == name), None)
             if conf is None:
-                raise UserError(f"no runner named {name} in .perfbot.toml; runners: "
+                raise UserError(f"no runner named {name} in the instance's configuration; runners: "
                                 f"{', '.join(r.name for r in config.runners)}")
             return conf
         conf = config.runner_for(record.backend or "c")
         if conf is None:
-            raise UserError(f"no runner for backend {record.backend or 'c'} in .perfbot.toml: add a [[runners]] "
-                            f"entry whose labels include \"{record.backend or 'c'}\"")
+            raise UserError(f"no runner for backend {record.backend or 'c'}: the operator's instance file has no "
+                            f"[[runners]] entry whose labels include \"{record.backend or 'c'}\"")
         return conf
 
     def _target(self, run: dict) -> RunTarget:

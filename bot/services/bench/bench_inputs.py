@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot.adapters.git import GitRepository
 from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo_config, script_problem
+from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.verify.verify_plan import with_measure
@@ -37,8 +38,9 @@ def source_of(repo: GitRepository, ref: str | None = None, config_file: Path | N
     return ConfigSource(repo.resolve(name), name, Path(config_file) if config_file else None)
 
 
-def bench_config(repo: GitRepository, source: ConfigSource) -> RepoConfig:
-    """The configuration a run measures with, its build script loaded from the same place as the file itself."""
+def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorConfig = DEFAULT_OPERATOR) -> RepoConfig:
+    """The configuration a run measures with, its build script loaded from the same place as the file itself,
+    under the operator's runners, sandbox and ceilings (the file may narrow them, never widen)."""
     if source.file is not None:
         try:
             text = source.file.read_text(encoding="utf-8")
@@ -48,6 +50,7 @@ def bench_config(repo: GitRepository, source: ConfigSource) -> RepoConfig:
         config = _parsed(text, str(source.file))
     else:
         config = _parsed((repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
+    config = operator.narrow(config)
     script = config.build_script
     if script is None:
         return config
@@ -87,11 +90,12 @@ def read_record(repo: GitRepository, slug: str, *shas: str, reading: ReadingOpti
     raise UserError(f"cannot verify {slug}: {path} is not on {where}")
 
 
-def for_run(repo: GitRepository, run: dict) -> tuple[RepoConfig, PerfIssue]:
+def for_run(repo: GitRepository, run: dict,
+            operator: OperatorConfig = DEFAULT_OPERATOR) -> tuple[RepoConfig, PerfIssue]:
     """A queued run's configuration (with its command's options) and report: the default branch's, the
     report falling back to the head for a fix that adds its own report."""
     source = source_of(repo)
-    config = with_options(bench_config(repo, source), run["options"])
+    config = with_options(bench_config(repo, source, operator), run["options"])
     record = read_record(repo, run["slug"], source.sha, run["head"], reading=config.reading)
     return with_measure(config, record), record
 

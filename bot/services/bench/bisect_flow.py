@@ -53,7 +53,7 @@ class BisectFlow:
             line = repo.bisect_range(good_sha, bad_sha)
         except GitError as exc:
             raise UserError(f"cannot bisect {slug}: {exc}") from None
-        limit = bench_config(repo, source_of(repo, None, config_file)).guards.max_bisect_commits
+        limit = bench_config(repo, source_of(repo, None, config_file), self.bench.operator).guards.max_bisect_commits
         if len(line) - 1 > limit:
             raise UserError(f"cannot bisect {slug}: {len(line) - 1} first-parent commits lie between "
                             f"{good_sha[:12]} and {bad_sha[:12]}, more than [guards] max_bisect_commits = {limit}; "
@@ -77,7 +77,7 @@ class BisectFlow:
         summaries = {c.sha: c.summary for c in line}
         try:
             source = source_of(repo, None, config_file)
-            config = bench_config(repo, source)
+            config = bench_config(repo, source, self.bench.operator)
             record = read_record(repo, row["slug"], source.sha, row["bad"], reading=config.reading)
             runner = self.bench.make_runner(self.bench.runner_conf(config, record, config.guards.runner),
                                             repo.path, config)

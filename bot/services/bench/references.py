@@ -30,7 +30,7 @@ def prepare_reference(reference: Reference, runner, record: PerfIssue, language:
                       config: RepoConfig) -> ReferenceTarget:
     """Build the reference at its ref (reused when built before) and put the program in its run folder."""
     project = Path(runner.repo_path)
-    path = reference_repository(reference.repository, project, reference.name)
+    path = reference_repository(reference.repository, project, reference.name, config.reference_sources)
     sha = resolve_in(path, reference.branch, reference.name)
     same = path == project and reference.build == config.build
     # Workspaces are keyed by commit; another repository or build gets its own folder of them (for_project).

@@ -1,11 +1,13 @@
 """Acting on dedup verdicts for reports a push brought: a merge branch and PR, and a comment on both issues.
 
 Nothing here writes to the default branch: the merge is a commit on a perfbot/merge-... branch, proposed
-as a pull request for people to merge. When they do, sync sees the deletion plus the superseding report
-and marks the old record merged, which closes its issue as a duplicate.
+as a pull request for people to merge, and only when the offline reviewer agrees with the verdict: an LLM's
+answer proposes, people (or the deterministic reviewer) dispose. When a person merges the PR, sync sees the
+deletion plus the superseding report and marks the old record merged, which closes its issue as a duplicate.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,11 +19,13 @@ from bot.adapters.store.mirror_queries import issue_numbers, live_reports
 from bot.adapters.store.reviews.dedup_store import VerdictCache, audited, not_duplicates, save_audit
 from bot.adapters.store.reviews.retrieval_store import live_reports_named
 from bot.adapters.templates import render
+from bot.core.dedup import offline_reviewer
 from bot.core.dedup.offline_reviewer import merge_reports
 from bot.core.dedup.verdicts import PROMPT_VERSION
 from bot.core.reports.records import REPORT_DIR, ReadingOptions
 from bot.core.tracker.issue_view import comment_marker
 from bot.errors import UserError
+from bot.services.dedup.budget import BudgetSpent
 from bot.services.dedup.live_index import LiveIndexes
 from bot.services.dedup.review import Dedup, PairReview, Reviewer
 
@@ -36,10 +40,17 @@ class DedupOutcome:
     pull: int | None
 
 
+@dataclass
+class Reviewed:
+    reviews: list[PairReview]
+    waiting: set[str]  # reports the LLM budget left unreviewed: they wait in the queue (perfbot.review)
+
+
 def review_changed(db: Database, full_name: str, changed: set[str], reviewer: Reviewer,
-                   indexes: LiveIndexes | None = None, reading: ReadingOptions = ReadingOptions()) -> list[PairReview]:
+                   indexes: LiveIndexes | None = None, reading: ReadingOptions = ReadingOptions()) -> Reviewed:
     """Verdicts for every live report `changed` names, against every other live report of the repository,
-    each read as the repository reads them (`reading`, from its `.perfbot.toml`, as sync read them).
+    each read as the repository reads them (`reading`, from its `.perfbot.toml`, as sync read them). An LLM's
+    verdict that the offline reviewer does not share is kept unseconded (no merge branch from it).
 
     With `indexes` (a process's long-lived ones) the index is updated by what changed, not rebuilt.
     """
@@ -47,9 +58,26 @@ def review_changed(db: Database, full_name: str, changed: set[str], reviewer: Re
     log.debug("%s: retrieval index %s", full_name, step)
     wanted = [records[slug] for slug in sorted(changed) if slug in index]
     if not wanted or len(index) < 2:
-        return []
+        return Reviewed([], set())
     dedup = Dedup([], reviewer, VerdictCache(db), not_duplicates(db, full_name), index=index, records=records)
-    return [review for report in wanted for review in dedup.review(report) if review.overlapping]
+    reviews: list[PairReview] = []
+    waiting: set[str] = set()
+    for report in wanted:
+        try:
+            found = [review for review in dedup.review(report) if review.overlapping]
+        except BudgetSpent as exc:
+            log.info("%s: %s; %s waits for its review", full_name, exc, report.slug)
+            waiting.add(report.slug)
+            continue
+        reviews += [_seconded(review, records) for review in found]
+    return Reviewed(reviews, waiting)
+
+
+def _seconded(review: PairReview, records) -> PairReview:
+    if review.verdict.reviewer == offline_reviewer.NAME:
+        return review
+    second = offline_reviewer.review(records[review.new], records[review.old], review.candidate)
+    return dataclasses.replace(review, seconded=second.overlapping)
 
 
 def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publish: Callable[[str], None],
@@ -64,7 +92,8 @@ def propose_merges(reviews: list[PairReview], repo: GitRepository, tracker, publ
     involved: set[str] = set()  # reports a merge PR of this run keeps or drops: two new reports that overlap
     for review in sorted(reviews, key=lambda r: -r.candidate.score):  # each other get one PR, not one each
         verdict = review.verdict
-        if not verdict.merged_report or verdict.merge_problems or {review.new, review.old} & involved:
+        if not review.seconded or not verdict.merged_report or verdict.merge_problems \
+                or {review.new, review.old} & involved:
             outcomes.append(DedupOutcome(review, None, None))
             continue
         branch = f"perfbot/merge-{review.new}"
@@ -107,7 +136,7 @@ def comment_on_issues(db: Database, full_name: str, tracker, outcomes: list[Dedu
         review = outcome.review
         marker = comment_marker("dedup", f"{review.new} {review.old}")
         body = render("dedup_comment.md.j2", marker=marker, new=review.new, old=review.old, verdict=review.verdict,
-                      pull=outcome.pull)
+                      pull=outcome.pull, seconded=review.seconded)
         for slug in (review.new, review.old):
             if slug in numbers:
                 tracker.upsert_comment(numbers[slug], marker, body, None)
@@ -116,14 +145,19 @@ def comment_on_issues(db: Database, full_name: str, tracker, outcomes: list[Dedu
 
 
 def audit_changed(db: Database, full_name: str, changed: set[str], reviewer,
-                  reading: ReadingOptions = ReadingOptions()) -> int:
-    """The agent reviewer's audit of each changed report, once per content; the offline audit already ran in sync."""
+                  reading: ReadingOptions = ReadingOptions()) -> set[str]:
+    """The agent reviewer's audit of each changed report, once per content; the offline audit already ran in sync.
+    Returns the reports the LLM budget left waiting."""
     if getattr(reviewer, "name", "offline") == "offline" or not changed:
-        return 0
-    done = 0
+        return set()
+    waiting: set[str] = set()
     for report in live_reports_named(db, full_name, changed, reading):
         if audited(db, report.content_hash, reviewer.name, PROMPT_VERSION):
             continue
-        save_audit(db, full_name, report.slug, report.content_hash, PROMPT_VERSION, reviewer.audit(report, report.path))
-        done += 1
-    return done
+        try:
+            answer = reviewer.audit(report, report.path)
+        except BudgetSpent:
+            waiting.add(report.slug)
+            continue
+        save_audit(db, full_name, report.slug, report.content_hash, PROMPT_VERSION, answer)
+    return waiting

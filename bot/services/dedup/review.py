@@ -35,6 +35,9 @@ class PairReview:
     verdict: Verdict
     cached: bool = False
     overruled: bool = False
+    # The offline reviewer's word on the same pair: an LLM's verdict alone never opens a branch that deletes a
+    # report (its text may carry a report author's instructions); a writer's `/perf merge` does.
+    seconded: bool = True
 
     @property
     def overlapping(self) -> bool:

@@ -21,6 +21,7 @@ from bot.adapters.store.lead.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
 from bot.core.config import RepoConfig
+from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.lead.dashboard import (
     LABEL,
     MARKER,
@@ -56,12 +57,13 @@ def render_dashboard(dashboard: Dashboard) -> str:
 
 
 class DashboardFlow:
-    def __init__(self, db: Database, enqueue=None) -> None:
+    def __init__(self, db: Database, enqueue=None, operator: OperatorConfig = DEFAULT_OPERATOR) -> None:
         self.db = db
         self.enqueue = enqueue  # the delivery queue's enqueue; None: this process sends no webhooks
+        self.operator = operator  # whose runners a notice names
 
     def config(self, repo: GitRepository) -> RepoConfig:
-        return read_config(repo, repo.resolve(repo.default_ref()))
+        return self.operator.narrow(read_config(repo, repo.resolve(repo.default_ref())))
 
     def refresh(self, repo: GitRepository, tracker, full_name: str, now: datetime, *, force: bool = False) -> str:
         """created | updated | unchanged | off (no `[notify]` in `.perfbot.toml`, or the file does not parse)."""

@@ -1,6 +1,7 @@
 """Sync: read the reports a range of commits changed, and make the records agree with them."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
@@ -55,6 +56,7 @@ class SyncSummary:
     counts: Counter = field(default_factory=Counter)
     ignored: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
+    oversized: set[str] = field(default_factory=set)  # over the size limit: mirrored with an error, no LLM asked
     reading: ReadingOptions = ReadingOptions()  # the head's `.perfbot.toml`'s, which every report was read with
     passed_over: str | None = None  # the commit asked for, when it was not newer than the stored head
 
@@ -149,7 +151,8 @@ def newest(git_repo: GitRepository, last: str | None, ref: str | None) -> tuple[
 
 def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, history: bool = False,
          history_on_first_sync: bool = False, on_plan: Callable[[int], None] | None = None,
-         on_progress: ProgressFn | None = None, facts: FactReview | None = None) -> SyncSummary:
+         on_progress: ProgressFn | None = None, facts: FactReview | None = None,
+         max_bytes: int = ReadingOptions.max_bytes) -> SyncSummary:
     """Bring the store up to `ref` (default: the checked-out branch), or leave it where it is when it holds a
     newer commit (see `newest`). Re-running on the same input writes nothing.
 
@@ -162,11 +165,13 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     head, passed_over = newest(git_repo, last, ref)
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
     summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored,
-                          reading=reading_at(git_repo, head), passed_over=passed_over)
+                          reading=dataclasses.replace(reading_at(git_repo, head), max_bytes=max_bytes),
+                          passed_over=passed_over)
     if passed_over:
         log.info("%s: %s is not newer than the stored %s; synced to the branch's tip %s (%s)", key, passed_over[:12],
                  (last or "")[:12], head[:12], mode)
-    if mode in ("incremental", "rewritten") and last is not None and reading_at(git_repo, last) != summary.reading:
+    before = dataclasses.replace(reading_at(git_repo, last), max_bytes=max_bytes) if last is not None else None
+    if mode in ("incremental", "rewritten") and before is not None and before != summary.reading:
         # New fence tags or reference factor: reports no commit touched may now read otherwise.
         reports, _ = git_repo.snapshot(head)
         steps.extend(Step(git_repo.commit(head), tuple(part), reread=True) for part in _parts(reports))
@@ -238,6 +243,8 @@ def apply_step(records: RecordRepository, step: Step, summary: SyncSummary, ids:
                 summary.touched.add(change.slug)
             continue
         outcome, record = _write(records, ids, step.commit, change, read[change.path], seen, step.reread)
+        if read[change.path].oversized:
+            summary.oversized.add(change.slug)
         summary.counts[outcome] += 1
         if outcome != "unchanged":
             summary.touched.add(record.slug if record is not None else change.slug)
@@ -266,7 +273,7 @@ def _with_agent_facts(step: Step, read: dict[str, Reading], facts: FactReview | 
         return read
     for change in step.changes:
         known = read.get(change.path)
-        if known is None or change.kind == DELETED:
+        if known is None or change.kind == DELETED or known.oversized:  # never an LLM's to read
             continue
         reviewed = facts.review(known.result, (change.data or b"").decode("utf-8", errors="replace"))
         for note in reviewed.notes():
@@ -316,7 +323,9 @@ def _write(records: RecordRepository, ids: Identities, commit: CommitInfo, chang
     if record is not None and record.slug != change.slug:
         records.rename(record, change.slug, change.path)
     record = record or ids.lookup(records, change.slug)
-    text = data.decode("utf-8", errors="replace") if data else None
+    # An oversized report's text is not kept (an empty one stands for it): no retrieval index, reviewer or page
+    # ever reads it back, while its findings reach its issue.
+    text = "" if reading.oversized else data.decode("utf-8", errors="replace") if data else None
     if record is None and not ids.replay and records.never_named(change.slug):
         records.add_new(change.slug, RevisionInput(commit, change.path, ADDED, text, content_hash, result.record,
                                                    findings))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from bot.adapters import outgoing_webhook
 from bot.adapters.store.locks import repo_lock
+from bot.core.config.instance import DEFAULT_OPERATOR
 from bot.services.lead.dashboard_flow import DashboardFlow
 from bot.services.lead.digest_flow import DigestFlow
 from bot.services.lead.parity_flow import ParityFlow
@@ -18,7 +19,8 @@ log = logging.getLogger("perfbot.services")
 class Lead:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.dashboards = DashboardFlow(ctx.db, ctx.fixes.enqueue if ctx.fixes is not None else None)
+        self.dashboards = DashboardFlow(ctx.db, ctx.fixes.enqueue if ctx.fixes is not None else None,
+                                        ctx.bench.operator if ctx.bench is not None else DEFAULT_OPERATOR)
 
     def post_due_digests(self, now: datetime) -> dict[str, str]:
         """Every repository whose `[digest]` schedule has passed without this week's digest gets it now."""

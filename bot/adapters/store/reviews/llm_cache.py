@@ -54,3 +54,12 @@ def token_totals(db: Database) -> dict[str, dict[str, int]]:
             for key, value in (usage or {}).items():
                 sums[key] = sums.get(key, 0) + int(value or 0)
     return totals
+
+
+def asked_since(db: Database, since: datetime) -> int:
+    """Answers an LLM gave (every reviewer but the offline one) stored since `since`: the hour's budget spent."""
+    from sqlalchemy import func
+
+    with db.session() as session:
+        return int(session.scalar(select(func.count()).select_from(LlmAnswer).where(
+            LlmAnswer.created_at >= since, LlmAnswer.model != "offline")) or 0)

@@ -1,0 +1,19 @@
+"""perfbot.review: reports a push's LLM budget left unreviewed (instance file `[llm]`), reviewed by a worker when
+the budget allows; queued like a delivery, so it waits, retries and survives a restart as deliveries do."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.errors import UserError
+from handlers.payload import Delivery, ReviewDue
+
+if TYPE_CHECKING:
+    from bot.services.usecases import BotServices
+
+WANTS = {"perfbot.review": None}
+
+
+def handle(delivery: Delivery[ReviewDue], services: BotServices) -> None:
+    if not delivery.repo:
+        raise UserError(f"perfbot.review delivery {delivery.delivery_id} names no repository")
+    services.reports.review_waiting(delivery.repo, delivery.installation_id, set(delivery.payload.slugs))
