@@ -17,7 +17,7 @@ from bot.adapters.clones import Clones
 from bot.adapters.git import GitError, GitRepository, local_full_name
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.reviewers import reviewer_for
-from bot.adapters.runners import SshOptions, contain, make_runner
+from bot.adapters.runners import SshOptions, contain, make_runner, readable_problem
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.app import create_app
@@ -44,6 +44,9 @@ def refuse_exposed(settings: Settings, environ=None, readable: tuple[str, ...] =
     key and known hosts, and every PERFBOT_*_FILE secret must lie outside the system folders the sandbox shows
     (/usr and the rest of contain.SYSTEM, the /etc files it shows) and outside the operator's `readable`."""
     environ = os.environ if environ is None else environ
+    for folder in readable:  # the instance file's allow-list, checked once at start as every run checks it
+        if problem := readable_problem(folder, settings.private_folders()):
+            raise ConfigError(f"instance file [sandbox] readable: {problem}")
     own = [("the instance folder (PERFBOT_INSTANCE_DIR)", settings.instance_dir),
            ("the ssh key (PERFBOT_SSH_KEY)", settings.ssh_key), ("the ssh known hosts", settings.ssh_known_hosts),
            *((name, Path(value)) for name, value in sorted(environ.items())
@@ -60,7 +63,7 @@ def refuse_exposed(settings: Settings, environ=None, readable: tuple[str, ...] =
 
 class Runtime:
     def __init__(self, settings: Settings, *, workers: int = 1) -> None:
-        refuse_exposed(settings)  # before the store or any folder is made there
+        refuse_exposed(settings, readable=settings.operator.sandbox.readable)  # before anything is made there
         self.settings = settings
         self.db = Database(settings.database_url)
         self.queue = DeliveryQueue(self.db)

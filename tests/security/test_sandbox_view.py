@@ -140,3 +140,18 @@ def test_perfbot_does_not_start_where_the_sandbox_would_show_its_files(tmp_path,
     with pytest.raises(ConfigError, match=r"the ssh key \(PERFBOT_SSH_KEY\) lies in /srv/shared"):
         refuse_exposed(Settings(instance_dir=tmp_path, database_url="sqlite://", ssh_key=Path("/srv/shared/k")),
                        environ={}, readable=("/srv/shared",))
+
+
+@pytest.mark.parametrize("readable, says", [
+    ("/opt", "/opt is a whole top-level folder"),  # the sandbox's allow-list, checked at start
+    ("/tmp/shared", "is never shown to a report's code"),  # the instance file's own check, at its line
+])
+def test_the_instance_files_readable_folders_are_checked_when_perfbot_starts(tmp_path, monkeypatch, readable, says):
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    (instance / "perfbot.toml").write_text(f'[sandbox]\nreadable = ["{readable}"]\n')
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(instance))
+    monkeypatch.delenv("PERFBOT_GITHUB_TOKEN", raising=False)
+    result = CliRunner().invoke(main, ["worker"])
+    assert result.exit_code != 0 and "readable" in result.output and says in result.output, result.output
+    assert list(instance.iterdir()) == [instance / "perfbot.toml"], "the refusal came after something was made"
