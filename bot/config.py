@@ -93,7 +93,8 @@ class Settings:
     github_write_interval: float = 1.0
     bot_login: str = "perfbot[bot]"
     max_body_bytes: int = DEFAULT_MAX_BODY
-    lease_seconds: int = 300
+    # A worker's heartbeat renews its leases every third of this: a dead worker's work is due again after it.
+    lease_seconds: float = 30.0
     max_attempts: int = 8
     poll_seconds: int = 5
     local_repo: Path | None = None
@@ -129,7 +130,7 @@ class Settings:
             github_write_interval=_number(environ, "GITHUB_WRITE_INTERVAL", 1.0, float, 0),
             bot_login=environ.get("PERFBOT_BOT_LOGIN") or "perfbot[bot]",
             max_body_bytes=_number(environ, "MAX_BODY_BYTES", DEFAULT_MAX_BODY),
-            lease_seconds=_number(environ, "LEASE_SECONDS", 300),
+            lease_seconds=_number(environ, "LEASE_SECONDS", 30.0, float, 1),
             max_attempts=_number(environ, "MAX_ATTEMPTS", 8),
             poll_seconds=_number(environ, "POLL_SECONDS", 5),
             local_repo=Path(local_repo) if local_repo else None,

@@ -6,6 +6,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,8 +19,8 @@ from bot.adapters.git import GitError, GitRepository, local_full_name
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.reviewers import reviewer_for
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.engine import Database
-from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.adapters.store.engine import Database, pool_size_for
+from bot.adapters.store.queue import COMMENT_EVENTS, DeliveryQueue, NewDelivery
 from bot.app import create_app
 from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
@@ -29,7 +30,7 @@ from bot.errors import CredentialsRejected
 from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.usecases import BotServices, RepoSource
-from bot.services.worker import Worker
+from bot.services.worker import Leases, Worker
 
 if TYPE_CHECKING:
     from bot.adapters.github.client import GitHubClients
@@ -37,22 +38,28 @@ if TYPE_CHECKING:
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
 READY_TIMEOUT_SECONDS = 2.0  # within a load balancer's usual probe timeout
+STOP_SECONDS = 5.0  # how long a stopping process waits for its threads after handing their work back
 
 
 class Runtime:
-    def __init__(self, settings: Settings, *, workers: int = 1) -> None:
+    def __init__(self, settings: Settings, *, workers: int = 1, web_threads: int = 0) -> None:
         self.settings = settings
-        self.db = Database(settings.database_url)
+        # Each thread that touches the store gets its connection: workers, the web server's, the heartbeat.
+        self.db = Database(settings.database_url, pool_size=pool_size_for(workers + web_threads))
         self.queue = DeliveryQueue(self.db)
         self.metrics = Metrics(self.queue)
         self.clients: GitHubClients | None = None  # outside local mode
         self.services = self._services()
         self.stop_event = threading.Event()
         owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.leases = Leases(self.queue, settings.lease_seconds)
+        # With two threads or more, the last is a lane for comments: a long sync or bench run on every other
+        # thread never holds up a command's answer.
         self.workers = [
             Worker(self.queue, self._dispatch, owner=f"{owner}:{n}",
                    lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts,
-                   on_outcome=self.metrics.processed)
+                   on_outcome=self.metrics.processed, leases=self.leases,
+                   only=COMMENT_EVENTS if workers > 1 and n == workers - 1 else None)
             for n in range(workers)
         ]
         self.threads: list[threading.Thread] = []
@@ -124,6 +131,10 @@ class Runtime:
                                       daemon=True)
             thread.start()
             self.threads.append(thread)
+        heartbeat = threading.Thread(target=self.leases.run, args=(self.stop_event,), name="lease-heartbeat",
+                                     daemon=True)
+        heartbeat.start()
+        self.threads.append(heartbeat)
         self.scheduler.add_job(self.queue_reconcile, "interval", hours=1, id="reconcile", coalesce=True,
                                max_instances=1, next_run_time=datetime.now(UTC))
         # Digests are due at each repository's own [digest] schedule: a cron job looks every quarter hour
@@ -175,9 +186,15 @@ class Runtime:
         return self.queue.enqueue(NewDelivery(f"local-{head}", "push", None, key, None, json.dumps(payload)))
 
     def stop(self) -> None:
+        """SIGTERM: the work in hand goes back to the queue at once (another worker claims it now, not after a
+        lease), then the threads get a moment to notice; what they write after is fenced off."""
         self.stop_event.set()
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        returned = self.leases.hand_back()
+        if returned:
+            log.info("handed %d delivery(ies) back to the queue", returned)
+        deadline = time.monotonic() + STOP_SECONDS
         for thread in self.threads:
-            thread.join(timeout=10)
+            thread.join(timeout=max(deadline - time.monotonic(), 0.1))
         self.db.dispose()
