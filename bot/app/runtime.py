@@ -27,6 +27,7 @@ from bot.app.metrics import Metrics
 from bot.config import Settings
 from bot.core.tracker.outgoing import Outgoing
 from bot.errors import CredentialsRejected
+from bot.services import redeliveries
 from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.usecases import BotServices, RepoSource
@@ -71,6 +72,8 @@ class Runtime:
         """Every line a delivery's handlers log carries its id, so one delivery's story can be read whole.
         A handler refused with 401 runs once more with a new installation token (GitHub may end one before its
         stated expiry); refused again, or with a configured token, the failure stands (permanent)."""
+        if event.name == redeliveries.EVENT:  # the App's webhook, not a repository: no handler's business
+            return self._redeliver_failed()
         with delivery_context(event.delivery_id):
             failures = handlers.dispatch(event, self.services)
             refused = {name for name, exc in failures if isinstance(exc, CredentialsRejected)}
@@ -81,6 +84,15 @@ class Runtime:
                 failures = [f for f in failures if f[0] not in refused] + handlers.dispatch(event, self.services,
                                                                                            handlers=again)
             return failures
+
+    def _redeliver_failed(self) -> list[tuple[str, BaseException]]:
+        if self.clients is None:
+            return []
+        try:
+            redeliveries.redeliver_failed(self.clients, lambda guid: self.queue.get(guid) is not None)
+        except Exception as exc:  # a GitHub outage: the check runs again, as any delivery would
+            return [("redeliveries", exc)]
+        return []
 
     def _runner(self, conf, repo_path: Path, config):
         return make_runner(conf, repo_path, self.settings.instance_dir / "bench" / conf.name, config,
@@ -144,6 +156,9 @@ class Runtime:
         if not self.settings.local_mode:  # bench runs dispatched to GitHub Actions whose webhook never came
             self.scheduler.add_job(self.queue_actions_poll, "interval", minutes=ACTIONS_POLL_MINUTES,
                                    id="actions-poll", coalesce=True, max_instances=1)
+        if self.settings.github_app_id and not self.settings.github_token:  # only an App can list its deliveries
+            self.scheduler.add_job(self.queue_redelivery_check, "interval", minutes=redeliveries.INTERVAL_MINUTES,
+                                   id="redeliveries", coalesce=True, max_instances=1)
         if self.settings.local_mode and self.settings.local_repo:
             self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
                                    id="poll-local", coalesce=True, max_instances=1,
@@ -166,6 +181,12 @@ class Runtime:
         now = datetime.now(UTC)
         bucket = f"{now:%Y%m%d%H}{now.minute // ACTIONS_POLL_MINUTES:02d}"
         return self.queue.enqueue(NewDelivery(f"actions-poll-{bucket}", "perfbot.actions-poll", None, None, None, "{}"))
+
+    def queue_redelivery_check(self) -> bool:
+        """One look at the App webhook's failed deliveries per interval however many processes run."""
+        now = datetime.now(UTC)
+        bucket = f"{now:%Y%m%d%H}{now.minute // redeliveries.INTERVAL_MINUTES:02d}"
+        return self.queue.enqueue(NewDelivery(f"redeliveries-{bucket}", redeliveries.EVENT, None, None, None, "{}"))
 
     def poll_local_repo(self) -> bool:
         """Local mode: a new commit on the watched repository's branch acts as a push to it."""

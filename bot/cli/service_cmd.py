@@ -55,7 +55,7 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     _logging(settings)
-    runtime = Runtime(settings, workers=workers)
+    runtime = Runtime(settings, workers=workers, web_threads=SERVE_THREADS)
     host, port = parse_bind(settings.bind)
     if settings.local_mode:
         mode = f"local mode, watching {settings.local_repo}" if settings.local_repo else \
