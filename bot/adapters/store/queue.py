@@ -150,14 +150,16 @@ class DeliveryQueue:
 
     def renew(self, claims: list[Claimed], lease_seconds: float) -> list[Claimed]:
         """The heartbeat: every claim still held gets `lease_seconds` more, in one transaction; returns the
-        claims that were lost (taken over after this process stalled past its lease)."""
+        claims that were lost (taken over after this process stalled past its lease). Waits at most a third of a
+        lease for another writer (a SQLite write lock), so a busy store delays one beat, never the next ones."""
         lost = []
         until = utcnow() + timedelta(seconds=lease_seconds)
-        with self.db.session() as session:
+        with self.db.bounded(lease_seconds / 3) as connection:
             for claimed in claims:
-                if _rowcount(session.execute(update(Delivery).where(self.held(claimed))
-                                             .values(lease_expires_at=until))) != 1:
+                if _rowcount(connection.execute(update(Delivery).where(self.held(claimed))
+                                                .values(lease_expires_at=until))) != 1:
                     lost.append(claimed)
+            connection.commit()
         return lost
 
     def extend(self, claimed: Claimed, lease_seconds: float) -> bool:
