@@ -151,6 +151,33 @@ def test_a_killed_workers_long_push_is_taken_over_within_a_minute_and_mirrored_o
     assert world.double.problems() == []
 
 
+def test_a_worker_stopped_with_sigterm_hands_its_push_back_at_once(world, store):
+    """A 300 s lease: only the hand-back can explain another worker taking the push within the bound."""
+    payload = push_repo(world, "team/stopped", 12)
+    DeliveryQueue(store).enqueue(NewDelivery("stopped-push", "push", None, "team/stopped", None,
+                                             json.dumps(payload)))
+    first = Proc(world, "term-first", "worker", PERFBOT_LEASE_SECONDS="300", PERFBOT_GITHUB_WRITE_INTERVAL="1")
+    second = Proc(world, "term-second", "worker", PERFBOT_LEASE_SECONDS="300")
+    try:
+        first.start()
+        wait_for(lambda: first.running() and sum("record" in m for m in issues_by_marker(world, "team/stopped"))
+                 >= 1, 180, "the first worker to be mid-push")
+        second.start()
+        wait_for(second.running, 120, "the second worker to start")
+        assert row(store, "stopped-push").status == "running"
+        assert first.stop() == 0, first.text()[-3000:]
+        wait_for(lambda: row(store, "stopped-push").lease_generation == 2, TAKEOVER_BOUND,
+                 "the second worker to claim the handed-back push")
+        wait_for(lambda: row(store, "stopped-push").status == "done", 180, "the push to finish")
+    finally:
+        first.stop()
+        assert second.stop() == 0, second.text()[-3000:]
+    done = row(store, "stopped-push")
+    assert (done.status, done.attempts, done.lease_generation) == ("done", 1, 2)  # the handed-back try not counted
+    assert "handed 1 delivery(ies) back" in first.text()
+    assert records_once(issues_by_marker(world, "team/stopped"), 12)
+
+
 def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_once(world, store, monkeypatch):
     monkeypatch.setattr(test_scale, "BENCH_SAMPLES", 30)  # long enough to be killed mid-run
     burst = make_burst(world, "kb", 0, 1)

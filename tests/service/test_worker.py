@@ -352,3 +352,22 @@ def test_each_finished_job_logs_one_line_with_its_outcome_and_time(database, cap
         assert worker(queue, lambda e: []).run_once()
     lines = [r.getMessage() for r in caplog.records if r.name == "perfbot.worker"]
     assert len(lines) == 1 and lines[0].startswith("delivery d-1 (push) done after ") and "attempt 1" in lines[0]
+
+
+def test_a_runtime_with_several_threads_keeps_its_last_one_for_comments(tmp_path):
+    from bot.adapters.store.queue import COMMENT_EVENTS
+    from bot.app.runtime import Runtime
+    from bot.config import Settings
+
+    settings = Settings(instance_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                        github_token="t", github_api_url="http://127.0.0.1:9")
+    runtime = Runtime(settings, workers=3)
+    try:
+        assert [w.only for w in runtime.workers] == [None, None, COMMENT_EVENTS]
+        assert len({id(w.leases) for w in runtime.workers}) == 1  # one heartbeat renews every thread's claims
+        assert runtime.db.pool_in_use() == (0, 2 * (2 * 3 + 4))  # sized from the threads
+    finally:
+        runtime.stop()
+    single = Runtime(settings, workers=1)
+    assert [w.only for w in single.workers] == [None]  # one thread takes everything
+    single.stop()
