@@ -33,7 +33,8 @@ class Event:
     repo: str | None
     installation_id: int | None
     # Long work (a bench run) calls this between steps: it raises LeaseLost once the delivery was taken over,
-    # so the work stops; the heartbeat, not these calls, keeps the lease. A `Lease` also fences writes.
+    # so the work stops; the heartbeat, not these calls, keeps the lease (the argument, seconds of quiet to
+    # come, is no longer needed). A `Lease` also fences writes.
     keep_alive: Callable[[float], object] = lambda seconds: None
 
 

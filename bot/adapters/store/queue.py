@@ -162,9 +162,6 @@ class DeliveryQueue:
             connection.commit()
         return lost
 
-    def extend(self, claimed: Claimed, lease_seconds: float) -> bool:
-        return self._settle(claimed, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
-
     def finish(self, claimed: Claimed, error: str | None = None) -> bool:
         return self._settle(claimed, status=DONE, lease_owner=None, lease_expires_at=None,
                             finished_at=utcnow(), last_error=_clip(error))

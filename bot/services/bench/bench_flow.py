@@ -76,9 +76,9 @@ class BenchFlow:
             runner = self.make_runner(conf, repo.path, config)
         except UserError as exc:
             return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
-        # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
-        quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
-        keep_alive(quiet)
+        # The worker's heartbeat keeps the lease however long the run; keep_alive raises LeaseLost once another
+        # worker took the delivery over, so this one stops between two samples.
+        keep_alive(0)
         # The worker's lease fences every write of the run: once another worker took the delivery over (this one
         # stalled past its lease), this one's progress and verdict are refused (LeaseLost) rather than mixed in.
         fence = getattr(keep_alive, "fence", None)
@@ -88,7 +88,7 @@ class BenchFlow:
         last_shown = [time.monotonic()]
 
         def observe(sides) -> None:
-            keep_alive(quiet)
+            keep_alive(0)
             if bench_store.cancel_requested(self.db, run_id):
                 raise Cancelled()
             live = [s for s in sides if s.c]
