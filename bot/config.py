@@ -147,7 +147,8 @@ class Settings(BaseSettings):
     github_write_interval: float = Field(1.0, ge=0)
     bot_login: str = "perfbot[bot]"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY, ge=1)
-    lease_seconds: int = Field(300, ge=1)
+    # A worker's heartbeat renews its leases every third of this: a dead worker's work is due again after it.
+    lease_seconds: float = Field(30.0, gt=0)
     max_attempts: int = Field(8, ge=1)
     poll_seconds: int = Field(5, ge=1)
     local_repo: Path | None = None

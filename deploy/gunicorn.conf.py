@@ -1,5 +1,11 @@
 """gunicorn settings for perfbot's web process: PERFBOT_BIND, the app from bot.app.wsgi, perfbot's log format."""
 import os
+import shutil
+import tempfile
+
+# Counters summed over every worker process (prometheus_client's multiprocess mode): set before the app, and so
+# prometheus_client, is loaded; a scrape reaches one process but reports them all. Emptied when gunicorn starts.
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="perfbot-metrics-"))
 
 from bot.app.logs import gunicorn_logger_class
 
@@ -40,3 +46,16 @@ def post_fork(server, worker):
     from bot.app import wsgi
 
     wsgi.after_fork()
+
+
+def on_starting(server):
+    """Counters of a previous run stay out of this one's."""
+    folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder, exist_ok=True)
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

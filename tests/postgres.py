@@ -43,12 +43,8 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         self._run(_binary("initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8", "--no-sync")
         for attempt in range(3):  # a parallel worker may take the free port first: then another one
-            options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                       "-c full_page_writes=off")
             try:
-                self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w",
-                          "start")
-                self._options = options
+                self.resume()
                 return self
             except subprocess.CalledProcessError:
                 if attempt == 2:
@@ -56,13 +52,22 @@ class PostgresServer:
                 self.port = free_port()
         return self
 
+    def resume(self) -> None:
+        """Start the server (again, after `pause`) on its port."""
+        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c full_page_writes=off")
+        self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+
+    def pause(self) -> None:
+        """Stop the server as a restart does (every connection dropped), keeping its data for `resume`."""
+        self._run(_binary("pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
     def stop_now(self) -> None:
         """Stop the server at once, as a crash would: every client connection cut, new ones refused."""
         self._run(_binary("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
     def start_again(self) -> None:
-        self._run(_binary("pg_ctl"), "-D", str(self.data), "-o", self._options, "-l", str(self.root / "log"), "-w",
-                  "start")
+        self.resume()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{database}"

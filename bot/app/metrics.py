@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 from flask import Blueprint, Response, current_app
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from bot.adapters.store.lead import metrics_queries as store_metrics
@@ -112,23 +113,33 @@ class _GitHubCollector:
         yield family
 
 
+def multiprocess_dir() -> str | None:
+    """prometheus_client's folder for the counters of several processes (gunicorn's workers), when set."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
 class Metrics:
     """One registry per app, so several apps in one process (tests) never share counters.
 
-    Two kinds of numbers: counters of this process (webhooks received, deliveries and jobs processed, GitHub
-    requests, the last shared by every app of the process) start at zero with it; what is read from the store
-    at scrape time (deliveries and jobs by status, LLM tokens, bench runs and seconds) is the shared truth,
-    the same whichever process is scraped."""
+    Two kinds of numbers: counters (webhooks received, deliveries and jobs processed, GitHub requests) start at
+    zero with the process; what is read from the store at scrape time (deliveries and jobs by status, LLM tokens,
+    bench runs and seconds) is the shared truth, the same whichever process is scraped. Under gunicorn
+    (PROMETHEUS_MULTIPROC_DIR set, deploy/gunicorn.conf.py) each process writes its counters to a file there and
+    a scrape of any process sums them all: a scrape reaches one process, the numbers are every process's."""
 
     def __init__(self, queue, db=None) -> None:
         self.registry = CollectorRegistry()
+        shared = multiprocess_dir() is not None
+        # Shared counters are kept in the folder's files, read back by MultiProcessCollector, not by a registry.
+        own = None if shared else self.registry
         self._received = Counter("perfbot_webhooks_received", "Webhook requests by event and outcome",
-                                 ["event", "outcome"], registry=self.registry)
+                                 ["event", "outcome"], registry=own)
         self._processed = Counter("perfbot_deliveries_processed", "Deliveries processed by event and outcome",
-                                  ["event", "outcome"], registry=self.registry)
+                                  ["event", "outcome"], registry=own)
         self._jobs = Counter("perfbot_jobs_processed", "Jobs this process ran, by kind (webhook or perfbot's "
-                                                       "own) and outcome", ["kind", "outcome"],
-                             registry=self.registry)
+                                                       "own) and outcome", ["kind", "outcome"], registry=own)
+        if shared:
+            multiprocess.MultiProcessCollector(self.registry)
         self.registry.register(_QueueCollector(queue))
         db = db if db is not None else getattr(queue, "db", None)
         if db is not None:

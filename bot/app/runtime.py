@@ -6,6 +6,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,18 +19,19 @@ from bot.adapters.git import GitError, GitRepository, local_full_name
 from bot.adapters.local_issues import FileIssues, folder_for
 from bot.adapters.reviewers import reviewer_for
 from bot.adapters.runners import SshOptions, contain, make_runner, readable_problem
-from bot.adapters.store.engine import Database
-from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.adapters.store.engine import Database, pool_size_for
+from bot.adapters.store.queue import COMMENT_EVENTS, DeliveryQueue, NewDelivery
 from bot.app import create_app
 from bot.app.logs import delivery_context
 from bot.app.metrics import Metrics
 from bot.config import ConfigError, Settings
 from bot.core.tracker.outgoing import Outgoing
 from bot.errors import CredentialsRejected
+from bot.services import redeliveries
 from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.usecases import BotServices, RepoSource
-from bot.services.worker import Worker
+from bot.services.worker import Leases, Worker
 
 if TYPE_CHECKING:
     from bot.adapters.github.client import GitHubClients
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("perfbot.runtime")
 ACTIONS_POLL_MINUTES = 3
 READY_TIMEOUT_SECONDS = 2.0  # within a load balancer's usual probe timeout
+STOP_SECONDS = 5.0  # how long a stopping process waits for its threads after handing their work back
 
 
 def refuse_exposed(settings: Settings, environ=None, readable: tuple[str, ...] = ()) -> None:
@@ -62,20 +65,25 @@ def refuse_exposed(settings: Settings, environ=None, readable: tuple[str, ...] =
 
 
 class Runtime:
-    def __init__(self, settings: Settings, *, workers: int = 1) -> None:
+    def __init__(self, settings: Settings, *, workers: int = 1, web_threads: int = 0) -> None:
         refuse_exposed(settings, readable=settings.operator.sandbox.readable)  # before anything is made there
         self.settings = settings
-        self.db = Database(settings.database_url)
+        # Each thread that touches the store gets its connection: workers, the web server's, the heartbeat.
+        self.db = Database(settings.database_url, pool_size=pool_size_for(workers + web_threads))
         self.queue = DeliveryQueue(self.db)
         self.metrics = Metrics(self.queue)
         self.clients: GitHubClients | None = None  # outside local mode
         self.services = self._services()
         self.stop_event = threading.Event()
         owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.leases = Leases(self.queue, settings.lease_seconds)
+        # With two threads or more, the last is a lane for comments: a long sync or bench run on every other
+        # thread never holds up a command's answer.
         self.workers = [
             Worker(self.queue, self._dispatch, owner=f"{owner}:{n}",
                    lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts,
-                   on_outcome=self.metrics.processed)
+                   on_outcome=self.metrics.processed, leases=self.leases,
+                   only=COMMENT_EVENTS if workers > 1 and n == workers - 1 else None)
             for n in range(workers)
         ]
         self.threads: list[threading.Thread] = []
@@ -87,6 +95,8 @@ class Runtime:
         """Every line a delivery's handlers log carries its id, so one delivery's story can be read whole.
         A handler refused with 401 runs once more with a new installation token (GitHub may end one before its
         stated expiry); refused again, or with a configured token, the failure stands (permanent)."""
+        if event.name == redeliveries.EVENT:  # the App's webhook, not a repository: no handler's business
+            return self._redeliver_failed()
         with delivery_context(event.delivery_id):
             failures = handlers.dispatch(event, self.services)
             refused = {name for name, exc in failures if isinstance(exc, CredentialsRejected)}
@@ -97,6 +107,15 @@ class Runtime:
                 failures = [f for f in failures if f[0] not in refused] + handlers.dispatch(event, self.services,
                                                                                            handlers=again)
             return failures
+
+    def _redeliver_failed(self) -> list[tuple[str, BaseException]]:
+        if self.clients is None:
+            return []
+        try:
+            redeliveries.redeliver_failed(self.clients, lambda guid: self.queue.get(guid) is not None)
+        except Exception as exc:  # a GitHub outage: the check runs again, as any delivery would
+            return [("redeliveries", exc)]
+        return []
 
     def _runner(self, conf, repo_path: Path, config):
         return make_runner(conf, repo_path, self.settings.instance_dir / "bench" / conf.name, config,
@@ -149,6 +168,10 @@ class Runtime:
                                       daemon=True)
             thread.start()
             self.threads.append(thread)
+        heartbeat = threading.Thread(target=self.leases.run, args=(self.stop_event,), name="lease-heartbeat",
+                                     daemon=True)
+        heartbeat.start()
+        self.threads.append(heartbeat)
         self.scheduler.add_job(self.queue_reconcile, "interval", hours=1, id="reconcile", coalesce=True,
                                max_instances=1, next_run_time=datetime.now(UTC))
         # Digests are due at each repository's own [digest] schedule: a cron job looks every quarter hour
@@ -158,6 +181,9 @@ class Runtime:
         if not self.settings.local_mode:  # bench runs dispatched to GitHub Actions whose webhook never came
             self.scheduler.add_job(self.queue_actions_poll, "interval", minutes=ACTIONS_POLL_MINUTES,
                                    id="actions-poll", coalesce=True, max_instances=1)
+        if self.settings.github_app_id and not self.settings.github_token:  # only an App can list its deliveries
+            self.scheduler.add_job(self.queue_redelivery_check, "interval", minutes=redeliveries.INTERVAL_MINUTES,
+                                   id="redeliveries", coalesce=True, max_instances=1)
         if self.settings.local_mode and self.settings.local_repo:
             self.scheduler.add_job(self.poll_local_repo, "interval", seconds=self.settings.poll_seconds,
                                    id="poll-local", coalesce=True, max_instances=1,
@@ -181,6 +207,12 @@ class Runtime:
         bucket = f"{now:%Y%m%d%H}{now.minute // ACTIONS_POLL_MINUTES:02d}"
         return self.queue.enqueue(NewDelivery(f"actions-poll-{bucket}", "perfbot.actions-poll", None, None, None, "{}"))
 
+    def queue_redelivery_check(self) -> bool:
+        """One look at the App webhook's failed deliveries per interval however many processes run."""
+        now = datetime.now(UTC)
+        bucket = f"{now:%Y%m%d%H}{now.minute // redeliveries.INTERVAL_MINUTES:02d}"
+        return self.queue.enqueue(NewDelivery(f"redeliveries-{bucket}", redeliveries.EVENT, None, None, None, "{}"))
+
     def poll_local_repo(self) -> bool:
         """Local mode: a new commit on the watched repository's branch acts as a push to it."""
         path = self.settings.local_repo
@@ -200,9 +232,15 @@ class Runtime:
         return self.queue.enqueue(NewDelivery(f"local-{head}", "push", None, key, None, json.dumps(payload)))
 
     def stop(self) -> None:
+        """SIGTERM: the work in hand goes back to the queue at once (another worker claims it now, not after a
+        lease), then the threads get a moment to notice; what they write after is fenced off."""
         self.stop_event.set()
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        returned = self.leases.hand_back()
+        if returned:
+            log.info("handed %d delivery(ies) back to the queue", returned)
+        deadline = time.monotonic() + STOP_SECONDS
         for thread in self.threads:
-            thread.join(timeout=10)
+            thread.join(timeout=max(deadline - time.monotonic(), 0.1))
         self.db.dispose()

@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import json
 import re
+import time
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
@@ -21,6 +22,7 @@ _ACTION_MAX, _REPO_MAX = 60, 400  # the deliveries.action and .repo columns: lon
 # How long a delivery waits behind another write: GitHub gives up at 10 s, and a request stuck on a locked store
 # must free its server thread for the next (and for /readyz) rather than wait out the 30 s busy timeout.
 ACK_WAIT_SECONDS = 5.0
+RETRY_PAUSE_SECONDS = (0.1, 1.0)  # a refused store (restarting, fail-over) is tried again, first soon, then each second
 # GitHub's ids and numbers fit a signed 64-bit column; a larger integer (signed, so past the wall) would be
 # acknowledged and then end its handler with an OverflowError in the store: refused here instead.
 INT_LIMIT = 2**63
@@ -69,6 +71,21 @@ def _nested(payload: dict, key: str, field: str):
     odd shape must never turn an acknowledged delivery into a 500 (the handler checks the payload itself)."""
     outer = payload.get(key)
     return outer.get(field) if isinstance(outer, dict) else None
+
+
+def _store(queue, delivery: NewDelivery) -> bool:
+    """Enqueue, trying again for up to ACK_WAIT_SECONDS in all: a database restarting or failing over refuses
+    connections for a second or two, and a delivery answered 503 is lost unless someone redelivers it."""
+    deadline = time.monotonic() + ACK_WAIT_SECONDS
+    pause = RETRY_PAUSE_SECONDS[0]
+    while True:
+        try:
+            return queue.enqueue(delivery, wait=max(deadline - time.monotonic(), 0.1))
+        except NotStored:
+            if time.monotonic() + pause >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, RETRY_PAUSE_SECONDS[1])
 
 
 @webhook.post("/webhook")
@@ -124,14 +141,15 @@ def receive():
     action = payload.get("action")
     repo = _nested(payload, "repository", "full_name")
     installation = _nested(payload, "installation", "id")
+    delivery = NewDelivery(
+        id=delivery_id, event=event,
+        action=action if isinstance(action, str) and len(action) <= _ACTION_MAX else None,
+        repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
+        installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
+        payload=body.decode("utf-8", "replace"),
+    )
     try:
-        stored = ctx["queue"].enqueue(NewDelivery(
-            id=delivery_id, event=event,
-            action=action if isinstance(action, str) and len(action) <= _ACTION_MAX else None,
-            repo=repo if isinstance(repo, str) and len(repo) <= _REPO_MAX else None,
-            installation_id=installation if type(installation) is int and 0 < installation < 2**63 else None,
-            payload=body.decode("utf-8", "replace"),
-        ), wait=ACK_WAIT_SECONDS)
+        stored = _store(ctx["queue"], delivery)
     except NotStored as exc:
         current_app.logger.warning("delivery %s not stored: %s", delivery_id, exc, extra={"delivery": delivery_id})
         metrics.received(event, "unstored")

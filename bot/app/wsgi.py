@@ -26,7 +26,8 @@ def make_app(environ: Mapping[str, str] | None = None, *, log_stream=None) -> Fl
     settings = Settings.from_env(environ)
     settings.require_webhook_secret()
     configure_logging(settings, environ, stream=log_stream)
-    runtime = Runtime(settings, workers=0)
+    # gunicorn's request threads (deploy/gunicorn.conf.py reads the same variable) size the pool.
+    runtime = Runtime(settings, workers=0, web_threads=int(environ.get("PERFBOT_WEB_THREADS") or 4))
     if settings.local_mode:
         log.warning("local mode (no GitHub credentials): webhooks are refused and the dashboard is open to "
                     "anyone who reaches %s", settings.bind)

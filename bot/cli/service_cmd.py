@@ -55,7 +55,7 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     _logging(settings)
-    runtime = Runtime(settings, workers=workers)
+    runtime = Runtime(settings, workers=workers, web_threads=SERVE_THREADS)
     host, port = parse_bind(settings.bind)
     if settings.local_mode:
         mode = f"local mode, watching {settings.local_repo}" if settings.local_repo else \
@@ -80,13 +80,12 @@ def serve_command(repo: str | None, workers: int, db_url: str | None) -> None:
 @click.command("worker")
 @click.option("--workers", type=click.IntRange(1, 32), default=1, show_default=True, help="Worker threads.")
 @click.option("--metrics-bind", default=None, metavar="HOST:PORT",
-              help="Serve this worker's /metrics (its GitHub calls and jobs) for Prometheus, e.g. 0.0.0.0:9101.")
+              help="Serve this worker's /healthz, /readyz and /metrics (its GitHub calls and jobs), e.g. 0.0.0.0:9101.")
 @db_option
 @reports_errors
 def worker_command(workers: int, metrics_bind: str | None, db_url: str | None) -> None:
     """Run only the worker (and the scheduler), for deployments that separate web and workers."""
-    from prometheus_client import start_http_server
-
+    from bot.app.health import serve_worker_health
     from bot.app.runtime import Runtime
     from bot.config import ConfigError, parse_bind
 
@@ -100,9 +99,10 @@ def worker_command(workers: int, metrics_bind: str | None, db_url: str | None) -
     _logging(settings)
     runtime = Runtime(settings, workers=workers)
     if metrics_address:
-        # The web process cannot see this process's counters: a split deployment scrapes each worker too.
+        # The web process cannot see this process's counters: a split deployment scrapes each worker too, and
+        # an orchestrator asks each worker whether it is alive and ready (its store takes a write, its threads run).
         try:
-            start_http_server(metrics_address[1], addr=metrics_address[0], registry=runtime.metrics.registry)
+            serve_worker_health(metrics_address[0], metrics_address[1], runtime.ready, runtime.metrics)
         except OSError as exc:
             runtime.stop()
             raise click.ClickException(f"cannot serve metrics on {metrics_bind}: {exc.strerror}") from None

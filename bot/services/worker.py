@@ -5,11 +5,14 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.adapters.store.queue import Claimed, DeliveryQueue
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from bot.adapters.store.queue import Claimed, DeliveryQueue, LeaseLost
 from bot.errors import RateLimited, TransientError
 
 log = logging.getLogger("perfbot.worker")
@@ -29,8 +32,9 @@ class Event:
     payload: dict
     repo: str | None
     installation_id: int | None
-    # Long work (a bench run) calls this now and then, with how long it may go quiet before the next call,
-    # so its lease does not expire under it.
+    # Long work (a bench run) calls this between steps: it raises LeaseLost once the delivery was taken over,
+    # so the work stops; the heartbeat, not these calls, keeps the lease (the argument, seconds of quiet to
+    # come, is no longer needed). A `Lease` also fences writes.
     keep_alive: Callable[[float], object] = lambda seconds: None
 
 
@@ -44,22 +48,108 @@ def backoff_seconds(attempts: int, retry_after: float | None = None, base: float
     return max(delay, retry_after or 0.0)
 
 
+class Leases:
+    """The claims a process holds, renewed together by one heartbeat thread every third of a lease, so a lease
+    lasts as long as its worker lives whatever the work (a delivery, a long sync, a bench run), and a dead or
+    frozen worker's work is due again within one lease."""
+
+    def __init__(self, queue: DeliveryQueue, lease_seconds: float) -> None:
+        self.queue = queue
+        self.lease_seconds = lease_seconds
+        self._held: dict[tuple[str, int], Claimed] = {}
+        self._lost: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+
+    def hold(self, claimed: Claimed) -> None:
+        with self._lock:
+            self._held[(claimed.id, claimed.generation)] = claimed
+
+    def drop(self, claimed: Claimed) -> None:
+        with self._lock:
+            self._held.pop((claimed.id, claimed.generation), None)
+            self._lost.discard((claimed.id, claimed.generation))
+
+    def lost(self, claimed: Claimed) -> bool:
+        with self._lock:
+            return (claimed.id, claimed.generation) in self._lost
+
+    def beat(self) -> None:
+        with self._lock:
+            held = list(self._held.values())
+        if not held:
+            return
+        lost = self.queue.renew(held, self.lease_seconds)
+        for claimed in lost:
+            log.warning("delivery %s: lease lost (taken over, or handed back); its work stops",
+                        claimed.id, extra={"delivery": claimed.id})
+        with self._lock:
+            self._lost.update((c.id, c.generation) for c in lost)
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.wait(self.lease_seconds / 3):
+            try:
+                self.beat()
+            except Exception:  # the store is down: the next beat tries again; leases last a while
+                log.exception("lease heartbeat failed")
+
+    def hand_back(self) -> int:
+        """SIGTERM: every claim held goes back to the queue at once, for another worker to take now."""
+        with self._lock:
+            held = list(self._held.values())
+            self._lost.update(self._held)
+        returned = 0
+        for claimed in held:
+            try:
+                returned += self.queue.hand_back(claimed)
+            except Exception:  # the store is down: the lease runs out instead
+                log.exception("delivery %s: could not hand it back", claimed.id)
+        return returned
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A claim as the work sees it: called between steps, it raises LeaseLost once the claim was taken over;
+    `fence` is the clause a fenced write of another table adds (a bench run's progress and verdict)."""
+
+    leases: Leases
+    claimed: Claimed
+
+    def __call__(self, _quiet_seconds: float = 0) -> None:
+        if self.leases.lost(self.claimed):
+            raise LeaseLost(f"delivery {self.claimed.id} was taken over by another worker")
+
+    @property
+    def fence(self):
+        return self.leases.queue.fence(self.claimed)
+
+
 class Worker:
-    def __init__(self, queue: DeliveryQueue, dispatch: Dispatch, *, owner: str, lease_seconds: int,
-                 max_attempts: int, on_outcome: Callable[[str, str], None] | None = None) -> None:
+    def __init__(self, queue: DeliveryQueue, dispatch: Dispatch, *, owner: str, lease_seconds: float,
+                 max_attempts: int, on_outcome: Callable[[str, str], None] | None = None,
+                 leases: Leases | None = None, only: tuple[str, ...] | None = None) -> None:
         self.queue = queue
         self.dispatch = dispatch
         self.owner = owner
         self.lease_seconds = lease_seconds
         self.max_attempts = max_attempts
         self.on_outcome = on_outcome or (lambda event, outcome: None)
+        self.leases = leases or Leases(queue, lease_seconds)
+        self.only = only  # a lane: the events this worker alone claims (comments), else any
 
     def run_once(self) -> bool:
         """Process one due delivery; False when there was none."""
-        claimed = self.queue.claim(self.owner, self.lease_seconds)
+        claimed = self.queue.claim(self.owner, self.lease_seconds, only=self.only)
         if claimed is None:
             return False
-        self.on_outcome(claimed.event, self._process(claimed))
+        began = time.monotonic()
+        self.leases.hold(claimed)
+        try:
+            outcome = self._process(claimed)
+        finally:
+            self.leases.drop(claimed)
+        log.info("delivery %s (%s) %s after %.1f s, attempt %d", claimed.id, claimed.event, outcome,
+                 time.monotonic() - began, claimed.attempts, extra={"delivery": claimed.id})
+        self.on_outcome(claimed.event, outcome)
         return True
 
     def run_until(self, stop: threading.Event, idle_seconds: float = 0.5) -> None:
@@ -83,17 +173,19 @@ class Worker:
             self.queue.fail(claimed, f"stored payload is not JSON: {exc}")
             return "failed"
         event = Event(claimed.event, claimed.action, claimed.id, payload, claimed.repo, claimed.installation_id,
-                      keep_alive=lambda seconds: self.queue.extend(claimed, max(seconds, self.lease_seconds)))
+                      keep_alive=Lease(self.leases, claimed))
         failures = self.dispatch(event)
+        if any(isinstance(exc, LeaseLost) for _, exc in failures) or self.leases.lost(claimed):
+            return "taken over"  # another worker holds it now: this one writes no outcome
         if not failures:
-            self.queue.finish(claimed)
-            return "done"
+            return "done" if self.queue.finish(claimed) else "taken over"
         summary = "; ".join(f"{name}: {exc.__class__.__name__}: {exc}" for name, exc in failures)
-        transient = [exc for _, exc in failures if isinstance(exc, TransientError)]
-        waiting = bool(transient) and all(isinstance(exc, RateLimited) for exc in transient) and \
+        # A pool timeout is the process's own congestion, not the delivery's fault: back to the queue.
+        transient = [exc for _, exc in failures if isinstance(exc, TransientError | PoolTimeout)]
+        waiting = bool(transient) and all(isinstance(exc, RateLimited | PoolTimeout) for exc in transient) and \
             datetime.now(UTC) - claimed.received_at < RATE_LIMIT_PATIENCE
         if len(transient) == len(failures) and (waiting or claimed.attempts < self.max_attempts):
-            retry_after = max((exc.retry_after or 0.0) for exc in transient)
+            retry_after = max((getattr(exc, "retry_after", None) or 0.0) for exc in transient)
             delay = backoff_seconds(claimed.attempts, retry_after)
             log.warning("delivery %s: transient failure, retry in %.0fs: %s", claimed.id, delay, summary,
                         extra={"delivery": claimed.id})

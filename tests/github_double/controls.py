@@ -256,6 +256,24 @@ class Controls:
                 installation_id, app_id, app_slug, owner, public_key, frozenset(r.lower() for r in repos),
                 token_ttl_seconds)
 
+    def set_app_webhook(self, url: str, secret: str) -> None:
+        """Where the App's webhook deliveries go (`send_app_webhook`, and redeliveries asked of the API)."""
+        from .routes_hooks import AppHook
+
+        with self.state.lock:
+            self.state.app_hook = AppHook(url, secret)
+
+    def send_app_webhook(self, event: str, payload: dict | bytes, guid: str | None = None):
+        """Deliver an event to the App's webhook as GitHub does, recorded for GET /app/hook/deliveries; returns
+        the attempt (its `status`, "OK" or why not)."""
+        from .routes_hooks import send
+
+        return send(self.state, event, payload, guid=guid)
+
+    def hook_attempts(self) -> list:
+        with self.state.lock:
+            return list(self.state.hook_deliveries)
+
     def expire_tokens(self) -> None:
         """Make every installation token expired now (the next use answers 401), to test token renewal."""
         with self.state.lock:

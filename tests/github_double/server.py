@@ -26,6 +26,7 @@ from . import (  # noqa: F401  (register handlers)
     routes_apps,
     routes_checks,
     routes_comments,
+    routes_hooks,
     routes_issues,
     routes_pulls,
     routes_repos,

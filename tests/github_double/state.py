@@ -259,6 +259,8 @@ class State:
         # Optional real git remotes ({root}/{owner}/{repo}.git): branches pushed there exist for pull requests.
         self.git_remotes = None
         self.downloads: dict[str, bytes] = {}  # signed-URL token -> artifact zip, served outside the API
+        self.app_hook = None  # routes_hooks.AppHook: where the App's webhook deliveries go
+        self.hook_deliveries: list = []  # routes_hooks.HookDelivery, every attempt in order
 
     def count_request(self, who: str, resource: str) -> tuple[int, int, int, int]:
         """Count one request against `who`'s budget: (limit, remaining, reset epoch, used)."""

@@ -135,7 +135,16 @@ def gunicorn_config() -> dict:
     pytest.importorskip("gunicorn")
     import runpy
 
-    return runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+    # The file sets PROMETHEUS_MULTIPROC_DIR for gunicorn's processes; read here, it must not turn this test
+    # process's metrics into multiprocess ones.
+    before = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    try:
+        return runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+    finally:
+        if before is None:
+            os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        else:
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = before
 
 
 def healthcheck_argv() -> list[str]:
@@ -157,6 +166,8 @@ def test_the_gunicorn_configuration(monkeypatch):
     assert config["workers"] == 3 and config["worker_class"] == "gthread" and config["preload_app"] is True
     assert config["timeout"] >= 10 and issubclass(config["logger_class"], Logger)
     assert callable(config["post_fork"]) and config["control_socket_disable"] is True
+    assert callable(config["on_starting"]) and callable(config["child_exit"])  # metrics of every process
+    assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ
 
 
 def test_gunicorn_serves_webhooks_and_logs_json_with_the_delivery_and_no_secret(tmp_path):
@@ -317,8 +328,8 @@ def test_compose_runs_web_worker_and_postgres_with_secrets_from_files():
                 assert mounted in service["secrets"]
     assert "command" not in web  # the image's CMD: gunicorn
     assert worker["command"][:2] == ["perfbot", "worker"]
-    assert worker["healthcheck"] == {"disable": True}
-    assert worker["depends_on"]["web"] == {"condition": "service_healthy"}
+    assert "http://127.0.0.1:9101/readyz" in " ".join(worker["healthcheck"]["test"])
+    assert "web" not in worker["depends_on"]  # migrations take a lock: the processes start in any order
     assert {name: spec["file"] for name, spec in compose["secrets"].items()} == {
         name: f"./secrets/{name}" for name in
         ("postgres_password", "database_url", "webhook_secret", "github_private_key", "dashboard_token")}

@@ -63,3 +63,57 @@ def test_two_workers_syncing_one_repository_open_one_issue_per_record(database, 
         thread.join()
     titles = [i["title"].split(":")[0] for i in json.loads(tracker.state_file.read_text())["issues"].values()]
     assert errors == [] and sorted(titles) == [f"perf_r{n}" for n in range(6)]
+
+
+def test_threads_waiting_for_a_repository_lock_hold_no_database_connection(db_url):
+    """16 threads behind one repository, held by another process: the pool (here 4 connections) is not drained
+    by the waiters, so the rest of the process (claims, settles, readiness) still gets a connection."""
+    from sqlalchemy import create_engine, text
+
+    from bot.adapters.store.engine import Database
+    from bot.adapters.store.locks import _file_lock, _key
+
+    db = Database(db_url, pool_size=2)
+    rival = create_engine(db_url) if db.engine.dialect.name == "postgresql" else None
+    release = threading.Event()
+    done: list[int] = []
+
+    def other_process() -> None:  # the lock held outside this process: a waiter must poll (PostgreSQL) or flock
+        if rival is not None:
+            with rival.connect() as connection:
+                connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _key("team/a")})
+                release.wait(60)
+                connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _key("team/a")})
+        else:
+            with _file_lock(db, "team/a"):
+                release.wait(60)
+
+    holder = threading.Thread(target=other_process)
+    holder.start()
+    time.sleep(0.3)
+
+    def waiter(n: int) -> None:
+        with repo_lock(db, "team/a"), db.session() as session:
+            session.execute(text("SELECT 1"))
+            done.append(n)
+
+    threads = [threading.Thread(target=waiter, args=(n,)) for n in range(16)]
+    try:
+        for thread in threads:
+            thread.start()
+        samples = []
+        for _ in range(10):
+            time.sleep(0.1)
+            samples.append(db.pool_in_use()[0])
+        assert done == [] and max(samples) <= 1, samples  # all 16 wait; at most the one polling has a connection
+        with db.session() as session:  # the process still reaches its store while they wait
+            assert session.execute(text("SELECT 1")).scalar() == 1
+    finally:
+        release.set()
+        holder.join()
+        for thread in threads:
+            thread.join(60)
+        db.dispose()
+        if rival is not None:
+            rival.dispose()
+    assert sorted(done) == list(range(16))

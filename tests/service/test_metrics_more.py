@@ -179,3 +179,58 @@ def test_a_scrape_still_answers_when_the_store_does_not(tmp_path):
     samples = scrape(app)
     assert value(samples, "perfbot_store_up") == 0
     assert not [key for key in samples if key[0] in ("perfbot_jobs", "perfbot_llm_tokens_total")]
+
+
+def test_gunicorns_processes_are_counted_together_whichever_one_a_scrape_reaches(tmp_path):
+    """deploy/gunicorn.conf.py turns on prometheus_client's multiprocess mode: with two web processes, every
+    scrape reports every delivery, not the share of the process it happened to reach."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    import requests
+
+    from tests.servers import free_port
+    from tests.webhooks import post_delivery
+
+    pytest.importorskip("gunicorn")
+    deploy = Path(__file__).resolve().parents[2] / "deploy"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PERFBOT_", "PROMETHEUS_"))}
+    env.update(PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"), PERFBOT_WEBHOOK_SECRET="s",
+               PERFBOT_GITHUB_TOKEN="t", PERFBOT_BIND=f"127.0.0.1:{port}", PERFBOT_WEB_WORKERS="2",
+               PERFBOT_WEB_THREADS="1", HOME=str(tmp_path))
+    log = tmp_path / "gunicorn.log"
+    with open(log, "w") as sink:
+        process = subprocess.Popen([str(Path(sys.executable).with_name("gunicorn")), "--config",
+                                    str(deploy / "gunicorn.conf.py")], env=env, cwd=tmp_path, stdout=sink,
+                                   stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+        with ThreadPoolExecutor(4) as pool:  # at once, so both processes take some
+            answers = list(pool.map(lambda n: post_delivery(base, "ping", {"zen": "z"}, secret="s").status_code,
+                                    range(24)))
+        assert answers == [200] * 24
+        seen = []
+        for _ in range(6):
+            text = requests.get(f"{base}/metrics", timeout=5).text
+            samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                       for family in text_string_to_metric_families(text) for s in family.samples}
+            seen.append(value(samples, "perfbot_webhooks_received_total", event="ping", outcome="ping"))
+        assert seen == [24.0] * 6, seen
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

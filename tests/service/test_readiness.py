@@ -61,7 +61,7 @@ def test_readyz_answers_not_ready_while_deliveries_wait_on_a_locked_store(tmp_pa
     monkeypatch.setattr(import_module("bot.app.webhook"), "ACK_WAIT_SECONDS", 1.0)
     monkeypatch.setattr(runtime_module, "READY_TIMEOUT_SECONDS", 0.5)
     path = tmp_path / "perfbot.sqlite3"
-    runtime = Runtime(settings(tmp_path, f"sqlite:///{path}"), workers=0)
+    runtime = Runtime(settings(tmp_path, f"sqlite:///{path}"), workers=0, web_threads=SERVE_THREADS)
     server = create_server(runtime.app, host="127.0.0.1", port=0, threads=SERVE_THREADS)  # as `perfbot serve`
     stop = threading.Event()
 
@@ -107,3 +107,45 @@ def test_readyz_answers_not_ready_while_deliveries_wait_on_a_locked_store(tmp_pa
     assert refused and all("did not take this delivery" in error for error in refused)
     stored = {d["id"] for d in runtime.queue.listing(limit=50)}
     assert {d for d, a in answers.items() if a.status_code == 202} <= stored
+
+
+def test_readyz_answers_not_ready_while_every_connection_of_the_pool_is_held(db_url, tmp_path):
+    """Threads blocked on the store hold the pool: /readyz says so at once rather than queueing behind them."""
+    runtime = Runtime(settings(tmp_path, db_url), workers=0)
+    used, limit = runtime.db.pool_in_use()
+    held = [runtime.db.engine.connect() for _ in range(limit - used)]
+    try:
+        began = time.monotonic()
+        ok, detail = runtime.ready()
+        assert not ok and f"all {limit} database connections" in detail, detail
+        assert time.monotonic() - began < 5  # not the pool's 10 s wait for a connection
+    finally:
+        for connection in held:
+            connection.close()
+    assert runtime.ready() == (True, "ok")
+    runtime.stop()
+
+
+def test_readyz_commits_a_write_so_a_store_that_cannot_commit_is_not_ready(tmp_path):
+    """A full disk fails a commit, not a statement rolled back: the probe commits its own row, and a commit the
+    store refuses (here the driver's SQLITE_FULL, raised for the probe's write) makes /readyz say so."""
+    path = tmp_path / "perfbot.sqlite3"
+    runtime = Runtime(settings(tmp_path, f"sqlite:///{path}"), workers=0)
+    try:
+        assert runtime.ready() == (True, "ok")
+        with runtime.db.engine.connect() as connection:
+            before = connection.execute(text("SELECT at FROM probes WHERE name = 'readyz'")).scalar()
+        assert before is not None  # the probe's write reached the store, committed
+
+        from sqlalchemy import event
+
+        def full_disk(conn, cursor, statement, parameters, context, executemany):
+            if statement.startswith("UPDATE probes"):
+                raise sqlite3.OperationalError("database or disk is full")
+
+        event.listen(runtime.db.engine, "before_cursor_execute", full_disk)
+        ok, detail = runtime.ready()
+        event.remove(runtime.db.engine, "before_cursor_execute", full_disk)
+        assert not ok and "disk is full" in detail, detail
+    finally:
+        runtime.stop()

@@ -209,6 +209,9 @@ def test_a_separate_worker_serves_its_own_metrics(git_repo, tmp_path):
 
         assert wait_for(lambda: scraped() is not None)
         assert wait_for(lambda: 'perfbot_jobs_processed_total{kind="perfbot"' in (scraped() or ""))
+        for path, answer in (("healthz", {"status": "ok"}), ("readyz", {"status": "ready", "detail": "ok"})):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/{path}", timeout=5) as reply:
+                assert json.loads(reply.read()) == answer
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=20)[0].decode()

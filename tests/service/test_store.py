@@ -292,3 +292,26 @@ def downgrade(engine, revision: str) -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.downgrade(config, revision)
+
+
+def test_migration_0017_adds_a_lease_generation_and_the_readiness_probe_row_and_back(db_url):
+    from sqlalchemy import MetaData, inspect
+
+    from bot.adapters.store.engine import make_engine, migrate
+
+    engine = make_engine(db_url)
+    migrate(engine, "0016")
+    meta = MetaData()
+    meta.reflect(engine)
+    with engine.begin() as connection:  # a delivery running when the store was upgraded
+        connection.execute(meta.tables["deliveries"].insert(), [dict(
+            id="d-1", event="push", payload="{}", received_at=WHEN, status="running", attempts=1,
+            next_attempt_at=WHEN, lease_owner="old-worker", lease_expires_at=WHEN)])
+    migrate(engine, "head")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT lease_generation FROM deliveries").scalars().all() == [0]
+        assert connection.exec_driver_sql("SELECT name FROM probes").scalars().all() == ["readyz"]
+    downgrade(engine, "0016")
+    assert "probes" not in inspect(engine).get_table_names()
+    assert "lease_generation" not in {c["name"] for c in inspect(engine).get_columns("deliveries")}
+    engine.dispose()

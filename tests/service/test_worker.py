@@ -15,11 +15,12 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, event
 
 import handlers
+from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import SQLITE_BUSY_SECONDS, Database
-from bot.adapters.store.queue import DeliveryQueue, NewDelivery, NotStored
+from bot.adapters.store.queue import DeliveryQueue, LeaseLost, NewDelivery, NotStored
 from bot.cli import main
 from bot.errors import RateLimited, TransientError
-from bot.services.worker import Event, Worker, backoff_seconds
+from bot.services.worker import Event, Lease, Leases, Worker, backoff_seconds
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -264,17 +265,125 @@ def test_backoff_grows_is_capped_and_respects_retry_after():
     assert backoff_seconds(1, retry_after=120) >= 120
 
 
-def test_a_long_job_keeps_its_lease_alive_while_it_works(database):
+def test_the_heartbeat_keeps_a_long_jobs_short_lease_and_a_rival_never_runs_it(database):
     queue = DeliveryQueue(database)
     queue.enqueue(new(1, "perfbot.verify"))
+    leases = Leases(queue, lease_seconds=1)
     seen = []
 
-    def measure(event):  # a bench run: says it may go quiet for 20 minutes (a build), while a rival looks
-        event.keep_alive(1200)
-        now = datetime.now(UTC)
-        seen.append(queue.claim("rival", 60, now=now + timedelta(seconds=600)))
+    def measure(event):  # a job many leases long: the heartbeat (beat) renews it while a rival keeps looking
+        for _ in range(4):
+            time.sleep(0.6)
+            leases.beat()
+            seen.append(queue.claim("rival", 1))
+            event.keep_alive(0)  # still ours: no LeaseLost
         return []
 
-    assert worker(queue, measure).run_once()
-    assert seen == [None]  # the lease reached past the rival's look, so nobody ran the job twice
-    assert queue.get("d-1")["status"] == "done"
+    w = Worker(queue, measure, owner="w1", lease_seconds=1, max_attempts=3, leases=leases)
+    assert w.run_once()
+    assert seen == [None] * 4 and queue.get("d-1")["status"] == "done"
+
+
+def test_a_claim_taken_over_writes_nothing_after_and_its_work_is_told_to_stop(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1), now=T0)
+    slow = queue.claim("slow", 30, now=T0)
+    taken = queue.claim("w2", 30, now=T0 + timedelta(seconds=31))  # the slow worker's lease ran out
+    assert (slow.generation, taken.generation) == (1, 2)
+    leases = Leases(queue, 30)
+    leases.hold(slow)
+    leases.beat()  # the heartbeat finds it lost ...
+    with pytest.raises(LeaseLost):
+        Lease(leases, slow)(0)  # ... and the slow worker's next step stops its work
+    assert queue.renew([slow], 30) == [slow] and not queue.finish(slow) and not queue.fail(slow, "late")
+    # The same owner claiming again is a new generation: an old claim of its own is fenced off too.
+    assert queue.hand_back(taken)
+    again = queue.claim("w2", 30)
+    assert again.generation == 3 and not queue.finish(taken) and queue.finish(again)
+
+
+def test_a_bench_runs_progress_and_verdict_are_fenced_by_its_deliverys_lease(database):
+    queue = DeliveryQueue(database)
+    run_id = bench_store.queue_run(database, "team/runtime", "perf_x", base="a" * 40, head="b" * 40,
+                                   purpose="fix")
+    queue.enqueue(new(1, "perfbot.verify"), now=T0)
+    first = queue.claim("w1", 30, now=T0)
+    bench_store.start_run(database, run_id, "local", "here", queue.fence(first))
+    bench_store.save_progress(database, run_id, {"taken": 5}, None, queue.fence(first))
+    second = queue.claim("w2", 30, now=T0 + timedelta(seconds=31))
+    with pytest.raises(LeaseLost):
+        bench_store.save_progress(database, run_id, {"taken": 6}, None, queue.fence(first))
+    with pytest.raises(LeaseLost):
+        bench_store.finish_run(database, run_id, "pass", "late", {}, queue.fence(first))
+    assert bench_store.get_run(database, run_id)["progress"] == {"taken": 5}
+    bench_store.finish_run(database, run_id, "fail", "measured", {}, queue.fence(second))
+    assert (bench_store.get_run(database, run_id)["verdict"], bench_store.get_run(database, run_id)["status"]) == \
+        ("fail", "done")
+
+
+def test_a_stopping_worker_hands_its_claims_back_for_another_to_take_at_once(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    leases = Leases(queue, 300)
+    claimed = queue.claim("stopping", 300)
+    leases.hold(claimed)
+    assert leases.hand_back() == 1
+    row = queue.get("d-1")
+    assert (row["status"], row["attempts"]) == ("pending", 0)  # the attempt given back: no fault of the job
+    with pytest.raises(LeaseLost):
+        Lease(leases, claimed)(0)
+    successor = queue.claim("w2", 300)  # due now, not after the 300 s lease
+    assert successor is not None and not queue.finish(claimed) and queue.finish(successor)
+
+
+def test_a_pool_timeout_sends_the_delivery_back_to_the_queue_not_to_failure(database):
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    w = worker(queue, lambda e: [("push", PoolTimeout("QueuePool limit of size 5 overflow 10 reached"))],
+               max_attempts=1)
+    for _ in range(3):  # more than max_attempts: congestion in this process is no attempt of the delivery's
+        assert w.run_once()
+        row = queue.get("d-1")
+        assert (row["status"], row["attempts"]) == ("pending", 0) and "QueuePool" in row["error"]
+        _due_now(database, "d-1")
+
+
+def test_comments_are_claimed_first_and_a_comment_lane_takes_nothing_else(database):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1, "push"), now=T0)
+    queue.enqueue(new(2, "perfbot.verify"), now=T0 + timedelta(seconds=1))
+    queue.enqueue(new(3, "issue_comment"), now=T0 + timedelta(seconds=2))
+    lane = ("issue_comment", "pull_request_review_comment")
+    assert queue.claim("w1", 30).id == "d-3"  # the newest, but a person waits for its answer
+    assert queue.claim("lane", 30, only=lane) is None
+    assert queue.claim("w1", 30).id == "d-1"
+
+
+def test_each_finished_job_logs_one_line_with_its_outcome_and_time(database, caplog):
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    with caplog.at_level("INFO", logger="perfbot.worker"):
+        assert worker(queue, lambda e: []).run_once()
+    lines = [r.getMessage() for r in caplog.records if r.name == "perfbot.worker"]
+    assert len(lines) == 1 and lines[0].startswith("delivery d-1 (push) done after ") and "attempt 1" in lines[0]
+
+
+def test_a_runtime_with_several_threads_keeps_its_last_one_for_comments(tmp_path):
+    from bot.adapters.store.queue import COMMENT_EVENTS
+    from bot.app.runtime import Runtime
+    from bot.config import Settings
+
+    settings = Settings(instance_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                        github_token="t", github_api_url="http://127.0.0.1:9")
+    runtime = Runtime(settings, workers=3)
+    try:
+        assert [w.only for w in runtime.workers] == [None, None, COMMENT_EVENTS]
+        assert len({id(w.leases) for w in runtime.workers}) == 1  # one heartbeat renews every thread's claims
+        assert runtime.db.pool_in_use() == (0, 2 * (2 * 3 + 4))  # sized from the threads
+    finally:
+        runtime.stop()
+    single = Runtime(settings, workers=1)
+    assert [w.only for w in single.workers] == [None]  # one thread takes everything
+    single.stop()

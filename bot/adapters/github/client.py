@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, RateLimitExceededException
@@ -97,14 +98,41 @@ class GitHubClients:
                 if self.settings.github_token:
                     self._own_login = self.for_installation(None).get_user().login
                 else:
-                    app = GithubIntegration(auth=self._app_auth(),
-                                            base_url=self.settings.github_api_url, timeout=20,
-                                            retry=CountingRetry(total=3, backoff_factor=0.2))
-                    try:
+                    with self._app() as app:
                         self._own_login = f"{app.get_app().slug}[bot]"
-                    finally:
-                        app.close()
         return self._own_login
+
+    def app_hook_deliveries(self, since: datetime, most: int = 1000) -> list[dict]:
+        """The App webhook's delivery attempts since `since`, newest first (GET /app/hook/deliveries, pages
+        followed by their cursor); each has GitHub's `id`, `guid`, `status` ("OK" or why not), `delivered_at`."""
+        found: list[dict] = []
+        with classified_errors("listing the App's webhook deliveries"), self._app() as app:
+            parameters: dict[str, object] = {"per_page": 100}
+            while len(found) < most:
+                headers, page = app.requester.requestJsonAndCheck("GET", "/app/hook/deliveries",
+                                                                  parameters=parameters)
+                fresh = [d for d in page if _parse_time(d["delivered_at"]) >= since]
+                found.extend(fresh)
+                cursor = _next_cursor(headers.get("link") or headers.get("Link") or "")
+                if len(fresh) < len(page) or cursor is None:
+                    break
+                parameters = {"per_page": 100, "cursor": cursor}
+        return found
+
+    def redeliver_app_hook(self, delivery_id: int) -> None:
+        """Ask GitHub to send a failed delivery again (POST /app/hook/deliveries/{id}/attempts; 202)."""
+        with classified_errors(f"redelivering webhook delivery {delivery_id}"), self._app() as app:
+            app.requester.requestJsonAndCheck("POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts")
+
+    @contextmanager
+    def _app(self) -> Iterator[GithubIntegration]:
+        """The App itself (its JWT), for the /app endpoints."""
+        app = GithubIntegration(auth=self._app_auth(), base_url=self.settings.github_api_url, timeout=20,
+                                retry=CountingRetry(total=3, backoff_factor=0.2))
+        try:
+            yield app
+        finally:
+            app.close()
 
     def git_token(self, installation_id: int | None) -> str:
         """A token for `git fetch`: the configured one, or the installation's (renewed before it expires)."""
@@ -211,6 +239,20 @@ def rate_limit_wait(status: int, headers: dict | None, says_rate_limit: bool = F
             return None  # a 403 that is not a limit: a permission GitHub refuses
         wait = SECONDARY_RATE_LIMIT_WAIT
     return min(max(wait, 1.0), MAX_RATE_LIMIT_WAIT)
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _next_cursor(link: str) -> str | None:
+    """The `cursor` of the rel="next" page in GitHub's Link header, or None on the last page."""
+    for part in link.split(","):
+        if 'rel="next"' in part:
+            url = part.split(";", 1)[0].strip().strip("<>")
+            cursor = parse_qs(urlsplit(url).query).get("cursor")
+            return cursor[0] if cursor else None
+    return None
 
 
 def _seconds(headers: dict | None) -> float | None:

@@ -1,18 +1,24 @@
 """Opening a store: engine from a URL, schema brought to head by Alembic, sessions handed out."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import QueuePool, create_engine, event, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_BUSY_SECONDS = 30  # how long a connection waits for another's write lock before "database is locked"
+POOL_TIMEOUT_SECONDS = 10  # how long a thread waits for a pooled connection before sqlalchemy's TimeoutError
+# One key for every perfbot store on a server: processes started together migrate one after another.
+MIGRATION_LOCK_KEY = int.from_bytes(hashlib.sha256(b"perfbot migrations").digest()[:8], "big", signed=True)
 
 T = TypeVar("T")
 
@@ -31,8 +37,16 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for the URL, PostgreSQL's driver chosen when the URL names none."""
+def pool_size_for(threads: int) -> int:
+    """Connections a process may hold at once: each worker thread holds one at a time (none while it waits for a
+    repository lock) and a repository lock it holds one more; the heartbeat, the scheduler and the web threads
+    or health probes share the rest."""
+    return 2 * threads + 4
+
+
+def make_engine(url: str, pool_size: int = 5) -> Engine:
+    """An engine for the URL, PostgreSQL's driver chosen when the URL names none. `pool_size`: connections kept
+    (as many again may be opened past it); sized from the threads that use them (`pool_size_for`)."""
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with the bad URL inside
@@ -43,11 +57,15 @@ def make_engine(url: str) -> Engine:
     if parsed.drivername.startswith("sqlite"):
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS})
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS}, pool_size=pool_size,
+                               max_overflow=pool_size, pool_timeout=POOL_TIMEOUT_SECONDS) \
+            if parsed.database and parsed.database != ":memory:" else \
+            create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
-        return create_engine(parsed, pool_pre_ping=True)
+        return create_engine(parsed, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size,
+                             pool_timeout=POOL_TIMEOUT_SECONDS)
     except (ModuleNotFoundError, NoSuchModuleError) as exc:
         raise StoreError(f"no database driver for {parsed.drivername!r} ({exc}); perfbot supports sqlite:/// and "
                          "postgresql+psycopg:// (pip install 'perfbot[postgres]')") from None
@@ -61,17 +79,38 @@ def migrate(engine: Engine, revision: str = "head") -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
+    with _sqlite_migration_lock(engine), engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Held to this transaction's end: processes started together on an empty database migrate one at a
+            # time, and each one after the first finds the schema at head (without it, two CREATE TABLEs race).
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+@contextmanager
+def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
+    """SQLite's own lock is taken per statement, not around Alembic's read-then-create: a file lock beside the
+    database holds the whole migration (a database in memory has one process)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Database:
     """An open store: one engine, a session factory, the schema at head."""
 
-    def __init__(self, url: str, *, run_migrations: bool = True) -> None:
+    def __init__(self, url: str, *, run_migrations: bool = True, pool_size: int = 5) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, pool_size)
+        self._pool_limit = 2 * pool_size  # pool_size kept and as many again past it (make_engine)
         if run_migrations:
             try:
                 migrate(self.engine)
@@ -138,15 +177,27 @@ class Database:
                     raise
 
     def takes_a_write(self, timeout: float) -> str | None:
-        """None when the store would take a write within `timeout` seconds, else why not. The probe is a DELETE
-        that matches no row, rolled back: it needs the write lock (SQLite) or a writable transaction (a read-only
-        PostgreSQL), so a read-only or locked store says so, and nothing is ever written."""
+        """None when the store takes and commits a write within `timeout` seconds, else why not. The probe
+        updates its own row (`probes`) and commits it: a read-only, locked or full store (a full disk fails the
+        commit, which a write rolled back never reaches) says so."""
+        busy = self.pool_in_use()
+        if busy is not None and busy[0] >= busy[1]:
+            return (f"all {busy[1]} database connections of this process are in use: its threads are blocked on "
+                    "the store (or the pool is too small for them)")
         try:
             with self.bounded(timeout) as connection:
-                connection.exec_driver_sql("DELETE FROM deliveries WHERE id IS NULL")
+                connection.execute(text("UPDATE probes SET at = :at WHERE name = 'readyz'"), {"at": datetime.now(UTC)})
+                connection.commit()
         except Exception as exc:  # whatever the driver says: the probe's verdict, not a crash of /readyz
             return f"the store does not take a write: {exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}"
         return None
+
+    def pool_in_use(self) -> tuple[int, int] | None:
+        """(connections checked out, the most the pool hands out), or None for a pool without a limit."""
+        pool = self.engine.pool
+        if not isinstance(pool, QueuePool):
+            return None
+        return pool.checkedout(), self._pool_limit
 
     def dispose(self, close: bool = True) -> None:
         """Drop the pooled connections; close=False in a forked child, whose parent still owns their sockets."""

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, and_, func, or_, select, update
+from sqlalchemy import CursorResult, Result, and_, case, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
@@ -16,10 +16,18 @@ PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 # How many due deliveries one SQLite claim looks at; other workers race for the same rows and some claims lose.
 CLAIM_WINDOW = 8
 ERROR_LIMIT = 4000
+# Short commands people wait for: claimed before other due work, and by a lane of their own (`claim(only=...)`),
+# so a long sync or bench run never holds up a `/perf status` answer.
+COMMENT_EVENTS = ("issue_comment", "pull_request_review_comment")
 
 
 class NotStored(Exception):
     """A delivery was not committed: the store refused it or did not take the write in time; its cause is chained."""
+
+
+class LeaseLost(Exception):
+    """This worker's claim was taken over (its lease ran out while it stalled, or it handed the claim back): the
+    work stops, and its fenced writes are refused."""
 
 
 def utcnow() -> datetime:
@@ -49,6 +57,7 @@ class Claimed:
     attempts: int
     owner: str
     received_at: datetime
+    generation: int = 0  # the claim's fence: its writes match (owner, generation), so a claim taken over writes nothing
 
 
 class DeliveryQueue:
@@ -80,16 +89,22 @@ class DeliveryQueue:
             raise NotStored(f"not stored: {exc.__class__.__name__}: {reason}") from exc
         return stored
 
-    def claim(self, owner: str, lease_seconds: int, now: datetime | None = None) -> Claimed | None:
-        """Take one due delivery: pending and due, or running with an expired lease (its worker died)."""
+    def claim(self, owner: str, lease_seconds: float, now: datetime | None = None,
+              only: tuple[str, ...] | None = None) -> Claimed | None:
+        """Take one due delivery: pending and due, or running with an expired lease (its worker died or stopped
+        renewing). Comments come first; `only`: claim these events alone (a lane kept for them)."""
         now = now or utcnow()
         due = or_(
             and_(Delivery.status == PENDING, Delivery.next_attempt_at <= now),
             and_(Delivery.status == RUNNING, Delivery.lease_expires_at < now),
         )
+        if only is not None:
+            due = and_(due, Delivery.event.in_(only))
         take = dict(status=RUNNING, lease_owner=owner, attempts=Delivery.attempts + 1,
+                    lease_generation=Delivery.lease_generation + 1,
                     lease_expires_at=now + timedelta(seconds=lease_seconds))
-        order = (Delivery.next_attempt_at, Delivery.received_at)
+        order = (case((Delivery.event.in_(COMMENT_EVENTS), 0), else_=1), Delivery.next_attempt_at,
+                 Delivery.received_at)
         with self.db.session() as session:
             if self.db.engine.dialect.name == "postgresql":
                 # A row lock held to the end of this transaction: rivals skip the row instead of waiting on it or
@@ -115,18 +130,37 @@ class DeliveryQueue:
     def _claimed(session, delivery_id: str, owner: str) -> Claimed:
         row = session.get(Delivery, delivery_id, populate_existing=True)
         return Claimed(row.id, row.event, row.action, row.repo, row.installation_id, row.payload, row.attempts, owner,
-                       row.received_at)
+                       row.received_at, row.lease_generation)
+
+    @staticmethod
+    def held(claimed: Claimed):
+        """The condition a fenced write adds: this claim still holds its delivery (same owner and generation,
+        still running). Another table's write is fenced with `exists(...)` of it (a bench run's progress)."""
+        return and_(Delivery.id == claimed.id, Delivery.lease_owner == claimed.owner,
+                    Delivery.lease_generation == claimed.generation, Delivery.status == RUNNING)
+
+    def fence(self, claimed: Claimed):
+        """A WHERE clause for another table's UPDATE: true only while `claimed` holds its lease."""
+        return exists().where(self.held(claimed))
 
     def _settle(self, claimed: Claimed, **values) -> bool:
-        """Write the outcome only if this worker still holds the lease (a slow worker may have lost it)."""
+        """Write the outcome only if this claim still holds the lease (a slow worker may have lost it)."""
         with self.db.session() as session:
-            return _rowcount(session.execute(
-                update(Delivery).where(Delivery.id == claimed.id, Delivery.lease_owner == claimed.owner,
-                                       Delivery.status == RUNNING).values(**values)
-            )) == 1
+            return _rowcount(session.execute(update(Delivery).where(self.held(claimed)).values(**values))) == 1
 
-    def extend(self, claimed: Claimed, lease_seconds: float) -> bool:
-        return self._settle(claimed, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
+    def renew(self, claims: list[Claimed], lease_seconds: float) -> list[Claimed]:
+        """The heartbeat: every claim still held gets `lease_seconds` more, in one transaction; returns the
+        claims that were lost (taken over after this process stalled past its lease). Waits at most a third of a
+        lease for another writer (a SQLite write lock), so a busy store delays one beat, never the next ones."""
+        lost = []
+        until = utcnow() + timedelta(seconds=lease_seconds)
+        with self.db.bounded(lease_seconds / 3) as connection:
+            for claimed in claims:
+                if _rowcount(connection.execute(update(Delivery).where(self.held(claimed))
+                                                .values(lease_expires_at=until))) != 1:
+                    lost.append(claimed)
+            connection.commit()
+        return lost
 
     def finish(self, claimed: Claimed, error: str | None = None) -> bool:
         return self._settle(claimed, status=DONE, lease_owner=None, lease_expires_at=None,
@@ -137,6 +171,13 @@ class DeliveryQueue:
         refund = {} if counted else {"attempts": Delivery.attempts - 1}
         return self._settle(claimed, status=PENDING, lease_owner=None, lease_expires_at=None, last_error=_clip(error),
                             next_attempt_at=utcnow() + timedelta(seconds=delay_seconds), **refund)
+
+    def hand_back(self, claimed: Claimed) -> bool:
+        """A stopping worker (SIGTERM) returns its claim: due again at once for another worker, the attempt given
+        back; the generation stays bumped, so this worker's late writes are refused."""
+        return self._settle(claimed, status=PENDING, lease_owner=None, lease_expires_at=None,
+                            next_attempt_at=utcnow(), attempts=Delivery.attempts - 1,
+                            last_error="handed back by a stopping worker")
 
     def fail(self, claimed: Claimed, error: str) -> bool:
         return self._settle(claimed, status=FAILED, lease_owner=None, lease_expires_at=None,

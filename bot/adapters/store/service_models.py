@@ -26,8 +26,20 @@ class Delivery(Base):
     next_attempt_at: Mapped[datetime] = mapped_column(index=True)
     lease_owner: Mapped[str | None] = mapped_column(String(100))
     lease_expires_at: Mapped[datetime | None] = mapped_column()
+    # Bumped by every claim: a write is fenced by (owner, generation), so a worker whose lease was taken over
+    # cannot settle, or write its bench run's progress, after another claimed the delivery again.
+    lease_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     last_error: Mapped[str | None] = mapped_column(Text)
     finished_at: Mapped[datetime | None] = mapped_column()
+
+
+class Probe(Base):
+    """A row /readyz writes and commits, so a store that cannot take a write (a full disk) says not ready."""
+
+    __tablename__ = "probes"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    at: Mapped[datetime | None] = mapped_column()
 
 
 class Installation(Base):

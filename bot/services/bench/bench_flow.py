@@ -16,6 +16,7 @@ from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
+from bot.adapters.store.queue import LeaseLost
 from bot.adapters.templates import render
 from bot.core.config import RepoConfig
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
@@ -81,17 +82,20 @@ class BenchFlow:
             runner = self.make_runner(conf, repo.path, config)
         except UserError as exc:
             return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
-        # The longest quiet stretch of a run: the next side's build, its compile and warm-up, one timed pair.
-        quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
-        keep_alive(quiet)
+        # The worker's heartbeat keeps the lease however long the run; keep_alive raises LeaseLost once another
+        # worker took the delivery over, so this one stops between two samples.
+        keep_alive(0)
+        # The worker's lease fences every write of the run: once another worker took the delivery over (this one
+        # stalled past its lease), this one's progress and verdict are refused (LeaseLost) rather than mixed in.
+        fence = getattr(keep_alive, "fence", None)
         if not again:
-            bench_store.start_run(self.db, run_id, runner.name, runner.host)
+            bench_store.start_run(self.db, run_id, runner.name, runner.host, fence)
             run = bench_store.stored_run(self.db, run_id)
             self._show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
         def observe(sides) -> None:
-            keep_alive(quiet)
+            keep_alive(0)
             if bench_store.cancel_requested(self.db, run_id):
                 raise Cancelled()
             if again:
@@ -99,7 +103,7 @@ class BenchFlow:
             live = [s for s in sides if s.c]
             run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
             run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
-            bench_store.save_progress(self.db, run_id, run["progress"], run["result"])
+            bench_store.save_progress(self.db, run_id, run["progress"], run["result"], fence)
             if time.monotonic() - last_shown[0] >= self.comment_every:
                 last_shown[0] = time.monotonic()
                 self._show(run, tracker, target, config, record)
@@ -109,15 +113,15 @@ class BenchFlow:
                              observe=observe)
         except Cancelled:
             return self._finish(run, "cancelled", "cancelled on request while measuring", {}, tracker, target,
-                                config, record)
-        except TransientError:
-            raise  # the host is unreachable: the delivery is retried and the run stays where it was
+                                config, record, fence=fence)
+        except (TransientError, LeaseLost):
+            raise  # the host is unreachable, or another worker runs it now: the run stays where it was
         except UserError as exc:
-            return self._finish(run, "error", str(exc), {}, tracker, target, config, record)
+            return self._finish(run, "error", str(exc), {}, tracker, target, config, record, fence=fence)
         except Exception:
             # A bug, not the report's fault: the run must not stay "running" for ever; the worker logs it.
             self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
-                         tracker, target, config, record)
+                         tracker, target, config, record, fence=fence)
             raise
         if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
             outcome.mark_in_base(run["base"])
@@ -130,13 +134,13 @@ class BenchFlow:
             waiting = noise.waiting_text({"remeasure_at": due.isoformat()})
             outcome.message += f"; {waiting} ({words.REPLACES_TEXT})"
             self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
-                         outcome, remeasure_due=True)
+                         outcome, remeasure_due=True, fence=fence)
             raise TransientError(f"bench run {run_id}: {outcome.noisy}; verdict posted, {waiting} "
                                  f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
         if outcome.noisy is not None and tries:
             outcome.message += f" (busy in all {tries + 1} measurements)"
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
-                            outcome)
+                            outcome, fence=fence)
 
     def runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
         if name is not None:
@@ -158,8 +162,8 @@ class BenchFlow:
 
     def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
                 config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None,
-                remeasure_due: bool = False) -> dict:
-        bench_store.finish_run(self.db, run["id"], verdict, message, result)
+                remeasure_due: bool = False, fence=None) -> dict:
+        bench_store.finish_run(self.db, run["id"], verdict, message, result, fence)
         if not remeasure_due and (run.get("options") or {}).get("remeasure_at"):
             bench_store.set_options(self.db, run["id"], remeasure_at=None)  # this verdict replaced the noisy one
         if verdict == "cancelled" or run["purpose"] == GUARD:

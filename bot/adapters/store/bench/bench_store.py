@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import CursorResult, func, select, update
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo
+from bot.adapters.store.queue import LeaseLost
 from bot.adapters.store.service_models import BenchRun
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
@@ -41,25 +43,30 @@ def queue_run(db: Database, full_name: str, slug: str, *, base: str | None, head
         return run.id
 
 
-def start_run(db: Database, run_id: int, runner: str, host: str) -> None:
-    with db.session() as session:
-        run = session.get_one(BenchRun, run_id)
-        run.status, run.runner, run.host, run.started_at, run.message = RUNNING, runner, host, _now(), "running"
+def start_run(db: Database, run_id: int, runner: str, host: str, fence=None) -> None:
+    _fenced(db, run_id, fence, status=RUNNING, runner=runner, host=host, started_at=_now(), message="running")
 
 
-def save_progress(db: Database, run_id: int, progress: dict, partial: dict | None = None) -> None:
+def save_progress(db: Database, run_id: int, progress: dict, partial: dict | None = None, fence=None) -> None:
     """Where a running run is, and its samples so far (the live page and comment show them)."""
-    with db.session() as session:
-        run = session.get_one(BenchRun, run_id)
-        run.progress = progress
-        if partial is not None:
-            run.result = partial
+    _fenced(db, run_id, fence, progress=progress, **({} if partial is None else {"result": partial}))
 
 
-def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict) -> None:
+def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict, fence=None) -> None:
+    _fenced(db, run_id, fence, status=DONE, verdict=verdict, message=message, result=result, finished_at=_now())
+
+
+def _fenced(db: Database, run_id: int, fence, **values) -> None:
+    """Write the run only while `fence` holds (the queue's clause: its delivery's claim is still this worker's);
+    LeaseLost when it does not, so a worker whose run was taken over writes no progress or verdict over it."""
     with db.session() as session:
-        run = session.get_one(BenchRun, run_id)
-        run.status, run.verdict, run.message, run.result, run.finished_at = DONE, verdict, message, result, _now()
+        statement = update(BenchRun).where(BenchRun.id == run_id)
+        if fence is not None:
+            statement = statement.where(fence)
+        if cast(CursorResult[Any], session.execute(statement.values(**values))).rowcount != 1:
+            if fence is not None:
+                raise LeaseLost(f"bench run {run_id}: its delivery was taken over; this write is refused")
+            raise LookupError(f"no bench run {run_id}")
 
 
 def set_options(db: Database, run_id: int, **values) -> None:

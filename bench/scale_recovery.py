@@ -1,0 +1,121 @@
+"""Scale-out: throughput with 1, 3 and 8 `perfbot worker` processes, and how fast a dead or stopped worker's work
+is taken over.
+
+Run: .venv/bin/python bench/scale_recovery.py [--pushes 40] [--bench-runs 1] [--workers 1,3,8] [--lease 30]
+Needs PostgreSQL (./test.sh installs it) and gcc. A throwaway PostgreSQL server and the GitHub double are
+started here; `file://` remotes stand in for GitHub's git.
+
+Throughput: each round gets an empty database and its own repositories, and drains the same burst (a push per
+repository: fetch, sync, audit, mirror to an issue; and bench runs of the demo's C project), checked like
+tests/reading/test_scale.py (each delivery claimed once and done, each repository synced once, each bench run
+measured once, one issue per record).
+
+Recovery, with the lease the deployment uses (PERFBOT_LEASE_SECONDS, 30 by default) and a second worker (two
+threads) beside the first: the first is SIGKILLed in the middle of a long push, and of a bench run, and SIGTERMed in the
+middle of a push; the clock runs from the signal to the second worker's claim of that delivery (its generation 2).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.adapters.store.bench import bench_store
+from bot.adapters.store.engine import Database
+from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from tests.github_double import GitHubDouble
+from tests.postgres import PostgresServer
+from tests.reading import test_scale
+from tests.reading.test_scale import World, check_each_handled_once, make_burst, run_round, wait_for
+from tests.service.test_scale_out import Proc, push_repo, row
+
+
+def throughput(world: World, server: PostgresServer, workers: int, pushes: int, bench_runs: int) -> float:
+    tag = f"t{workers}"
+    world.db_url = server.create_database(f"scale_{tag}")
+    burst = make_burst(world, tag, pushes, bench_runs)
+    result = run_round(world, burst, workers, tag)
+    check_each_handled_once(world, burst, result)
+    return len(burst.deliveries) / result.seconds
+
+
+def recovery(world: World, server: PostgresServer, lease: float, how: str) -> float:
+    """Seconds from the first worker's signal to the second worker's claim of the delivery it held."""
+    world.db_url = server.create_database(f"recover_{how.replace('-', '_')}")
+    db = Database(world.db_url)
+    env = {"PERFBOT_LEASE_SECONDS": str(lease)}
+    try:
+        if how == "kill-bench":
+            test_scale.BENCH_SAMPLES = 30
+            burst = make_burst(world, "rb", 0, 1)
+            delivery, run_id = burst.deliveries[0], burst.bench_runs[0]
+            started = lambda: (bench_store.get_run(db, run_id)["progress"] or {}).get("taken", 0) >= 2  # noqa: E731
+        else:
+            name = f"team/{how}"
+            payload = push_repo(world, name, 16)
+            delivery = NewDelivery(f"{how}-push", "push", None, name, None, json.dumps(payload))
+            started = lambda: row(db, delivery.id).status == "running"  # noqa: E731
+        DeliveryQueue(db).enqueue(delivery)
+        first = Proc(world, f"{how}-first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1", **env).start()
+        wait_for(lambda: first.running() and started(), 600, "the first worker to be mid-job")
+        # Two general threads (and the comment lane): the scheduled reconcile, which waits for the repository the
+        # first worker holds, must not keep the second from claiming what is handed back.
+        second = Proc(world, f"{how}-second", "worker", "--workers", "3", **env).start()
+        wait_for(second.running, 120, "the second worker to start")
+        began = time.monotonic()
+        # The signal alone: the clock must not wait for the first process to exit.
+        first.process.send_signal(signal.SIGKILL if how.startswith("kill") else signal.SIGTERM)
+        wait_for(lambda: row(db, delivery.id).lease_generation >= 2, 10 * lease + 120, "the takeover", poll=0.05)
+        seconds = time.monotonic() - began
+        first.stop()
+        second.stop()
+        return seconds
+    finally:
+        db.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pushes", type=int, default=40, help="push deliveries, one repository each")
+    parser.add_argument("--bench-runs", type=int, default=1, help="queued bench runs, one C project each")
+    parser.add_argument("--workers", default="1,3,8", help="worker processes per round, comma-separated")
+    parser.add_argument("--lease", type=float, default=30.0, help="PERFBOT_LEASE_SECONDS for the recovery runs")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="perfbot-scale-"))
+    server = PostgresServer().start()
+    double = GitHubDouble().start()
+    rates: dict[int, float] = {}
+    recoveries: dict[str, float] = {}
+    try:
+        world = World(root, double, "")
+        for workers in (int(w) for w in args.workers.split(",") if w):  # --workers "": recovery alone
+            rates[workers] = throughput(world, server, workers, args.pushes, args.bench_runs)
+            print(f"  {workers} worker(s): {rates[workers]:.2f} deliveries/s", flush=True)
+        for how in ("kill-push", "term-push", "kill-bench"):
+            recoveries[how] = recovery(world, server, args.lease, how)
+            print(f"  {how}: taken over after {recoveries[how]:.1f} s", flush=True)
+        problems = double.problems()
+        if problems:
+            raise SystemExit("the GitHub double saw problems:\n" + "\n".join(problems))
+    finally:
+        double.stop()
+        server.stop()
+    size = args.pushes + args.bench_runs
+    if rates:
+        print(f"\n{size} deliveries ({args.pushes} pushes, {args.bench_runs} bench run(s)) on PostgreSQL")
+        print(f"{'workers':<8} {'throughput':>12} {'vs one':>8}")
+    for workers, rate in rates.items():
+        print(f"{workers:<8} {rate:>10.2f}/s {rate / rates[min(rates)]:>7.2f}x")
+    print(f"\nrecovery with a {args.lease:g} s lease (signal to the other worker's claim)")
+    for how, seconds in recoveries.items():
+        print(f"{how:<12} {seconds:>6.1f} s")
+
+
+if __name__ == "__main__":
+    main()
