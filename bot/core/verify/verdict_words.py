@@ -12,25 +12,25 @@ from dataclasses import dataclass, replace
 
 from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.stats import Interval
+from bot.core.verify.vocabulary import Purpose, Test, Verdict
 
-# The JSON `verdict` enum (docs/verification.md, "What the verdicts mean").
-REPRODUCED, NOT_REPRODUCED = "reproduced", "not_reproduced"
-FIXED, NOT_FIXED = "fixed", "not_fixed"
-SLOWER, WITHIN = "slower_than_reference", "within_reference"
-INCONCLUSIVE, MISMATCH, ERROR, CANCELLED = "inconclusive", "output_mismatch", "error", "cancelled"
-KEYS = (REPRODUCED, NOT_REPRODUCED, FIXED, NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE, MISMATCH, ERROR, CANCELLED)
+# The JSON `verdict` enum (docs/verification.md, "What the verdicts mean"), named here as callers know it.
+REPRODUCED, NOT_REPRODUCED, FIXED = Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.FIXED
+NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE = Verdict.NOT_FIXED, Verdict.SLOWER, Verdict.WITHIN, Verdict.INCONCLUSIVE
+MISMATCH, ERROR, CANCELLED = Verdict.MISMATCH, Verdict.ERROR, Verdict.CANCELLED
+KEYS = tuple(Verdict)
 
 # What a result means for the team, and so its colour. Only a fix that holds is green.
 GOOD, BAD, REAL, BOGUS, UNSURE, BROKEN = "good", "bad", "real", "bogus", "unsure", "broken"
 COLOURS = {GOOD: "0e8a16", BAD: "d93f0b", REAL: "e36209", BOGUS: "b60205", UNSURE: "fbca04", BROKEN: "cfd3d7"}
 ICONS = {GOOD: "✅", BAD: "❌", REAL: "🔶", BOGUS: "⛔", UNSURE: "❔", BROKEN: "⚠️"}
 STATUS = {GOOD: "success", BAD: "failure", REAL: "failure", BOGUS: "failure", UNSURE: "failure", BROKEN: "error"}
-CLAIM_PURPOSES = ("reproduce", "guard")
+CLAIM_PURPOSES = (Purpose.REPRODUCE, Purpose.GUARD)
 
 
 @dataclass(frozen=True)
 class Answer:
-    key: str  # one of KEYS
+    key: str  # a Verdict; the suite's answers have words of their own (no_regression, regression)
     text: str  # "reproduced", "within 1.5x of runtime@v1"
     tone: str  # GOOD | BAD | REAL | BOGUS | UNSURE | BROKEN
     note: str = ""  # "claimed 517x, measured 218x [138, 361]" when the claim is off in size
@@ -60,16 +60,16 @@ def answer(purpose: str, test: str | None, *, against: str = "C", factor: float 
     """
     if not test:
         return None
-    if test == "mismatch":
+    if test == Test.MISMATCH:
         return Answer(MISMATCH, "output mismatch", BAD)
-    if test in ("error", "cancelled"):
-        return Answer(test, test, BROKEN)
-    if test not in ("pass", "fail"):
+    if test in (Test.ERROR, Test.CANCELLED):
+        return Answer(Verdict(test), test, BROKEN)
+    if test not in (Test.PASS, Test.FAIL):
         return Answer(INCONCLUSIVE, "inconclusive", UNSURE)
-    held = test == "pass"  # the measured ratio meets the threshold: the gap is gone
-    if purpose == "fix":
+    held = test == Test.PASS  # the measured ratio meets the threshold: the gap is gone
+    if purpose == Purpose.FIX:
         return Answer(FIXED, "fixed", GOOD) if held else Answer(NOT_FIXED, "not fixed", BAD)
-    guard = purpose == "guard"
+    guard = purpose == Purpose.GUARD
     if against != "C":
         name = against.split(" (")[0]
         within = f"within {factor:g}x of {name}" if factor else f"within the allowed factor of {name}"
