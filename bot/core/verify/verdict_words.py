@@ -18,7 +18,7 @@ from bot.core.verify.vocabulary import Purpose, Test, Verdict
 REPRODUCED, NOT_REPRODUCED, FIXED = Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.FIXED
 NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE = Verdict.NOT_FIXED, Verdict.SLOWER, Verdict.WITHIN, Verdict.INCONCLUSIVE
 MISMATCH, ERROR, CANCELLED = Verdict.MISMATCH, Verdict.ERROR, Verdict.CANCELLED
-KEYS = tuple(Verdict)
+KEYS = tuple(v for v in Verdict if v not in (Verdict.NO_REGRESSION, Verdict.REGRESSION))
 
 # What a result means for the team, and so its colour. Only a fix that holds is green.
 GOOD, BAD, REAL, BOGUS, UNSURE, BROKEN = "good", "bad", "real", "bogus", "unsure", "broken"
@@ -30,7 +30,7 @@ CLAIM_PURPOSES = (Purpose.REPRODUCE, Purpose.GUARD)
 
 @dataclass(frozen=True)
 class Answer:
-    key: str  # a Verdict; the suite's answers have words of their own (no_regression, regression)
+    key: Verdict
     text: str  # "reproduced", "within 1.5x of runtime@v1"
     tone: str  # GOOD | BAD | REAL | BOGUS | UNSURE | BROKEN
     note: str = ""  # "claimed 517x, measured 218x [138, 361]" when the claim is off in size
@@ -134,7 +134,8 @@ def of_record(verdict: str | None, reproduced: str | None, default: str = "not v
 
 
 # The suite is asked whether the head slows anything else down.
-SUITE = {"pass": Answer("no_regression", "no regression", GOOD), "fail": Answer("regression", "regression", BAD),
+SUITE = {"pass": Answer(Verdict.NO_REGRESSION, "no regression", GOOD),
+         "fail": Answer(Verdict.REGRESSION, "regression", BAD),
          "inconclusive": Answer(INCONCLUSIVE, "inconclusive", UNSURE)}
 
 

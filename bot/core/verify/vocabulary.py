@@ -46,6 +46,8 @@ class Verdict(StrEnum):
     MISMATCH = "output_mismatch"
     ERROR = "error"
     CANCELLED = "cancelled"
+    NO_REGRESSION = "no_regression"  # the suite's answers: does the head slow anything else down?
+    REGRESSION = "regression"
 
 
 class Outcome(StrEnum):
