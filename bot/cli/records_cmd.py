@@ -11,13 +11,13 @@ from bot.adapters.store.bench.fix_store import fixes_for
 from bot.adapters.store.lead.standing_queries import all_standings
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.cli.common import db_option, open_database, reports_errors
-from bot.core.lead.campaign import tally
+from bot.core.lead.campaign import rank_key, tally
 from bot.core.lead.standing import Standing
 from bot.core.lead.wording import headline, ratio_text, said
 from bot.core.reports.records import BACKENDS, TRACKS
 from bot.core.verify import verdict_words as words
 
-STATES = ("open", "merged", "deleted")
+STATES = ("open", "regressed", "fixed", "closed", "merged", "deleted")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 
 
@@ -45,7 +45,8 @@ def list_command(states, track, backend, min_ratio, with_errors, full_name, sort
         standings = all_standings(db, full_name)
     rows = [_in_words(row, standings.get((row["repo"], row["slug"]))) for row in rows]
     if sort == "ratio":  # rankings use measured figures only: a record without one is listed after, by slug
-        measured = sorted((r for r in rows if r["measured"] is not None), key=lambda r: -r["measured"])
+        measured = sorted((r for r in rows if r["measured"] is not None),
+                          key=lambda r: rank_key(standings[(r["repo"], r["slug"])]))
         rows = measured + [r for r in rows if r["measured"] is None]
     for row in rows:
         row["last_run"] = _run_in_words(last.get((row["repo"], row["slug"])))

@@ -41,10 +41,14 @@ def ranking(standings: Iterable[Standing]) -> tuple[tuple[Standing, ...], tuple[
     """Live records with a measured figure, worst first within each kind of ratio; and those listed apart
     (never ranked by their claim), by slug."""
     live = [s for s in standings if s.live]
-    ranked = sorted((s for s in live if s.ranked_figure is not None),
-                    key=lambda s: (s.kind != "language/C", s.kind, -(s.ranked_figure or 0), s.slug))
+    ranked = sorted((s for s in live if s.ranked_figure is not None), key=rank_key)
     apart = sorted((s for s in live if s.ranked_figure is None), key=lambda s: (str(s.outcome), s.slug))
     return tuple(ranked), tuple(apart)
+
+
+def rank_key(s: Standing) -> tuple:
+    """The one order of every ranking: language/C first, then each other kind; worst measured figure on top."""
+    return s.kind != "language/C", s.kind, -(s.ranked_figure or 0), s.slug
 
 
 def act_first(standings: Iterable[Standing]) -> tuple[tuple[Standing, ...], tuple[Standing, ...],

@@ -164,6 +164,12 @@ class Digest:
         return ranking(self.standings)[0]
 
     @property
+    def ranked_by_kind(self) -> tuple[tuple[str, tuple[Standing, ...]], ...]:
+        """The ranking cut by kind of ratio, each kind in the ranking's own order."""
+        kinds = dict.fromkeys(s.kind for s in self.ranked)
+        return tuple((kind, tuple(s for s in self.ranked if s.kind == kind)) for kind in kinds)
+
+    @property
     def apart(self) -> tuple[Standing, ...]:
         return ranking(self.standings)[1]
 

@@ -19,6 +19,7 @@ from bot.adapters.store.service_models import (
     PendingMerge,
     RecordEvent,
 )
+from bot.core.lead.campaign import rank_key
 from bot.core.lead.standing import Standing
 from bot.core.verify.vocabulary import Outcome
 
@@ -91,7 +92,7 @@ def record_table(session: Session, query: TableQuery, standings: dict[tuple[str,
         rows.append({**record_summary(record, key), "id": record.id, "standing": standing})
     if query.sort == "measured":
         measured = [r for r in rows if r["standing"] and r["standing"].ranked_figure is not None]
-        measured.sort(key=lambda row: row["standing"].ranked_figure, reverse=query.order == "desc")
+        measured.sort(key=lambda row: rank_key(row["standing"]), reverse=query.order == "asc")
         rows = measured + [r for r in rows if not (r["standing"] and r["standing"].ranked_figure is not None)]
     return rows
 
