@@ -10,31 +10,34 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.bench.bench_store import save_run, set_record_result
+from bot.adapters.store.bench.bench_store import save_run, set_options, set_record_result
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify import verdict_words as words
 from bot.errors import TransientError, UserError
-from bot.services.bench.bench_flow import reproduction
+from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of
+from bot.services.bench.fix_flow import NOT_A_FIX, fix_refs
 from bot.services.bench.verify import verify
 
 # 0: what was asked holds (fixed; the claim reproduced), 1: it does not, or the run could not say, 3: inconclusive.
 EXIT = {words.FIXED: 0, words.REPRODUCED: 0, words.SLOWER: 0, words.INCONCLUSIVE: 3}
 
 
-def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str]:
-    """Without --head, a report's own fix branch against the default branch; else HEAD alone."""
-    default = repo.resolve(repo.default_ref())
+def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str, bool]:
+    """(base, head, the fix is in main). Without --head, the report's own fix: a branch or commit not merged yet
+    against the default branch, one already in main against its parent (its own gain); else HEAD alone."""
     if head is not None:
-        return (repo.resolve(base) if base else None), repo.resolve(head)
+        resolved = repo.resolve(head)
+        return (repo.resolve(base) if base else None), resolved, repo.is_ancestor(resolved,
+                                                                               repo.resolve(repo.default_ref()))
     fix = record.fix or ""
-    if fix not in ("", "inline", "unknown") and not branch_name_problem(fix):
+    if fix.lower() not in ("", *NOT_A_FIX) and not branch_name_problem(fix):
         try:
-            return (repo.resolve(base) if base else default), repo.resolve(fix)
+            return fix_refs(repo, fix, base)
         except GitError:
-            pass  # the fix branch is not in this clone: measure the default branch alone
-    return (repo.resolve(base) if base else None), default
+            pass  # the fix is not in this clone: measure the default branch alone
+    return (repo.resolve(base) if base else None), repo.resolve(repo.default_ref()), False
 
 
 @click.command("verify")
@@ -58,19 +61,15 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
         config = bench_config(repo, source)
         record = read_record(repo, slug, source.sha, reading=config.reading,
                              where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
-        base_sha, head_sha = _choose_refs(repo, record, base, head)
+        base_sha, head_sha, in_main = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         full_name = repo.full_name
+        # The service's choice of runner, word for word: by name, else by the report's backend.
+        runner_conf = BenchFlow.runner_conf(config, record, runner_name)
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
-    runner_conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
-                   else config.runner_for(record.backend or "c"))
-    if runner_conf is None:
-        raise click.UsageError("no runner "
-                               f"{'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
-                               f" in {source.describe()}")
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
     settings = settings_for(None)
     cache = settings.instance_dir / "bench" / runner_conf.name
@@ -98,10 +97,13 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
     with open_database(db_url) as db:
         run_id = save_run(db, full_name, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
+        if in_main and base_sha is not None:
+            set_options(db, run_id, in_main=True)  # the record then says "fixed in main since ..."
         if base_sha is not None:  # base against head: a fix's verdict; the head alone: whether the claim holds
             set_record_result(db, full_name, slug, verdict=outcome.verdict, verdict_run_id=run_id)
         else:
             set_record_result(db, full_name, slug, reproduced=reproduction(outcome.verdict, True))
+    _update_issue(repo_path, db_url, full_name, slug)
     if told is None:  # a finished run always has a verdict; say so rather than fail on it
         raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":
@@ -119,3 +121,25 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
                 click.echo(side.summary(words.text(said, side.decision)))
         click.echo(f"{told.text}: {outcome.message} (bench run {run_id})")
     raise SystemExit(EXIT.get(told.key, 1))
+
+
+def _update_issue(repo_path: str, db_url: str | None, full_name: str, slug: str) -> None:
+    """The record's issue says what this run found, as a run the service made would: its body is mirrored
+    again from the record's standing. Without a tracker to write to (no GitHub App, no local mode), it says so."""
+    from bot.app.runtime import Runtime
+
+    settings = settings_for(db_url)
+    if settings.local_mode:
+        settings = settings.__class__.from_env(database_url=db_url, local_repo=Path(repo_path).resolve())
+    try:
+        runtime = Runtime(settings)
+    except (UserError, TransientError, ValueError) as exc:
+        click.echo(f"the issue of {slug} is not updated: {exc}", err=True)
+        return
+    try:
+        summary = runtime.services.reports.mirror(full_name, None, {slug})
+        click.echo(f"the issue of {slug}: {dict(summary.counts)}", err=True)
+    except (UserError, TransientError) as exc:
+        click.echo(f"the issue of {slug} is not updated: {exc}", err=True)
+    finally:
+        runtime.db.dispose()

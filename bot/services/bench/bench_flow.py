@@ -123,7 +123,10 @@ class BenchFlow:
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome)
 
-    def runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
+    @staticmethod
+    def runner_conf(config: RepoConfig, record: PerfIssue, name: str | None = None):
+        """The runner a report is measured on: the one named, else the first whose labels hold its backend (the
+        CLI's `perfbot verify` asks here too)."""
         if name is not None:
             conf = next((r for r in config.runners if r.name == name), None)
             if conf is None:

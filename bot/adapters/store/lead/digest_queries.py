@@ -93,4 +93,5 @@ def run_fact(run: BenchRun, slug: str) -> RunFact:
                    run.finished_at, sides, suite.get("verdict") if isinstance(suite, dict) else None,
                    scaling_fact(head_scaling(result)), run.head_sha, run.base_sha, measure,
                    (gain["low"], gain["point"], gain["high"]) if isinstance(gain, dict) else None,
-                   bool(result.get("already_in_base") or result.get("in_main")), bool(result.get("noisy")))
+                   bool(result.get("already_in_base") or result.get("in_main") or (run.options or {}).get("in_main")),
+                   bool(result.get("noisy")))
