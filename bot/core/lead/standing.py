@@ -190,6 +190,8 @@ def _checked(record: RecordFact, claim: Claim, run: RunFact | None, side: SidePo
     figure = _figure(record, side, run.measure)
     if figure is None:
         return Outcome.UNMEASURED
+    if side is not None and side.side == "base" and not side.decision:
+        return Outcome.INCONCLUSIVE  # a fix's base without its own test: the fix's verdict is not the claim's
     if test == Test.PASS:
         return Outcome.NOT_REPRODUCED
     if test != Test.FAIL:
