@@ -103,7 +103,9 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
             set_record_result(db, full_name, slug, verdict=outcome.verdict, verdict_run_id=run_id)
         else:
             set_record_result(db, full_name, slug, reproduced=reproduction(outcome.verdict, True))
-    _update_issue(repo_path, db_url, full_name, slug)
+    issue = _update_issue(repo_path, db_url, full_name, slug)
+    if fmt != "json":
+        click.echo(issue, err=True)
     if told is None:  # a finished run always has a verdict; say so rather than fail on it
         raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":
@@ -113,7 +115,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
                                                       "threshold": config.seq_threshold,
                                                       "min_samples": config.min_samples,
                                                       "max_samples": config.max_samples}, **outcome.as_dict(),
-                                "verdict": told.key, "verdict_text": told.said}, indent=2))
+                                "verdict": told.key, "verdict_text": told.said, "issue": issue}, indent=2))
     else:
         for side in outcome.sides:
             if side.interval:
@@ -123,9 +125,10 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
     raise SystemExit(EXIT.get(told.key, 1))
 
 
-def _update_issue(repo_path: str, db_url: str | None, full_name: str, slug: str) -> None:
-    """The record's issue says what this run found, as a run the service made would: its body is mirrored
-    again from the record's standing. Without a tracker to write to (no GitHub App, no local mode), it says so."""
+def _update_issue(repo_path: str, db_url: str | None, full_name: str, slug: str) -> str:
+    """The record's issue says what this run found, as after a run the service made: its body and labels are
+    mirrored again from the record's standing. Without a tracker to write to (no GitHub App, no local mode), the
+    answer says why."""
     from bot.app.runtime import Runtime
 
     settings = settings_for(db_url)
@@ -134,12 +137,12 @@ def _update_issue(repo_path: str, db_url: str | None, full_name: str, slug: str)
     try:
         runtime = Runtime(settings)
     except (UserError, TransientError, ValueError) as exc:
-        click.echo(f"the issue of {slug} is not updated: {exc}", err=True)
-        return
+        return f"the issue of {slug} is not updated: {exc}"
     try:
         summary = runtime.services.reports.mirror(full_name, None, {slug})
-        click.echo(f"the issue of {slug}: {dict(summary.counts)}", err=True)
     except (UserError, TransientError) as exc:
-        click.echo(f"the issue of {slug} is not updated: {exc}", err=True)
+        return f"the issue of {slug} is not updated: {exc}"
     finally:
         runtime.db.dispose()
+    said = ", ".join(f"{what} {n}" for what, n in sorted(summary.counts.items()))
+    return f"the issue of {slug} is in step with what was measured ({said or 'nothing to write'})"

@@ -72,7 +72,7 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     assert "**Gain of the fix**: program " in pr_comments[0]
     assert len(pr_comments) == 1 and "```mermaid" in pr_comments[0] and "| head |" in pr_comments[0]
     assert "perfbot verification of `perf_boxed_sum`: fixed" in pr_comments[0]
-    assert "has fix" in labels and "verified: fixed" in labels
+    assert "has fix" in labels and "outcome: fixed" in labels
     # The same words on the dashboard and in the digest; before the merge the fix only passes on its branch.
     page = make_client(database, tmp_path).get(f"/dashboard/runs/{run['id']}").get_data(as_text=True)
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed' in page
