@@ -79,6 +79,7 @@ def said(s: Standing) -> str:
         where = "in main" if fix.merged else "on its branch, not merged"
         parts.append(f"fix {fix.ref} {where}")
         parts.append(f"was {s.measured.figure.text()}" if s.measured and not fix.merged else "")
+        parts.append(f"the claim was overstated: {claimed}" if s.overstated else "")
     elif s.outcome in (Outcome.MISMATCH, Outcome.UNMEASURED):
         parts.append(f"{claimed}, not measured" if claimed else "not measured")
     elif s.measured:
