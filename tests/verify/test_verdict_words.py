@@ -36,6 +36,15 @@ def test_only_a_fix_that_holds_is_green():
     assert greens == {"outcome: fixed", "outcome: fixed in main"}  # a record's label: only a fix that holds
 
 
+def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothing():
+    faster = run("fix", "fail")
+    faster["result"]["gain"] = {"low": 1.21, "point": 1.43, "high": 1.49}
+    nothing = run("fix", "fail")
+    nothing["result"]["gain"] = {"low": 0.95, "point": 1.02, "high": 1.1}
+    assert (words.of_run(faster).text, words.of_run(faster).tone) == ("faster but not fixed", words.UNSURE)
+    assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
+
+
 def test_a_reference_claim_is_told_against_its_reference():
     slower = words.answer("reproduce", "fail", against="runtime@v1 (0123456789ab)", factor=1.2)
     within = words.answer("reproduce", "pass", against="runtime@v1 (0123456789ab)", factor=1.2)

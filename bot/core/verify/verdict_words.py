@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.stats import Interval
-from bot.core.verify.vocabulary import Purpose, Test, Verdict
+from bot.core.verify.vocabulary import Outcome, Purpose, Test, Verdict
 
 # The JSON `verdict` enum (docs/verification.md, "What the verdicts mean"), named here as callers know it.
 REPRODUCED, NOT_REPRODUCED, FIXED = Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.FIXED
@@ -93,6 +93,10 @@ def of_run(run: dict) -> Answer | None:
     sides = result.get("sides") or [{}]
     found = answer(run.get("purpose") or "fix", run.get("verdict"), against=sides[-1].get("against") or "C",
                    factor=sides[-1].get("factor"))
+    gain = result.get("gain") or {}
+    if found is not None and found.key == NOT_FIXED and (gain.get("low") or 0) > 1:
+        # faster, not enough: never the same words (or colour) as a fix that did nothing (core/lead/wording.py)
+        found = Answer(NOT_FIXED, str(Outcome.FASTER_NOT_FIXED), UNSURE)
     claim = result.get("claim") or {}
     if found is None or not claim.get("off") or found.key in (MISMATCH, ERROR, CANCELLED):
         return found
