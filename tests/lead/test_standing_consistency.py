@@ -210,6 +210,8 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
             real = "not known" if s.checked.real is None else "yes" if s.checked.real else "no"
             assert row.split(" | ")[1] == real
             assert row.split(" | ")[6] == ("yes" if s.fixed_in_main else "no")
+            assert row.split(" | ")[5].endswith("(in main)" if s.fix and s.fix.merged else
+                                                "(not merged)" if s.fix else "none")
     digest_ranked = re.findall(r"^\| \d+ \| `(perf_r\d+)` \|", digest, re.M)
     assert digest_ranked == [s.slug for s in ranked]
     assert not re.search(r"^## .*\(0\)$", digest, re.M)  # an empty section is dropped, never shown empty

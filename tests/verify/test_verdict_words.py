@@ -45,6 +45,11 @@ def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothin
     assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
 
 
+def test_a_par_claim_is_told_in_the_claim_words_not_as_a_reference():
+    assert words.answer("reproduce", "pass", against="2 threads").text == "not reproduced"
+    assert words.answer("reproduce", "fail", against="8 threads").text == "reproduced"
+
+
 def test_a_reference_claim_is_told_against_its_reference():
     slower = words.answer("reproduce", "fail", against="runtime@v1 (0123456789ab)", factor=1.2)
     within = words.answer("reproduce", "pass", against="runtime@v1 (0123456789ab)", factor=1.2)

@@ -70,13 +70,19 @@ def answer(purpose: str, test: str | None, *, against: str = "C", factor: float 
     if purpose == Purpose.FIX:
         return Answer(FIXED, "fixed", GOOD) if held else Answer(NOT_FIXED, "not fixed", BAD)
     guard = purpose == Purpose.GUARD
-    if against != "C":
+    if against != "C" and not _threads(against):  # a par side is "against" its thread count, not a reference
         name = against.split(" (")[0]
         within = f"within {factor:g}x of {name}" if factor else f"within the allowed factor of {name}"
         return (Answer(WITHIN, within, GOOD if guard else BOGUS) if held
                 else Answer(SLOWER, f"slower than {name}", BAD if guard else REAL))
     return (Answer(NOT_REPRODUCED, "not reproduced", GOOD if guard else BOGUS) if held
             else Answer(REPRODUCED, "reproduced", BAD if guard else REAL))
+
+
+def _threads(against: str) -> bool:
+    """'8 threads', '1 thread': what a par run measures its speedup at."""
+    words = against.split()
+    return len(words) == 2 and words[0].isdigit() and words[1] in ("thread", "threads")
 
 
 def of_side(purpose: str, label: str, decision: str | None, against: str = "C",
