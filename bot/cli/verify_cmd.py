@@ -10,12 +10,13 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.bench.bench_store import save_run, set_options, set_record_result
+from bot.adapters.store.bench.bench_store import save_run, set_options
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify import verdict_words as words
+from bot.core.verify.vocabulary import Purpose
 from bot.errors import TransientError, UserError
-from bot.services.bench.bench_flow import BenchFlow, reproduction
+from bot.services.bench.bench_flow import BenchFlow, record_result
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of
 from bot.services.bench.fix_flow import NOT_A_FIX, fix_refs
 from bot.services.bench.verify import verify
@@ -93,16 +94,13 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, f
             bar.__exit__(None, None, None)
     if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
-    purpose = "fix" if base_sha else "reproduce"
+    purpose = Purpose.FIX if base_sha else Purpose.REPRODUCE
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
     with open_database(db_url) as db:
         run_id = save_run(db, full_name, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
         if in_main and base_sha is not None:
             set_options(db, run_id, in_main=True)  # the record then says "fixed in main since ..."
-        if base_sha is not None:  # base against head: a fix's verdict; the head alone: whether the claim holds
-            set_record_result(db, full_name, slug, verdict=outcome.verdict, verdict_run_id=run_id)
-        else:
-            set_record_result(db, full_name, slug, reproduced=reproduction(outcome.verdict, True))
+        record_result(db, full_name, slug, purpose, run_id, outcome.verdict, True)  # as a service run does
     issue = _update_issue(repo_path, db_url, full_name, slug)
     if fmt != "json":
         click.echo(issue, err=True)
