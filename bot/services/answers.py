@@ -6,7 +6,10 @@ from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.bench.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
+from bot.adapters.store.lead.standing_queries import repo_standings
 from bot.adapters.templates import render
+from bot.core.lead import wording
+from bot.core.tracker.untrusted import cell
 from bot.core.verify import bench_view
 from bot.core.verify import verdict_words as words
 
@@ -74,4 +77,6 @@ class Answers:
                 if runs else "")
         fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name,
                                                                                              slug)) or "none"
-        return f"`{slug}`: {state}; {words.of_record(verdict, reproduced)}; fixes {fixes}{last}"
+        found = repo_standings(self.db, full_name).get(slug)  # the words of every other view
+        said = cell(wording.said(found)) if found else words.of_record(verdict, reproduced)
+        return f"`{slug}`: {state}; {said}; fixes {fixes}{last}"
