@@ -84,9 +84,9 @@ def claim_measures(session, repo_id: int) -> dict[int, str]:
 def run_fact(run: BenchRun, slug: str) -> RunFact:
     """A stored run as the core reads it: its sides' intervals, its fix's own gain, and where its head is."""
     result = run.result or {}
-    decisions = [side.get("decision") for side in result.get("sides") or []]
-    sides = tuple(SidePoint(row.side, row.point, row.low, row.high, decision)
-                  for row, decision in zip(side_rows(result), decisions, strict=False))
+    raw = result.get("sides") or []  # each side by its own name (base, head), whatever input it measured
+    sides = tuple(SidePoint(side.get("side", "?"), row.point, row.low, row.high, side.get("decision"))
+                  for row, side in zip(side_rows(result), raw, strict=False))
     suite, gain = result.get("suite"), result.get("gain")
     measure = next((side.get("measure") for side in result.get("sides") or [] if side.get("measure")), None)
     return RunFact(run.id, slug, run.runner, run.purpose, run.status, run.verdict, run.pr_number, run.created_at,
