@@ -86,7 +86,8 @@ def _sides_chart(groups: tuple, title: str, y_label: str) -> str:
 
     with _lock:
         bars = [(side, name, values) for side, programs in groups for name, values in programs]
-        figure = _figure(max(3.6, 1.1 * len(bars) + 1.4), 3.0)
+        width = max(3.6, 1.4 * len(bars) + 1.4)
+        figure = _figure(width, 3.0)
         axes = figure.add_subplot()
         medians = [statistics.median(values) for *_, values in bars]
         lows = [m - values[0] for m, (*_, values) in zip(medians, bars, strict=True)]
@@ -97,14 +98,19 @@ def _sides_chart(groups: tuple, title: str, y_label: str) -> str:
                          error_kw={"elinewidth": 1, "ecolor": "#333333"})
         positive = [v for *_, values in bars for v in values if v > 0]
         if positive and max(positive) / min(positive) > 20:
+            from matplotlib.ticker import FuncFormatter
+
             axes.set_yscale("log")
+            plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.3, not 3 x 10^-1
+            axes.yaxis.set_major_formatter(plain)
+            axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
         else:
             axes.set_ylim(bottom=0)
             axes.ticklabel_format(axis="y", style="plain", useOffset=False)  # 1200000, not 1.2 + 1e6
         axes.bar_label(shown, labels=[f"{m:.4g}" for m in medians], fontsize=7, padding=2)
         axes.set_xticks(range(len(bars)), [_plain(f"{side}\n{name}") for side, name, _ in bars], fontsize=8)
         axes.set_ylabel(_plain(f"median {y_label}; whisker: lowest to highest"), fontsize=9)
-        _title(axes, title, max(3.6, 1.1 * len(bars) + 1.4))
+        _title(axes, title, width)
         _style(axes)
         return _svg(figure, title or "sides", f"sides {title} {y_label} {groups!r}")
 

@@ -112,10 +112,9 @@ def run_chart(run: dict, threads: int | None = None) -> Markup:
 
 
 def side_name(side: dict) -> str:
-    """'base 1a2b3c4', and the input when a report measures several: two bars never read just 'head'."""
-    label = bench_view.side_label(side | {"side": side.get("side", "?")})
-    return label.replace(" (", f" {short(side.get('sha'))[:7]} (", 1) if "(" in label else \
-        f"{label} {short(side.get('sha'))[:7]}"
+    """'base', 'head', or 'head (6000000)' when a report measures several inputs: two bars never read just 'head'
+    (each side's commit is in the table beside the chart)."""
+    return bench_view.side_label(side | {"side": side.get("side", "?")})
 
 
 def scaling(run: dict) -> dict:
@@ -145,7 +144,8 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
                           "pairs": pairs,
                           "output": side.get("output") or ""})
     first_name, second_name = _names(result, threads)
-    return {"first": first_name, "second": second_name, "ratio": "speedup" if par else "language/C", "sides": sides,
+    ratio_name = bench_view.column_names(result, threads)[2].split(" [")[0]
+    return {"first": first_name, "second": second_name, "ratio": "speedup" if par else ratio_name, "sides": sides,
             "rows": [row for row in bench_view.side_rows(result, run.get("purpose") or "fix") if row.samples],
             "columns": bench_view.column_names(result, threads), "unit": result_unit(result)}
 
