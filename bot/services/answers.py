@@ -71,12 +71,12 @@ class Answers:
         standing = record_standing(self.db, full_name, slug)
         if standing is None:
             return f"`{slug}`: no such report here"
-        state, verdict, reproduced = standing
+        state = standing[0]
         runs = bench_store.runs_for(self.db, slug, limit=1, full_name=full_name)
         last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
                 if runs else "")
         fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name,
                                                                                              slug)) or "none"
         found = repo_standings(self.db, full_name).get(slug)  # the words of every other view
-        said = cell(wording.said(found)) if found else words.of_record(verdict, reproduced)
+        said = cell(wording.said(found)) if found else "not measured"
         return f"`{slug}`: {state}; {said}; fixes {fixes}{last}"

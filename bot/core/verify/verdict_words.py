@@ -114,19 +114,6 @@ def claim_text(claim: dict) -> str:
     return ClaimSize(claim["claimed"], Interval(m["low"], m["point"], m["high"]), True).text()
 
 
-# records.reproduced keeps the claim check's words; these are the ones from before `output mismatch`.
-_CLAIM_WORDS = {"reproduced": (REPRODUCED, REAL), "not reproduced": (NOT_REPRODUCED, BOGUS),
-                "inconclusive": (INCONCLUSIVE, UNSURE), "mismatch": (MISMATCH, BAD), "error": (ERROR, BROKEN)}
-
-
-def of_claim(reproduced: str | None) -> Answer | None:
-    """What the record's last claim check found (records.reproduced)."""
-    if reproduced not in _CLAIM_WORDS:
-        return None
-    key, tone = _CLAIM_WORDS[reproduced]
-    return Answer(key, "output mismatch" if key == MISMATCH else reproduced, tone)
-
-
 def of_fix(verdict: str | None) -> Answer | None:
     """The record's latest fix verdict (records.verdict)."""
     return answer("fix", verdict)
@@ -134,13 +121,6 @@ def of_fix(verdict: str | None) -> Answer | None:
 
 def text(answer_: Answer | None, default: str = "-") -> str:
     return answer_.text if answer_ else default
-
-
-def of_record(verdict: str | None, reproduced: str | None, default: str = "not verified") -> str:
-    """A record's fix verdict and claim check as one phrase: "fixed, claim reproduced"."""
-    fix, claim = of_fix(verdict), of_claim(reproduced)
-    parts = ([fix.text] if fix else []) + ([f"claim {claim.text}"] if claim else [])
-    return ", ".join(parts) or default
 
 
 # The suite is asked whether the head slows anything else down.
