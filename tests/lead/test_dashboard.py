@@ -435,3 +435,21 @@ def test_a_run_page_says_what_was_measured_in_every_table_and_chart(tmp_path):
 
 def sweep_of(side: dict, count: int) -> list[float]:
     return side["sweep"]["seconds"][str(count)]
+
+
+def test_a_pair_judged_again_alike_is_one_row_on_the_record_page(tmp_path):
+    from bot.adapters.store.service_models import LlmAnswer
+    from tests.lead.test_dashboard_data import T0
+
+    db = Database(f"sqlite:///{tmp_path / 'again.sqlite3'}")
+    ids = seed(db)
+    with db.session() as session:  # the same two texts judged the same way again, asked from the other side
+        session.add(LlmAnswer(kind="dedup", content_hash=f"{0:064d}", partner_hash=f"{3:064d}", model="offline",
+                              prompt_version="v1", slug="perf_boxed_sum", partner_slug="perf_float_boxing",
+                              answer={"verdict": "overlaps", "confidence": 0.35,
+                                      "reasons": ["reproduction code of the same shape (MinHash Jaccard 0.48)"]},
+                              created_at=T0 + timedelta(hours=1)))
+    page = make_client(db, tmp_path).get(f"/dashboard/records/{ids['perf_float_boxing']}").get_data(as_text=True)
+    dedup = page[page.index('id="dedup"'):page.index('id="history"')]
+    assert dedup.count('class="badge overlaps"') == 1
+    db.dispose()

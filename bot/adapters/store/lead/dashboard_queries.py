@@ -156,14 +156,18 @@ def _verdicts(session: Session, slugs: list[str], current_hash: str | None) -> l
     """Verdicts naming this report on either side, newest first; `current` when made on today's content."""
     pairs = pair_verdicts(session, or_(LlmAnswer.slug.in_(slugs), LlmAnswer.partner_slug.in_(slugs)),
                           newest_first=True, limit=50)
-    verdicts = []
+    verdicts, seen = [], set()
     for pair in pairs:
         mine_new = pair.new_slug in slugs
         judged = pair.new_hash if mine_new else pair.old_hash
         v = pair.verdict
-        verdicts.append({"partner": pair.old_slug if mine_new else pair.new_slug, "kind": v.kind,
-                         "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons),
-                         "at": pair.at, "current": current_hash is not None and judged == current_hash})
+        row = {"partner": pair.old_slug if mine_new else pair.new_slug, "kind": v.kind,
+               "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons),
+               "at": pair.at, "current": current_hash is not None and judged == current_hash}
+        said = (row["partner"], row["kind"], row["confidence"], row["reviewer"], row["current"])
+        if said not in seen:  # the same pair judged the same way again (either side asked): one row, the newest
+            seen.add(said)
+            verdicts.append(row)
     return verdicts
 
 
