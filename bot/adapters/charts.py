@@ -9,6 +9,8 @@ import threading
 from collections.abc import Sequence
 from functools import lru_cache
 
+from bot.core.verify.claim_size import number
+
 # Colour-blind-safe pairs (Okabe-Ito): the language / one thread, then C / N threads.
 FIRST, SECOND, ACCENT, MUTED = "#d55e00", "#0072b2", "#009e73", "#999999"
 # matplotlib's text and font caches are process-wide; one figure at a time keeps a threaded server safe.
@@ -20,8 +22,8 @@ _IDS = re.compile(r'(\bid="|xlink:href="#|url\(#)([^")]+)')
 
 
 def times(value: float) -> str:
-    """A ratio as people read it: 63.6x, 9.80x, 1.14x, 120x."""
-    return f"{value:.0f}x" if value >= 100 else f"{value:.1f}x" if value >= 10 else f"{value:.2f}x"
+    """A ratio as every page writes it (one rounding rule: core/verify/claim_size.number): 218x, 9.2x, 1.43x."""
+    return f"{number(value)}x"
 
 
 def _figure(width: float, height: float):
@@ -65,72 +67,96 @@ def _attribute(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def samples_chart(sides: Sequence[tuple[str, Sequence[float], Sequence[float]]], names: tuple[str, str],
-                  title: str = "", *, y_label: str) -> str:
-    """One panel per side (base, head): each sample pair's values for the two programs, in the order taken.
-    `y_label` names what was measured (core/verify/units.py): seconds, instructions, a runtime's count."""
-    frozen = tuple((side, tuple(map(float, a)), tuple(map(float, b))) for side, a, b in sides)
-    return _samples_chart(frozen, tuple(names), title, y_label) if frozen else ""
+def sides_chart(groups: Sequence[tuple[str, Sequence[tuple[str, Sequence[float]]]]], title: str = "", *,
+                y_label: str) -> str:
+    """Every program of every side on one axis: the median as a bar, the spread of its samples (lowest to
+    highest) as a whisker. Base against head, or the language against C, read on one scale; a log scale once
+    the values span more than 20x, so a 40x gain shows as plainly as a 1.2x one. `groups` is (side, [(program,
+    samples), ...]); `y_label` names what was measured (core/verify/units.py)."""
+    frozen = tuple((side, tuple((name, tuple(sorted(map(float, values)))) for name, values in programs if values))
+                   for side, programs in groups)
+    frozen = tuple((side, programs) for side, programs in frozen if programs)
+    return _sides_chart(frozen, title, y_label) if frozen else ""
 
 
 @lru_cache(maxsize=256)
-def _samples_chart(sides: tuple, names: tuple[str, str], title: str, y_label: str) -> str:
+def _sides_chart(groups: tuple, title: str, y_label: str) -> str:
     # Cached by the numbers themselves: a finished run's samples never change, a running run's grow.
+    import statistics
+
     with _lock:
-        figure = _figure(4.2 * len(sides) + 0.6, 2.9)
-        panels = figure.subplots(1, len(sides), squeeze=False)[0]
-        for axes, (side, first, second) in zip(panels, sides, strict=True):
-            for values, colour, marker, name in ((first, FIRST, "o", names[0]), (second, SECOND, "s", names[1])):
-                axes.plot(range(1, len(values) + 1), values, color=colour, marker=marker, markersize=3.5,
-                          linewidth=1.2, label=_plain(name))
-            axes.set_title(_plain(side), fontsize=10, loc="left")
-            axes.set_xlabel("sample pair", fontsize=9)
+        bars = [(side, name, values) for side, programs in groups for name, values in programs]
+        width = max(3.6, 1.4 * len(bars) + 1.4)
+        figure = _figure(width, 3.0)
+        axes = figure.add_subplot()
+        medians = [statistics.median(values) for *_, values in bars]
+        lows = [m - values[0] for m, (*_, values) in zip(medians, bars, strict=True)]
+        highs = [values[-1] - m for m, (*_, values) in zip(medians, bars, strict=True)]
+        names = sorted({name for _, name, _ in bars}, key=[name for _, name, _ in bars].index)
+        colours = [(FIRST, SECOND, ACCENT, MUTED)[names.index(name) % 4] for _, name, _ in bars]
+        shown = axes.bar(range(len(bars)), medians, yerr=[lows, highs], color=colours, width=0.6, capsize=3,
+                         error_kw={"elinewidth": 1, "ecolor": "#333333"})
+        positive = [v for *_, values in bars for v in values if v > 0]
+        if positive and max(positive) / min(positive) > 20:
+            from matplotlib.ticker import FuncFormatter
+
+            axes.set_yscale("log")
+            plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.3, not 3 x 10^-1
+            axes.yaxis.set_major_formatter(plain)
+            axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
+        else:
             axes.set_ylim(bottom=0)
-            axes.ticklabel_format(axis="y", style="plain", useOffset=False)  # a count reads 1200000, not 1.2 + 1e6
-            axes.xaxis.get_major_locator().set_params(integer=True)
-            _style(axes)
-        panels[0].set_ylabel(_plain(y_label), fontsize=9)
-        figure.legend(*panels[0].get_legend_handles_labels(), loc="outside upper right", ncols=2, fontsize=8,
-                      frameon=False)
-        return _svg(figure, title or "samples", f"samples {title} {y_label} {sides!r}")
+            axes.ticklabel_format(axis="y", style="plain", useOffset=False)  # 1200000, not 1.2 + 1e6
+        axes.bar_label(shown, labels=[f"{m:.4g}" for m in medians], fontsize=7, padding=2)
+        axes.set_xticks(range(len(bars)), [_plain(f"{side}\n{name}") for side, name, _ in bars], fontsize=8)
+        axes.set_ylabel(_plain(f"median {y_label}; whisker: lowest to highest"), fontsize=9)
+        _title(axes, title, width)
+        _style(axes)
+        return _svg(figure, title or "sides", f"sides {title} {y_label} {groups!r}")
 
 
-def ratio_chart(labels: Sequence[str], ratios: Sequence[float], threshold: float = 2.0, title: str = "",
-                measured: Sequence[bool] = ()) -> str:
-    """Horizontal bars of language/C ratios, worst on top, with the near-C threshold as a dashed line. With
-    `measured`, a bar the bench measured is solid and one only claimed is hatched, each labelled which it is."""
+def ratio_chart(labels: Sequence[str], ratios: Sequence[tuple[float | None, float, float | None]],
+                threshold: float = 2.0, title: str = "", x_label: str = "measured ratio") -> str:
+    """Horizontal bars of measured ratios with their 95% intervals, worst on top, on a log axis (0.02x and 1000x
+    both readable), the near-C threshold dashed. Only measured figures reach it: a claim is never drawn."""
     if not labels:
         return ""
-    return _ratio_chart(tuple(labels), tuple(float(r) for r in ratios), float(threshold), title,
-                        tuple(bool(m) for m in measured))
+    return _ratio_chart(tuple(labels), tuple((lo, float(pt), hi) for lo, pt, hi in ratios), float(threshold), title,
+                        x_label)
 
 
 @lru_cache(maxsize=64)
-def _ratio_chart(labels: tuple[str, ...], ratios: tuple[float, ...], threshold: float, title: str,
-                 measured: tuple[bool, ...]) -> str:
+def _ratio_chart(labels: tuple[str, ...], ratios: tuple, threshold: float, title: str, x_label: str) -> str:
     with _lock:
-        figure = _figure(5.6, 0.3 * len(labels) + 1.3)
+        figure = _figure(5.8, 0.32 * len(labels) + 1.4)
         axes = figure.add_subplot()
-        rows = range(len(labels))[::-1]
-        colours = [FIRST if ratio > threshold else ACCENT for ratio in ratios]
-        bars = axes.barh(list(rows), ratios, color=colours, height=0.6)
-        texts = [times(r) for r in ratios]
-        if measured:
-            for bar, was in zip(bars, measured, strict=False):
-                if not was:
-                    bar.set(facecolor="white", edgecolor=bar.get_facecolor(), hatch="////", linewidth=1)
-            texts = [f"{t} {'measured' if was else 'claimed'}" for t, was in zip(texts, measured, strict=False)]
-        axes.bar_label(bars, labels=texts, fontsize=8, padding=2)
-        axes.set_yticks(list(rows), [_plain(label) for label in labels])
+        rows = list(range(len(labels)))[::-1]
+        points = [pt for _, pt, _ in ratios]
+        colours = [FIRST if pt > threshold else ACCENT for pt in points]
+        low = [pt - (lo if lo is not None else pt) for lo, pt, _ in ratios]
+        high = [(hi if hi is not None else pt) - pt for _, pt, hi in ratios]
+        axes.set_xscale("log")
+        bars = axes.barh(rows, points, color=colours, height=0.6, xerr=[low, high], capsize=2,
+                         error_kw={"elinewidth": 1, "ecolor": "#333333"})
+        axes.bar_label(bars, labels=[times(pt) for pt in points], fontsize=8, padding=4)
+        axes.set_yticks(rows, [_plain(label) for label in labels])
         axes.axvline(threshold, color=MUTED, linestyle="--", linewidth=1)
-        axes.set_xlim(0, max((*ratios, threshold)) * (1.45 if measured else 1.18))
-        axes.set_xlabel(f"language / C (x); dashed: {times(threshold)}", fontsize=9)
+        values = [v for lo, pt, hi in ratios for v in (lo, pt, hi) if v]
+        axes.set_xlim(min(0.5, min(values) / 2, threshold / 2), max(2 * threshold, max(values) * 4))
+        axes.xaxis.set_major_formatter(_times_formatter())
+        axes.set_xlabel(_plain(f"{x_label} (x, log scale); dashed: {times(threshold)}"), fontsize=9)
         if title:
             axes.set_title(_plain(title), fontsize=10, loc="left")
         _style(axes)
         axes.grid(axis="y", visible=False)
         axes.grid(axis="x", color="#e5e5e5", linewidth=0.8)
-        return _svg(figure, title or "ratios", f"ratios {title} {labels!r} {ratios!r} {threshold} {measured!r}")
+        return _svg(figure, title or "ratios", f"ratios {title} {labels!r} {ratios!r} {threshold} {x_label}")
+
+
+def _times_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: times(value) if value > 0 else "")
 
 
 def scaling_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float, float, float]]]], claimed: int | None = None,

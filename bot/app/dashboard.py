@@ -10,8 +10,11 @@ from bot.adapters.charts import ratio_chart
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
 from bot.adapters.store.lead import digest_store
+from bot.adapters.store.lead.standing_queries import all_standings
 from bot.app import dashboard_auth
 from bot.app import dashboard_render as render
+from bot.core.lead import wording
+from bot.core.lead.campaign import ranking, tally
 from bot.core.verify import verdict_words as words
 
 PREFIX = "/dashboard"
@@ -47,7 +50,7 @@ def _headers(response):
 
 @dashboard.app_context_processor
 def _helpers() -> dict:
-    return {"render": render, "words": words}
+    return {"render": render, "words": words, "wording": wording}
 
 
 for _name, _function in render.FILTERS.items():
@@ -63,26 +66,28 @@ def _not_found(error):
 def overview():
     with _db().session() as session:
         numbers = queries.overview(session)
+    standings = all_standings(_db()).values()
+    ranked, apart = ranking(standings)
     latest = next(iter(digest_store.list_digests(_db(), limit=1)), None)
-    states = [(state, numbers["states"].get(state, 0)) for state in queries.STATES]
-    seq = [r for r in numbers["ranked"] if r["ratio_kind"] == "language/C"]  # one kind of ratio per chart
+    seq = [s for s in ranked if s.kind == "language/C"]  # one kind of ratio per chart: language/C
     return render_template(
-        "overview.html", numbers=numbers, states=states, latest=latest,
+        "overview.html", numbers=numbers, tally=tally(standings), ranked=ranked, apart=apart, latest=latest,
         milestones=render.milestones(latest["summary"]) if latest else [],
         # The adapter draws from numbers and escapes its labels: its SVG is ours, not the reports' text.
-        ratio_chart=Markup(ratio_chart([r["slug"] for r in seq], [r["shown"] for r in seq], NEAR_C,
-                                       f"open seq reports against the {NEAR_C:g}x line",
-                                       [r["source"] == "measured" for r in seq])))
+        ratio_chart=Markup(ratio_chart(
+            [s.slug for s in seq], [(m.low, m.point, m.high) for s in seq if s.measured for m in [s.measured.figure]],
+            NEAR_C, f"open seq reports, measured, against the {NEAR_C:g}x line", "language / C")))
 
 
 @dashboard.get("/records")
 def records():
     query = queries.TableQuery.from_args(request.args)
+    standings = all_standings(_db())
     with _db().session() as session:
-        rows = queries.record_table(session, query)
+        rows = queries.record_table(session, query, standings)
         choices = queries.choices(session)
     return render_template("records.html", rows=rows, query=query, choices=choices, states=queries.STATES,
-                           sort_link=lambda column: _sort_link(query, column))
+                           outcomes=queries.OUTCOMES, sort_link=lambda column: _sort_link(query, column))
 
 
 def _sort_link(query: queries.TableQuery, column: str) -> str:
@@ -91,7 +96,7 @@ def _sort_link(query: queries.TableQuery, column: str) -> str:
     if column == query.sort:
         order = "asc" if query.order == "desc" else "desc"
     args = {"state": query.state, "track": query.track, "backend": query.backend, "q": query.text,
-            "sort": column, "order": order}
+            "outcome": query.outcome, "sort": column, "order": order}
     values: dict[str, Any] = {k: v for k, v in args.items() if v}
     return url_for(".records", **values)
 
@@ -108,7 +113,8 @@ def record(record_id: int):
     # A swept par run shows its curve under its samples: what a record's history of scaling looks like.
     charts = {run["id"]: render.run_chart(run, detail["threads"]) + render.scaling(run)["chart"]
               for run in detail["runs"]}
-    return render_template("record.html", r=detail, partners=partners, charts=charts,
+    standing = all_standings(_db(), detail["repo"]).get((detail["repo"], detail["slug"]))
+    return render_template("record.html", r=detail, s=standing, partners=partners, charts=charts,
                            report=render.markdown(detail["content"]))
 
 

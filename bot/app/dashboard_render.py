@@ -9,7 +9,7 @@ from functools import lru_cache
 from markupsafe import Markup
 
 from bot.adapters import charts
-from bot.core.lead import mermaid_charts
+from bot.core.lead import mermaid_charts, wording
 from bot.core.verify import bench_view, scaling_view
 from bot.core.verify.units import result_unit
 
@@ -99,17 +99,22 @@ def _series(side: dict) -> tuple[list[float], list[float]]:
 
 
 def run_chart(run: dict, threads: int | None = None) -> Markup:
-    """The run's samples per side, drawn by the charts adapter; empty before the first sample."""
+    """Every program of every side on one scale (base against head, the language against C), drawn by the
+    charts adapter; empty before the first sample."""
     result = run.get("result") or {}
-    sides = []
+    names = _names(result, threads)
+    groups = []
     for side in result.get("sides") or []:
         first, second = _series(side)
-        if first or second:
-            sides.append((f"{side.get('side', '?')} {short(side.get('sha'))}", first, second))
-    if not sides:
-        return Markup("")
-    return Markup(charts.samples_chart(sides, _names(result, threads), f"bench run {run['id']}: {run['slug']}",
-                                       y_label=result_unit(result).axis))
+        groups.append((side_name(side), [(names[0], first), (names[1], second)]))
+    title = f"bench run {run['id']}: {run['slug']}"
+    return Markup(charts.sides_chart(groups, title, y_label=result_unit(result).axis))
+
+
+def side_name(side: dict) -> str:
+    """'base', 'head', or 'head (6000000)' when a report measures several inputs: two bars never read just 'head'
+    (each side's commit is in the table beside the chart)."""
+    return bench_view.side_label(side | {"side": side.get("side", "?")})
 
 
 def scaling(run: dict) -> dict:
@@ -135,10 +140,12 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
             # seq: language/C; par: one thread over N threads, the speedup. Either way first over second.
             pairs.append({"n": number, "first": a, "second": b, "ratio": a / b if b else None})
         if pairs or side.get("output"):  # a side that failed before its first pair has nothing to tabulate
-            sides.append({"side": side.get("side", "?"), "sha": side.get("sha"), "pairs": pairs,
+            sides.append({"side": bench_view.side_label(side | {"side": side.get("side", "?")}), "sha": side.get("sha"),
+                          "pairs": pairs,
                           "output": side.get("output") or ""})
     first_name, second_name = _names(result, threads)
-    return {"first": first_name, "second": second_name, "ratio": "speedup" if par else "language/C", "sides": sides,
+    ratio_name = bench_view.column_names(result, threads)[2].split(" [")[0]
+    return {"first": first_name, "second": second_name, "ratio": "speedup" if par else ratio_name, "sides": sides,
             "rows": [row for row in bench_view.side_rows(result, run.get("purpose") or "fix") if row.samples],
             "columns": bench_view.column_names(result, threads), "unit": result_unit(result)}
 
@@ -180,7 +187,7 @@ def when(value) -> str:
 
 
 def ratio(value) -> str:
-    return "" if value is None else charts.times(value)
+    return "" if value is None else wording.ratio_text(value)
 
 
 def number(value) -> str:

@@ -8,12 +8,16 @@ import click
 from bot.adapters.store.bench import bisect_store
 from bot.adapters.store.bench.bench_store import latest_finished, runs_for
 from bot.adapters.store.bench.fix_store import fixes_for
+from bot.adapters.store.lead.standing_queries import all_standings
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.cli.common import db_option, open_database, reports_errors
+from bot.core.lead.campaign import rank_key, tally
+from bot.core.lead.standing import Standing
+from bot.core.lead.wording import headline, ratio_text, said
 from bot.core.reports.records import BACKENDS, TRACKS
 from bot.core.verify import verdict_words as words
 
-STATES = ("open", "merged", "deleted")
+STATES = ("open", "regressed", "fixed", "closed", "merged", "deleted")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 
 
@@ -36,8 +40,14 @@ def list_command(states, track, backend, min_ratio, with_errors, full_name, sort
     flt = RecordFilter(chosen, track, backend, min_ratio, with_errors, full_name, sort)
     with open_database(db_url) as db:
         with db.session() as session:
-            rows = [_in_words(row) for row in list_records(session, flt)]
+            rows = list_records(session, flt)
         last = latest_finished(db)
+        standings = all_standings(db, full_name)
+    rows = [_in_words(row, standings.get((row["repo"], row["slug"]))) for row in rows]
+    if sort == "ratio":  # rankings use measured figures only: a record without one is listed after, by slug
+        measured = sorted((r for r in rows if r["measured"] is not None),
+                          key=lambda r: rank_key(standings[(r["repo"], r["slug"])]))
+        rows = measured + [r for r in rows if r["measured"] is None]
     for row in rows:
         row["last_run"] = _run_in_words(last.get((row["repo"], row["slug"])))
     if fmt == "json":
@@ -46,18 +56,20 @@ def list_command(states, track, backend, min_ratio, with_errors, full_name, sort
     if not rows:
         click.echo("no records match; run `perfbot sync --repo PATH` first if the store is empty")
         return
-    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'ratio':>7} {'of':<14} {'state':<8} {'lint':<9} "
-               f"{'verdict':<28} {'last run':<24} title")
+    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'measured':>9} {'claimed':>9} {'of':<14} {'state':<8} "
+               f"{'lint':<9} {'standing':<28} title")
     for row in rows:
-        run = row["last_run"]
-        shown = f"#{run['id']} {run['verdict_text']}"[:24] if run else "-"
-        ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
         lint = f"{row['errors']}E {row['warnings']}W" if row["errors"] or row["warnings"] else "clean"
         merged = f" (merged into {row['merged_into']})" if row["merged_into"] else ""
-        click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} {ratio:>7} "
-                   f"{row['ratio_kind']:<14} "
-                   f"{row['state']:<8} {lint:<9} {row['verdict_text']:<28} {shown:<24} {row['title']}{merged}")
-    click.echo(f"{len(rows)} record(s)")
+        click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} "
+                   f"{ratio_text(row['measured']) if row['measured'] is not None else 'not ranked':>9} "
+                   f"{ratio_text(row['ratio']):>9} {row['ratio_kind']:<14} "
+                   f"{row['state']:<8} {lint:<9} {row['headline']:<28} {row['title']}{merged}")
+    listed = [s for s in standings.values() if s.slug in {row["slug"] for row in rows}]
+    t = tally(listed)
+    click.echo(f"{len(rows)} record(s): {t.live} open, {t.ranked} measured, {t.apart} not ranked, {t.overstated} "
+               f"overstated, {t.culprits} with a culprit, {t.waiting_merge} fix(es) waiting for merge, "
+               f"{t.fixed_in_main} fixed in main")
 
 
 @click.command("show")
@@ -75,8 +87,9 @@ def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None)
         if len(matches) > 1:
             repos = ", ".join(key for _, key in matches)
             raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --full-name")
-        detail = _in_words(record_detail(session, *matches[0]))
+        found = record_detail(session, *matches[0])
     with open_database(db_url) as db:
+        detail = _in_words(found, all_standings(db, found["repo"]).get((found["repo"], found["slug"])))
         detail["bench_runs"] = runs_for(db, detail["slug"], full_name=detail["repo"])
         detail["bench_runs"] = [_run_in_words(run) for run in detail["bench_runs"]]
         detail["bisections"] = [{key: b[key] for key in ("id", "status", "outcome", "good", "bad", "culprit",
@@ -99,12 +112,17 @@ def _run_in_words(run: dict | None) -> dict | None:
     return run
 
 
-def _in_words(row: dict) -> dict:
-    """A record's verdicts in the JSON enum (docs/verification.md, "What the verdicts mean"): its fix's and its
-    claim's."""
-    shown = words.of_record(row["verdict"], row["reproduced"])
-    fix, claim = words.of_fix(row["verdict"]), words.of_claim(row.pop("reproduced"))
-    return {**row, "verdict": fix.key if fix else None, "claim": claim.key if claim else None, "verdict_text": shown}
+def _in_words(row: dict, standing: Standing | None) -> dict:
+    """A record with its standing (core/lead/standing.py), the words and figures of every other view: its outcome,
+    the measured figure it is ranked by (None: not ranked), and the whole sentence."""
+    row = {key: value for key, value in row.items() if key not in ("verdict", "reproduced")}
+    if standing is None:
+        return {**row, "outcome": None, "headline": "-", "standing": "not measured", "measured": None,
+                "real": None, "overstated": False, "fixed_in_main": False, "culprit": None}
+    return {**row, "outcome": str(standing.outcome), "headline": headline(standing), "standing": said(standing),
+            "measured": standing.ranked_figure, "real": standing.checked.real, "overstated": standing.overstated,
+            "fixed_in_main": standing.fixed_in_main,
+            "culprit": standing.culprit.commit if standing.culprit else None}
 
 
 def _print_detail(d: dict) -> None:
@@ -119,7 +137,7 @@ def _print_detail(d: dict) -> None:
                + (f"    host {d['host']}" if d.get("host") else ""))
     for explanation in d.get("derived", {}).values():  # facts not stated in front matter: where each came from
         click.echo(f"  {explanation}")
-    click.echo(f"  verified  {d['verdict_text']}")
+    click.echo(f"  standing  {d['standing']}")
     if len(d["aliases"]) > 1:
         click.echo(f"  also known as {', '.join(a for a in d['aliases'] if a != d['slug'])}")
     click.echo(f"findings ({len(d['findings'])}):" if d["findings"] else "findings: none, the report lints clean")

@@ -10,16 +10,18 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.bench.bench_store import save_run, set_record_result
+from bot.adapters.store.bench.bench_store import save_run, set_options
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.config.check_advice import place
 from bot.core.config.lines import key_lines
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify import verdict_words as words
 from bot.core.verify.sweep_checks import knob_problem
+from bot.core.verify.vocabulary import Purpose
 from bot.errors import TransientError, UserError
-from bot.services.bench.bench_flow import reproduction
+from bot.services.bench.bench_flow import BenchFlow, record_result
 from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, read_record, source_of
+from bot.services.bench.fix_flow import NOT_A_FIX, fix_refs
 from bot.services.bench.verify import verify
 
 # 0: what was asked holds (fixed; the claim reproduced), 1: it does not, or the run could not say, 3: inconclusive
@@ -27,18 +29,20 @@ from bot.services.bench.verify import verify
 EXIT = {words.FIXED: 0, words.REPRODUCED: 0, words.SLOWER: 0, words.INCONCLUSIVE: 3, words.IMPLAUSIBLE: 3}
 
 
-def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str]:
-    """Without --head, a report's own fix branch against the default branch; else HEAD alone."""
-    default = repo.resolve(repo.default_ref())
+def _choose_refs(repo: GitRepository, record, base: str | None, head: str | None) -> tuple[str | None, str, bool]:
+    """(base, head, the fix is in main). Without --head, the report's own fix: a branch or commit not merged yet
+    against the default branch, one already in main against its parent (its own gain); else HEAD alone."""
     if head is not None:
-        return (repo.resolve(base) if base else None), repo.resolve(head)
+        resolved = repo.resolve(head)
+        return (repo.resolve(base) if base else None), resolved, repo.is_ancestor(resolved,
+                                                                               repo.resolve(repo.default_ref()))
     fix = record.fix or ""
-    if fix not in ("", "inline", "unknown") and not branch_name_problem(fix):
+    if fix.lower() not in ("", *NOT_A_FIX) and not branch_name_problem(fix):
         try:
-            return (repo.resolve(base) if base else default), repo.resolve(fix)
+            return fix_refs(repo, fix, base)
         except GitError:
-            pass  # the fix branch is not in this clone: measure the default branch alone
-    return (repo.resolve(base) if base else None), default
+            pass  # the fix is not in this clone: measure the default branch alone
+    return (repo.resolve(base) if base else None), repo.resolve(repo.default_ref()), False
 
 
 @click.command("verify")
@@ -72,19 +76,15 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
         no_knob = knob_problem(record, config, place(key_lines(text), "run", "language"))
         if no_knob is not None:  # refused before any build: a sweep that varies nothing is no verdict
             raise UserError(no_knob)
-        base_sha, head_sha = _choose_refs(repo, record, base, head)
+        base_sha, head_sha, in_main = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         full_name = repo.full_name
+        # The service's choice of runner, word for word: by name, else by the report's backend.
+        runner_conf = BenchFlow.runner_conf(config, record, runner_name)
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
-    runner_conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
-                   else config.runner_for(record.backend or "c"))
-    if runner_conf is None:
-        raise click.UsageError("no runner "
-                               f"{'named ' + runner_name if runner_name else 'for backend ' + str(record.backend)}"
-                               " in the instance file's [[runners]]")
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
     cache = settings.instance_dir / "bench" / runner_conf.name
     runner = make_runner(runner_conf, repo.path, cache, config, SshOptions.from_settings(settings),
@@ -107,14 +107,16 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
             bar.__exit__(None, None, None)
     if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
-    purpose = "fix" if base_sha else "reproduce"
+    purpose = Purpose.FIX if base_sha else Purpose.REPRODUCE
     told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
     with open_database(db_url) as db:
         run_id = save_run(db, full_name, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
-        if base_sha is not None:  # base against head: a fix's verdict; the head alone: whether the claim holds
-            set_record_result(db, full_name, slug, verdict=outcome.verdict, verdict_run_id=run_id)
-        else:
-            set_record_result(db, full_name, slug, reproduced=reproduction(outcome.verdict, True))
+        if in_main and base_sha is not None:
+            set_options(db, run_id, in_main=True)  # the record then says "fixed in main since ..."
+        record_result(db, full_name, slug, purpose, run_id, outcome.verdict, True)  # as a service run does
+    issue = _update_issue(repo_path, db_url, full_name, slug)
+    if fmt != "json":
+        click.echo(issue, err=True)
     if told is None:  # a finished run always has a verdict; say so rather than fail on it
         raise click.ClickException(f"bench run {run_id} ended without a verdict: {outcome.message}")
     if fmt == "json":
@@ -124,7 +126,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
                                                       "threshold": config.seq_threshold,
                                                       "min_samples": config.min_samples,
                                                       "max_samples": config.max_samples}, **outcome.as_dict(),
-                                "verdict": told.key, "verdict_text": told.said}, indent=2))
+                                "verdict": told.key, "verdict_text": told.said, "issue": issue}, indent=2))
     else:
         for side in outcome.sides:
             if side.interval:
@@ -132,3 +134,26 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
                 click.echo(side.summary(words.text(said, side.decision)))
         click.echo(f"{told.text}: {outcome.message} (bench run {run_id})")
     raise SystemExit(EXIT.get(told.key, 1))
+
+
+def _update_issue(repo_path: str, db_url: str | None, full_name: str, slug: str) -> str:
+    """The record's issue says what this run found, as after a run the service made: its body and labels are
+    mirrored again from the record's standing. Without a tracker to write to (no GitHub App, no local mode), the
+    answer says why."""
+    from bot.app.runtime import Runtime
+
+    settings = settings_for(db_url)
+    if settings.local_mode:
+        settings = settings.__class__.from_env(database_url=db_url, local_repo=Path(repo_path).resolve())
+    try:
+        runtime = Runtime(settings)
+    except (UserError, TransientError, ValueError) as exc:
+        return f"the issue of {slug} is not updated: {exc}"
+    try:
+        summary = runtime.services.reports.mirror(full_name, None, {slug})
+    except (UserError, TransientError) as exc:
+        return f"the issue of {slug} is not updated: {exc}"
+    finally:
+        runtime.db.dispose()
+    said = ", ".join(f"{what} {n}" for what, n in sorted(summary.counts.items()))
+    return f"the issue of {slug} is in step with what was measured ({said or 'nothing to write'})"

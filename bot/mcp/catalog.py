@@ -16,9 +16,12 @@ import numpy as np
 
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
+from bot.adapters.store.lead.standing_queries import repo_standings, standings_version
 from bot.adapters.store.queries import RecordFilter, all_known_slugs, list_records
 from bot.core.dedup.retrieval import RetrievalIndex
 from bot.core.dedup.similarity import words_of
+from bot.core.lead.campaign import rank_key
+from bot.core.lead.standing import Standing
 from bot.core.reports.records import ReadingOptions
 from bot.services.bench.bench_inputs import reading_at
 from bot.services.dedup.live_index import LiveIndexes, StoredReports
@@ -38,6 +41,8 @@ class Catalog:
     live: int = 0  # live records as of the latest call
     _summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict)
+    _standings: dict[str, Standing] = field(default_factory=dict)
+    _version: tuple = ()
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -61,6 +66,16 @@ class Catalog:
             self.live = len(self._summaries)
             return index, records, self._summaries
 
+    def standings(self) -> dict[str, Standing]:
+        """slug -> the record's standing (core/lead/standing.py), computed again only when a record, a run, a
+        fix or a bisection changed since the last call."""
+        self.current()  # brings the content hashes in step with the store
+        version = (tuple(sorted(self._hashes.items())), standings_version(self.db, self.full_name))
+        with self._lock:
+            if version != self._version:
+                self._standings, self._version = repo_standings(self.db, self.full_name), version
+            return self._standings
+
     def known_slugs(self) -> frozenset[str]:
         """Slugs history has seen, in git and in the store (merged and deleted records included)."""
         with self.db.session() as session:
@@ -68,7 +83,7 @@ class Catalog:
 
     def search(self, query: str, track: str | None, backend: str | None, limit: int) -> list[tuple[dict, float]]:
         """Live records matching the filters, best BM25 match on title, context and root cause first; with no
-        words, worst claimed ratio first."""
+        words, the campaign's ranking (measured figures only, worst first; records without one after them)."""
         index, _, summaries = self.current()
 
         def wanted(row: dict[str, Any] | None) -> bool:
@@ -76,9 +91,10 @@ class Catalog:
 
         words = words_of(query)
         if not words:
-            ranked = sorted((row for row in summaries.values() if wanted(row)),
-                            key=lambda row: (-(row["ratio"] or 0.0), row["slug"]))
-            return [(row, 0.0) for row in ranked[:limit]]
+            standings = self.standings()
+            rows = [row for row in summaries.values() if wanted(row) and row["slug"] in standings]
+            rows.sort(key=lambda row: (standings[row["slug"]].ranked_figure is None, rank_key(standings[row["slug"]])))
+            return [(row, 0.0) for row in rows[:limit]]
         scores = index.words.scores(words)
         slots = np.flatnonzero(scores > 0)
         slots = slots[np.argsort(-scores[slots], kind="stable")]  # best first; filters then take the first few

@@ -15,11 +15,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from bot.adapters.store.bench.bench_store import latest_finished, runs_for, unfinished_runs
+from bot.adapters.store.bench.bench_store import runs_for, unfinished_runs
+from bot.adapters.store.queries import find_records
 from bot.core.lint.rules import RULES
 from bot.mcp.catalog import Catalog
 from bot.mcp.drafts import DraftError, dedup_answer, lint_answer, read_draft
-from bot.mcp.standing_view import UnknownRecord, measurement, record_standing, standing
+from bot.mcp.standing_view import measurement, rendered
 from bot.services.dedup.review import Reviewer
 
 FORMAT_FILE = Path(__file__).resolve().parents[2] / "devs" / "ISSUE_FORMAT.md"
@@ -43,6 +44,16 @@ def rules_table() -> str:
 def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
     server = MCPServer("perfbot", instructions=INSTRUCTIONS)
 
+    def standing_of(slug: str) -> dict[str, Any]:
+        """The record `slug` names (a former slug too) as rendered, or the tool error that says what to do."""
+        with catalog.db.session() as session:
+            name = next((record.slug for record, _ in find_records(session, slug, catalog.full_name)), None)
+        standings = catalog.standings()
+        if name is None or name not in standings:
+            raise unknown(slug)
+        summary = catalog.current()[2].get(name) or {}
+        return rendered(standings[name], summary.get("path", f"devs/issues/{name}.md"))
+
     def unknown(slug: str) -> ToolError:
         _, _, summaries = catalog.current()
         close = difflib.get_close_matches(slug, list(summaries), n=3, cutoff=0.6)
@@ -60,13 +71,13 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
         """Live reports matching the words (title, context and root cause), with the claimed and measured
         figures, the outcome, the fix and the file to read."""
         hits = catalog.search(query, track, backend, limit)
-        finished = latest_finished(catalog.db) if hits else {}
+        standings = catalog.standings() if hits else {}
         records = []
         for row, score in hits:
-            told = standing(row, finished.get((catalog.full_name, row["slug"])))
+            told = rendered(standings[row["slug"]], row["path"])
             records.append({"slug": row["slug"], "title": row["title"], "path": row["path"], "score": round(score, 3),
                             "claimed": told["claim"], "measured": told["measurement"], "outcome": told["outcome"],
-                            "fix": told["fix"]["field"]})
+                            "said": told["said"], "fix": told["fix"]})
         answer: dict[str, Any] = {"repo": catalog.full_name, "records": records}
         if not catalog.live:
             answer["note"] = (f"the store holds no live records of {catalog.full_name}: run "
@@ -76,10 +87,7 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
     @server.tool(annotations=READ_ONLY)
     def show_report(slug: Slug) -> dict[str, Any]:
         """One record's standing: claim, latest measurement, outcome, fix, culprit, and its file."""
-        try:
-            return record_standing(catalog.db, catalog.full_name, slug)
-        except UnknownRecord:
-            raise unknown(slug) from None
+        return standing_of(slug)
 
     @server.tool(annotations=READ_ONLY)
     def lint_draft(text: Text = None, path: DraftPath = None, name: Name = None) -> dict[str, Any]:
@@ -104,10 +112,7 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
     @server.tool(annotations=READ_ONLY)
     def verification_status(slug: Slug) -> dict[str, Any]:
         """A record's latest bench runs (newest first, with their verdicts) and the runs queued or running."""
-        try:
-            standing = record_standing(catalog.db, catalog.full_name, slug)
-        except UnknownRecord:
-            raise unknown(slug) from None
+        standing = standing_of(slug)
         name = standing["slug"]
         runs = runs_for(catalog.db, name, limit=5, full_name=catalog.full_name)
         waiting = set(unfinished_runs(catalog.db, catalog.full_name, slug=name))

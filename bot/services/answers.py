@@ -6,8 +6,11 @@ from bot.adapters.store import answer_store
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.bench.fix_store import fixes_for, record_standing
 from bot.adapters.store.engine import Database
+from bot.adapters.store.lead.standing_queries import repo_standings
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.templates import render
+from bot.core.lead import wording
+from bot.core.tracker.untrusted import cell
 from bot.core.verify import bench_view
 from bot.core.verify import verdict_words as words
 
@@ -79,10 +82,12 @@ class Answers:
         standing = record_standing(self.db, full_name, slug)
         if standing is None:
             return f"`{slug}`: no such report here"
-        state, verdict, reproduced = standing
+        state = standing[0]
         runs = bench_store.runs_for(self.db, slug, limit=1, full_name=full_name)
         last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
                 if runs else "")
         fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name,
                                                                                              slug)) or "none"
-        return f"`{slug}`: {state}; {words.of_record(verdict, reproduced)}; fixes {fixes}{last}"
+        found = repo_standings(self.db, full_name).get(slug)  # the words of every other view
+        said = cell(wording.said(found)) if found else "not measured"
+        return f"`{slug}`: {state}; {said}; fixes {fixes}{last}"

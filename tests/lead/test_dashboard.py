@@ -68,8 +68,8 @@ def slugs(response) -> list[str]:
 
 
 def test_every_page_answers_with_html(client, ids):
-    expected = {"overview": ["against the 2x line", "63.6x claimed", "2.91x measured", "seq reports near C",
-                             "perf_boxed_sum", "63.6x"],
+    expected = {"overview": ["against the 2x line", "4.49x [4.17, 4.80] in wall time", "2.91x", "seq reports near C",
+                             "perf_boxed_sum", "63.6x in wall time", "log scale"],
                 "record": ["audit-repro-size", "cut it to the smallest program", "fix/perf_boxed_sum-unbox", "+40",
                            "-35", "overlaps", "not-duplicate", "00cccccccc", "Bench run #", "<svg", "Unbox the loop"],
                 "merged": ["perf_u24_arith_boxing", "duplicate"],
@@ -78,7 +78,7 @@ def test_every_page_answers_with_html(client, ids):
                 "queued": ["waiting for a worker", 'http-equiv="refresh"'],
                 "par run": ["1 thread (median s)", "8 threads (median s)", "speedup"],
                 "digests": ["2026-W19", "#40"],
-                "digest": ["digest for acme/runtime: 2026-W19", "par reports scaling", ">met<", "Stale"]}
+                "digest": ["digest for acme/runtime: 2026-W19", "par reports scaling", ">met<", "Every report"]}
     for name, url in pages(ids).items():
         response = client.get(url)
         assert response.status_code == 200, name
@@ -98,8 +98,9 @@ def test_verdicts_are_shown_as_answers_coloured_by_what_they_mean(client, ids):
     par = client.get(f"/dashboard/runs/{ids['run_par']}").get_data(as_text=True)
     assert '<span class="badge verdict-bad" data-verdict="not_fixed">not fixed</span>' in par
     overview = client.get("/dashboard/").get_data(as_text=True)
-    assert "<td>fixed</td>" in overview and "<td>not fixed</td>" in overview and "<td>pass</td>" not in overview
-    assert "63.6x <span class=\"muted\">language/C, claimed</span>" in overview  # nothing measured it on main
+    # each record's one outcome, never a run's interval test; the claim beside the measured figure, never ranked
+    assert 'data-outcome="fixed"' in overview and 'data-outcome="accurate"' in overview and ">pass<" not in overview
+    assert '<td class="num">63.6x in wall time</td>' in overview
     runs = client.get("/dashboard/runs").get_data(as_text=True)
     assert 'data-verdict="fixed"' in runs and 'class="badge pass"' not in runs
 
@@ -124,8 +125,10 @@ def test_unknown_records_runs_and_digests_are_404_pages(client):
 @pytest.mark.parametrize("query, expected", [
     ("state=all&sort=slug", ALL_BY_SLUG),
     ("state=all&sort=slug&order=desc", ALL_BY_SLUG[::-1]),
-    ("", ["perf_boxed_sum", "perf_mod_shift_subtract", "perf_float_boxing", "perf_par_sort"]),
-    ("sort=ratio&order=asc", ["perf_par_sort", "perf_float_boxing", "perf_mod_shift_subtract", "perf_boxed_sum"]),
+    ("", ["perf_boxed_sum", "perf_float_boxing", "perf_mod_shift_subtract", "perf_par_sort"]),
+    # by the measured figure, never the claim: the unmeasured ones after, whatever the order
+    ("sort=measured&order=asc", ["perf_float_boxing", "perf_boxed_sum", "perf_par_sort", "perf_mod_shift_subtract"]),
+    ("state=all&outcome=accurate", ["perf_float_boxing"]),
     ("state=all&sort=state&order=asc", ["perf_closed_thing", "perf_u24_arith_boxing", "perf_u24_old", "perf_boxed_sum",
                                         "perf_float_boxing", "perf_mod_shift_subtract", "perf_par_sort"]),
     ("sort=updated", ["perf_par_sort", "perf_mod_shift_subtract", "perf_float_boxing", "perf_boxed_sum"]),
@@ -136,7 +139,7 @@ def test_unknown_records_runs_and_digests_are_404_pages(client):
     ("state=all&track=par", ["perf_par_sort"]),
     ("state=all&backend=cuda", ["perf_float_boxing"]),
     ("state=merged", ["perf_u24_old"]),
-    ("state=bogus&sort=bogus&order=sideways", ["perf_boxed_sum", "perf_mod_shift_subtract", "perf_float_boxing",
+    ("state=bogus&sort=bogus&order=sideways", ["perf_boxed_sum", "perf_float_boxing", "perf_mod_shift_subtract",
                                                "perf_par_sort"]),
 ])
 def test_the_record_table_filters_and_sorts_on_the_server(client, query, expected):
@@ -144,8 +147,8 @@ def test_the_record_table_filters_and_sorts_on_the_server(client, query, expecte
 
 
 def test_sort_links_keep_the_filter_and_turn_the_current_column_round(client):
-    text = client.get("/dashboard/records?state=all&track=seq&sort=ratio").get_data(as_text=True)
-    ratio = re.search(r'href="([^"]+)" id="sort-ratio"', text).group(1)
+    text = client.get("/dashboard/records?state=all&track=seq&sort=measured").get_data(as_text=True)
+    ratio = re.search(r'href="([^"]+)" id="sort-measured"', text).group(1)
     slug = re.search(r'href="([^"]+)" id="sort-slug"', text).group(1)
     assert "order=asc" in ratio and "track=seq" in ratio and "state=all" in ratio
     assert "sort=slug" in slug and "order=asc" in slug
@@ -280,20 +283,28 @@ def test_milestones_come_only_from_well_formed_entries():
 
 
 def test_charts_are_inline_svg_with_their_own_ids_and_no_addresses():
-    first = charts.samples_chart([("base", [0.09, 0.1], [0.02, 0.021])], ("language", "C"), "run 1", y_label="seconds")
-    second = charts.samples_chart([("head", [0.02, 0.021], [0.019, 0.02])], ("language", "C"), "run 2",
-                                  y_label="seconds")
-    counted = charts.samples_chart([("head", [1234567, 1234567], [411522, 411522])], ("language", "C"), "run 3",
-                                   y_label="steps")
-    assert "<!-- seconds -->" in first and "<!-- steps -->" in counted and "<!-- seconds -->" not in counted
+    first = charts.sides_chart([("base", [("language", [0.09, 0.1]), ("C", [0.02, 0.021])])], "run 1",
+                               y_label="seconds")
+    second = charts.sides_chart([("head", [("language", [0.02, 0.021]), ("C", [0.019, 0.02])])], "run 2",
+                                y_label="seconds")
+    counted = charts.sides_chart([("head", [("language", [1234567, 1234567]), ("C", [411522, 411522])])], "run 3",
+                                 y_label="steps")
+    axis = "median {}; whisker: lowest to highest"
+    assert f"<!-- {axis.format('seconds')} -->" in first and f"<!-- {axis.format('steps')} -->" in counted
     assert "<!-- 1200000 -->" in counted  # whole ticks, no "1e6" offset beside the axis
+    # base against head on one scale: a 40x gain takes a log axis, so both bars stay readable
+    gain = charts.sides_chart([("base", [("language", [4.0, 4.1])]), ("head", [("language", [0.1, 0.11])])], "g",
+                              y_label="seconds")
+    assert "<!-- 0.1 -->" in gain and "<!-- 1 -->" in gain and "10^" not in gain  # decades, written plainly
+    ratios = charts.ratio_chart(["a", "b"], [(0.01, 0.02, 0.03), (800.0, 1000.0, 1200.0)], 2.0, "both ends")
+    assert "<!-- 1000x -->" in ratios and "<!-- 0.02x -->" in ratios and "log scale" in ratios
     assert first.startswith("<svg ") and "http" not in first and "<!DOCTYPE" not in first
     ids_of = lambda svg: set(re.findall(r'id="([^"]+)"', svg))  # noqa: E731
     assert ids_of(first) and not ids_of(first) & ids_of(second)
     assert charts.pie_chart([("a$b$", 1)], "dollars are text").startswith("<svg ")
     assert charts.xy_chart(["a$"], [("bar", [1.0]), ("line", [2.0])], "x").startswith("<svg ")
     assert charts.pie_chart([("none", 0)]) == "" and charts.xy_chart([], [("bar", [1.0])]) == ""
-    assert charts.samples_chart([], ("language", "C"), y_label="s") == "" and charts.ratio_chart([], []) == ""
+    assert charts.sides_chart([], y_label="s") == "" and charts.ratio_chart([], []) == ""
 
 
 MERMAID = re.compile(r"pie showData|xychart-beta|```mermaid|x-axis \[|class=\"language-mermaid")
@@ -336,7 +347,10 @@ def test_a_record_shows_its_bisections_and_says_how_to_start_one(client, ids):
     table = bisected[bisected.index('id="bisection-table"'):]
     assert "found" in table and "999999999999" in table and "first slow commit found" in table
     never = client.get(f"/dashboard/records/{ids['perf_boxed_sum']}").get_data(as_text=True)
-    assert "Never bisected" in never and "<code>/perf bisect perf_boxed_sum</code>" in never
+    # never fixed: nothing about slowing down "again", the range to bisect instead
+    assert "Never bisected" in never and "<code>/perf bisect perf_boxed_sum GOOD..BAD</code>" in never
+    assert "again" not in never[never.index('id="bisections"'):never.index('id="fixes"')]
+    assert "introduced by 999999999999" in bisected and "last good aaaaaaaaaaaa" in bisected
 
 
 def test_an_errored_run_shows_its_error_and_no_empty_tables(client, ids):
@@ -404,7 +418,7 @@ def test_a_run_page_says_what_was_measured_in_every_table_and_chart(tmp_path):
             pairs = page[page.index('id="samples-1"'):]
             assert f"{names[0]} ({word})</th>" in pairs and f"{names[1]} ({word})</th>" in pairs
             assert f'<td class="num">{unit.format(first[0], 6)}</td>' in pairs
-            assert f"<!-- {axis} -->" in page  # the samples chart's y axis (matplotlib keeps each text as a comment)
+            assert f"<!-- median {axis}; whisker: lowest to highest -->" in page  # the y axis, kept as a comment
             if kind == "par":
                 scaling = page[page.index('id="scaling-1"'):]
                 assert f'<th class="num">median ({word})</th>' in scaling
@@ -421,3 +435,21 @@ def test_a_run_page_says_what_was_measured_in_every_table_and_chart(tmp_path):
 
 def sweep_of(side: dict, count: int) -> list[float]:
     return side["sweep"]["seconds"][str(count)]
+
+
+def test_a_pair_judged_again_alike_is_one_row_on_the_record_page(tmp_path):
+    from bot.adapters.store.service_models import LlmAnswer
+    from tests.lead.test_dashboard_data import T0
+
+    db = Database(f"sqlite:///{tmp_path / 'again.sqlite3'}")
+    ids = seed(db)
+    with db.session() as session:  # the same two texts judged the same way again, asked from the other side
+        session.add(LlmAnswer(kind="dedup", content_hash=f"{0:064d}", partner_hash=f"{3:064d}", model="offline",
+                              prompt_version="v1", slug="perf_boxed_sum", partner_slug="perf_float_boxing",
+                              answer={"verdict": "overlaps", "confidence": 0.35,
+                                      "reasons": ["reproduction code of the same shape (MinHash Jaccard 0.48)"]},
+                              created_at=T0 + timedelta(hours=1)))
+    page = make_client(db, tmp_path).get(f"/dashboard/records/{ids['perf_float_boxing']}").get_data(as_text=True)
+    dedup = page[page.index('id="dedup"'):page.index('id="history"')]
+    assert dedup.count('class="badge overlaps"') == 1
+    db.dispose()

@@ -215,4 +215,39 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
         session.add(digest)
         session.flush()
         ids["digest"] = digest.id
+        if not hostile:
+            _story(session, repo.id)
     return ids
+
+
+def _story(session, repo_id: int) -> None:
+    """The README's picture also shows what the overview answers: an overstated claim, a mismatch never ranked, a
+    reference report bisected to its culprit, and two fixes already in main, one that fixed and one only faster."""
+    def record(slug: str, title: str, ratio: float, **facts) -> None:
+        session.add(Record(repo_id=repo_id, slug=slug, path=f"devs/issues/{slug}.md", state="open", title=title,
+                           track="seq", backend="c", ratio=ratio, errors=0, warnings=0, supersedes=[],
+                           content_hash=slug.ljust(64, "0")[:64], created_at=T0, updated_at=T0, **facts))
+
+    def run(slug: str, purpose: str, verdict: str, head: tuple, base: tuple | None = None, measure: str = "wall",
+            **extra) -> None:
+        sides = [{"side": side, "sha": sha * 40, "language_seconds": [point * 0.01] * 5, "c_seconds": [0.01] * 5,
+                  "interval": {"low": low, "point": point, "high": high}, "decision": decision, "measure": measure}
+                 for side, sha, (low, point, high), decision in
+                 ((("base", "e", base, "fail"),) if base else ()) + (("head", "f", head, verdict),)]
+        session.add(BenchRun(full_name=REPO, slug=slug, runner="mini-1", base_sha="e" * 40 if base else None,
+                             head_sha="f" * 40, verdict=verdict, message="", status="done", purpose=purpose,
+                             result={"sides": sides, **extra}, host="mini-1.lan", created_at=T0 + timedelta(days=3),
+                             started_at=T0 + timedelta(days=3), finished_at=T0 + timedelta(days=3, minutes=5)))
+
+    record("perf_interp_dispatch", "Interpreter dispatch: every instruction through a switch", 517.0)
+    run("perf_interp_dispatch", "reproduce", "fail", (138.0, 218.0, 361.0), measure="instructions")
+    record("perf_tree_translation", "Tree sum 1016x slower than C", 1016.0)
+    run("perf_tree_translation", "reproduce", "mismatch", (900.0, 1016.0, 1100.0))
+    record("perf_mod_v1", "sum_mod slower than runtime v1", 1.3, reference="runtime@v1")
+    run("perf_mod_v1", "reproduce", "fail", (1.21, 1.31, 1.42))
+    session.add(Bisection(full_name=REPO, slug="perf_mod_v1", good_sha="a" * 40, bad_sha="f" * 40, status="done",
+                          outcome="found", culprit_sha="7" * 40, message=f"introduced by {'7' * 12}; last good "
+                          f"{'6' * 12}", steps=[], requested_by="lead", options={}, created_at=T0, finished_at=T0))
+    record("perf_list_fold", "List fold boxes its accumulator", 170.0, fix="f9fb80b")
+    run("perf_list_fold", "fix", "fail", (110.0, 118.0, 126.0), (160.0, 169.0, 178.0), in_main=True,
+        gain={"low": 1.21, "point": 1.43, "high": 1.49})

@@ -15,6 +15,7 @@ from bot.core.config import Milestone, parse_repo_config
 from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
 from bot.core.lead.milestones import Failing, RunFact, SidePoint
 from bot.core.tracker.untrusted import cell, title_cell
+from bot.core.verify.vocabulary import Outcome
 from bot.services.lead.digest import make_digest, mermaid_label, render_digest
 
 REPO = "team/runtime"
@@ -216,12 +217,18 @@ def test_every_section_of_the_week(month):
     assert (fib.slug, fib.track, fib.before, fib.after) == ("perf_fib_par", "par", 4.0, 1.25)
     assert (fib.after_low, fib.after_high) == pytest.approx((8 / (6.4 * 1.06), 8 / (6.4 * 0.94)))
     assert [(n.slug, n.claimed, n.measured) for n in d.not_reproduced] == [("perf_str_seq", 2.9, 1.7)]
-    assert [(r.slug, round(r.ratio, 2), r.source, r.fixes) for r in d.open_ranked] == [
-        ("perf_gpu_matmul", 7.53, "measured", 0), ("perf_tree_seq", 6.1, "claimed", 1),
-        ("perf_hash_seq", 2.8, "claimed", 0), ("perf_boundary", 2.5, "claimed", 0),
-        ("perf_vec_par", 2.5, "claimed", 1), ("perf_str_seq", 1.7, "measured", 0),
-        # neither fix has merged: their ratios are what the fix branches measure, and are labelled so
-        ("perf_sort_seq", 1.6, "passes on its branch", 1), ("perf_fib_par", 1.25, "passes on its branch", 1)]
+    # Ranked by what main measures (a fix's base until the fix is in main), each kind on its own; never by a claim.
+    assert [(s.slug, round(s.ranked_figure, 2), s.kind, str(s.outcome)) for s in d.ranked] == [
+        ("perf_tree_seq", 6.1, "language/C", "no effect"), ("perf_sort_seq", 3.4, "language/C", "fixed"),
+        ("perf_str_seq", 1.7, "language/C", "not reproduced"),
+        ("perf_gpu_matmul", 7.53, "ideal/achieved", "not reproduced"),
+        ("perf_fib_par", 4.0, "ideal/achieved", "fixed")]
+    # Nothing measured them: listed apart with why, their claims shown but never ranked.
+    assert [(s.slug, s.apart_reason) for s in d.apart] == [
+        ("perf_boundary", "unmeasured"), ("perf_hash_seq", "unmeasured"), ("perf_vec_par", "defective: 1 lint error")]
+    # neither passing fix has merged: they wait for merge, and nothing is called fixed in main
+    assert [s.slug for s in d.waiting_merge] == ["perf_fib_par", "perf_sort_seq"]
+    assert [s.slug for s in d.standings if s.fixed_in_main] == [r.slug for r in d.reports if r.state == "fixed"]
     # perf_boundary's last revision is exactly 14 days old: still alive.
     assert [(s.slug, s.last_activity, s.idle_days) for s in d.stale] == [
         ("perf_hash_seq", at(5), 25), ("perf_gpu_matmul", at(12, 10), 17)]
@@ -237,7 +244,7 @@ def test_milestone_progress(month):
     # Live seq reports: sort (verified 1.6), fixed (verified 1.8), str (measured 1.7) are there; closed, merged
     # and next week's reports do not count.
     assert (seq.done, seq.total, seq.fraction, seq.met) == (3, 6, 0.5, False)
-    assert seq.failing == (Failing("perf_tree_seq", 6.1, "claimed 6.10x above 2x"),
+    assert seq.failing == (Failing("perf_tree_seq", 6.1, "measured 6.10x above 2x"),  # its fix run's base
                            Failing("perf_hash_seq", 2.8, "claimed 2.80x above 2x"),
                            Failing("perf_boundary", 2.5, "claimed 2.50x above 2x"))
     assert (metal.done, metal.total, metal.fraction, metal.met, metal.failing) == (1, 1, 1.0, True, ())
@@ -278,12 +285,13 @@ def test_an_empty_store_and_an_unknown_repository_give_an_empty_digest(database)
         Seed(session, "team/empty")
     for key in ("team/empty", "team/unknown"):
         d, body = make_digest(database, key, CONFIG, since=START, now=END)
-        assert (d.new_reports, d.new_by_kind, d.duplicates, d.fixes, d.verified, d.not_reproduced, d.open_ranked,
-                d.stale, d.authors) == ((),) * 9
+        assert (d.new_reports, d.new_by_kind, d.duplicates, d.fixes, d.verified, d.not_reproduced, d.ranked,
+                d.apart, d.stale, d.authors) == ((),) * 10
         assert [(m.done, m.total, m.fraction) for m in d.milestones] == [
             (0, 0, None), (0, 0, None), (0, 0, None), (0, 4, 0.0), (0, 1, 0.0), (0, 1, 0.0)]
         assert body.startswith(f"<!-- perfbot:digest {key} 2026-W49 -->\n")
-        assert "No new reports in this window." in body and "no matching reports" in body
+        # an empty section is left out, not shown empty; the milestones, declared, stay
+        assert "## New reports" not in body and "## Act on" not in body and "no matching reports" in body
         assert "```mermaid\npie" not in body
 
 
@@ -298,11 +306,13 @@ def test_the_markdown_has_its_marker_tables_and_charts(month):
     assert lines[0] == "<!-- perfbot:digest team/runtime 2026-W49 -->"
     assert lines[1] == "# perfbot digest for team/runtime: 2026-W49"
     # Neither passing fix has merged: they pass on their branch, and nothing is called verified yet.
-    for heading in ("New reports (4)", "Duplicates merged (2)", "Fixes attached (2)", "Verified fixes (0)",
-                    "Fixes that pass on their branch, not merged yet (2)", "Output mismatches (0)",
-                    "Claims not reproduced (1)", "Open reports by ratio (8)", "Stale: no activity for 14 days (2)",
-                    "Authors (3)", "Milestones (6)"):
-        assert f"## {heading}" in lines
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings == ["## Act on these first", "## Every report (9)",
+                        "## Open reports ranked by their measured figure (5)",
+                        "## Not ranked: no valid measurement (3)", "## New reports (4)", "## Duplicates merged (2)",
+                        "## Fixes attached (2)", "## Fixes that pass on their branch, not merged yet (2)",
+                        "## Claims not reproduced (1)", "## Stale: no activity for 14 days (2)", "## Authors (3)",
+                        "## Milestones (6)"]  # Verified fixes (0) and the empty parity section are left out
     # Every row of a table has as many unescaped pipes as its header, whatever the titles and names hold.
     for block in re.findall(r"((?:^\|.*\n)+)", body, flags=re.M):
         rows = block.splitlines()
@@ -390,21 +400,21 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
     older = RecordFact("perf_v1", "Slower than v1", "seq", "c", None, 1.4, "open", None, None, at(1), "runtime@v1")
     d = build_digest(DigestFacts(REPO, records=(bogus, slow, merged, par, older), runs=runs, fixes=fixes),
                      START, END, (), 2.0)
-    assert {r.slug: r.kind for r in d.open_ranked} == {"perf_slow": "language/C", "perf_done": "language/C",
-                                                       "perf_par": "ideal/achieved", "perf_v1": "head/v1"}
+    # only measured figures are ranked: the two fixes' bases; the claims of par and v1 are listed apart
+    assert {s.slug: s.kind for s in d.ranked} == {"perf_slow": "language/C", "perf_done": "language/C"}
     assert [(m.slug, m.claimed, m.run_id) for m in d.mismatches] == [("perf_bogus", 1016.0, 1)]
-    assert "perf_bogus" not in [r.slug for r in d.open_ranked]  # never ranked by its claimed 1016x
+    assert [(s.slug, s.apart_reason) for s in d.apart] == [("perf_bogus", "output mismatch: nothing was timed"),
+                                                           ("perf_par", "unmeasured"), ("perf_v1", "unmeasured")]
     assert [v.slug for v in d.merged_fixes] == ["perf_done"] and [v.slug for v in d.branch_fixes] == ["perf_slow"]
-    sources = {r.slug: r.source for r in d.open_ranked}
-    assert (sources["perf_done"], sources["perf_slow"]) == ("verified", "passes on its branch")
+    outcomes = {s.slug: s.outcome for s in d.standings}
+    assert (outcomes["perf_done"], outcomes["perf_slow"]) == (Outcome.FIXED_IN_MAIN, Outcome.FIXED)
     body = render_digest(d)
-    problems = [line for line in body.splitlines() if line.startswith("## ")]
-    assert problems.index("## Output mismatches (1)") < problems.index("## Claims not reproduced (0)")
-    assert "| `perf_bogus` | Wrong translation | 1016.00x | 1 |" in body
-    assert "1 fix verified · 1 passes on its branch · 1 output mismatch" in body
+    assert "| `perf_bogus` | Wrong translation | output mismatch: nothing was timed | 1016x in wall time |" in body
+    assert "· 1 fix waiting for merge · 1 fixed in main · 3 not ranked" in body
+    assert "- **fix waiting for merge** `perf_slow`: fixed: 1.50x \\[1.40, 1.60\\] in wall time" in body
     kinds = [line for line in body.splitlines() if line.startswith("### ")]
-    assert kinds == ["### language/C (2)", "### ideal/achieved (1)", "### head/v1 (1)"]  # three kinds, kept apart
-    assert "| 1 | `perf_par` | Par | par | c | 5.00x | claimed | 0 |" in body
+    assert kinds == ["### language/C (2)"]
+    assert "1016" not in body[body.index("## Open reports ranked"):body.index("## Not ranked")]
 
 
 @pytest.mark.parametrize("title, shown", [

@@ -89,9 +89,11 @@ def test_the_dashboard_lists_reports_by_ratio_milestones_and_what_needs_a_decisi
     assert issue.number == 3 and issue.title == "perfbot campaign dashboard"
     assert {label.name for label in issue.labels} == {"perfbot", "perfbot-dashboard"}
     assert "### seq / c (2)" in body
-    # Highest ratio first, each with its issue; the one whose fix is being measured has no box meanwhile.
-    in_flight = body.index(f"- ⏳ **12.00x** `{SLUG}` #1: Every step of a sum boxes its value (claimed; a run is in")
-    assert in_flight < body.index(f"- [ ] <!-- perfbot:action verify {STUCK} --> **3.40x** `{STUCK}` #2: Sorting")
+    # Worst measured figure first, each with its issue; nothing measured yet, so neither is ranked by its claim.
+    # The one whose fix is being measured has no box meanwhile.
+    in_flight = body.index(f"- ⏳ **not ranked** `{SLUG}` #1: Every step of a sum boxes its value (unmeasured; "
+                           "claimed 12x in wall time, not measured; a run is in flight)")
+    assert in_flight < body.index(f"- [ ] <!-- perfbot:action verify {STUCK} --> **not ranked** `{STUCK}` #2: Sorting")
     [run] = bench_store.runs_for(database, SLUG, full_name=REPO)  # the sync queued the fix branch's verification
     assert f"## Verifications in flight (1)\n\n- bench run {run['id']}: `{SLUG}` fix, queued" in body
     assert "## Fixes waiting for a verdict (1)\n\n- `perf_boxed_sum`: `fix/perf_boxed_sum`" in body
@@ -240,7 +242,8 @@ def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(wor
     body = dashboards(github)[0].body  # re-drawn by the dashboard handler on the same delivery
     assert f"- Fix verified: `{SLUG}`: bench run {run['id']} found it fixed" in body
     assert "## Verifications in flight (0)" in body and "## Fixes waiting for a verdict (0)" in body
-    assert f"- [ ] <!-- perfbot:action verify {SLUG} --> **" in body and "(verified)" in body
+    assert f"- [ ] <!-- perfbot:action verify {SLUG} --> **" in body and f"`{SLUG}` #1: Every step of a sum boxes " \
+        "its value (fixed: " in body
     github.clear_requests()
     services.lead.refresh_dashboard(REPO)
     assert github.writes() == [] and len(comments(github, "<!-- perfbot:notice fix-verified ")) == 1

@@ -69,9 +69,10 @@ def demo(tmp_path_factory):
     db = Database(url)
     repo = GitRepository(folder / "demo")
     sync(db, repo)
-    done = queue_run(db, repo.full_name, "perf_boxed_sum", base=None, head="a" * 40, purpose="claim")
-    finish_run(db, done, "fail", "reproduced: 60x slower than C", {"sides": [{"interval": {
-        "low": 58.0, "point": 60.1, "high": 62.0}, "measure": "time", "against": "C"}]})
+    done = queue_run(db, repo.full_name, "perf_boxed_sum", base=None, head="a" * 40, purpose="reproduce")
+    finish_run(db, done, "fail", "reproduced: 60x slower than C", {"sides": [{
+        "side": "head", "sha": "a" * 40, "interval": {"low": 58.0, "point": 60.1, "high": 62.0}, "decision": "fail",
+        "measure": "wall", "against": "C", "language_seconds": [0.601] * 5, "c_seconds": [0.01] * 5}]})
     queued = queue_run(db, repo.full_name, "perf_boxed_sum", base=None, head="b" * 40, purpose="fix")
     repo.close()
     db.dispose()
@@ -139,12 +140,13 @@ def test_each_tool_answers_on_the_demo(demo):
     got = run(scenario, demo)
     top = got["search"]["records"][0]
     assert top["slug"] == "perf_boxed_sum" and top["path"] == "devs/issues/perf_boxed_sum.md"
-    assert top["claimed"]["ratio"] == pytest.approx(63.6) and top["fix"] == "fix/perf_boxed_sum-unbox"
-    assert top["measured"]["interval"]["point"] == 60.1
+    assert top["claimed"]["figure"] == pytest.approx(63.6) and top["fix"]["ref"] == "fix/perf_boxed_sum-unbox"
+    assert top["measured"]["point"] == 60.1 and top["outcome"] == "accurate"
+    assert top["said"].startswith("accurate: measured 60.1x")
     assert got["filtered"]["records"] == []  # the demo's reports are all seq
     show = got["show"]
     assert show["claim"]["track"] == "seq" and show["measurement"]["run"] == demo["finished"]
-    assert show["path"] == "devs/issues/perf_boxed_sum.md" and show["fix"]["field"] == "fix/perf_boxed_sum-unbox"
+    assert show["path"] == "devs/issues/perf_boxed_sum.md" and show["fix"]["ref"] == "fix/perf_boxed_sum-unbox"
     rules = {p["rule"]: p for p in got["lint"]["problems"]}
     missing = rules["root-cause-missing"]
     assert missing["remedy"] and missing["line"] and missing["severity"] == "error"

@@ -83,7 +83,7 @@ def test_help_and_status_are_open_to_everyone_and_the_comment_gets_eyes(world, g
     comment_id, text = say(github, services, ISSUE, "What can you do?\n\n/perf help", "nobody")
     assert reactions(github, comment_id) == ["eyes"] and "/perf verify [SLUG...]" in text and "@nobody" in text
     _, text = say(github, services, ISSUE, "/perf status", "rita")
-    assert f"`{SLUG}`: open; not verified; fixes none" in text
+    assert f"`{SLUG}`: open; unmeasured; claimed 12x in wall time, not measured; fixes none" in text
 
 
 @pytest.mark.parametrize("user", ["rita", "nobody"])

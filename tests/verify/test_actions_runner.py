@@ -153,7 +153,7 @@ def test_a_fix_is_verified_on_github_actions_from_dispatch_to_verdict(world, git
     assert statuses[0] == ("perfbot/verify perf_boxed_sum", "pending") and run["pr"] == 2
     assert statuses[-1] == ("perfbot/verify perf_boxed_sum", "success")
     assert len(comments) == 1 and "| head |" in comments[0] and "metal-box" in comments[0]
-    assert "verified: fixed" in labels
+    assert "outcome: fixed" in labels
 
     writes = len(github.writes())
     assert handlers.dispatch(completed_payload(github, wid, 1), services) == []  # a redelivered webhook

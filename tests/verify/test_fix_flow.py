@@ -48,7 +48,7 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
     assert "| base |" in body and "| head |" in body and "```mermaid\nxychart-beta" in body
     assert "### ✅ perfbot verification of `perf_boxed_sum`: fixed" in body and "pass" not in body
     assert re.search(r"\| base \|.*\| reproduced \|", body) and re.search(r"\| head \|.*\| fixed \|", body), body
-    assert "verified: fixed" in issue(tracker)["labels"] and "has fix" in issue(tracker)["labels"]
+    assert "outcome: fixed" in issue(tracker)["labels"] and "has fix" in issue(tracker)["labels"]
 
     services.reports.sync_and_mirror(key, None, None)  # the hourly reconcile: same head, nothing queued again
     assert len(queue.listing()) == 1
@@ -79,7 +79,7 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
     assert worker.run_once() and not worker.run_once()
     [run] = bench_store.runs_for(database, SLUG)
     assert run["verdict"] == "fail", run["message"]
-    assert "verified: not fixed" in issue(tracker)["labels"]
+    assert "outcome: no effect" in issue(tracker)["labels"]  # not faster, not fixed: said so, not "not fixed"
 
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the attempt", "fix/perf_boxed_sum-attempt")
     services.reports.sync_and_mirror(key, None, None)
@@ -101,12 +101,13 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     [run] = bench_store.runs_for(database, SLUG)
     assert (run["purpose"], run["verdict"], run["base"]) == ("reproduce", "pass", None)
     labels = issue(tracker)["labels"]
-    assert "claim: not reproduced" in labels and not any(label.startswith("verified:") for label in labels)
+    assert "outcome: not reproduced" in labels and not any(label.startswith("verified:") for label in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
     from tests.lead.test_dashboard import make_client  # the dashboard ranks it by what was measured, and says so
 
     overview = make_client(database, tmp_path).get("/dashboard/").get_data(as_text=True)
-    assert re.search(r"<td class=\"num\">[0-9.]+x <span class=\"muted\">language/C, measured</span>", overview)
+    assert re.search(r"<td class=\"num\">[0-9.]+x \[[0-9., ]+\] in [a-z ]+ <span class=\"muted\">language/C</span>",
+                     overview)
     # A prose edit is no new claim; a changed C translation is, and is measured again.
     path = f"devs/issues/{SLUG}.md"
     text = (repo.root / path).read_text()

@@ -170,7 +170,7 @@ def test_perfbot_bisect_measures_the_ends_and_the_middle_and_names_the_commit(tm
     result = cli.invoke(main, ["bisect", SLUG, good[:10], "--repo", str(repo.root)])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert lines[-1] == f"culprit {culprit}" and lines[-2].startswith("found: the claim came back with")
+    assert lines[-1] == f"culprit {culprit}" and lines[-2].startswith("found: introduced by")
     measured = [line.split()[:2] for line in lines[:-2]]
     assert measured[:2] == [[repo.repo.head.commit.hexsha[:12], "bad"], [good[:12], "good"]]  # the ends first
     assert [culprit[:12], "bad"] in measured and len(measured) == 4

@@ -32,8 +32,22 @@ def test_only_a_fix_that_holds_is_green():
     greens = {(p, t) for p in ("fix", "reproduce", "guard") for t in ("pass", "fail", "inconclusive", "mismatch")
               if words.answer(p, t).colour == GREEN}
     assert greens == {("fix", "pass"), ("guard", "pass")}
-    assert LABEL_COLORS["verified: fixed"] == GREEN and LABEL_COLORS["claim: reproduced"] != GREEN
-    assert LABEL_COLORS["claim: not reproduced"] != GREEN and LABEL_COLORS["verified: output mismatch"] != GREEN
+    greens = {label for label, colour in LABEL_COLORS.items() if label.startswith("outcome: ") and colour == GREEN}
+    assert greens == {"outcome: fixed", "outcome: fixed in main"}  # a record's label: only a fix that holds
+
+
+def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothing():
+    faster = run("fix", "fail")
+    faster["result"]["gain"] = {"low": 1.21, "point": 1.43, "high": 1.49}
+    nothing = run("fix", "fail")
+    nothing["result"]["gain"] = {"low": 0.95, "point": 1.02, "high": 1.1}
+    assert (words.of_run(faster).text, words.of_run(faster).tone) == ("faster but not fixed", words.UNSURE)
+    assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
+
+
+def test_a_par_claim_is_told_in_the_claim_words_not_as_a_reference():
+    assert words.answer("reproduce", "pass", against="2 threads").text == "not reproduced"
+    assert words.answer("reproduce", "fail", against="8 threads").text == "reproduced"
 
 
 def test_a_reference_claim_is_told_against_its_reference():
@@ -77,13 +91,25 @@ def test_a_run_is_shown_in_words_in_its_status_and_its_rows():
     assert status_state(run("reproduce", "fail")) == "failure"
 
 
-def test_a_records_issue_carries_the_words_as_labels_and_in_its_table():
+def test_a_records_issue_carries_its_standing_as_a_label_and_in_its_table():
+    from datetime import UTC, datetime
+
+    from bot.core.lead.facts import RecordFact, RunFact, SidePoint
+    from bot.core.lead.standing import standing_of
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    record = RecordFact("perf_x", "X", "seq", "c", None, 9.0, "open", None, None, at, fix="fix/x")
+    fixed = RunFact(1, "perf_x", "mini", "fix", "done", "pass", None, at, at,
+                    (SidePoint("base", 8.0, 7.5, 8.5, "fail"), SidePoint("head", 1.2, 1.1, 1.3, "pass")), None)
     view = RecordView("perf_x", "X", "devs/issues/perf_x.md", "seq", "c", None, 9.0, "fix/x", "open", 0, 0,
-                      verdict="pass", reproduced="mismatch")
+                      verdict="pass", standing=standing_of(record, [fixed]))
     labels = issue_spec(view).labels
-    assert "verified: fixed" in labels and "claim: output mismatch" in labels
+    assert "outcome: fixed" in labels and "has fix" in labels
     assert not any("pass" in label or "fail" in label for label in labels)
-    assert view.verified == "fixed, claim output mismatch"
+    assert view.verified == "fixed: 1.20x [1.10, 1.30] in wall time; fix fix/x on its branch, not merged; was 8.00x " \
+        "[7.50, 8.50] in wall time"
+    never = RecordView("perf_x", "X", "devs/issues/perf_x.md", "seq", "c", None, 9.0, "unknown", "open", 0, 0)
+    assert "has fix" not in issue_spec(never).labels and never.verified == "not measured"
 
 
 def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():

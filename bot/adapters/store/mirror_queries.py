@@ -7,6 +7,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import aliased
 
 from bot.adapters.store.engine import Database
+from bot.adapters.store.lead.standing_queries import repo_standings
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
 from bot.adapters.store.service_models import Fix, IssueMirror, LlmAnswer, PairOverride
@@ -49,6 +50,7 @@ def load_mirror_rows(db: Database, full_name: str, slugs: set[str] | None) -> li
         never_mirrored = IssueMirror.record_id.is_(None) & Record.state.in_(("open", "closed"))
         query = query.where(Record.slug.in_(sorted(slugs)) | never_mirrored if slugs else never_mirrored)
     rows = []
+    standings = repo_standings(db, full_name)  # what every view says of each record, its issue too
     with db.session() as session:
         results = session.execute(query).all()
         dedup = _open_overlaps(session, full_name, {r.content_hash for r, *_ in results if r.content_hash})
@@ -62,7 +64,7 @@ def load_mirror_rows(db: Database, full_name: str, slugs: set[str] | None) -> li
                 merged_into=target_slug, merged_into_number=target_number,
                 dedup=dedup.get(record.content_hash) if record.content_hash else None, verdict=record.verdict,
                 reproduced=record.reproduced,
-                attached_fixes=fixes.get(record.slug, 0),
+                attached_fixes=fixes.get(record.slug, 0), standing=standings.get(record.slug),
             )
             rows.append(MirrorRow(
                 record_id=record.id, view=view,

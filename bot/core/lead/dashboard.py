@@ -6,9 +6,11 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from bot.core.lead.digest import FixFact
-from bot.core.lead.milestones import MilestoneProgress, RecordFact, RunFact, standing
+from bot.core.lead.campaign import Tally, tally
+from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact
+from bot.core.lead.milestones import MilestoneProgress
 from bot.core.lead.notices import Notice
+from bot.core.lead.standing import Standing, standings_of
 from bot.core.verify import verdict_words as words
 
 MARKER = "<!-- perfbot:dashboard -->"
@@ -33,12 +35,13 @@ class Action:
 
 @dataclass(frozen=True)
 class OpenReport:
-    slug: str
-    title: str
-    ratio: float | None
-    source: str  # verified | measured | claimed | none
+    standing: Standing  # its figure, outcome and words: the same as every other view's
     issue: int | None
     in_flight: bool  # a bench run is queued or running: no "verify now" box
+
+    @property
+    def slug(self) -> str:
+        return self.standing.slug
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,15 @@ class Dashboard:
     milestones: tuple[MilestoneProgress, ...]
     decisions: tuple[Decision, ...]
     news: tuple[Notice, ...]
+    tally: Tally | None = None
 
 
 def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple[RunFact, ...],
                     fixes: tuple[FixFact, ...], issues: dict[str, int], milestones: tuple[MilestoneProgress, ...],
-                    notices: tuple[Notice, ...], merges: tuple[MergePull, ...] = ()) -> Dashboard:
+                    notices: tuple[Notice, ...], merges: tuple[MergePull, ...] = (),
+                    bisections: tuple[BisectFact, ...] = ()) -> Dashboard:
     """`runs` in id order, any status; `notices` the unresolved ones."""
+    standings = standings_of(records, runs, fixes, bisections)
     done_of = defaultdict(list)
     for run in runs:
         if run.status == "done":
@@ -88,9 +94,8 @@ def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple
     for record in records:
         if record.state not in ("open", "regressed"):  # a regressed report waits for a fix again
             continue
-        stand = standing(record, done_of[record.slug])
         groups[(record.track or "?", record.backend or "?")].append(OpenReport(
-            record.slug, record.title, stand.ratio, stand.source, issues.get(record.slug), record.slug in busy))
+            standings[record.slug], issues.get(record.slug), record.slug in busy))
         last = done_of[record.slug][-1] if done_of[record.slug] else None
         if record.slug in busy or last is None:
             continue
@@ -116,10 +121,15 @@ def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple
     waiting = tuple(f for f in fixes if f.state == "open" and not any(t >= f.updated_at for t in judged[f.slug]))
     return Dashboard(
         full_name,
-        tuple(Group(t, b, tuple(sorted(rs, key=lambda r: (r.ratio is None, -(r.ratio or 0), r.slug))))
-              for (t, b), rs in sorted(groups.items())),
+        tuple(Group(t, b, tuple(sorted(rs, key=_rank))) for (t, b), rs in sorted(groups.items())),
         tuple(r for r in runs if r.status in ("queued", "running")),
-        waiting, milestones, tuple(decisions), tuple(n for n in notices if not n.blocker))
+        waiting, milestones, tuple(decisions), tuple(n for n in notices if not n.blocker), tally(standings.values()))
+
+
+def _rank(report: OpenReport) -> tuple:
+    """Measured figures first, worst on top; a report without one is listed after them, never by its claim."""
+    figure = report.standing.ranked_figure
+    return figure is None, -(figure or 0), report.slug
 
 
 def merge_pulls(pulls: list[dict]) -> tuple[MergePull, ...]:
@@ -148,8 +158,5 @@ def milestones_now(records: tuple[RecordFact, ...], runs: tuple[RunFact, ...], m
     from bot.core.lead.milestones import latest_suites, progress
 
     done = sorted((r for r in runs if r.status == "done"), key=lambda r: (r.finished_at or r.created_at, r.id))
-    done_of = defaultdict(list)
-    for run in done:
-        done_of[run.slug].append(run)
-    standings = {r.slug: standing(r, done_of[r.slug]) for r in records}
+    standings = standings_of(records, done)
     return tuple(progress(m, standings, latest_suites(done), seq_threshold, today) for m in milestones)

@@ -8,9 +8,13 @@ from datetime import datetime, timedelta
 from typing import TypeGuard
 
 from bot.core.config import Milestone
+from bot.core.lead.campaign import Tally, act_first, ranking, tally
 from bot.core.lead.digest_scaling import ParScaling, par_scaling
-from bot.core.lead.milestones import MilestoneProgress, RecordFact, RunFact, as_ratio, latest_suites, progress, standing
-from bot.core.verify.claim_size import ratio_kind
+from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact
+from bot.core.lead.milestones import MilestoneProgress, as_ratio, latest_suites, progress
+from bot.core.lead.standing import Standing, standings_of
+
+__all__ = ("FixFact", "RecordFact")  # their old home
 
 STALE_AFTER = timedelta(days=14)
 
@@ -24,18 +28,6 @@ class RevisionFact:
     author_email: str
     errors: int  # lint errors found in this revision
     has_content: bool  # False for deletions and merges
-
-
-@dataclass(frozen=True)
-class FixFact:
-    slug: str
-    branch: str
-    pr_number: int | None
-    source: str
-    state: str
-    token_delta: int | None
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -63,6 +55,7 @@ class DigestFacts:
     fixes: tuple[FixFact, ...] = ()
     events: tuple[EventFact, ...] = ()
     verdicts: tuple[VerdictFact, ...] = ()
+    bisections: tuple[BisectFact, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,18 +117,6 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
-class Ranked:
-    slug: str
-    title: str
-    track: str | None
-    backend: str | None
-    ratio: float | None
-    source: str
-    fixes: int
-    kind: str = "language/C"  # language/C, ideal/achieved (par) or head/REF: never mixed unlabelled
-
-
-@dataclass(frozen=True)
 class Stale:
     slug: str
     title: str
@@ -165,12 +146,44 @@ class Digest:
     fixes: tuple[FixFact, ...]
     verified: tuple[VerifiedFix, ...]
     not_reproduced: tuple[NotReproduced, ...]
-    open_ranked: tuple[Ranked, ...]
     stale: tuple[Stale, ...]
     authors: tuple[AuthorQuality, ...]
     milestones: tuple[MilestoneProgress, ...]
     par_scaling: tuple[ParScaling, ...] = ()  # live PAR records, least efficient at their highest count first
     mismatches: tuple[Mismatch, ...] = ()  # live records whose last measurement found an output mismatch
+    standings: tuple[Standing, ...] = ()  # every record as it stood at the window's end, by slug
+    tally: Tally | None = None  # the counts every view shows (core/lead/campaign.py)
+
+    @property
+    def reports(self) -> tuple[Standing, ...]:
+        """Per report, what a lead asks: real or not, overstated or not, fixed in main or not."""
+        return tuple(s for s in self.standings if s.live or s.state == "fixed")
+
+    @property
+    def ranked(self) -> tuple[Standing, ...]:
+        return ranking(self.standings)[0]
+
+    @property
+    def ranked_by_kind(self) -> tuple[tuple[str, tuple[Standing, ...]], ...]:
+        """The ranking cut by kind of ratio, each kind in the ranking's own order."""
+        kinds = dict.fromkeys(s.kind for s in self.ranked)
+        return tuple((kind, tuple(s for s in self.ranked if s.kind == kind)) for kind in kinds)
+
+    @property
+    def apart(self) -> tuple[Standing, ...]:
+        return ranking(self.standings)[1]
+
+    @property
+    def culprits(self) -> tuple[Standing, ...]:
+        return act_first(self.standings)[0]
+
+    @property
+    def overstated(self) -> tuple[Standing, ...]:
+        return act_first(self.standings)[1]
+
+    @property
+    def waiting_merge(self) -> tuple[Standing, ...]:
+        return act_first(self.standings)[2]
 
     @property
     def merged_fixes(self) -> tuple[VerifiedFix, ...]:
@@ -200,13 +213,12 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         runs_of[run.slug].append(run)
     fixes = [f for f in facts.fixes if before_end(f.created_at)]
     by_slug = {r.slug: r for r in records}
-    standings = {r.slug: standing(r, runs_of[r.slug]) for r in records}
+    standings = standings_of(records, runs, fixes, (b for b in facts.bisections if b.at is None or before_end(b.at)))
     new = sorted((r for r in records if inside(r.created_at)), key=lambda r: (r.created_at, r.slug))
     kinds: dict[tuple[str, str], int] = defaultdict(int)
     for r in new:
         kinds[(r.track or "?", r.backend or "?")] += 1
     mismatches = _mismatches(records, runs_of)
-    unranked = {m.slug for m in mismatches}
     merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
     return Digest(
         facts.full_name, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
@@ -217,22 +229,14 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
         tuple(sorted((f for f in fixes if inside(f.created_at)), key=lambda f: (f.created_at, f.slug, f.branch))),
         _verified(by_slug, runs, inside, merged),
         _not_reproduced(by_slug, runs, inside),
-        tuple(sorted((Ranked(r.slug, r.title, r.track, r.backend, standings[r.slug].ratio,
-                             _source(standings[r.slug].source, r.slug in merged),
-                             sum(f.slug == r.slug for f in fixes), ratio_kind(r.track, r.reference)) for r in records
-                             if r.state == "open" and r.slug not in unranked),
-                     key=lambda x: (x.ratio is None, -(x.ratio or 0), x.slug))),
         _stale(records, revisions, facts.runs, fixes, facts.events, window_end),
         _authors(new, revisions, runs_of),
         tuple(progress(m, standings, latest_suites(runs), seq_threshold, window_end.date()) for m in milestones),
         par_scaling(records, runs),
         mismatches,
+        tuple(standings[slug] for slug in sorted(standings)),
+        tally(standings.values()),
     )
-
-
-def _source(source: str, merged: bool) -> str:
-    """A passing fix's ratio is "verified" only once the fix merged; before, it passes on its branch."""
-    return "passes on its branch" if source == "verified" and not merged else source
 
 
 def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:

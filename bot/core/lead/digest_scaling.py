@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core.lead.milestones import LIVE, RecordFact, RunFact, ScalingFact
+from bot.core.lead.facts import RecordFact, RunFact
+from bot.core.lead.milestones import LIVE
+from bot.core.verify.scaling import ScalingFact
 
 
 @dataclass(frozen=True)

@@ -1,74 +1,18 @@
-"""Where each report stands (verified, measured or claimed) and how far each milestone has got."""
+"""How far each milestone has got, judged on each record's standing (core/lead/standing.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 
 from bot.core.config import Milestone
-from bot.core.verify.scaling import ScalingFact
+from bot.core.lead.facts import RecordFact, RunFact, SidePoint
+from bot.core.lead.standing import Standing
+from bot.core.lead.wording import ratio_text
+
+__all__ = ("RecordFact", "RunFact", "SidePoint", "Standing")  # the facts' old home: callers still import them here
 
 # A fixed report still counts: it is a report the milestone was about, now done; a regressed one is not done.
 LIVE = ("open", "fixed", "regressed")
-
-
-@dataclass(frozen=True)
-class RecordFact:
-    slug: str
-    title: str
-    track: str | None
-    backend: str | None
-    threads: int | None
-    ratio: float | None  # claimed by the report (par: threads / speedup)
-    state: str
-    merged_into: str | None
-    reproduced: str | None
-    created_at: datetime | None
-    reference: str | None = None  # `reference:`: its ratio is head/REF (claim_size.ratio_kind)
-
-
-@dataclass(frozen=True)
-class SidePoint:
-    side: str  # base | head
-    point: float | None  # seq: language/C; par: speedup
-    low: float | None
-    high: float | None
-
-
-@dataclass(frozen=True)
-class RunFact:
-    id: int
-    slug: str
-    runner: str
-    purpose: str  # fix | reproduce | guard
-    status: str
-    verdict: str
-    pr_number: int | None
-    created_at: datetime
-    finished_at: datetime | None
-    sides: tuple[SidePoint, ...]
-    suite_verdict: str | None  # None: the run did not run the suite
-    scaling: ScalingFact | None = None  # a swept par run's head side at its highest count
-
-    def side(self, name: str) -> SidePoint | None:
-        return next((s for s in self.sides if s.side == name and s.point is not None), None)
-
-    @property
-    def claim_failed(self) -> bool:
-        """A reproduce run that passed found no gap: the report's claim did not hold."""
-        return self.purpose == "reproduce" and self.verdict == "pass" and self.side("head") is not None
-
-
-@dataclass(frozen=True)
-class Standing:
-    """Where a report stands at the digest's end: what milestones are measured against."""
-
-    slug: str
-    state: str
-    track: str | None
-    backend: str | None
-    ratio: float | None  # the latest verified head ratio, else the measured, else the claimed one
-    source: str  # verified | measured | claimed | none
-    speedup: float | None  # par: the latest passing (else measured) run's speedup point
 
 
 @dataclass(frozen=True)
@@ -115,7 +59,7 @@ def _seq_near_c(milestone: Milestone, standings: dict[str, Standing], seq_thresh
     threshold = milestone.threshold or seq_threshold
     counted = [s for s in standings.values() if s.state in LIVE and s.track == "seq"
                and (milestone.backend is None or s.backend == milestone.backend)]
-    failing = [Failing(s.slug, s.ratio, f"{s.source} {s.ratio:.2f}x above {threshold:g}x" if s.ratio is not None
+    failing = [Failing(s.slug, s.ratio, f"{s.source} {ratio_text(s.ratio)} above {threshold:g}x" if s.ratio is not None
                        else "no ratio") for s in counted if s.ratio is None or s.ratio > threshold]
     failing.sort(key=lambda f: (f.value is not None, -(f.value or 0), f.name))
     return len(counted), failing
@@ -139,22 +83,6 @@ def as_ratio(record: RecordFact | None, point: float | None) -> float | None:
     if record is None or record.track != "par":
         return point
     return record.threads / point if record.threads and point else None
-
-
-def standing(record: RecordFact, runs: list[RunFact]) -> Standing:
-    """A passing fix's head says what the report is worth once merged; a reproduce run what the branch does now."""
-    convert = lambda point: as_ratio(record, point)  # noqa: E731
-    passing = [head for r in runs if r.purpose == "fix" and r.verdict == "pass" and (head := r.side("head"))]
-    measured = [head for r in runs if r.purpose == "reproduce" and (head := r.side("head"))]
-    if passing:
-        ratio, source = convert(passing[-1].point), "verified"
-    elif measured:
-        ratio, source = convert(measured[-1].point), "measured"
-    else:
-        ratio, source = record.ratio, "claimed" if record.ratio is not None else "none"
-    speed = passing or [head for r in runs if (head := r.side("head"))]
-    speedup = speed[-1].point if record.track == "par" and speed else None
-    return Standing(record.slug, record.state, record.track, record.backend, ratio, source, speedup)
 
 
 def latest_suites(runs: list[RunFact]) -> dict[str, tuple[str, int]]:

@@ -218,6 +218,7 @@ class PerfIssue:
             "fix": self.fix,
             "supersedes": list(self.supersedes),
             "host": self.host,
+            "measure": self.measure,  # what the claimed ratio is made of: the standing names it beside the claim
             "derived": {name: self.explain(name) for name, source in self.sources
                         if source not in ("front-matter", "default")},
         }

@@ -4,8 +4,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from bot.core.lead import wording
+from bot.core.lead.standing import Standing
 from bot.core.tracker.untrusted import quiet_mentions
 from bot.core.verify import verdict_words as words
+from bot.core.verify.vocabulary import Outcome
 
 BOT_LABEL = "perfbot"
 # Fixed colours so labels look the same in every repository perfbot creates them in.
@@ -15,10 +18,8 @@ LABEL_COLORS = {
     "backend: c": "c5def5", "backend: metal": "d4c5f9", "backend: cuda": "bfe5bf",
     "state: open": "fbca04", "state: merged": "cfd3d7", "state: deleted": "cfd3d7", "state: override": "b60205",
     "state: fixed": "0e8a16",
-    # Verdict labels take the colour of what they mean for the team (core/verify/verdict_words.py).
-    **{f"verified: {a.text}": a.colour
-       for a in map(words.of_fix, ("pass", "fail", "inconclusive", "implausible", "mismatch", "error")) if a},
-    **{f"claim: {a.text}": a.colour for a in map(words.of_claim, ("reproduced", "not reproduced", "mismatch")) if a},
+    # A record's one outcome (core/lead/standing.py), in the colour of what it means for the team.
+    **{f"outcome: {o}": words.COLOURS[wording.TONES[o]] for o in Outcome},
     "lint: errors": "d93f0b",
     "has fix": "0e8a16",
     "dedup: duplicate": "e99695", "dedup: subsumes": "e99695", "dedup: overlaps": "f9d0c4",
@@ -55,11 +56,30 @@ class RecordView:
     verdict: str | None = None  # the latest verification of its fix
     reproduced: str | None = None  # what measuring the claim on the default branch found
     attached_fixes: int = 0  # PRs and branches attached as fixes
+    standing: Standing | None = None  # what its runs found (core/lead/standing.py); None: never computed
 
     @property
     def verified(self) -> str:
-        """The fix verdict and the claim check as people read them: "fixed, claim reproduced"."""
-        return words.of_record(self.verdict, self.reproduced, "-")
+        """The standing in one sentence, each figure with its measure: the words of every other view."""
+        return wording.said(self.standing) if self.standing else "not measured"
+
+    @property
+    def claimed_text(self) -> str:
+        if self.standing:
+            return wording.claim_cell(self.standing)
+        return wording.ratio_text(self.ratio) if self.ratio is not None else "?"
+
+    @property
+    def measured_text(self) -> str:
+        return wording.measured_cell(self.standing) if self.standing else "–"
+
+    @property
+    def fix_text(self) -> str:
+        """The fix the standing names (an attached branch, or what `fix:` names), and whether it is in main."""
+        fix = self.standing.fix if self.standing else None
+        if fix is None:
+            return self.fix or "-"
+        return f"{fix.ref} ({'in main' if fix.merged else 'not merged'})"
 
 
 @dataclass(frozen=True)
@@ -80,13 +100,10 @@ def issue_spec(record: RecordView) -> IssueSpec:
     labels.append(f"state: {'override' if record.state == 'closed' else record.state}")
     if record.errors:
         labels.append("lint: errors")
-    if record.attached_fixes or (record.fix and record.fix.lower() not in ("unknown", "none")):
-        labels.append("has fix")  # a branch, a commit, a PR or an inline fix: verification can start
-    if record.verdict:
-        labels.append(f"verified: {words.text(words.of_fix(record.verdict))}")
-    if record.reproduced in ("reproduced", "not reproduced", "mismatch"):
-        # a claim that does not reproduce, or whose translation computes something else, is flagged, not trusted
-        labels.append(f"claim: {words.text(words.of_claim(record.reproduced))}")
+    if record.standing is not None and record.standing.fix is not None:
+        labels.append("has fix")  # the same fix the record page and the digest name
+    if record.standing is not None and record.standing.outcome is not Outcome.UNMEASURED:
+        labels.append(f"outcome: {record.standing.outcome}")
     if record.dedup and record.state in ("open", "closed"):
         labels.append(f"dedup: {record.dedup}")
     state, reason = "open", None
@@ -98,7 +115,7 @@ def issue_spec(record: RecordView) -> IssueSpec:
         state, reason = "closed", "completed"  # its fix merged with a passing verdict on that head
     elif record.state == "closed":
         state, reason = "closed", "completed"  # closed by a person; perfbot only labels it as an override
-    ratio = f" ({record.ratio:g}x)" if record.ratio is not None else ""
+    ratio = f" (claimed {wording.ratio_text(record.ratio)})" if record.ratio is not None else ""
     title = quiet_mentions(f"{record.slug}: {record.title or 'untitled report'}{ratio}")[:250]
     return IssueSpec(title, tuple(sorted(labels)), state, reason, record_marker(record.slug))
 

@@ -33,13 +33,20 @@ def side_rows(result: dict, purpose: str = "fix") -> list[SideRow]:
         first = side.get("language_seconds", side.get("one_thread_seconds")) or []
         second = side.get("c_seconds", side.get("n_threads_seconds")) or []
         interval = side.get("interval") or {}
-        rows.append(SideRow(side["side"], side["sha"], statistics.median(first) if first else None,
+        rows.append(SideRow(side_label(side), side["sha"], statistics.median(first) if first else None,
                             statistics.median(second) if second else None, interval.get("low"),
                             interval.get("point"), interval.get("high"), min(len(first), len(second)),
                             words.text(words.of_side(purpose, side["side"], side.get("decision"),
                                                      side.get("against") or "C", side.get("factor")), ""),
                             _metrics_cell(side.get("metrics") or {})))
     return rows
+
+
+def side_label(side: dict) -> str:
+    """'head', or 'head (input 2)' when a report measures several inputs: two rows never both read 'head'."""
+    given = side.get("input")
+    shown = " ".join(map(str, given)) if isinstance(given, list) else str(given or "")
+    return f"{side['side']} ({shown[:40]})" if shown else side["side"]
 
 
 def _metrics_cell(metrics: dict) -> str:
@@ -67,9 +74,9 @@ def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
         many = f"{threads} thread{'' if threads == 1 else 's'}" if threads else "N threads"
         return f"1 thread ({unit})", f"{many} ({unit})", "speedup [95% interval]"
     against = sides[0].get("against", "C")
-    if against != "C":  # a `reference:` report: the other program is another implementation, not C
+    if against != "C":  # a `reference:` report: one program run by this revision and by the reference
         name = against.split(" (")[0]
-        return f"language ({unit})", f"{name} ({unit})", f"language/{name} [95% interval]"
+        return f"this revision ({unit})", f"{name} ({unit})", f"this revision/{name} [95% interval]"
     return f"language ({unit})", f"C ({unit})", "language/C [95% interval]"
 
 

@@ -11,16 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bot.core.verify.claim_size import ClaimSize
+from bot.core.verify.vocabulary import Outcome, Purpose, Test, Verdict
 
-# The JSON `verdict` enum (docs/verification.md, "What the verdicts mean").
-REPRODUCED, NOT_REPRODUCED = "reproduced", "not_reproduced"
-FIXED, NOT_FIXED = "fixed", "not_fixed"
-SLOWER, WITHIN = "slower_than_reference", "within_reference"
-INCONCLUSIVE, MISMATCH, ERROR, CANCELLED = "inconclusive", "output_mismatch", "error", "cancelled"
+# The JSON `verdict` enum (docs/verification.md, "What the verdicts mean"), named here as callers know it.
+REPRODUCED, NOT_REPRODUCED, FIXED = Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.FIXED
+NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE = Verdict.NOT_FIXED, Verdict.SLOWER, Verdict.WITHIN, Verdict.INCONCLUSIVE
+MISMATCH, ERROR, CANCELLED = Verdict.MISMATCH, Verdict.ERROR, Verdict.CANCELLED
 # A sweep whose speedup reaches past the ideal (core/verify/sweep_checks.py): no clean verdict either way.
-IMPLAUSIBLE, IMPLAUSIBLE_NOTE = "implausible", "above ideal, noisy or mismeasured"  # a label holds only the first
-KEYS = (REPRODUCED, NOT_REPRODUCED, FIXED, NOT_FIXED, SLOWER, WITHIN, INCONCLUSIVE, IMPLAUSIBLE, MISMATCH, ERROR,
-        CANCELLED)
+IMPLAUSIBLE, IMPLAUSIBLE_NOTE = Verdict.IMPLAUSIBLE, "above ideal, noisy or mismeasured"  # a label holds the first
+KEYS = tuple(v for v in Verdict if v not in (Verdict.NO_REGRESSION, Verdict.REGRESSION))
 # A verdict taken on a busy host, posted at once and measured again later (core/verify/noise.py).
 NOISY_TEXT = "noisy"
 WAITING_TEXT = "waiting for a quiet host, next try at {at}"
@@ -31,12 +30,12 @@ GOOD, BAD, REAL, BOGUS, UNSURE, BROKEN = "good", "bad", "real", "bogus", "unsure
 COLOURS = {GOOD: "0e8a16", BAD: "d93f0b", REAL: "e36209", BOGUS: "b60205", UNSURE: "fbca04", BROKEN: "cfd3d7"}
 ICONS = {GOOD: "✅", BAD: "❌", REAL: "🔶", BOGUS: "⛔", UNSURE: "❔", BROKEN: "⚠️"}
 STATUS = {GOOD: "success", BAD: "failure", REAL: "failure", BOGUS: "failure", UNSURE: "failure", BROKEN: "error"}
-CLAIM_PURPOSES = ("reproduce", "guard")
+CLAIM_PURPOSES = (Purpose.REPRODUCE, Purpose.GUARD)
 
 
 @dataclass(frozen=True)
 class Answer:
-    key: str  # one of KEYS
+    key: Verdict
     text: str  # "reproduced", "within 1.5x of runtime@v1"
     tone: str  # GOOD | BAD | REAL | BOGUS | UNSURE | BROKEN
     note: str = ""  # "claimed 517x, measured 218x [138, 361]" when the claim is off in size
@@ -68,25 +67,31 @@ def answer(purpose: str, test: str | None, *, against: str = "C", factor: float 
     """
     if not test:
         return None
-    if test == "mismatch":
+    if test == Test.MISMATCH:
         return Answer(MISMATCH, "output mismatch", BAD)
-    if test in ("error", "cancelled"):
-        return Answer(test, test, BROKEN)
-    if test == IMPLAUSIBLE:
+    if test in (Test.ERROR, Test.CANCELLED):
+        return Answer(Verdict(test), test, BROKEN)
+    if test == Test.IMPLAUSIBLE:
         return Answer(IMPLAUSIBLE, IMPLAUSIBLE, UNSURE, IMPLAUSIBLE_NOTE)
-    if test not in ("pass", "fail"):
+    if test not in (Test.PASS, Test.FAIL):
         return Answer(INCONCLUSIVE, "inconclusive", UNSURE)
-    held = test == "pass"  # the measured ratio meets the threshold: the gap is gone
-    if purpose == "fix":
+    held = test == Test.PASS  # the measured ratio meets the threshold: the gap is gone
+    if purpose == Purpose.FIX:
         return Answer(FIXED, "fixed", GOOD) if held else Answer(NOT_FIXED, "not fixed", BAD)
-    guard = purpose == "guard"
-    if against != "C":
+    guard = purpose == Purpose.GUARD
+    if against != "C" and not _threads(against):  # a par side is "against" its thread count, not a reference
         name = against.split(" (")[0]
         within = f"within {factor:g}x of {name}" if factor else f"within the allowed factor of {name}"
         return (Answer(WITHIN, within, GOOD if guard else BOGUS) if held
                 else Answer(SLOWER, f"slower than {name}", BAD if guard else REAL))
     return (Answer(NOT_REPRODUCED, "not reproduced", GOOD if guard else BOGUS) if held
             else Answer(REPRODUCED, "reproduced", BAD if guard else REAL))
+
+
+def _threads(against: str) -> bool:
+    """'8 threads', '1 thread': what a par run measures its speedup at."""
+    words = against.split()
+    return len(words) == 2 and words[0].isdigit() and words[1] in ("thread", "threads")
 
 
 def of_side(purpose: str, label: str, decision: str | None, against: str = "C",
@@ -103,6 +108,10 @@ def of_run(run: dict) -> Answer | None:
     sides = result.get("sides") or [{}]
     found = answer(run.get("purpose") or "fix", run.get("verdict"), against=sides[-1].get("against") or "C",
                    factor=sides[-1].get("factor"))
+    gain = result.get("gain") or {}
+    if found is not None and found.key == NOT_FIXED and (gain.get("low") or 0) > 1:
+        # faster, not enough: never the same words (or colour) as a fix that did nothing (core/lead/wording.py)
+        found = Answer(NOT_FIXED, str(Outcome.FASTER_NOT_FIXED), UNSURE)
     claim = result.get("claim") or {}
     if found is None or found.key in (MISMATCH, ERROR, CANCELLED):
         return found
@@ -121,21 +130,6 @@ def claim_text(claim: dict) -> str:
     return ClaimSize(claim["claimed"], Interval(m["low"], m["point"], m["high"]), True).text()
 
 
-# records.reproduced keeps the claim check's words; these are the ones from before `output mismatch`.
-_CLAIM_WORDS = {"reproduced": (REPRODUCED, REAL), "not reproduced": (NOT_REPRODUCED, BOGUS),
-                "inconclusive": (INCONCLUSIVE, UNSURE), "implausible": (IMPLAUSIBLE, UNSURE),
-                "mismatch": (MISMATCH, BAD), "error": (ERROR, BROKEN)}
-
-
-def of_claim(reproduced: str | None) -> Answer | None:
-    """What the record's last claim check found (records.reproduced)."""
-    if reproduced not in _CLAIM_WORDS:
-        return None
-    key, tone = _CLAIM_WORDS[reproduced]
-    return Answer(key, "output mismatch" if key == MISMATCH else reproduced, tone,
-                  IMPLAUSIBLE_NOTE if key == IMPLAUSIBLE else "")
-
-
 def of_fix(verdict: str | None) -> Answer | None:
     """The record's latest fix verdict (records.verdict)."""
     return answer("fix", verdict)
@@ -145,15 +139,9 @@ def text(answer_: Answer | None, default: str = "-") -> str:
     return answer_.text if answer_ else default
 
 
-def of_record(verdict: str | None, reproduced: str | None, default: str = "not verified") -> str:
-    """A record's fix verdict and claim check as one phrase: "fixed, claim reproduced"."""
-    fix, claim = of_fix(verdict), of_claim(reproduced)
-    parts = ([fix.text] if fix else []) + ([f"claim {claim.text}"] if claim else [])
-    return ", ".join(parts) or default
-
-
 # The suite is asked whether the head slows anything else down.
-SUITE = {"pass": Answer("no_regression", "no regression", GOOD), "fail": Answer("regression", "regression", BAD),
+SUITE = {"pass": Answer(Verdict.NO_REGRESSION, "no regression", GOOD),
+         "fail": Answer(Verdict.REGRESSION, "regression", BAD),
          "inconclusive": Answer(INCONCLUSIVE, "inconclusive", UNSURE)}
 
 

@@ -142,7 +142,10 @@ class BenchFlow:
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome, fence=fence)
 
-    def runner_conf(self, config: RepoConfig, record: PerfIssue, name: str | None = None):
+    @staticmethod
+    def runner_conf(config: RepoConfig, record: PerfIssue, name: str | None = None):
+        """The runner a report is measured on: the one named, else the first whose labels hold its backend (the
+        CLI's `perfbot verify` asks here too)."""
         if name is not None:
             conf = next((r for r in config.runners if r.name == name), None)
             if conf is None:
@@ -166,13 +169,7 @@ class BenchFlow:
         bench_store.finish_run(self.db, run["id"], verdict, message, result, fence)
         if not remeasure_due and (run.get("options") or {}).get("remeasure_at"):
             bench_store.set_options(self.db, run["id"], remeasure_at=None)  # this verdict replaced the noisy one
-        if verdict == "cancelled" or run["purpose"] == GUARD:
-            pass  # a stopped run says nothing about the record; a guard's result is the guard flow's to act on
-        elif run["purpose"] == FIX:
-            bench_store.set_record_result(self.db, run["repo"], run["slug"], verdict=verdict, verdict_run_id=run["id"])
-        else:
-            bench_store.set_record_result(self.db, run["repo"], run["slug"],
-                                          reproduced=reproduction(verdict, outcome is not None))
+        record_result(self.db, run["repo"], run["slug"], run["purpose"], run["id"], verdict, outcome is not None)
         done = bench_store.stored_run(self.db, run["id"])
         self._show(done, tracker, target, config, record)
         log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
@@ -208,6 +205,18 @@ def guard_news(run: dict) -> str | None:
     """What a finished guard run tells people: the claim is back, or the guard can no longer measure it."""
     found = reproduction(run["verdict"], bool((run.get("result") or {}).get("sides")))
     return found if found in ("reproduced", "mismatch", "error") else None
+
+
+def record_result(db: Database, full_name: str, slug: str, purpose: str, run_id: int, verdict: str,
+                  measured: bool) -> None:
+    """What a finished run leaves on its record, whoever ran it (this flow, or `perfbot verify`): a fix's verdict,
+    or whether the claim holds. A stopped run says nothing; a guard's result is the guard flow's to act on."""
+    if verdict == "cancelled" or purpose == GUARD:
+        return
+    if purpose == FIX:
+        bench_store.set_record_result(db, full_name, slug, verdict=verdict, verdict_run_id=run_id)
+    else:
+        bench_store.set_record_result(db, full_name, slug, reproduced=reproduction(verdict, measured))
 
 
 def reproduction(verdict: str, measured: bool) -> str:

@@ -13,9 +13,10 @@ from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.verify.verify_plan import with_measure
+from bot.core.verify.vocabulary import Purpose
 from bot.errors import UserError
 
-FIX, REPRODUCE, GUARD = "fix", "reproduce", "guard"  # guard: a fixed claim measured again
+FIX, REPRODUCE, GUARD = Purpose.FIX, Purpose.REPRODUCE, Purpose.GUARD  # guard: a fixed claim measured again
 CONFIG_FILE = ".perfbot.toml"
 
 

@@ -127,13 +127,13 @@ class BisectFlow:
 
     def _conclude(self, row: dict, step, summaries: dict[str, str], tracker) -> dict:
         if isinstance(step, bisect.Found):
-            message = (f"the claim came back with {step.sha[:12]} ({summaries.get(step.sha, '')}); "
-                       f"it held at {step.last_good[:12]}")
+            message = (f"introduced by {step.sha[:12]} ({summaries.get(step.sha, '')}); "
+                       f"last good {step.last_good[:12]}")
             return self._finish(row, "found", message, step.sha, summaries, tracker)
         if isinstance(step, bisect.Unresolved):
             names = ", ".join(sha[:12] for sha in step.suspects)
-            message = (f"the claim came back in one of {names}: all but the last could not be decided "
-                       f"(it held at {step.last_good[:12]})")
+            message = (f"introduced by one of {names}: all but the last could not be decided "
+                       f"(last good {step.last_good[:12]})")
             return self._finish(row, "unresolved", message, None, summaries, tracker)
         return self._finish(row, "unresolved", f"not bisectable: at {step.sha[:12]} {step.problem}", None,
                             summaries, tracker)

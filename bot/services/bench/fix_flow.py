@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.adapters.git import GitRepository
+from bot.adapters.git import GitError, GitRepository
 from bot.adapters.git_fixes import FixDiff, branch_heads, fix_diff
 from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.engine import Database
@@ -122,9 +122,10 @@ class FixFlow:
             if (record.fix and record.fix in heads and not branch_name_problem(record.fix)
                     and record.fix not in branches):
                 branches.append(record.fix)
+            self._fix_in_main(repo, full_name, slug, record.fix, installation_id, config.verify_fixes)
             for branch in branches:
                 if branch == default_ref or repo.is_ancestor(heads[branch], default):
-                    continue  # merged (or never diverged): nothing left to verify on it
+                    continue  # merged (or never diverged): measured against its parent above if `fix:` names it
                 diff = fix_diff(repo, default, heads[branch])
                 fix, new_head = fix_store.attach(
                     self.db, full_name, slug, branch, source="report" if branch == record.fix else "branch",
@@ -137,6 +138,24 @@ class FixFlow:
                                               installation_id=installation_id)
                 attached.append(Attached(fix, run_id))
         return attached
+
+    def _fix_in_main(self, repo: GitRepository, full_name: str, slug: str, named: str | None,
+                     installation_id: int | None, verify: bool) -> int | None:
+        """A report whose `fix:` names a commit or branch already in main: its fix is measured against its own
+        parent (what the fix itself gained), once per commit, and the record says so."""
+        if not named or named.lower() in NOT_A_FIX or branch_name_problem(named):
+            return None
+        try:
+            base, head, in_main = fix_refs(repo, named)
+        except GitError:  # not in this clone (or not a commit): nothing to measure yet
+            return None
+        if not in_main or not verify or fix_store.has_run(self.db, full_name, slug, FIX, head):
+            return None
+        run_id = self.request_run(full_name, slug, base=base, head=head, purpose=FIX,
+                                  installation_id=installation_id, options={"in_main": True})
+        log.info("%s: %s names %s, already in main: measured against its parent %s in bench run %s",
+                 full_name, slug, named, base[:12], run_id)
+        return run_id
 
     def merged_fixes(self, repo: GitRepository, full_name: str) -> list[fix_store.FixRow]:
         """Open fixes whose head is now part of the default branch: merged, with or without a pull request."""
@@ -171,6 +190,24 @@ class FixFlow:
             queued.append(self.request_run(full_name, slug, base=None, head=default, purpose=REPRODUCE,
                                            installation_id=installation_id, options={"claim": claim}))
         return queued
+
+
+NOT_A_FIX = ("inline", "unknown", "none")
+
+
+def fix_refs(repo: GitRepository, ref: str, base: str | None = None) -> tuple[str, str, bool]:
+    """(base, head, in main) of a fix named by a branch or commit. A fix already in main is measured against its
+    first parent, so the run says what the fix itself gained; one not merged yet against the default branch."""
+    head = repo.resolve(ref)
+    default = repo.resolve(repo.default_ref())
+    in_main = repo.is_ancestor(head, default)
+    if base is not None:
+        return repo.resolve(base), head, in_main
+    if in_main:
+        parent = repo.first_parent(head)
+        if parent is not None:
+            return parent, head, True
+    return default, head, False
 
 
 def _config(repo: GitRepository, sha: str, full_name: str) -> RepoConfig:

@@ -33,12 +33,13 @@ from bot.core.lead.dashboard import (
     milestones_now,
 )
 from bot.core.lead.notices import Notice, NoticeFacts, ReportState, current_notices
+from bot.core.lead.wording import ratio_text, said
 from bot.core.reports.parse import parse
 from bot.core.tracker.issue_view import BOT_LABEL
 from bot.core.tracker.untrusted import cell, title_cell
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import read_config
-from bot.services.lead.digest import code, ratio
+from bot.services.lead.digest import code
 
 log = logging.getLogger("perfbot.dashboard")
 TITLE = "perfbot campaign dashboard"
@@ -53,7 +54,7 @@ def notice_marker(kind: str, subject: str) -> str:
 
 def render_dashboard(dashboard: Dashboard) -> str:
     return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, title=title_cell, code=code,
-                  ratio=ratio)
+                  ratio=ratio_text, said=lambda s: cell(said(s)))
 
 
 class DashboardFlow:
@@ -84,7 +85,7 @@ class DashboardFlow:
         merges = merge_pulls(tracker.open_pulls_from(MERGE_BRANCH))
         merge_store.set_open(self.db, full_name, [(m.number, m.keep, m.title) for m in merges])
         body = render_dashboard(build_dashboard(full_name, facts.records, facts.runs, facts.fixes, issues, milestones,
-                                                notices, merges))
+                                                notices, merges, facts.bisections))
         wanted = hashlib.sha256(body.encode()).hexdigest()
         row = notice_store.dashboard_row(self.db, full_name)
         outcome = "unchanged"

@@ -9,6 +9,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.lead.digest_queries import digest_facts
 from bot.adapters.templates import render
 from bot.core.config import RepoConfig
+from bot.core.lead import wording
 from bot.core.lead.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity.check import ParityReport
 from bot.core.parity.view import digest_rows
@@ -42,7 +43,10 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
     charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
     top_ratio = max([v for f in digest.merged_fixes for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
     return render("digest.md.j2", d=digest, marker=marker(digest.full_name, digest.week), zone=str(zone),
-                  cell=cell, title=title_cell, code=code, label=mermaid_label, ratio=ratio,
+                  cell=cell, title=title_cell, code=code, label=mermaid_label, ratio=ratio, t=digest.tally,
+                  said=lambda s: cell(wording.said(s)), headline=lambda s: cell(wording.headline(s)),
+                  measured=wording.measured_cell, claimed=wording.claim_cell, interval=wording.interval_text,
+                  yes_no=lambda v: "not known" if v is None else "yes" if v else "no",
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
                   top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,
                   parity=parity, parity_rows=digest_rows(parity) if parity else [], prose=prose)
@@ -67,4 +71,4 @@ def mermaid_label(text: str) -> str:
 
 
 def ratio(value: float | None) -> str:
-    return f"{value:.2f}x" if value is not None else "–"
+    return wording.ratio_text(value)

@@ -29,10 +29,11 @@ log = logging.getLogger("perfbot.digest")
 
 def summary_of(digest) -> dict:
     """The numbers the dashboard shows beside a posted digest."""
-    return {"new": len(digest.new_reports), "duplicates": len(digest.duplicates), "fixes": len(digest.fixes),
-            "verified": len(digest.merged_fixes), "passes_on_branch": len(digest.branch_fixes),
-            "mismatches": len(digest.mismatches), "not_reproduced": len(digest.not_reproduced),
-            "open": len(digest.open_ranked), "stale": len(digest.stale),
+    t = digest.tally
+    return {"open": t.live if t else 0, "overstated": t.overstated if t else 0,
+            "with_a_culprit": t.culprits if t else 0, "waiting_for_merge": t.waiting_merge if t else 0,
+            "fixed_in_main": t.fixed_in_main if t else 0, "not_ranked": t.apart if t else 0,
+            "new": len(digest.new_reports), "duplicates": len(digest.duplicates), "stale": len(digest.stale),
             "milestones": [{"name": m.name, "done": m.done, "total": m.total, "met": m.met}
                            for m in digest.milestones]}
 

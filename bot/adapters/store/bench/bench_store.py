@@ -10,8 +10,9 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo
 from bot.adapters.store.queue import LeaseLost
 from bot.adapters.store.service_models import BenchRun
+from bot.core.verify.vocabulary import RunStatus
 
-QUEUED, RUNNING, DONE = "queued", "running", "done"
+QUEUED, RUNNING, DONE = RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.DONE
 
 
 def _now() -> datetime:

@@ -7,8 +7,9 @@ from sqlalchemy import select
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.service_models import Bisection
+from bot.core.verify.vocabulary import RunStatus
 
-QUEUED, RUNNING, DONE = "queued", "running", "done"
+QUEUED, RUNNING, DONE = RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.DONE
 
 
 def create(db: Database, full_name: str, slug: str, good: str, bad: str, *, requested_by: str,

@@ -9,8 +9,9 @@ from sqlalchemy import select
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo
 from bot.adapters.store.service_models import BenchRun, Fix, RecordEvent
+from bot.core.verify.vocabulary import Purpose
 
-GUARD = "guard"  # the bench run purpose of a guard: a fixed record's claim measured on the default branch
+GUARD = Purpose.GUARD  # a fixed record's claim measured on the default branch
 
 
 def guarded(db: Database, full_name: str) -> list[str]:

@@ -19,14 +19,17 @@ from bot.adapters.store.service_models import (
     PendingMerge,
     RecordEvent,
 )
-from bot.core.verify import verdict_words as words
-from bot.core.verify.claim_size import ratio_kind
+from bot.core.lead.campaign import rank_key
+from bot.core.lead.standing import Standing
 from bot.core.verify.noise import waiting_text
+from bot.core.verify.vocabulary import Outcome
 
 STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
-SORT_COLUMNS = {"slug": Record.slug, "ratio": Record.ratio, "state": Record.state, "updated": Record.updated_at}
+# "measured" sorts by the standing's measured figure (core/lead/standing.py), never by the claim.
+SORT_COLUMNS = {"slug": Record.slug, "measured": Record.ratio, "state": Record.state, "updated": Record.updated_at}
 # Without `order`, each column sorts its useful way round: worst ratio and latest change on top.
-NATURAL_ORDER = {"slug": "asc", "ratio": "desc", "state": "asc", "updated": "desc"}
+NATURAL_ORDER = {"slug": "asc", "measured": "desc", "state": "asc", "updated": "desc"}
+OUTCOMES = tuple(str(o) for o in Outcome)
 
 
 @dataclass(frozen=True)
@@ -37,83 +40,36 @@ class TableQuery:
     track: str = ""
     backend: str = ""
     text: str = ""
-    sort: str = "ratio"
+    sort: str = "measured"
     order: str = "desc"
+    outcome: str = ""  # an Outcome's word, or "" for any
 
     @classmethod
     def from_args(cls, args) -> TableQuery:
         state = args.get("state", "open")
-        sort = args.get("sort", "ratio") if args.get("sort") in SORT_COLUMNS else "ratio"
+        sort = args.get("sort", "measured") if args.get("sort") in SORT_COLUMNS else "measured"
         order = args.get("order") if args.get("order") in ("asc", "desc") else NATURAL_ORDER[sort]
+        outcome = args.get("outcome", "")
         return cls(state=state if state in STATES or state == "all" else "open",
                    track=args.get("track", "")[:8], backend=args.get("backend", "")[:8],
-                   text=" ".join(args.get("q", "").split())[:200], sort=sort, order=order)
+                   text=" ".join(args.get("q", "").split())[:200], sort=sort, order=order,
+                   outcome=outcome if outcome in OUTCOMES else "")
 
 
-def _counts(session: Session, column, where=None) -> dict[str, int]:
-    query = select(column, func.count()).group_by(column)
-    if where is not None:
-        query = query.where(where)
-    return {key or "none": count for key, count in session.execute(query).all()}
-
-
-def _answer_counts(session: Session) -> dict[str, int]:
-    """Finished runs by their answer (fixed, reproduced ...), not by the interval test they stored."""
-    counts: dict[str, int] = {}
-    rows = session.execute(select(BenchRun.purpose, BenchRun.verdict, func.count()).where(BenchRun.status == "done")
-                           .group_by(BenchRun.purpose, BenchRun.verdict)).all()
-    for purpose, verdict, n in rows:
-        said = words.text(words.answer(purpose or "fix", verdict), "none")
-        counts[said] = counts.get(said, 0) + n
-    return counts
-
-
-def _ranked(session: Session, top: int) -> list[dict]:
-    """Open records, worst first by the ratio measured on the default branch where there is one (the latest
-    claim check), else by the claimed one; each says which it is and what kind of ratio it is."""
-    rows = session.execute(
-        select(Record.id, Record.slug, Record.title, Record.ratio, Record.track, Record.backend, Record.verdict,
-               Record.reference, Record.threads, Repo.full_name).join(Repo, Repo.id == Record.repo_id)
-        .where(Record.state == "open")).all()
-    checks = session.scalars(select(BenchRun).where(BenchRun.status == "done", BenchRun.purpose == "reproduce")
-                             .order_by(BenchRun.id))
-    measured = {}
-    for run in checks:  # later runs win
-        head = next((s for s in (run.result or {}).get("sides") or [] if s.get("side") == "head"
-                     and (s.get("interval") or {}).get("point")), None)
-        if head is not None:
-            measured[(run.full_name, run.slug)] = head["interval"]["point"]
-    ranked = []
-    for row in rows:
-        point = measured.get((row.full_name, row.slug))
-        if point is not None and row.track == "par":
-            point = (row.threads or 1) / point  # the bench measured a speedup; the claim is ideal / achieved
-        shown = point if point is not None else row.ratio
-        if shown is not None:
-            ranked.append({**row._asdict(), "shown": shown, "source": "measured" if point is not None else "claimed",
-                           "ratio_kind": ratio_kind(row.track, row.reference)})
-    return sorted(ranked, key=lambda r: (-r["shown"], r["slug"]))[:top]
-
-
-def overview(session: Session, *, top: int = 12, recent: int = 10) -> dict:
-    live = Record.state.in_(("open", "closed"))
-    ranked = _ranked(session, top)
+def overview(session: Session, *, recent: int = 10) -> dict:
+    """What the overview shows besides the records' standings (core/lead/campaign.py counts and ranks those)."""
     runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(recent))
     return {
-        "states": _counts(session, Record.state),
-        "tracks": _counts(session, Record.track, live),
-        "backends": _counts(session, Record.backend, live),
-        "verdicts": _answer_counts(session),
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
-        "open_fixes": session.scalar(select(func.count(Fix.id)).where(Fix.state == "open")) or 0,
-        "ranked": ranked,
         "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.full_name, m.keep)}
                    for m in session.scalars(select(PendingMerge).order_by(PendingMerge.number))],
         "runs": _with_records(session, [run_dict(run) for run in runs]),
     }
 
 
-def record_table(session: Session, query: TableQuery, limit: int = 1000) -> list[dict]:
+def record_table(session: Session, query: TableQuery, standings: dict[tuple[str, str], Standing],
+                 limit: int = 1000) -> list[dict]:
+    """The filtered records, each with its standing; by measured figure, those without one last."""
     column = SORT_COLUMNS[query.sort]
     order = (column.asc() if query.order == "asc" else column.desc()).nulls_last()
     statement = select(Record, Repo.full_name).join(Repo, Repo.id == Record.repo_id).order_by(order, Record.slug,
@@ -131,7 +87,15 @@ def record_table(session: Session, query: TableQuery, limit: int = 1000) -> list
                                         func.lower(Record.title).contains(needle, autoescape=True)))
     rows = []
     for record, key in session.execute(statement.limit(limit)).all():
-        rows.append({**record_summary(record, key), "id": record.id})
+        standing = standings.get((key, record.slug))
+        if query.outcome and not (standing and (str(standing.outcome) == query.outcome
+                                                 or (query.outcome == "overstated" and standing.overstated))):
+            continue  # "overstated" finds every overstated claim, fixed since or not: the overview's tile
+        rows.append({**record_summary(record, key), "id": record.id, "standing": standing})
+    if query.sort == "measured":
+        measured = [r for r in rows if r["standing"] and r["standing"].ranked_figure is not None]
+        measured.sort(key=lambda row: rank_key(row["standing"]), reverse=query.order == "asc")
+        rows = measured + [r for r in rows if not (r["standing"] and r["standing"].ranked_figure is not None)]
     return rows
 
 
@@ -193,14 +157,18 @@ def _verdicts(session: Session, slugs: list[str], current_hash: str | None) -> l
     """Verdicts naming this report on either side, newest first; `current` when made on today's content."""
     pairs = pair_verdicts(session, or_(LlmAnswer.slug.in_(slugs), LlmAnswer.partner_slug.in_(slugs)),
                           newest_first=True, limit=50)
-    verdicts = []
+    verdicts, seen = [], set()
     for pair in pairs:
         mine_new = pair.new_slug in slugs
         judged = pair.new_hash if mine_new else pair.old_hash
         v = pair.verdict
-        verdicts.append({"partner": pair.old_slug if mine_new else pair.new_slug, "kind": v.kind,
-                         "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons),
-                         "at": pair.at, "current": current_hash is not None and judged == current_hash})
+        row = {"partner": pair.old_slug if mine_new else pair.new_slug, "kind": v.kind,
+               "confidence": v.confidence, "reviewer": v.reviewer, "reasons": list(v.reasons),
+               "at": pair.at, "current": current_hash is not None and judged == current_hash}
+        said = (row["partner"], row["kind"], row["confidence"], row["reviewer"], row["current"])
+        if said not in seen:  # the same pair judged the same way again (either side asked): one row, the newest
+            seen.add(said)
+            verdicts.append(row)
     return verdicts
 
 

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
-from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
-from bot.core.lead.digest import DigestFacts, EventFact, FixFact, RecordFact, RevisionFact, VerdictFact
-from bot.core.lead.milestones import RunFact, SidePoint
+from bot.adapters.store.service_models import BenchRun, Bisection, Fix, LlmAnswer, RecordEvent
+from bot.core.lead.digest import DigestFacts, EventFact, RevisionFact, VerdictFact
+from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact, SidePoint
 from bot.core.verify.bench_view import side_rows
 from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
@@ -29,8 +29,10 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
         into = aliased(Record)
         rows = session.execute(select(Record, into.slug).outerjoin(into, into.id == Record.merged_into_id)
                                .where(Record.repo_id == repo_id).order_by(Record.id)).all()
+        measures = claim_measures(session, repo_id)
         records = tuple(RecordFact(r.slug, r.title or "", r.track, r.backend, r.threads, r.ratio, r.state, merged,
-                                   r.reproduced, r.created_at, r.reference) for r, merged in rows)
+                                   r.reproduced, r.created_at, r.reference, r.fix, measures.get(r.id),
+                                   r.errors or 0, r.id) for r, merged in rows)
         slug_of_id = {r.id: r.slug for r, _ in rows}
         # Runs and fixes name a record by the slug it had then; every former slug leads to its current one.
         current = {alias: slug_of_id[record_id] for alias, record_id in session.execute(
@@ -45,11 +47,11 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
                 .join(Record, Record.id == Revision.record_id)
                 .where(Record.repo_id == repo_id, Revision.committed_at < window_end)
                 .order_by(Revision.committed_at, Revision.id)))
-        runs = tuple(_run(run, current.get(run.slug, run.slug)) for run in session.scalars(
+        runs = tuple(run_fact(run, current.get(run.slug, run.slug)) for run in session.scalars(
             select(BenchRun).where(BenchRun.full_name == full_name, BenchRun.created_at < window_end)
             .order_by(BenchRun.id)))
         fixes = tuple(FixFact(current.get(f.slug, f.slug), f.branch, f.pr_number, f.source, f.state, f.token_delta,
-                              f.created_at, f.updated_at) for f in session.scalars(
+                              f.created_at, f.updated_at, f.head_sha) for f in session.scalars(
             select(Fix).where(Fix.full_name == full_name, Fix.created_at < window_end).order_by(Fix.id)))
         events = tuple(EventFact(slug_of_id[e.record_id], e.kind, e.actor, e.at) for e in session.scalars(
             select(RecordEvent).join(Record, Record.id == RecordEvent.record_id)
@@ -61,13 +63,35 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
                                      p.verdict.kind, p.verdict.confidence) for p in pair_verdicts(
             session, LlmAnswer.content_hash.in_(texts), LlmAnswer.partner_hash.in_(texts),
             LlmAnswer.created_at < window_end))
-    return DigestFacts(full_name, records, revisions, runs, fixes, events, verdicts)
+        bisections = tuple(BisectFact(b.id, current.get(b.slug, b.slug), b.outcome or "", b.culprit_sha,
+                                      b.message or "", b.good_sha, b.bad_sha, b.finished_at or b.created_at)
+                           for b in session.scalars(select(Bisection).where(
+                               Bisection.full_name == full_name, Bisection.created_at < window_end)
+                               .order_by(Bisection.id)))
+    return DigestFacts(full_name, records, revisions, runs, fixes, events, verdicts, bisections)
 
 
-def _run(run: BenchRun, slug: str) -> RunFact:
+def claim_measures(session, repo_id: int) -> dict[int, str]:
+    """Record id -> the `measure:` its latest text states (what its claimed ratio is made of); absent: wall."""
+    latest = (select(Revision.record_id, func.max(Revision.id).label("rev_id"))
+              .where(Revision.content_hash.is_not(None)).group_by(Revision.record_id).subquery())
+    rows = session.execute(select(Revision.record_id, Revision.facts).join(latest, latest.c.rev_id == Revision.id)
+                           .join(Record, Record.id == Revision.record_id).where(Record.repo_id == repo_id))
+    return {record_id: facts["measure"] for record_id, facts in rows
+            if isinstance(facts, dict) and isinstance(facts.get("measure"), str)}
+
+
+def run_fact(run: BenchRun, slug: str) -> RunFact:
+    """A stored run as the core reads it: its sides' intervals, its fix's own gain, and where its head is."""
     result = run.result or {}
-    sides = tuple(SidePoint(row.side, row.point, row.low, row.high) for row in side_rows(result))
-    suite = result.get("suite")
+    raw = result.get("sides") or []  # each side by its own name (base, head), whatever input it measured
+    sides = tuple(SidePoint(side.get("side", "?"), row.point, row.low, row.high, side.get("decision"))
+                  for row, side in zip(side_rows(result), raw, strict=False))
+    suite, gain = result.get("suite"), result.get("gain")
+    measure = next((side.get("measure") for side in result.get("sides") or [] if side.get("measure")), None)
     return RunFact(run.id, slug, run.runner, run.purpose, run.status, run.verdict, run.pr_number, run.created_at,
                    run.finished_at, sides, suite.get("verdict") if isinstance(suite, dict) else None,
-                   scaling_fact(head_scaling(result)))
+                   scaling_fact(head_scaling(result)), run.head_sha, run.base_sha, measure,
+                   (gain["low"], gain["point"], gain["high"]) if isinstance(gain, dict) else None,
+                   bool(result.get("already_in_base") or result.get("in_main") or (run.options or {}).get("in_main")),
+                   bool(result.get("noisy")))
