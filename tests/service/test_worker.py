@@ -350,6 +350,21 @@ def test_a_pool_timeout_sends_the_delivery_back_to_the_queue_not_to_failure(data
         _due_now(database, "d-1")
 
 
+def test_a_store_that_went_away_mid_delivery_is_tried_again_counted_until_the_attempts_run_out(database):
+    from sqlalchemy.exc import OperationalError
+
+    queue = DeliveryQueue(database)
+    queue.enqueue(new(1))
+    lost = OperationalError("UPDATE records", {}, Exception("server closed the connection unexpectedly"))
+    w = worker(queue, lambda e: [("push", lost)], max_attempts=2)
+    assert w.run_once()
+    row = queue.get("d-1")
+    assert (row["status"], row["attempts"]) == ("pending", 1) and "server closed" in row["error"]
+    _due_now(database, "d-1")
+    assert w.run_once()
+    assert queue.get("d-1")["status"] == "failed"  # a fault that never heals still ends
+
+
 def test_comments_are_claimed_first_and_a_comment_lane_takes_nothing_else(database):
     queue = DeliveryQueue(database)
     queue.enqueue(new(1, "push"), now=T0)

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import QueuePool, create_engine, event, text
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import NoSuchModuleError
+from sqlalchemy.exc import InterfaceError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -21,6 +22,12 @@ POOL_TIMEOUT_SECONDS = 10  # how long a thread waits for a pooled connection bef
 MIGRATION_LOCK_KEY = int.from_bytes(hashlib.sha256(b"perfbot migrations").digest()[:8], "big", signed=True)
 
 T = TypeVar("T")
+
+
+# The store is busy or away for a moment (a pool with no free connection, a restart or fail-over that cut the
+# connection, SQLite's lock held past its wait): the work that met it is tried again, not failed.
+STORE_BUSY = (PoolTimeout,)  # this process's own congestion: not the delivery's attempt
+STORE_AWAY = (OperationalError, InterfaceError)  # counted as an attempt, so a real fault still ends
 
 
 class StoreError(Exception):
