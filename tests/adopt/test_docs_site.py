@@ -75,7 +75,8 @@ def test_the_site_builds_strict_with_its_generated_pages(tmp_path):
         + built.stdout + built.stderr
     commands = (tmp_path / "commands" / "index.html").read_text(encoding="utf-8")
     assert "Usage: perfbot verify [OPTIONS] SLUG" in commands and "Usage: perfbot config reference" in commands
-    assert "open|merged|deleted|all" in commands and "\\|" not in commands, "a table's escaped pipe shows"
+    assert "open|regressed|fixed|closed|merged|deleted|all" in commands and "\\|" not in commands, \
+        "a table's escaped pipe shows"
     configuration = (tmp_path / "configuration" / "index.html").read_text(encoding="utf-8")
     assert "max_samples" in configuration and "generated: config-reference" not in configuration
     assert "Performance report format" in (tmp_path / "format-spec" / "index.html").read_text(encoding="utf-8")

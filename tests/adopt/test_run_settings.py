@@ -133,8 +133,9 @@ def test_bench_tables_name_the_reference_and_the_measure():
 
     reference = {"sides": [{"side": "head", "against": "runtime@v1 (4cb1783c9ba1)", "measure": "instructions",
                             "language_seconds": [2.0], "c_seconds": [1.0]}]}
-    assert column_names(reference, 1) == ("language (median instructions)", "runtime@v1 (median instructions)",
-                                          "language/runtime@v1 [95% interval]")
+    # Both sides run the language: the one measured is "this revision", never "language" against itself.
+    assert column_names(reference, 1) == ("this revision (median instructions)", "runtime@v1 (median instructions)",
+                                          "this revision/runtime@v1 [95% interval]")
     old = {"sides": [{"side": "head", "language_seconds": [2.0], "c_seconds": [1.0]}]}  # stored before both keys
     assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
     for measure, unit in (("wall", "s"), ("user", "user s"), ("metric:steps", "steps")):

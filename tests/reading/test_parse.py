@@ -34,7 +34,7 @@ def test_canonical_seq_report_gives_every_fact_from_the_front_matter():
     assert record.facts() == {
         "slug": "perf_example", "title": "Nested matches copy the scrutinee (perf_example)", "track": "seq",
         "backend": "c", "threads": 1, "ratio": 3.4, "table_ratio": 3.4, "fix": "fix/deep-match",
-        "supersedes": ["perf_a", "perf_b"], "host": None, "derived": {},
+        "supersedes": ["perf_a", "perf_b"], "host": None, "derived": {}, "measure": None,
     }
     assert record.has_front_matter and record.source_of("ratio") == "front-matter"
     assert [s.name for s in record.sections] == ["context", "reproduction", "measurements", "root_cause", "fix"]

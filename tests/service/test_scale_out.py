@@ -217,7 +217,14 @@ def test_processes_started_together_on_an_empty_database_all_survive(world, stor
         process.start()
     try:
         wait_for(lambda: all(p.running() for p in processes), 120, "every process to start")
-        assert requests.get(f"http://127.0.0.1:{port}/readyz", timeout=10).status_code == 200
+
+        def ready() -> bool:  # the line is printed as the server starts: its socket may follow a moment later
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/readyz", timeout=10).status_code == 200
+            except requests.ConnectionError:
+                return False
+
+        wait_for(ready, 60, "serve's /readyz to answer 200")
     finally:
         codes = [p.stop() for p in processes]
     assert codes == [0, 0, 0, 0], [p.text()[-2000:] for p in processes]
