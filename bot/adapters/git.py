@@ -227,7 +227,10 @@ class GitRepository:
 
     def reserved_paths(self, sha: str) -> tuple[str, ...]:
         """The tree's paths under a name perfbot reserves (.perfbot-run, ...), at most lint's RESERVED_SHOWN."""
-        listed = self.repo.git.ls_tree("-r", "--name-only", "-z", "--full-tree", sha)
+        try:
+            listed = self.repo.git.ls_tree("-r", "--name-only", "-z", "--full-tree", sha)
+        except git.GitCommandError:  # a commit this clone no longer has (a force push): no tree to name
+            return ()
         return reserved_paths(p for p in listed.split("\0") if p)
 
     def snapshot(self, sha: str) -> tuple[list[ReportChange], list[str]]:
