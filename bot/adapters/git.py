@@ -10,6 +10,7 @@ from pathlib import Path
 
 import git
 
+from bot.core.lint.checks import reserved_paths
 from bot.core.reports.history import ADDED, DELETED, MODIFIED, RENAMED, CommitInfo, ReportChange
 from bot.core.reports.records import REPORT_DIR, is_bot_writable, is_report_path, slug_of
 from bot.core.tracker.refnames import branch_name_problem
@@ -223,6 +224,14 @@ class GitRepository:
             data = diff.b_blob.data_stream.read() if kind != DELETED and diff.b_blob else None
             changes.append(ReportChange(kind, path, old_path if kind == RENAMED else None, data))
         return changes, ignored
+
+    def reserved_paths(self, sha: str) -> tuple[str, ...]:
+        """The tree's paths under a name perfbot reserves (.perfbot-run, ...), at most lint's RESERVED_SHOWN."""
+        try:
+            listed = self.repo.git.ls_tree("-r", "--name-only", "-z", "--full-tree", sha)
+        except git.GitCommandError:  # a commit this clone no longer has (a force push): no tree to name
+            return ()
+        return reserved_paths(p for p in listed.split("\0") if p)
 
     def snapshot(self, sha: str) -> tuple[list[ReportChange], list[str]]:
         """Every report in the tree at `sha` as an addition, and the other files under devs/issues."""

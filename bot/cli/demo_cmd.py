@@ -40,6 +40,8 @@ def demo_command(path: Path, runtime: bool) -> None:
             note = f"a report whose fix is on branch {info.fix_branch}"
         elif name == f"devs/issues/{info.open_slug}.md":
             note = "a report with no fix yet"
+        elif name == f"devs/issues/{info.merged_slug}.md":
+            note = f"a report fixed in main by {info.merged_fix[:12]}, which its fix: names"
         elif name == f"devs/issues/{info.reference_slug}.md":
             note = f"a report comparing main with runtime v1 (branch {info.reference_branch}), two sizes"
         if note:
@@ -51,6 +53,7 @@ def demo_command(path: Path, runtime: bool) -> None:
     steps = ((f"perfbot verify {info.fixed_slug} --repo {repo}", "its fix branch against main: fixed"),
              (f"perfbot verify {info.fixed_slug} --repo {repo} --head main", "main alone: the claim holds, reproduced"),
              (f"perfbot verify {info.open_slug} --repo {repo}", "no fix yet: main alone, reproduced"),
+             (f"perfbot verify {info.merged_slug} --repo {repo}", "its fix in main against its parent: fixed"),
              (f"perfbot verify {info.reference_slug} --repo {repo}", "main against runtime v1: slower than runtime@v1"),
              (f"perfbot serve --repo {repo}", "records and local issues for these reports"))
     width = max(len(command) for command, _ in steps)

@@ -1,5 +1,6 @@
-"""Write the demo project as a real git repository: main with the runtime and reports, a fix branch, runtime
-v1 on branch v1, and a branch that breaks the parity of the GPU twins."""
+"""Write the demo project as a real git repository: main with the runtime and reports (one of them fixed by a
+commit merged into main, which its `fix:` names), a fix branch, runtime v1 on branch v1, and a branch that
+breaks the parity of the GPU twins."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,8 +10,17 @@ from pathlib import Path
 import git
 
 from bot.demo.parity import KERNELS, KERNELS_BROKEN, KERNELS_PATH, PARITY_BRANCH, PARITY_CONFIG, README_PART
-from bot.demo.reports import FIX_BRANCH, FIXED_SLUG, OPEN_SLUG, REFERENCE_BRANCH, REFERENCE_SLUG, REPORTS
-from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN, RUNTIME_V1
+from bot.demo.reports import (
+    FIX_BRANCH,
+    FIXED_SLUG,
+    MERGED_SLUG,
+    OPEN_SLUG,
+    REFERENCE_BRANCH,
+    REFERENCE_SLUG,
+    REPORTS,
+    xor_report,
+)
+from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN, RUNTIME_V1, RUNTIME_XOR_BITS
 from bot.errors import UserError
 
 BRANCH = "main"
@@ -30,6 +40,8 @@ class DemoInfo:
     heads: dict[str, str] = field(default_factory=dict)  # branch -> commit sha
     reference_slug: str = REFERENCE_SLUG  # the report that compares with runtime v1 (branch reference_branch)
     reference_branch: str = REFERENCE_BRANCH
+    merged_slug: str = MERGED_SLUG  # the report whose `fix:` names a commit already in main
+    merged_fix: str = ""  # that commit
 
 
 def create_demo(path: Path) -> DemoInfo:
@@ -41,17 +53,24 @@ def create_demo(path: Path) -> DemoInfo:
     try:
         writer = Writer(repo, path)
         readme = README.format(fix_branch=FIX_BRANCH, fixed_slug=FIXED_SLUG, open_slug=OPEN_SLUG,
-                               reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG) + README_PART
+                               reference_branch=REFERENCE_BRANCH, reference_slug=REFERENCE_SLUG,
+                               merged_slug=MERGED_SLUG) + README_PART
         main_files = {"README.md": readme, ".gitignore": GITIGNORE, "runtime.c": RUNTIME_MAIN,
                       ".perfbot.toml": CONFIG + PARITY_CONFIG, KERNELS_PATH: KERNELS}
         writer.commit({**main_files, "runtime.c": RUNTIME_V1},
                       "runtime v1: a one-statement interpreter standing in for the language runtime")
         v1 = repo.head.commit.hexsha
         repo.git.branch(REFERENCE_BRANCH)
-        writer.commit({"runtime.c": RUNTIME_MAIN}, "runtime: one u24 remainder routine, shared with the GPU backends")
+        writer.commit({"runtime.c": RUNTIME_XOR_BITS},
+                      "runtime: one u24 remainder routine, shared with the GPU backends")
         reports = {f"devs/issues/{slug}.md": make() for slug, make in REPORTS.items()}
         for name, text in reports.items():
             writer.commit({name: text}, f"report {Path(name).stem}")
+        # The xor report was filed, then fixed on main; the report names the fix commit: "fixed in main since".
+        merged_fix = writer.commit({"runtime.c": RUNTIME_MAIN},
+                                   f"runtime: xor with the C backend's `^`\n\nFixes {MERGED_SLUG}.")
+        merged_report = f"devs/issues/{MERGED_SLUG}.md"
+        writer.commit({merged_report: xor_report(merged_fix[:12])}, f"report {MERGED_SLUG}: fixed by {merged_fix[:12]}")
         main = repo.head.commit.hexsha
         repo.git.checkout("-q", "-b", FIX_BRANCH)
         fix = writer.commit({"runtime.c": RUNTIME_FIX},
@@ -64,7 +83,8 @@ def create_demo(path: Path) -> DemoInfo:
         repo.close()
     return DemoInfo(path.resolve(), BRANCH, FIX_BRANCH, FIXED_SLUG, OPEN_SLUG,
                     tuple(sorted([*main_files, *reports])),
-                    {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1, PARITY_BRANCH: broken})
+                    {BRANCH: main, FIX_BRANCH: fix, REFERENCE_BRANCH: v1, PARITY_BRANCH: broken},
+                    merged_fix=merged_fix)
 
 
 class Writer:

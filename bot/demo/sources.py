@@ -1,6 +1,6 @@
 """The demo project's files as data: a tiny C "runtime", its fix, its perfbot settings and its README.
 
-The runtime reads a one-statement program (`sum N`, `sum_mod N K`) and evaluates it the way a naive
+The runtime reads a one-statement program (`sum N`, `xor N`, `sum_mod N K`) and evaluates it the way a naive
 interpreter does. On main it boxes every intermediate value of `sum` in a heap node (a malloc and a free
 per value) and computes `%` with a 24-step shift-and-subtract loop: two real slowdowns, each in its own
 function, so one fix can remove one of them and leave the other measurably slow.
@@ -8,6 +8,8 @@ function, so one fix can remove one of them and leave the other measurably slow.
 from __future__ import annotations
 
 SUM_N = 5_000_000
+XOR_N = 20_000_000
+XOR_OUTPUT = "5964800"  # the xor of i*i mod 2^24 for i < XOR_N
 SUM_OUTPUT = "4463072"  # the sum of i*i mod 2^24 for i < SUM_N, wrapped to u24
 MOD_N, MOD_K = 6_000_000, 7
 MOD_OUTPUT = "1222781"
@@ -78,6 +80,24 @@ static unsigned u24_mod(unsigned a, unsigned b) {
 }
 """
 
+# `xor N` went through the evaluator's generic bitwise routine, one bit per step, until a commit on main gave the
+# C backend its own `^`: the demo's report whose fix is already in main names that commit.
+_XOR_BITS = r"""
+/* u24 xor bit by bit: the evaluator's generic bitwise routine. */
+#define XOR_STEPS 24
+static unsigned u24_xor(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int bit = 23; bit >= 0; bit--) r = (r << 1) | (((a >> bit) ^ (b >> bit)) & 1);
+  return r;
+}
+"""
+
+_XOR_HARDWARE = r"""
+/* u24 xor: the C backend's own `^`. */
+#define XOR_STEPS 1
+static unsigned u24_xor(unsigned a, unsigned b) { return U24(a ^ b); }
+"""
+
 # runtime v1, the older implementation on branch v1: the C backend's own hardware remainder.
 _MOD_HARDWARE = r"""
 /* u24 remainder: the C backend's own `%`. */
@@ -86,6 +106,14 @@ static unsigned u24_mod(unsigned a, unsigned b) { return a % b; }
 """
 
 _TAIL = r"""
+/* xor N: the xor of i*i for i < N. */
+static unsigned xor_all(unsigned long n) {
+  unsigned acc = 0;
+  for (unsigned long i = 0; i < n; i++) acc = u24_xor(acc, U24((unsigned)(i * i)));
+  steps += n * XOR_STEPS;
+  return acc;
+}
+
 /* sum_mod N K over [lo, hi): the sum of i % K, one thread's share of the range. */
 typedef struct { unsigned long lo, hi, k; unsigned acc; } Share;
 
@@ -115,7 +143,7 @@ static unsigned sum_mod(unsigned long n, unsigned k, int threads) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: runtime [-T THREADS] [-s] PROGRAM.dl [N]  (a program is `sum N` or `sum_mod N K`; "
+  fprintf(stderr, "usage: runtime [-T THREADS] [-s] PROGRAM.dl [N]  (a program is `sum N`, `xor N` or `sum_mod N K`; "
                   "N on the command line overrides the program's; -s prints statistics)\n");
   return 2;
 }
@@ -147,6 +175,7 @@ int main(int argc, char **argv) {
   }
   if (a + 1 < argc) n = strtoul(argv[a + 1], NULL, 10);
   if (fields >= 2 && strcmp(op, "sum") == 0) printf("%u\n", sum(n));
+  else if (fields >= 2 && strcmp(op, "xor") == 0) printf("%u\n", xor_all(n));
   else if (fields == 3 && strcmp(op, "sum_mod") == 0 && k > 0) printf("%u\n", sum_mod(n, (unsigned)k, threads));
   else return usage();
   /* Statistics as a runtime prints them: the deterministic step count, then the threads used. */
@@ -154,9 +183,10 @@ int main(int argc, char **argv) {
   return 0;
 }
 """
-RUNTIME_MAIN = _HEAD + _BOXED_SUM + _MOD_SHIFT + _TAIL
-RUNTIME_FIX = _HEAD + _UNBOXED_SUM + _MOD_SHIFT + _TAIL
-RUNTIME_V1 = _HEAD + _BOXED_SUM + _MOD_HARDWARE + _TAIL
+RUNTIME_MAIN = _HEAD + _BOXED_SUM + _MOD_SHIFT + _XOR_HARDWARE + _TAIL
+RUNTIME_FIX = _HEAD + _UNBOXED_SUM + _MOD_SHIFT + _XOR_HARDWARE + _TAIL
+RUNTIME_V1 = _HEAD + _BOXED_SUM + _MOD_HARDWARE + _XOR_BITS + _TAIL
+RUNTIME_XOR_BITS = _HEAD + _BOXED_SUM + _MOD_SHIFT + _XOR_BITS + _TAIL  # main before the xor fix
 
 # Modest limits: a verification of the fix takes seconds on two cores, a hang at most 5 s. Up to 30 pairs:
 # the fixed program runs for milliseconds, and on a busy host more pairs, not luck, settle its interval.
@@ -229,14 +259,16 @@ README = """# perfbot demo project
 
 A self-contained stand-in for a language runtime's repository, made by `perfbot demo`.
 
-- `runtime.c`: the "runtime". It runs a one-statement program: `sum N` (the sum of i*i for i < N) or
-  `sum_mod N K` (the sum of i % K for i < N), u24 arithmetic. Build it with
+- `runtime.c`: the "runtime". It runs a one-statement program: `sum N` (the sum of i*i for i < N), `xor N`
+  (their xor) or `sum_mod N K` (the sum of i % K for i < N), u24 arithmetic. Build it with
   `gcc -O2 -pthread -o runtime runtime.c`, run it with `./runtime [-T THREADS] [-s] main.dl [N]`
   (`-s` adds `- STEPS:` statistics lines, N overrides the program's size).
 - `.perfbot.toml`: how perfbot builds the runtime and runs a report's program and C translation. Where it
   runs (runners, the sandbox) is not the repository's to say: that is perfbot's own `instance/perfbot.toml`.
 - `devs/issues/`: performance reports, one file each (`perf_<slug>.md`).
 - branch `{fix_branch}`: the fix `{fixed_slug}` names in its `fix:` field.
+- `{merged_slug}`: fixed by a commit already merged into main, which its `fix:` names; perfbot measures
+  that commit against its parent and calls the report fixed in main.
 - branch `{reference_branch}`: runtime v1, the older implementation (hardware `%`) that `{reference_slug}`
   compares against with `reference: runtime@{reference_branch}`.
 
@@ -245,6 +277,7 @@ Try:
     perfbot verify {fixed_slug} --repo .                 # the fix against main: fixed
     perfbot verify {fixed_slug} --repo . --head main     # main alone: the claim is reproduced
     perfbot verify {open_slug} --repo .        # no fix yet: reproduced
+    perfbot verify {merged_slug} --repo .        # the fix in main against its parent: fixed in main
     perfbot verify {reference_slug} --repo .    # main against runtime v1, two input sizes: slower
     perfbot serve --repo .                                 # records and local issues for these reports
 """

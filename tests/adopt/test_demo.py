@@ -46,9 +46,10 @@ def test_the_demo_is_a_git_repository_with_reports_that_lint_clean(demo):
     assert repo.active_branch.name == "main" and not repo.is_dirty(untracked_files=True)
     assert {c.author.name for c in repo.iter_commits("--all")} == {"perfbot demo"}
     reports = sorted(p.name for p in (path / "devs/issues").iterdir())
-    assert reports == ["perf_boxed_sum.md", "perf_mod_shift_subtract.md", "perf_mod_slower_than_v1.md"]
+    assert reports == ["perf_boxed_sum.md", "perf_mod_shift_subtract.md", "perf_mod_slower_than_v1.md",
+                       "perf_xor_bit_by_bit.md"]
     linted = cli.invoke(main, ["lint", str(path / "devs/issues")], env=env)
-    assert linted.exit_code == 0 and "3 file(s) checked: 0 error(s), 0 warning(s)" in linted.output, linted.output
+    assert linted.exit_code == 0 and "4 file(s) checked: 0 error(s), 0 warning(s)" in linted.output, linted.output
     assert "perfbot verify perf_boxed_sum --repo" in output and "perfbot serve --repo" in output
 
 
@@ -101,6 +102,43 @@ def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
         f"already in base: the fix is an ancestor of {fix[:12]}; "), merged["message"]
     code, data = verify(demo, "perf_boxed_sum", "--head", "main")
     assert code == 0 and data["verdict"] == "reproduced" and [s["side"] for s in data["sides"]] == ["head"]
+
+
+def test_the_report_fixed_in_main_is_measured_against_its_parent_and_every_view_says_fixed_in_main(demo):
+    """The xor report names a commit merged into main: verify measures that commit against its parent (24 steps
+    a value before it, one after, as C), and the record, the digest and the dashboard say 'fixed in main since'."""
+    from bot.adapters.store.engine import Database
+    from tests.lead.test_dashboard import make_client
+
+    path, cli, env, output, db = demo
+    repo = git.Repo(path)
+    fix = create_demo(path.parent / "again-xor").merged_fix
+    record = parse("devs/issues/perf_xor_bit_by_bit.md",
+                   (path / "devs/issues/perf_xor_bit_by_bit.md").read_bytes()).record
+    assert record.fix == fix[:12] and repo.is_ancestor(repo.commit(fix), repo.commit("main"))
+    assert repo.commit(fix).message.startswith("runtime: xor with the C backend's `^`")
+    assert f"a report fixed in main by {fix[:12]}" in output
+    synced = cli.invoke(main, ["sync", "--repo", str(path), "--db", db], env=env)
+    assert synced.exit_code == 0, synced.output
+    code, data = verify(demo, "perf_xor_bit_by_bit")
+    assert code == 0 and data["verdict"] == "fixed", data["message"]
+    assert (data["plan"]["base"], data["plan"]["head"]) == (repo.commit(fix).parents[0].hexsha, fix)
+    base, head = data["sides"]
+    assert base["interval"]["point"] == 24.0 and head["interval"] == {"low": 1.0, "point": 1.0, "high": 1.0}
+    assert base["output"] == head["output"] == "5964800" and not data["already_in_base"]
+    digest = cli.invoke(main, ["digest", "--repo", str(path), "--dry-run", "--db", db], env=env)
+    assert digest.exit_code == 0 and "1 fixed in main" in digest.output, digest.output
+    assert f"fixed in main since {fix[:12]}" in digest.output
+    database = Database(db)
+    try:
+        client = make_client(database, path.parent / "instance")
+        overview = client.get("/dashboard/").get_data(as_text=True)
+        records = client.get("/dashboard/records?state=all").get_data(as_text=True)
+    finally:
+        database.dispose()
+    card = overview[overview.index('id="count-fixed-in-main"'):]
+    assert re.match(r'id="count-fixed-in-main"><div class="n">1</div>', card), card[:80]
+    assert f"fixed in main since {fix[:12]}" in records
 
 
 def test_the_report_without_a_fix_is_measured_on_main_and_reproduces(demo):

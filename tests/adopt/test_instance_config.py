@@ -50,7 +50,7 @@ def test_the_runners_come_from_the_instance_file():
     ("[[runners]]\nname = \"x\"\nkind = \"local\"\nlabels = [\"gpu\"]\n", ":4: runners.labels:"),
     ('[[runners]]\nname = "a"\nkind = "local"\nlabels = ["c"]\n[[runners]]\nname = "a"\nkind = "local"\n'
      'labels = ["c"]\n', ":6: runners.name: two runners share the name 'a'"),
-    ('[sandbox]\nreadable = ["/etc/ssl"]\n', ":2: sandbox.readable: '/etc/ssl' is never shown"),
+    ('[sandbox]\nreadable = ["/srv//data"]\n', ":2: sandbox.readable: '/srv//data' must be an absolute folder"),
     ('[sandbox]\nreadable = ["opt/x"]\n', ":2: sandbox.readable: 'opt/x' must be an absolute folder"),
     ('[sandbox]\nreadable = ["/opt/../root"]\n', ":2: sandbox.readable: '/opt/../root' must be an absolute folder"),
     ('[sandbox]\nprocess = 5\n', ":2: sandbox.process: unknown key; did you mean 'processes'"),

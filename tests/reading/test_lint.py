@@ -23,7 +23,7 @@ SPEC_RULES = {
     "repro-missing": "error", "c-translation-missing": "error", "measurements-missing": "warning",
     "root-cause-missing": "error", "fix-missing": "error", "too-long": "error", "supersedes-unknown": "error",
     "supersedes-self": "error", "fix-ref-invalid": "error", "draft-location": "note", "ratio-meaning": "note",
-    "reserved-name": "error",
+    "reserved-name": "error", "reserved-in-tree": "warning",
 }
 
 
@@ -101,6 +101,7 @@ TRIGGERS = {
     "fix-ref-invalid": Case(canonical_report(fix="main")),
     "draft-location": Case(canonical_report(), path="drafts/perf_example.md"),
     "reserved-name": Case(canonical_report(), path=".perfbot-run/perf_example/devs/issues/perf_example.md"),
+    "reserved-in-tree": Case(canonical_report(), options={"reading": ReadingOptions(reserved=(".perfbot-recipe",))}),
     "ratio-meaning": Case(METAL_BEHIND_ONE_CPU_THREAD),
 }
 
@@ -139,6 +140,7 @@ QUIET = {
     "fix-ref-invalid": Case(canonical_report(fix="fix/deep-match")),
     "draft-location": Case(canonical_report(), path="/home/me/checkout/devs/issues/perf_example.md"),
     "reserved-name": Case(canonical_report(), path="devs/issues/perf_perfbot_run.md"),
+    "reserved-in-tree": Case(canonical_report(), path=".perfbot-run/perf_example/devs/issues/perf_example.md"),
     "ratio-meaning": Case(PAR),
 }
 

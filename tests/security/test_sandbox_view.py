@@ -98,7 +98,8 @@ def test_the_tree_runs_as_65534_and_reads_no_root_only_file_even_without_a_cgrou
 
 
 @pytest.mark.parametrize("folder", ["/opt", "/srv", "/var", "/var/log", "/var/log/nginx", "/var/backups",
-                                    "/etc/ssl", "/root/data", "/proc/1", "/", "relative/data", "/srv/../etc/x"])
+                                    "/etc/ssl", "/root/data", "/proc/1", "/", "relative/data", "/srv/../etc/x",
+                                    "/tmp/shared", "/home/alice/data", "/var/lib/perfbot", "/var/lib/postgresql"])
 def test_readable_is_an_allow_list_of_plain_folders_below_the_top(folder):
     assert readable_problem(folder) is not None
     assert contain.shown_problem(folder) is not None or folder != os.path.normpath(folder)
@@ -106,19 +107,27 @@ def test_readable_is_an_allow_list_of_plain_folders_below_the_top(folder):
 
 def test_readable_folders_that_may_be_shown(tmp_path):
     assert readable_problem("/srv/datasets") is None and readable_problem("/opt/toolchains/data") is None
-    instance = tmp_path / "instance"
-    (instance / "bench").mkdir(parents=True)
-    assert "perfbot's own files" in readable_problem(instance / "bench", (instance,))
-    assert "perfbot's own files" in readable_problem(tmp_path, (instance,))  # it would show the instance
-    link = tmp_path / "data-link"
-    link.symlink_to(instance)
-    assert "is a link to" in readable_problem(link, (instance,))
+    # /tmp is never shown, so the folders these tests show (and the instance beside them) live in /var/tmp
+    if str(tmp_path).startswith("/tmp/"):
+        assert "lies in /tmp" in readable_problem(tmp_path)
+    base = Path(tempfile.mkdtemp(prefix="perfbot-shown-", dir="/var/tmp")).resolve()
+    try:
+        assert readable_problem(base / "datasets") is None
+        instance = base / "instance"
+        (instance / "bench").mkdir(parents=True)
+        assert "perfbot's own files" in readable_problem(instance / "bench", (instance,))
+        assert "perfbot's own files" in readable_problem(base, (instance,))  # it would show the instance
+        link = base / "data-link"
+        link.symlink_to(instance)
+        assert "is a link to" in readable_problem(link, (instance,))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_a_runner_refuses_a_readable_folder_the_allow_list_does_not_take(tmp_path):
-    operator = parse_instance_config('[sandbox]\nreadable = ["/var/log"]\n\n[[runners]]\nname = "local"\n'
-                                     'kind = "local"\nlabels = ["c"]\n')[1]  # the operator's file: who may say it
-    config = operator.narrow(parse_repo_config(""))
+    # the operator's instance file names the folder (a .perfbot.toml may not: sandbox keys are the operator's)
+    config = parse_instance_config('[sandbox]\nreadable = ["/var/log"]\n\n[[runners]]\nname = "local"\n'
+                                   'kind = "local"\nlabels = ["c"]\n')[1].narrow(parse_repo_config(""))
     with pytest.raises(UserError, match=r"\[sandbox\] readable: /var/log lies in /var/log"):
         make_runner(config.runners[0], tmp_path, tmp_path / "cache", config, None)
     # The host that runs the code checks again (an ssh host's folders are its own).
@@ -144,9 +153,12 @@ def test_perfbot_does_not_start_where_the_sandbox_would_show_its_files(tmp_path,
                        environ={}, readable=("/srv/shared",))
 
 
-@pytest.mark.parametrize("readable, says", [
-    ("/opt", "/opt is a whole top-level folder"),  # the sandbox's allow-list, checked at start
-    ("/tmp/shared", "is never shown to a report's code"),  # the instance file's own check, at its line
+@pytest.mark.parametrize("readable, says", [  # one rule: the sandbox's allow-list, checked at start
+    ("/opt", "/opt is a whole top-level folder"),
+    ("/tmp/shared", "/tmp/shared lies in /tmp"),
+    ("/home/alice/data", "/home/alice/data lies in /home"),
+    ("/var/lib/postgresql", "/var/lib/postgresql lies in /var/lib"),
+    ("/etc/ssl", "/etc/ssl lies in /etc"),
 ])
 def test_the_instance_files_readable_folders_are_checked_when_perfbot_starts(tmp_path, monkeypatch, readable, says):
     instance = tmp_path / "instance"

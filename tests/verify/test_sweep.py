@@ -160,6 +160,9 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     assert "    line [1, 2, 4]\n```" in curve  # the ideal line, last
     rows = [line for line in body.splitlines() if line.startswith("| 2 (claimed) |")]
     assert len(rows) == 2 and all(line.count("|") == 6 for line in rows)
+    # one interval per figure: each side's verdict row and its sweep's claimed row show the same speedup
+    verdict_rows = [line for line in body.splitlines() if line.startswith(("| base |", "| head |"))]
+    assert [line.split("|")[5].strip() for line in verdict_rows] == [line.split("|")[3].strip() for line in rows]
     page = make_client(database, tmp_path).get("/dashboard/runs/1").get_data(as_text=True)
     chart = page[page.index('id="scaling-chart"'):page.index("</svg>", page.index('id="scaling-chart"'))]
     assert '<svg role="img" aria-label="bench run 1: perf_irregular_items speedup by threads"' in chart

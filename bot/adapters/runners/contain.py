@@ -54,9 +54,11 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 ENV = ("PATH", "LANG")  # all a program sees of the caller's environment, besides HOME and TMPDIR
 UNPRIVILEGED = 65534  # the uid every sandboxed tree runs as (a root caller's for real: see sandbox_argv)
-# Never shown, whatever `readable` says: the host's own state and secrets (logs, backups, mail, keys).
+# Never shown, whatever `readable` says: the host's own state and secrets (logs, backups, mail, keys, services'
+# data such as /var/lib/perfbot), people's homes, and /tmp, shared by every program of the host. The one rule:
+# the instance file's parse checks only a folder's spelling (core/config/hosts.py).
 HIDDEN = ("/proc", "/sys", "/dev", "/run", "/etc", "/root", "/boot", "/var/log", "/var/backups", "/var/spool",
-          "/var/mail", "/var/run")
+          "/var/mail", "/var/run", "/var/lib", "/home", "/tmp")
 CHUNK = 1 << 16
 
 # Runs first inside the sandbox: times the program alone (bwrap's 7-20 ms of namespace setup never reaches a
@@ -186,7 +188,7 @@ def shown_problem(folder, private=()):
         return f"{norm} is a whole top-level folder of the host: name the folder below it that holds the data"
     for root in HIDDEN:
         if norm == root or norm.startswith(root + "/"):
-            return f"{norm} lies in {root}, which holds the host's own state or secrets"
+            return f"{norm} lies in {root}, which holds the host's own state, secrets or other users' files"
     for own in private:
         own = os.path.normpath(str(own))
         if norm == own or norm.startswith(own + "/") or own.startswith(norm + "/"):

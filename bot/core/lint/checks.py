@@ -17,6 +17,7 @@ _REPORT_NAME = re.compile(r"perf_[a-z0-9_]+\.md")
 # Names perfbot once kept in the checkout (run folders, build marks). It keeps them outside now and ignores a
 # committed one; committing one is how a link to a host file was planted, so lint names it.
 RESERVED_NAMES = (".perfbot-run", ".perfbot-recipe", ".perfbot-built")
+RESERVED_SHOWN = 20  # a tree's reserved paths kept for its reports' lint: a count, then "or more"
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,33 @@ def reserved_in(path: str) -> Iterator[Problem]:
                           f"remove it from the repository (git rm -r --cached '{shown(where, 120)}') and add "
                           f"{name} to .gitignore")
             return
+
+
+def reserved_tree(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:
+    """The synced tree commits a path under a reserved name: said on every report, where people look, since
+    no report's own path shows it and perfbot ignores whatever it holds."""
+    paths = context.reading.reserved
+    if not paths:
+        return
+    folders = dict.fromkeys(_reserved_root(p) for p in paths)
+    count = f"{len(paths)}{' or more' if len(paths) >= RESERVED_SHOWN else ''}"
+    listed = ", ".join(f"'{shown(p, 80)}'" for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    yield Problem(1, f"the repository commits {count} path(s) under a name perfbot reserves ({listed}): perfbot "
+                  "keeps its run folders and build marks outside the checkout and ignores these",
+                  f"remove them (git rm -r --cached {' '.join(repr(shown(f, 80)) for f in list(folders)[:5])}) "
+                  f"and add {', '.join(RESERVED_NAMES)} to .gitignore")
+
+
+def _reserved_root(path: str) -> str:
+    parts = path.split("/")
+    at = min((parts.index(name) for name in RESERVED_NAMES if name in parts), default=len(parts) - 1)
+    return "/".join(parts[:at + 1])
+
+
+def reserved_paths(paths: Iterator[str] | list[str]) -> tuple[str, ...]:
+    """The paths of a tree under a reserved name, sorted, at most RESERVED_SHOWN: what sync reads with."""
+    found = sorted(p for p in paths if set(p.split("/")) & set(RESERVED_NAMES))
+    return tuple(found[:RESERVED_SHOWN])
 
 
 def draft_location(record: PerfIssue | None, context: LintContext) -> Iterator[Problem]:

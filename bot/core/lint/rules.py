@@ -24,6 +24,7 @@ from bot.core.lint.checks import (
     reference_within_factor,
     repro_missing,
     reserved_name,
+    reserved_tree,
     root_cause_missing,
     seq_within_tolerance,
     supersedes_self,
@@ -69,6 +70,9 @@ RULES: tuple[Rule, ...] = (
     Rule("file-name", E, "file name is not perf_[a-z0-9_]+.md", file_name, needs_record=False),
     Rule("reserved-name", E, "a path through .perfbot-run, .perfbot-recipe or .perfbot-built: names perfbot "
          "reserves and ignores in a checkout", reserved_name, needs_record=False),
+    Rule("reserved-in-tree", W, "the repository commits a path under .perfbot-run, .perfbot-recipe or .perfbot-built "
+         "(ignored by every run): said on every report of the tree, since none of their paths shows it",
+         reserved_tree, needs_record=False),
     Rule("draft-location", N, "a draft outside devs/issues/: linted as it is, read as a report only once moved there",
          draft_location, needs_record=False),
     Rule("title-missing", W, "no `# Title` heading", title_missing),

@@ -236,6 +236,9 @@ class ReadingOptions:
     language_tags: tuple[str, ...] = ()  # [run] fence: the runtime's own fence tags, beside the built-in ones
     # The operator's [llm] report_max_bytes: a larger report is read in part, with an error, and no LLM sees it.
     max_bytes: int = 256 * 1024
+    # Paths of the synced tree under a name perfbot reserves (lint's RESERVED_NAMES, at most RESERVED_SHOWN):
+    # perfbot ignores them, and every report's lint comment says so (rule reserved-in-tree).
+    reserved: tuple[str, ...] = ()
 
     def language_fence(self) -> str | None:
         """The tag a report should fence its program with, when the repository names its own."""

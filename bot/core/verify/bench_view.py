@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 from bot.core.verify import verdict_words as words
+from bot.core.verify.claim_size import number
 from bot.core.verify.gain import gain_text
 from bot.core.verify.stats import Interval
 from bot.core.verify.units import result_unit
@@ -24,6 +25,13 @@ class SideRow:
     samples: int
     decision: str
     metrics: str = ""  # the runtime's own counters, median per program: "ITRS 1,245,802 vs 3,110"
+
+    @property
+    def ratio_text(self) -> str:
+        """'2.41x [1.80, 3.11]', rounded as every figure is (claim_size.number); '–' before a ratio."""
+        if self.point is None or self.low is None or self.high is None:
+            return "–"
+        return f"{number(self.point)}x [{number(self.low)}, {number(self.high)}]"
 
 
 def side_rows(result: dict, purpose: str = "fix") -> list[SideRow]:
@@ -116,7 +124,7 @@ def status_description(run: dict) -> str:
     if run["status"] != "done":
         return progress_line(run["slug"], run.get("progress") or {}, run.get("host", ""))[:140]
     rows = [r for r in side_rows(run.get("result") or {}) if r.point is not None]
-    ratio = f" {rows[-1].point:.2f}x [{rows[-1].low:.2f}, {rows[-1].high:.2f}]" if rows else ""
+    ratio = f" {rows[-1].ratio_text}" if rows else ""
     told = words.of_run(run)
     note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
     gain = f"; {gain_line(run.get('result') or {})}" if (run.get("result") or {}).get("gain") else ""

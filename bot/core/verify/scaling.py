@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
+from bot.core.verify.claim_size import number
 from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
 from bot.core.verify.sweep_checks import above_ideal_counts
 
@@ -56,7 +57,7 @@ class Flattening:
         if self.after is None or self.gain is None:
             return "no flattening measured"
         return (f"flattens after {self.after} thread{'s' if self.after != 1 else ''} ({self.after}→{self.to} "
-                f"gains {self.gain.point:.2f} [{self.gain.low:.2f}, {self.gain.high:.2f}] of ideal)")
+                f"gains {number(self.gain.point)} [{number(self.gain.low)}, {number(self.gain.high)}] of ideal)")
 
     def as_dict(self) -> dict:
         return {"after": self.after, "to": self.to, "gain": self.gain.as_dict() if self.gain else None,
@@ -102,9 +103,15 @@ def holds_to(points: Sequence[ScalingPoint], efficiency: float) -> int | None:
 
 
 def summary(samples: Mapping[int, Sequence[float]], claimed: int, par_efficiency: float,
-            gain: float = FLATTEN_GAIN) -> dict:
-    """What a bench run's result keeps of a sweep: every sample per count, the points and the labels."""
+            gain: float = FLATTEN_GAIN, *, decided: Interval | None = None) -> dict:
+    """What a bench run's result keeps of a sweep: every sample per count, the points and the labels.
+
+    `decided` is the interval the verdict was taken on (the claimed count against one thread, at the sampling
+    plan's confidence): the claimed count's point is that interval, so the verdict's row and the sweep's row,
+    and every view of either, show one figure."""
     points = scaling_points(samples)
+    if decided is not None:
+        points = tuple(replace(p, speedup=decided) if p.threads == claimed else p for p in points)
     flat = flattening(samples, gain) if points else Flattening(None)
     return {"counts": sorted(samples), "claimed": claimed, "par_efficiency": par_efficiency, "flatten_gain": gain,
             "seconds": {str(n): list(v) for n, v in sorted(samples.items())},
@@ -113,20 +120,58 @@ def summary(samples: Mapping[int, Sequence[float]], claimed: int, par_efficiency
 
 
 def sweep_text(sweep: dict) -> str:
-    """'efficiency 1.00 at 1, 0.98 at 2, 0.51 at 4; holds 0.75 of ideal up to 2 threads; flattens after 2 ...'"""
+    """'sweep efficiency 1.00 at 1, 0.98 at 2, 0.51 at 4; holds 0.75 of ideal up to 2 threads, below it at 4 ...'"""
     points = sweep.get("points") or []
     if not points:
         return ""
-    shown = ", ".join(f"{p['efficiency']['point']:.2f} at {p['threads']}" for p in points)
+    shown = ", ".join(f"{number(p['efficiency']['point'])} at {p['threads']}" for p in points)
     above = above_ideal_counts(points)
     said = f"; speedup above ideal ({', '.join(above)}): noisy or mismeasured" if above else ""
     return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}{said}"
 
 
 def holds_text(sweep: dict) -> str:
-    held = sweep.get("holds_to")
-    return (f"holds {sweep['par_efficiency']:g} of ideal up to {held} threads" if held else
-            f"below {sweep['par_efficiency']:g} of ideal from 2 threads on")
+    """What the efficiency intervals say against `par_efficiency`, count by count, and never more: a count holds
+    when its whole interval reaches it, is below when its whole interval is under it, and is otherwise
+    undecided, said with its figure ('holds 0.75 of ideal up to 2 threads; undecided at 4 threads (0.97
+    [0.60, 1.10]): its interval reaches across 0.75'): no sentence beside the table says 'below' of an
+    efficiency the table shows near 1."""
+    target = sweep["par_efficiency"]
+    many = [p for p in sweep.get("points") or [] if p["threads"] > 1]
+    if not many:
+        return "one thread only: no efficiency to judge"
+    held: list[dict] = []
+    below: list[dict] = []
+    open_: list[dict] = []
+    for p in many:
+        e = p["efficiency"]
+        (held if e["low"] >= target else below if e["high"] < target else open_).append(p)
+    counts = [p["threads"] for p in many]
+    parts = []
+    if held:
+        prefix = [p["threads"] for p in held] == counts[:len(held)]
+        parts.append(f"holds {target:g} of ideal {'up to' if prefix else 'at'} {_counts(held, last_only=prefix)}")
+    if below:
+        suffix = [p["threads"] for p in below] == counts[len(counts) - len(below):]
+        word = "it" if held else f"{target:g} of ideal"
+        parts.append(f"below {word} from {below[0]['threads']} threads on" if suffix else
+                     f"below {word} at {_counts(below)}")
+    if open_:
+        shown = ", ".join(f"{p['threads']} threads ({_efficiency(p)})" for p in open_)
+        parts.append(f"undecided at {shown}: {'its' if len(open_) == 1 else 'each'} interval reaches across "
+                     f"{target:g}")
+    return "; ".join(parts)
+
+
+def _counts(points: list[dict], last_only: bool = False) -> str:
+    """'4 threads' (the last of a run from 2) or '2, 8 threads': every count here is above one."""
+    counts = [str(p["threads"]) for p in points]
+    return f"{counts[-1] if last_only else ', '.join(counts)} threads"
+
+
+def _efficiency(point: dict) -> str:
+    e = point["efficiency"]
+    return f"{number(e['point'])} [{number(e['low'])}, {number(e['high'])}]"
 
 
 def highest(sweep: dict) -> dict | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.verify.claim_size import number
 from bot.core.verify.scaling import holds_text
 
 
@@ -16,6 +17,17 @@ class ScalingRow:
     speedup: tuple[float, float, float]  # low, point, high
     efficiency: tuple[float, float, float]
     claimed: bool
+
+    @property
+    def speedup_text(self) -> str:
+        """'2.41x [1.80, 3.11]': the one rounding rule (claim_size.number) of every figure perfbot shows."""
+        low, point, high = self.speedup
+        return f"{number(point)}x [{number(low)}, {number(high)}]"
+
+    @property
+    def efficiency_text(self) -> str:
+        low, point, high = self.efficiency
+        return f"{number(point)} [{number(low)}, {number(high)}]"
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,8 @@ def _triple(interval: dict) -> tuple[float, float, float]:
 
 
 def scaling_tables(result: dict) -> list[SideScaling]:
+    """Each swept side's rows; the claimed count's row is the verdict's interval (scaling.summary), so it reads
+    as the side's row of the verdict table does."""
     out = []
     for side, sweep in sweeps(result):
         rows = tuple(ScalingRow(side, p["threads"], p["median"], p["samples"], _triple(p["speedup"]),

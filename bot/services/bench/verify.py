@@ -105,7 +105,9 @@ class Side:
                    if self.modes else {})}
 
     def sweep_summary(self) -> dict:
-        return sweep_summary({n: v for n, v in self.sweep.items() if v}, *self.sweep_rules)
+        # The claimed count's point is the verdict's interval (a GPU side's interval is the GPU's, not a count's).
+        return sweep_summary({n: v for n, v in self.sweep.items() if v}, *self.sweep_rules,
+                             decided=None if self.modes else self.interval)
 
 
 @dataclass

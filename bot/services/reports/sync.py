@@ -165,14 +165,13 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
     head, passed_over = newest(git_repo, last, ref)
     mode, steps, ignored, seen = plan(git_repo, head, last, history or (history_on_first_sync and last is None))
     summary = SyncSummary(repo=key, head=head, previous=last, mode=mode, ignored=ignored,
-                          reading=dataclasses.replace(reading_at(git_repo, head), max_bytes=max_bytes),
-                          passed_over=passed_over)
+                          reading=_reading(git_repo, head, max_bytes), passed_over=passed_over)
     if passed_over:
         log.info("%s: %s is not newer than the stored %s; synced to the branch's tip %s (%s)", key, passed_over[:12],
                  (last or "")[:12], head[:12], mode)
-    before = dataclasses.replace(reading_at(git_repo, last), max_bytes=max_bytes) if last is not None else None
+    before = _reading(git_repo, last, max_bytes) if last is not None else None
     if mode in ("incremental", "rewritten") and before is not None and before != summary.reading:
-        # New fence tags or reference factor: reports no commit touched may now read otherwise.
+        # New fence tags, reference factor or reserved paths: reports no commit touched may now read otherwise.
         reports, _ = git_repo.snapshot(head)
         steps.extend(Step(git_repo.commit(head), tuple(part), reread=True) for part in _parts(reports))
         summary.mode = f"{mode} + re-read (.perfbot.toml reads reports differently)"
@@ -189,6 +188,12 @@ def sync(db: Database, git_repo: GitRepository, *, ref: str | None = None, histo
         expected = mark or expected
     summary.commits = len(steps)
     return summary
+
+
+def _reading(git_repo: GitRepository, sha: str, max_bytes: int) -> ReadingOptions:
+    """How reports are read at `sha`: its `.perfbot.toml`, the operator's size limit, and the tree's paths under
+    a reserved name, which every report's lint then names (a committed .perfbot-run/ is ignored, never silently)."""
+    return dataclasses.replace(reading_at(git_repo, sha), max_bytes=max_bytes, reserved=git_repo.reserved_paths(sha))
 
 
 def _apply_chunk(db: Database, key: str, chunk: list[Step], read: list[dict[str, Reading]], summary: SyncSummary,
