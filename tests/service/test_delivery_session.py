@@ -1,6 +1,7 @@
 """One repository session per delivery: a push runs the push, guards and dashboard handlers, each opening the
 repository; inside `BotServices.delivery` (as `Runtime._dispatch` runs every delivery) the repository is fetched
-once and its lock taken once. Counted, not timed: Clones.fetch and the lock's take are wrapped with counters."""
+once, its lock taken once and its .perfbot.toml read once per commit. Counted, not timed: Clones.fetch, the
+lock's take and GitRepository.read_file are wrapped with counters."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,9 @@ import pytest
 
 import handlers
 from bot.adapters.clones import Clones
+from bot.adapters.git import GitRepository
 from bot.adapters.store import locks
+from bot.services.bench.bench_inputs import CONFIG_FILE
 from bot.services.worker import Event
 from tests.flows import github_bot
 from tests.gitrepo import RepoBuilder
@@ -39,8 +42,17 @@ def counted(monkeypatch) -> tuple[Counter, Counter]:
     return fetches, takes
 
 
-def test_a_push_delivery_fetches_its_repository_once_and_locks_it_once(github, database, tmp_path, counted):
+def test_a_push_delivery_fetches_its_repository_once_and_locks_it_once(github, database, tmp_path, counted,
+                                                                         monkeypatch):
     fetches, takes = counted
+    configs: Counter = Counter()  # .perfbot.toml read out of a commit, per commit
+    read_file = GitRepository.read_file
+
+    def counting_read(self, sha, path):
+        configs[sha] += path == CONFIG_FILE
+        return read_file(self, sha, path)
+
+    monkeypatch.setattr(GitRepository, "read_file", counting_read)
     github.add_repo(REPO)
     remote = RepoBuilder(tmp_path / "remotes" / "team" / "runtime.git", branch="main")
     first = remote.write(*report(1)).commit("report 1")
@@ -49,11 +61,14 @@ def test_a_push_delivery_fetches_its_repository_once_and_locks_it_once(github, d
         # Before: each handler on its own, as a delivery ran them without a session.
         assert handlers.dispatch(push_event(first, "push-1"), services) == []
         assert (fetches[REPO], takes[REPO]) == (3, 2)  # push, guards, dashboard fetch; push and dashboard lock
+        assert max(configs.values()) == 3  # one commit's file read by the sync, the guards and the dashboard
         fetches.clear()
         takes.clear()
+        configs.clear()
         with services.delivery(REPO):
             assert handlers.dispatch(push_event(second, "push-2"), services) == []
         assert (fetches[REPO], takes[REPO]) == (1, 1)
+        assert configs == {first: 1, second: 1}  # the sync reads the old head's too: each commit's read once
     head, states = stored(database)
     assert head == second and len(states) == 2
     assert github.problems() == []
