@@ -139,3 +139,39 @@ def test_the_runtime_runs_each_delivery_in_one_session(tmp_path, monkeypatch):
         assert (opened[key], takes[key]) == (2, 2)
     finally:
         runtime.db.dispose()
+
+
+def test_a_session_shares_each_repository_and_remembers_no_failed_fetch(tmp_path):
+    from bot.errors import TransientError
+    from bot.services.usecases import RepoSource
+
+    repo = RepoBuilder(tmp_path / "runtime")
+    repo.write(*report(1)).commit("report 1")
+    fetched: list[str] = []
+    refuse = {"team/down": 1}  # its first fetch fails, as an outage would
+
+    def fetch(full_name: str, _installation: int | None):
+        fetched.append(full_name)
+        if refuse.get(full_name):
+            refuse[full_name] -= 1
+            raise TransientError(f"fetching {full_name} failed")
+        return repo.root
+
+    source = RepoSource(fetch=fetch)
+    with source.open("team/a", None), source.open("team/a", None):
+        pass
+    assert fetched == ["team/a", "team/a"]  # outside a delivery: every open fetches
+    fetched.clear()
+    with source.session():
+        # An inner session joins the outer one.
+        with source.open("team/a", None) as first, source.session(), source.open("team/a", None) as nested:
+            assert nested is first
+        with source.open("team/a", None) as later:
+            assert later is first
+        with pytest.raises(TransientError), source.open("team/down", None):
+            pass
+        with source.open("team/down", None):  # the failure was not kept: fetched again (a renewed token)
+            pass
+    assert fetched == ["team/a", "team/down", "team/down"]
+    with source.session(), source.open("team/a", None) as fresh:
+        assert fresh is not first  # the next delivery fetches again

@@ -20,6 +20,7 @@ class NotWatched(Exception):
 class _Sessions(threading.local):
     def __init__(self) -> None:
         self.opened: dict[str, GitRepository] | None = None  # None: this thread is in no delivery's session
+        self.in_use: dict[str, int] = {}  # how many open() blocks of each repository are running now
 
 
 class RepoSource:
@@ -49,19 +50,27 @@ class RepoSource:
 
     @contextmanager
     def open(self, full_name: str, installation_id: int | None) -> Iterator[GitRepository]:
-        opened = self._sessions.opened
-        if opened is not None and full_name in opened:
-            yield opened[full_name]
+        opened, in_use = self._sessions.opened, self._sessions.in_use
+        if opened is None:
+            repo = GitRepository(self._fetched(full_name, installation_id), full_name=full_name)
+            try:
+                yield repo
+            finally:
+                repo.close()
             return
-        repo = GitRepository(self._fetched(full_name, installation_id), full_name=full_name)
-        if opened is not None:
-            opened[full_name] = repo  # closed when the session ends
-            yield repo
-            return
+        if full_name not in opened:
+            opened[full_name] = GitRepository(self._fetched(full_name, installation_id), full_name=full_name)
+        repo = opened[full_name]
+        in_use[full_name] = in_use.get(full_name, 0) + 1
         try:
             yield repo
         finally:
-            repo.close()
+            in_use[full_name] -= 1
+            if not in_use[full_name]:
+                del in_use[full_name]
+                # Its git processes end with each use (a reconcile visits every repository); the clone and
+                # what was read from it stay for the delivery's next handler.
+                repo.close()
 
     def _fetched(self, full_name: str, installation_id: int | None) -> Path:
         if full_name in self._local:
