@@ -97,7 +97,8 @@ class Runtime:
         stated expiry); refused again, or with a configured token, the failure stands (permanent)."""
         if event.name == redeliveries.EVENT:  # the App's webhook, not a repository: no handler's business
             return self._redeliver_failed()
-        with delivery_context(event.delivery_id):
+        # One repository session for the delivery: its handlers share one fetch and take the lock once.
+        with delivery_context(event.delivery_id), self.services.delivery(event.repo):
             failures = handlers.dispatch(event, self.services)
             refused = {name for name, exc in failures if isinstance(exc, CredentialsRejected)}
             if refused and self.clients is not None and self.clients.renew_token(event.installation_id):

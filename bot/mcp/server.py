@@ -7,7 +7,7 @@ retrieval feature cache the service keeps too (derived from records, by content 
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
+from importlib import resources
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -23,7 +23,8 @@ from bot.mcp.drafts import DraftError, dedup_answer, lint_answer, read_draft
 from bot.mcp.standing_view import measurement, rendered
 from bot.services.dedup.review import Reviewer
 
-FORMAT_FILE = Path(__file__).resolve().parents[2] / "devs" / "ISSUE_FORMAT.md"
+# devs/ISSUE_FORMAT.md as package data: an installed perfbot has no checkout to read it from (a test keeps it equal)
+FORMAT_FILE = resources.files("bot.mcp") / "ISSUE_FORMAT.md"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = ("perfbot knows every performance report of this repository. Before writing one: search_reports "
                 "for the symptom, draft it in the format (resource perfbot://format), lint_draft until it is "

@@ -262,6 +262,7 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
     wheel, = dist.glob("perfbot-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "bot/templates/digest.md.j2" in names and "bot/templates/web/base.html" in names
+    assert "bot/mcp/ISSUE_FORMAT.md" in names
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site, = venv.glob("lib/python*/site-packages")
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -297,6 +298,13 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
     status, module = page.splitlines()[0].split()
     assert status == "200" and module.startswith(str(site)), page[:300]
     assert "perf_" in page
+    spec = subprocess.run([str(venv / "bin" / "python"), "-c",  # what `perfbot mcp` serves as perfbot://format
+                           "from bot.mcp.server import FORMAT_FILE\n"
+                           "print(FORMAT_FILE, end='\\0')\n"
+                           "print(FORMAT_FILE.read_text(encoding='utf-8'), end='')"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    where, text = spec.split("\0", 1)
+    assert where.startswith(str(site)) and text == (PROJECT_ROOT / "devs" / "ISSUE_FORMAT.md").read_text("utf-8")
 
 
 # -- compose ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """One writer per repository at a time, across worker processes: a PostgreSQL advisory lock, or a file lock
-beside a SQLite database. Reentrant within a thread, so a use case may call another that locks too.
+beside a SQLite database. Reentrant within a thread, so a use case may call another that locks too; within
+`kept_for`, a delivery's handlers take their repository's lock once.
 
 No thread holds a database connection while it waits: threads of one process queue on a lock of the process, and
 the one at the front polls PostgreSQL's try-lock, its connection back in the pool between tries. (A blocking
@@ -11,17 +12,29 @@ import hashlib
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from sqlalchemy import text
 
 from bot.adapters.store.engine import Database
 
-_held = threading.local()
+POLL_SECONDS = (0.02, 0.5)  # a waiter's first and longest pause between two tries of another process's lock
+
+
+class _Held(threading.local):
+    """This thread's locks: each taken one's release, how many `repo_lock` blocks are inside it now, and the
+    locks a delivery keeps until it ends (`kept_for`)."""
+
+    def __init__(self) -> None:
+        self.releases: dict[str, ExitStack] = {}
+        self.depth: dict[str, int] = {}
+        self.kept: set[str] = set()
+
+
+_held = _Held()
 _process_locks: dict[str, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
-POLL_SECONDS = (0.02, 0.5)  # a waiter's first and longest pause between two tries of another process's lock
 
 
 def _process_lock(full_name: str) -> threading.Lock:
@@ -38,23 +51,53 @@ def _key(name: str) -> int:
 def repo_lock(db: Database, full_name: str) -> Iterator[None]:
     """Two deliveries for one repository (a push and the hourly reconcile, say) must not mirror the same new
     record at once: each would open its own issue. Deliveries of different repositories still run in parallel."""
-    held = getattr(_held, "keys", None)
-    if held is None:
-        held = _held.keys = set()
-    if full_name in held:
+    if full_name not in _held.releases:
+        _let_go_of_idle()  # never wait for a lock while holding one no running code needs: lock order as ever
+        _held.releases[full_name] = _take(db, full_name)
+    _held.depth[full_name] = _held.depth.get(full_name, 0) + 1
+    try:
+        yield
+    finally:
+        _held.depth[full_name] -= 1
+        if not _held.depth[full_name]:
+            del _held.depth[full_name]
+            if full_name not in _held.kept:
+                _held.releases.pop(full_name).close()
+
+
+@contextmanager
+def kept_for(full_name: str | None) -> Iterator[None]:
+    """A delivery's handlers run one after another and most lock its repository: within this block the lock,
+    once taken, stays held until the block ends, so the delivery takes it once. Held idle, it is let go before
+    this thread waits for any other lock, so no thread ever waits while holding a lock it does not use."""
+    if full_name is None or full_name in _held.kept:
         yield
         return
-    held.add(full_name)
+    _held.kept.add(full_name)
     try:
-        with _process_lock(full_name):
-            if db.engine.dialect.name == "postgresql":
-                with _advisory_lock(db, full_name):
-                    yield
-            else:
-                with _file_lock(db, full_name):
-                    yield
+        yield
     finally:
-        held.discard(full_name)
+        _held.kept.discard(full_name)
+        if full_name in _held.releases and full_name not in _held.depth:
+            _held.releases.pop(full_name).close()
+
+
+def _let_go_of_idle() -> None:
+    for name in [name for name in _held.releases if name not in _held.depth]:
+        _held.releases.pop(name).close()
+
+
+def _take(db: Database, full_name: str) -> ExitStack:
+    """The lock of this process, then the one across processes; what closing the stack returns lets go of both."""
+    taken = ExitStack()
+    try:
+        taken.enter_context(_process_lock(full_name))
+        taken.enter_context(_advisory_lock(db, full_name) if db.engine.dialect.name == "postgresql"
+                            else _file_lock(db, full_name))
+    except BaseException:
+        taken.close()
+        raise
+    return taken
 
 
 @contextmanager

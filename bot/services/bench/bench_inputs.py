@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from bot.adapters.git import GitRepository
 from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo_config, script_problem
@@ -18,6 +20,8 @@ from bot.errors import UserError
 
 FIX, REPRODUCE, GUARD = Purpose.FIX, Purpose.REPRODUCE, Purpose.GUARD  # guard: a fixed claim measured again
 CONFIG_FILE = ".perfbot.toml"
+_read: WeakKeyDictionary[GitRepository, dict[str, RepoConfig]] = WeakKeyDictionary()  # read_config's, per clone
+_read_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,14 @@ def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorCo
 
 
 def read_config(repo: GitRepository, sha: str) -> RepoConfig:
-    """`.perfbot.toml` at `sha` (the default branch), parsed only: for what does not build (digest, fix flags)."""
-    return _parsed((repo.read_file(sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
+    """`.perfbot.toml` at `sha` (the default branch), parsed only: for what does not build (digest, fix flags).
+    Parsed once per opened clone and commit: a delivery's handlers share one clone (RepoSource.session), and a
+    commit's file never changes."""
+    with _read_lock:
+        known = _read.setdefault(repo, {})
+        if sha not in known:
+            known[sha] = _parsed((repo.read_file(sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
+        return known[sha]
 
 
 def reading_at(repo: GitRepository, sha: str) -> ReadingOptions:

@@ -3,9 +3,11 @@ Fixes, Guards, Lead and Commands over one frozen Context. BotServices builds the
 container because `dispatch(event, services)` hands every handler the same one argument."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from bot.adapters.store.engine import Database
+from bot.adapters.store.locks import kept_for
 from bot.core.dedup.offline_reviewer import OfflineReviewer
 from bot.core.tracker.outgoing import Outgoing
 from bot.services.answers import Answers
@@ -14,11 +16,12 @@ from bot.services.bench.fix_flow import FixFlow
 from bot.services.dedup.review import Reviewer
 from bot.services.posting import CleanTracker
 from bot.services.usecases.commands import Commands
-from bot.services.usecases.context import Context, NotWatched, RepoSource, TrackerFactory
+from bot.services.usecases.context import Context, TrackerFactory
 from bot.services.usecases.fixes import Fixes
 from bot.services.usecases.guards import Guards
 from bot.services.usecases.lead import Lead
 from bot.services.usecases.reports import Reports
+from bot.services.usecases.source import NotWatched, RepoSource
 
 __all__ = ["BotServices", "Commands", "Context", "Fixes", "Guards", "Lead", "NotWatched", "RepoSource", "Reports",
            "TrackerFactory"]
@@ -42,3 +45,11 @@ class BotServices:
         self.commands = Commands(self.context, self.reports, self.guards, self.lead)
         if bench is not None:
             bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
+
+    @contextmanager
+    def delivery(self, full_name: str | None) -> Iterator[None]:
+        """One delivery's repository session, around its handlers (`Runtime._dispatch`): each repository it opens
+        is fetched once (and its clone shared), and the lock of its own repository is taken once. Handlers run
+        without it (the CLI, tests) still work: each open fetches and each use case locks, as on their own."""
+        with self.context.source.session(), kept_for(full_name):
+            yield

@@ -1,15 +1,12 @@
-"""What every use case may depend on, and where a repository's commits come from (RepoSource).
+"""What every use case may depend on.
 
 The Context is built once by the runtime and never changed: the store, each repository's
 issue tracker, where commits come from, the reviewer, the fix and bench flows, and who perfbot is."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from bot.adapters.git import GitRepository
 from bot.adapters.store import service_queries as queries
 from bot.adapters.store.engine import Database
 from bot.adapters.store.locks import repo_lock
@@ -18,48 +15,7 @@ from bot.services.bench.fix_flow import FixFlow
 from bot.services.dedup.review import Reviewer
 from bot.services.posting import CleanTracker
 from bot.services.reports.mirror import IssueTracker, MirrorSummary, mirror_repo
-
-
-class NotWatched(Exception):
-    """An event for a repository a local-mode server has no source for: failed at once, never retried."""
-
-
-class RepoSource:
-    def __init__(self, fetch: Callable[[str, int | None], Path] | None = None,
-                 local: dict[str, Path] | None = None,
-                 push: Callable[[str, int | None, str], None] | None = None) -> None:
-        self._fetch = fetch
-        self._local = local or {}
-        self._push = push
-
-    @contextmanager
-    def open(self, full_name: str, installation_id: int | None) -> Iterator[GitRepository]:
-        if full_name in self._local:
-            path = self._local[full_name]
-        elif self._fetch is not None:
-            path = self._fetch(full_name, installation_id)
-        else:
-            # Not transient: retrying cannot make an unwatched repository appear, it only repeats the failure.
-            watched = ", ".join(self.known()) or "none"
-            raise NotWatched(f"no source for {full_name}: this local-mode server watches {watched}; "
-                             f"serve with `perfbot serve --repo PATH` on a checkout of {full_name} to follow it")
-        repo = GitRepository(path, full_name=full_name)
-        try:
-            yield repo
-        finally:
-            repo.close()
-
-    def known(self) -> list[str]:
-        return sorted(self._local)
-
-    def is_local(self, full_name: str) -> bool:
-        return full_name in self._local
-
-    def publish(self, full_name: str, installation_id: int | None, branch: str) -> None:
-        """Make a bot branch visible where people review it: pushed to GitHub; local branches already are."""
-        if not self.is_local(full_name) and self._push is not None:
-            self._push(full_name, installation_id, branch)
-
+from bot.services.usecases.source import RepoSource
 
 # (full_name, installation id) -> the issue tracker of that repository
 TrackerFactory = Callable[[str, int | None], IssueTracker]
