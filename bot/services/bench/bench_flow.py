@@ -27,6 +27,7 @@ from bot.core.verify import bench_view, noise, scaling_view
 from bot.core.verify import verdict_words as words
 from bot.core.verify.units import result_unit
 from bot.errors import TransientError, UserError
+from bot.services.answers import Answers
 from bot.services.bench.actions_flow import ActionsFlow
 from bot.services.bench.bench_inputs import FIX, GUARD, REPRODUCE, for_run
 from bot.services.bench.gpu_sweep import is_gpu_report
@@ -62,9 +63,7 @@ class BenchFlow:
         self.operator = operator  # the instance file's runners, sandbox and ceilings
         self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
         self.comment_every = comment_every
-        # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
-        self.listeners: list[Callable[[dict, object], None]] = []
-
+        self.answers = Answers(db)  # the command answers that asked for a run follow it
         self.actions = ActionsFlow(self)
 
     def run(self, run_id: int, repo: GitRepository, tracker, keep_alive: Callable[[float], object]) -> dict | None:
@@ -187,8 +186,7 @@ class BenchFlow:
                                    bench_view.status_description(run))
         except TransientError as exc:
             log.warning("bench run %s: could not update its comment or status: %s", run["id"], exc)
-        for listener in self.listeners:
-            listener(run, tracker)
+        self.answers.run_changed(run, tracker)  # every change a run shows reaches the answer lines that asked
 
 
 MARKERS = {FIX: "bench", REPRODUCE: "reproduce", GUARD: "guard"}

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from bot.adapters.store.engine import Database
 from bot.core.dedup.offline_reviewer import OfflineReviewer
 from bot.core.tracker.outgoing import Outgoing
-from bot.services.answers import Answers
 from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.dedup.review import Reviewer
@@ -40,5 +39,3 @@ class BotServices:
         self.reports = Reports(self.context, self.fixes)
         self.lead = Lead(self.context)
         self.commands = Commands(self.context, self.reports, self.guards, self.lead)
-        if bench is not None:
-            bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
