@@ -35,7 +35,7 @@ NEVER_STARTED = timedelta(minutes=15)
 
 class ActionsFlow:
     def __init__(self, bench) -> None:
-        self.bench = bench  # the BenchFlow whose runs these are: its store, comment, status and _finish
+        self.bench = bench  # the BenchFlow whose runs these are: its store, and its public show, finish, target_of
 
     def dispatch(self, run: dict, repo: GitRepository, tracker, target, config, record, conf) -> dict:
         """Ask GitHub to run the plan on `conf`'s self-hosted runners; returns at once, the run `running`."""
@@ -48,7 +48,7 @@ class ActionsFlow:
                                                         "dispatched_at": datetime.now(UTC).isoformat()})
         bench_store.save_progress(db, run["id"], {"note": "dispatched to GitHub Actions"})
         run = bench_store.stored_run(db, run["id"])
-        self.bench._show(run, tracker, target, config, record)
+        self.bench.show(run, tracker, target, config, record)
         log.info("bench run %s of %s dispatched to %s (%s)", run["id"], run["slug"], conf.workflow, conf.name)
         return run
 
@@ -87,7 +87,7 @@ class ActionsFlow:
         return finished
 
     def _end(self, run: dict, tracker, verdict: str, message: str) -> dict:
-        return self.bench._finish(run, verdict, message, {}, tracker, self.bench._target(run), None, None)
+        return self.bench.finish(run, verdict, message, {}, tracker, self.bench.target_of(run), None, None)
 
     def complete(self, run_id: int, repo: GitRepository, tracker, workflow_run: WorkflowRun) -> dict | None:
         """The workflow run of bench run `run_id` completed: its samples decide, or its failure is the error."""
@@ -101,9 +101,9 @@ class ActionsFlow:
             log.warning("bench run %s: workflow run %s is not its dispatch (%s, %s)", run_id, workflow_run.id,
                         workflow_run.path, workflow_run.event)
             return None
-        target = self.bench._target(run)
+        target = self.bench.target_of(run)
         def finish(verdict, message, result=None, config=None, record=None, outcome=None):
-            return self.bench._finish(run, verdict, message, result or {}, tracker, target, config, record, outcome)
+            return self.bench.finish(run, verdict, message, result or {}, tracker, target, config, record, outcome)
         if bench_store.cancel_requested(self.bench.db, run_id):
             return finish("cancelled", "cancelled on request while GitHub Actions measured")
         try:

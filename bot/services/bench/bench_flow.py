@@ -72,7 +72,7 @@ class BenchFlow:
         again = run is not None and run["status"] == bench_store.DONE and bool(run["options"].get("remeasure_at"))
         if run is None or (run["status"] == bench_store.DONE and not again):
             return run  # redelivered after it finished: nothing to do twice
-        target = self._target(run)
+        target = self.target_of(run)
         try:
             config, record = for_run(repo, run, self.operator)
             conf = self.runner_conf(config, record, run["options"].get("runner"))
@@ -80,7 +80,7 @@ class BenchFlow:
                 return self.actions.dispatch(run, repo, tracker, target, config, record, conf)
             runner = self.make_runner(conf, repo.path, config)
         except UserError as exc:
-            return self._finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
+            return self.finish(run, "error", str(exc), {}, tracker, target, config=None, record=None)
         # The worker's heartbeat keeps the lease however long the run; keep_alive raises LeaseLost once another
         # worker took the delivery over, so this one stops between two samples.
         keep_alive(0)
@@ -90,7 +90,7 @@ class BenchFlow:
         if not again:
             bench_store.start_run(self.db, run_id, runner.name, runner.host, fence)
             run = bench_store.stored_run(self.db, run_id)
-            self._show(run, tracker, target, config, record)
+            self.show(run, tracker, target, config, record)
         last_shown = [time.monotonic()]
 
         def observe(sides) -> None:
@@ -105,21 +105,21 @@ class BenchFlow:
             bench_store.save_progress(self.db, run_id, run["progress"], run["result"], fence)
             if time.monotonic() - last_shown[0] >= self.comment_every:
                 last_shown[0] = time.monotonic()
-                self._show(run, tracker, target, config, record)
+                self.show(run, tracker, target, config, record)
 
         try:
             outcome = verify(record, config, runner, run["head"], run["base"] if run["purpose"] == FIX else None,
                              observe=observe)
         except Cancelled:
-            return self._finish(run, "cancelled", "cancelled on request while measuring", {}, tracker, target,
+            return self.finish(run, "cancelled", "cancelled on request while measuring", {}, tracker, target,
                                 config, record, fence=fence)
         except (TransientError, LeaseLost):
             raise  # the host is unreachable, or another worker runs it now: the run stays where it was
         except UserError as exc:
-            return self._finish(run, "error", str(exc), {}, tracker, target, config, record, fence=fence)
+            return self.finish(run, "error", str(exc), {}, tracker, target, config, record, fence=fence)
         except Exception:
             # A bug, not the report's fault: the run must not stay "running" for ever; the worker logs it.
-            self._finish(run, "error", "internal error while measuring; the maintainers have the log", {},
+            self.finish(run, "error", "internal error while measuring; the maintainers have the log", {},
                          tracker, target, config, record, fence=fence)
             raise
         if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
@@ -132,13 +132,13 @@ class BenchFlow:
             bench_store.set_options(self.db, run_id, noisy_tries=tries + 1, remeasure_at=due.isoformat())
             waiting = noise.waiting_text({"remeasure_at": due.isoformat()})
             outcome.message += f"; {waiting} ({words.REPLACES_TEXT})"
-            self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
+            self.finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                          outcome, remeasure_due=True, fence=fence)
             raise TransientError(f"bench run {run_id}: {outcome.noisy}; verdict posted, {waiting} "
                                  f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
         if outcome.noisy is not None and tries:
             outcome.message += f" (busy in all {tries + 1} measurements)"
-        return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
+        return self.finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome, fence=fence)
 
     @staticmethod
@@ -157,24 +157,28 @@ class BenchFlow:
                             f"[[runners]] entry whose labels include \"{record.backend or 'c'}\"")
         return conf
 
-    def _target(self, run: dict) -> RunTarget:
+    # The public surface ActionsFlow shares: where a run is shown, how it is shown, and how it ends.
+
+    def target_of(self, run: dict) -> RunTarget:
+        """A PR run shows on its PR; any other on its record's issue."""
         if run["pr"]:
             return RunTarget(run["pr"], True)
         return RunTarget(issue_numbers(self.db, run["repo"]).get(run["slug"]), False)
 
-    def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
-                config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None,
-                remeasure_due: bool = False, fence=None) -> dict:
+    def finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
+               config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None,
+               remeasure_due: bool = False, fence=None) -> dict:
+        """Store the verdict, leave it on the record, show it; the run as stored now."""
         bench_store.finish_run(self.db, run["id"], verdict, message, result, fence)
         if not remeasure_due and (run.get("options") or {}).get("remeasure_at"):
             bench_store.set_options(self.db, run["id"], remeasure_at=None)  # this verdict replaced the noisy one
         record_result(self.db, run["repo"], run["slug"], run["purpose"], run["id"], verdict, outcome is not None)
         done = bench_store.stored_run(self.db, run["id"])
-        self._show(done, tracker, target, config, record)
+        self.show(done, tracker, target, config, record)
         log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
         return done
 
-    def _show(self, run: dict, tracker, target: RunTarget, config: RepoConfig | None, record: PerfIssue | None) -> None:
+    def show(self, run: dict, tracker, target: RunTarget, config: RepoConfig | None, record: PerfIssue | None) -> None:
         """The run's comment and status, written again as it progresses; a tracker outage never stops a run."""
         try:
             if target.number is not None and _worth_a_comment(run):
