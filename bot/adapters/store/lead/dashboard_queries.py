@@ -190,8 +190,9 @@ class RunOnPage(Run):
     title: str = ""
 
 
-def _on_page(run: Run, **record: object) -> RunOnPage:
-    return RunOnPage(**{f.name: getattr(run, f.name) for f in fields(run)}, **record)  # type: ignore[arg-type]
+def _on_page(run: Run, record_id: int | None, threads: int | None = None, title: str = "") -> RunOnPage:
+    return RunOnPage(**{f.name: getattr(run, f.name) for f in fields(run)}, record_id=record_id, threads=threads,
+                     title=title)
 
 
 def run_page(session: Session, run_id: int) -> RunOnPage | None:
