@@ -111,7 +111,7 @@ def record(record_id: int):
                                        [o["a"] for o in detail["overrides"]] + [o["b"] for o in detail["overrides"]] +
                                        [m[k] for m in detail["merges"] for k in ("keep", "merged_from")])
     # A swept par run shows its curve under its samples: what a record's history of scaling looks like.
-    charts = {run["id"]: render.run_chart(run, detail["threads"]) + render.scaling(run)["chart"]
+    charts = {run.id: render.run_chart(run, detail["threads"]) + render.scaling(run)["chart"]
               for run in detail["runs"]}
     standing = all_standings(_db(), detail["repo"]).get((detail["repo"], detail["slug"]))
     return render_template("record.html", r=detail, s=standing, partners=partners, charts=charts,
@@ -131,10 +131,9 @@ def run(run_id: int):
         found = queries.run_page(session, run_id)
     if found is None:
         abort(404, f"no bench run {run_id}")
-    live = found["status"] != "done"
-    return render_template("run.html", run=found, live=live, refresh=LIVE_SECONDS,
-                           chart=render.run_chart(found, found["threads"]),
-                           tables=render.sample_tables(found, found["threads"]), scaling=render.scaling(found))
+    return render_template("run.html", run=found, live=not found.done, refresh=LIVE_SECONDS,
+                           chart=render.run_chart(found, found.threads),
+                           tables=render.sample_tables(found, found.threads), scaling=render.scaling(found))
 
 
 @dashboard.get("/digests")

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from bot.adapters import charts
 from bot.core.lead import mermaid_charts, wording
 from bot.core.verify import bench_view, scaling_view
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.units import result_unit
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
@@ -98,16 +99,16 @@ def _series(side: dict) -> tuple[list[float], list[float]]:
     return [float(v) for v in first], [float(v) for v in second]
 
 
-def run_chart(run: dict, threads: int | None = None) -> Markup:
+def run_chart(run: BenchRun, threads: int | None = None) -> Markup:
     """Every program of every side on one scale (base against head, the language against C), drawn by the
     charts adapter; empty before the first sample."""
-    result = run.get("result") or {}
+    result = dict(run.result)
     names = _names(result, threads)
     groups = []
     for side in result.get("sides") or []:
         first, second = _series(side)
         groups.append((side_name(side), [(names[0], first), (names[1], second)]))
-    title = f"bench run {run['id']}: {run['slug']}"
+    title = f"bench run {run.id}: {run.slug}"
     return Markup(charts.sides_chart(groups, title, y_label=result_unit(result).axis))
 
 
@@ -117,20 +118,20 @@ def side_name(side: dict) -> str:
     return bench_view.side_label(side | {"side": side.get("side", "?")})
 
 
-def scaling(run: dict) -> dict:
+def scaling(run: BenchRun) -> dict:
     """A swept par run's curve (SVG, the ideal line beside each side's) and its rows; empty otherwise."""
-    result = run.get("result") or {}
+    result = dict(run.result)
     tables = scaling_view.scaling_tables(result)
     curves = [(f"{t.side}", [(r.threads, *r.speedup) for r in t.rows]) for t in tables]
     claimed = next((r.threads for t in tables for r in t.rows if r.claimed), None)
-    chart = charts.scaling_chart(curves, claimed, f"bench run {run['id']}: {run['slug']} speedup by threads")
+    chart = charts.scaling_chart(curves, claimed, f"bench run {run.id}: {run.slug} speedup by threads")
     return {"chart": Markup(chart), "tables": tables}
 
 
-def sample_tables(run: dict, threads: int | None = None) -> dict:
+def sample_tables(run: BenchRun, threads: int | None = None) -> dict:
     """Column names, the unit of every value and, per side, each pair of samples with its ratio, for the run
     page's tables."""
-    result = run.get("result") or {}
+    result = dict(run.result)
     par = bench_view.is_par(result)
     sides = []
     for side in result.get("sides") or []:
@@ -146,7 +147,7 @@ def sample_tables(run: dict, threads: int | None = None) -> dict:
     first_name, second_name = _names(result, threads)
     ratio_name = bench_view.column_names(result, threads)[2].split(" [")[0]
     return {"first": first_name, "second": second_name, "ratio": "speedup" if par else ratio_name, "sides": sides,
-            "rows": [row for row in bench_view.side_rows(result, run.get("purpose") or "fix") if row.samples],
+            "rows": [row for row in bench_view.side_rows(result, run.purpose) if row.samples],
             "columns": bench_view.column_names(result, threads), "unit": result_unit(result)}
 
 

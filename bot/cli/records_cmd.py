@@ -16,6 +16,7 @@ from bot.core.lead.standing import Standing
 from bot.core.lead.wording import headline, ratio_text, said
 from bot.core.reports.records import BACKENDS, TRACKS
 from bot.core.verify import verdict_words as words
+from bot.core.verify.bench_run import BenchRun
 
 STATES = ("open", "regressed", "fixed", "closed", "merged", "deleted")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -90,8 +91,7 @@ def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None)
         found = record_detail(session, *matches[0])
     with open_database(db_url) as db:
         detail = _in_words(found, all_standings(db, found["repo"]).get((found["repo"], found["slug"])))
-        detail["bench_runs"] = runs_for(db, detail["slug"], full_name=detail["repo"])
-        detail["bench_runs"] = [_run_in_words(run) for run in detail["bench_runs"]]
+        detail["bench_runs"] = [_run_in_words(run) for run in runs_for(db, detail["slug"], full_name=detail["repo"])]
         detail["bisections"] = [{key: b[key] for key in ("id", "status", "outcome", "good", "bad", "culprit",
                                                          "message")}
                                 for b in bisect_store.for_record(db, detail["repo"], detail["slug"])]
@@ -102,14 +102,14 @@ def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None)
     _print_detail(detail)
 
 
-def _run_in_words(run: dict | None) -> dict | None:
+def _run_in_words(run: BenchRun | None) -> dict | None:
     """A bench run with its answer for `verdict` and without its samples (`perfbot verify --format json` has them)."""
     if run is None:
         return None
     told = words.of_run(run)
-    run = {key: value for key, value in run.items() if key != "result"}
-    run["verdict"], run["verdict_text"] = (told.key, told.said) if told else (None, run["status"])
-    return run
+    shown = {key: value for key, value in run.as_dict().items() if key != "result"}
+    shown["verdict"], shown["verdict_text"] = (told.key, told.said) if told else (None, str(run.status))
+    return shown
 
 
 def _in_words(row: dict, standing: Standing | None) -> dict:

@@ -108,7 +108,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
     if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
     purpose = Purpose.FIX if base_sha else Purpose.REPRODUCE
-    told = words.of_run({"purpose": purpose, "verdict": outcome.verdict, "result": outcome.as_dict()})
+    told = words.of_result(purpose, outcome.verdict, outcome.as_dict())
     with open_database(db_url) as db:
         run_id = save_run(db, full_name, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
         if in_main and base_sha is not None:

@@ -118,9 +118,9 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
         runs = runs_for(catalog.db, name, limit=5, full_name=catalog.full_name)
         waiting = set(unfinished_runs(catalog.db, catalog.full_name, slug=name))
         return {"slug": name, "outcome": standing["outcome"],
-                "latest_runs": [measurement(run) for run in runs if run["id"] not in waiting],
-                "queued": [{"run": run["id"], "status": run["status"], "purpose": run["purpose"], "at": run["at"],
-                            "progress": run["progress"]} for run in runs if run["id"] in waiting],
+                "latest_runs": [measurement(run) for run in runs if run.id not in waiting],
+                "queued": [{"run": run.id, "status": str(run.status), "purpose": str(run.purpose), "at": run.at,
+                            "progress": dict(run.progress)} for run in runs if run.id in waiting],
                 "how_to_queue": "a person with write access comments `/perf verify` on the record's issue"}
 
     @server.resource("perfbot://format", title="The report format", mime_type="text/markdown")

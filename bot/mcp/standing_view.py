@@ -7,6 +7,7 @@ from typing import Any
 from bot.core.lead import wording
 from bot.core.lead.standing import Figure, Standing
 from bot.core.verify import verdict_words as words
+from bot.core.verify.bench_run import BenchRun
 
 
 def figure(f: Figure | None) -> dict[str, Any] | None:
@@ -34,12 +35,12 @@ def rendered(s: Standing, path: str) -> dict[str, Any]:
     }
 
 
-def measurement(run: dict) -> dict[str, Any]:
+def measurement(run: BenchRun) -> dict[str, Any]:
     """One finished run's answer and measured figure (the last side's interval and measure), without samples."""
     told = words.of_run(run)
-    sides = (run.get("result") or {}).get("sides") or []
+    sides = run.result.get("sides") or []
     side = sides[-1] if sides else {}
-    return {"run": run["id"], "purpose": run["purpose"], "at": run["at"], "head": run["head"],
-            "verdict": told.key if told else None, "text": told.text if told else run["status"],
+    return {"run": run.id, "purpose": str(run.purpose), "at": run.at, "head": run.head,
+            "verdict": told.key if told else None, "text": told.text if told else str(run.status),
             "interval": side.get("interval"), "measure": side.get("measure"), "against": side.get("against"),
-            "message": run["message"]}
+            "message": run.message}

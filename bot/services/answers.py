@@ -13,8 +13,9 @@ from bot.core.lead import wording
 from bot.core.tracker.untrusted import cell
 from bot.core.verify import bench_view
 from bot.core.verify import verdict_words as words
+from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.vocabulary import RunStatus
 
-UNFINISHED = ("queued", "running")
 ANSWER_LOCKS = 64  # answers share this many locks per repository: on SQLite each lock is a file that stays
 
 
@@ -54,29 +55,28 @@ class Answers:
     def runs_text(self, runs: list[int]) -> str:
         return "\n".join(self.run_line(bench_store.stored_run(self.db, run)) for run in runs)
 
-    def run_line(self, run: dict) -> str:
-        if run["status"] == "queued":
-            sides = f"base `{run['base'][:12]}` vs head `{run['head'][:12]}`" if run["base"] else \
-                f"the claim at `{run['head'][:12]}`"
-            return f"⏳ bench run {run['id']} queued: `{run['slug']}`, {sides}"
-        if run["status"] == "running":
-            return "⏳ " + bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")) + \
-                f" (bench run {run['id']})"
-        said, shown = words.text(words.of_run(run), run["verdict"]), bench_view.status_description(run)
-        return (f"{bench_view.verdict_icon(run)} bench run {run['id']}, `{run['slug']}`: "
+    def run_line(self, run: BenchRun) -> str:
+        if run.status == RunStatus.QUEUED:
+            sides = f"base `{run.base[:12]}` vs head `{run.head[:12]}`" if run.base else \
+                f"the claim at `{run.head[:12]}`"
+            return f"⏳ bench run {run.id} queued: `{run.slug}`, {sides}"
+        if run.status == RunStatus.RUNNING:
+            return "⏳ " + bench_view.progress_line(run.slug, run.progress, run.host) + f" (bench run {run.id})"
+        said, shown = words.text(words.of_run(run), run.verdict or ""), bench_view.status_description(run)
+        return (f"{bench_view.verdict_icon(run)} bench run {run.id}, `{run.slug}`: "
                 f"**{said}**{shown.removeprefix(said)}")  # "**fixed** 1.11x [0.74, 1.99]"
 
-    def run_changed(self, run: dict, tracker) -> None:
+    def run_changed(self, run: BenchRun, tracker) -> None:
         """A bench run moved on: the answer line of every command that asked for it says so."""
-        for where in (run.get("options") or {}).get("answers", []):
-            row = answer_store.get_answer(self.db, where["id"])
+        for where in run.followers:
+            row = answer_store.get_answer(self.db, where.id)
             if row is None:
                 continue
-            runs = row.lines[where["index"]].get("runs") or [run["id"]]
-            text = "\n".join(self.run_line(run if other == run["id"] else bench_store.stored_run(self.db, other))
+            runs = row.lines[where.index].get("runs") or [run.id]
+            text = "\n".join(self.run_line(run if other == run.id else bench_store.stored_run(self.db, other))
                              for other in runs)
-            answer_store.set_line(self.db, where["id"], where["index"], text)
-            self.publish(where["id"], tracker)
+            answer_store.set_line(self.db, where.id, where.index, text)
+            self.publish(where.id, tracker)
 
     def status_line(self, full_name: str, slug: str) -> str:
         standing = record_standing(self.db, full_name, slug)
@@ -84,7 +84,7 @@ class Answers:
             return f"`{slug}`: no such report here"
         state = standing[0]
         runs = bench_store.runs_for(self.db, slug, limit=1, full_name=full_name)
-        last = (f"; last bench run {runs[0]['id']}: {words.text(words.of_run(runs[0]), runs[0]['status'])}"
+        last = (f"; last bench run {runs[0].id}: {words.text(words.of_run(runs[0]), runs[0].status)}"
                 if runs else "")
         fixes = ", ".join(f"{bench_view.code_span(f.branch)} ({f.state})" for f in fixes_for(self.db, full_name,
                                                                                              slug)) or "none"

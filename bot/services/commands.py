@@ -316,7 +316,7 @@ class CommandFlow:
     def _cancel(self, command: Cancel, where: Where, tracker) -> str:
         if command.run is not None:
             run = bench_store.get_run(self.db, command.run)
-            if run is None or run["repo"] != where.full_name:
+            if run is None or run.repo != where.full_name:
                 raise UserError(f"there is no bench run {command.run} in this repository")
             ids = [command.run]
         elif where.is_pull:

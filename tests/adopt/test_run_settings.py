@@ -11,8 +11,10 @@ from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.reports.codeblocks import classify_content
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.verify.verify_plan import program_name, programs, reference_of, with_input
+from bot.core.verify.vocabulary import Purpose, RunStatus
 from bot.errors import UserError
 from tests.runtime_project import config, report
 
@@ -125,7 +127,8 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
     record = parse("devs/issues/perf_fold.md", report().encode()).record
     with pytest.raises(UserError,
                        match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
-        dispatch_inputs({"id": 1, "purpose": "fix", "base": "a" * 40, "head": "b" * 40}, record, conf, conf.runners[0])
+        dispatch_inputs(BenchRun(id=1, repo="o/r", slug="perf_fold", purpose=Purpose.FIX, status=RunStatus.QUEUED,
+                                 base="a" * 40, head="b" * 40), record, conf, conf.runners[0])
 
 
 def test_bench_tables_name_the_reference_and_the_measure():
@@ -236,12 +239,18 @@ def test_bench_inputs_read_the_program_under_the_configured_tag(tmp_path):
     head = repo.write("devs/issues/perf_fold.md", report(fence="tally")).commit("a report fenced ```tally")
     git_repo = GitRepository(repo.root)
     try:
-        config, record = bench_inputs.for_run(git_repo, {"slug": "perf_fold", "head": head, "options": {}})
+        config, record = bench_inputs.for_run(git_repo, queued("perf_fold", head, {}))
         with pytest.raises(UserError, match="the program is missing"):
             programs(record, config)
         repo.write(".perfbot.toml", '[run]\nlanguage = ["./tally", "{file}"]\nfence = ["tally"]\n').commit("declare it")
-        config, record = bench_inputs.for_run(git_repo, {"slug": "perf_fold", "head": head, "options": {}})
+        config, record = bench_inputs.for_run(git_repo, queued("perf_fold", head, {}))
         program = record.blocks("language")
         assert [b.tag for b in program] == ["tally"] and programs(record, config)[0] == program[0].code
     finally:
         git_repo.close()
+
+
+def queued(slug: str, head: str, options: dict) -> BenchRun:
+    """A queued claim run as the store hands it to bench_inputs.for_run."""
+    return BenchRun(id=1, repo="o/r", slug=slug, purpose=Purpose.REPRODUCE, status=RunStatus.QUEUED, head=head,
+                    options=options)

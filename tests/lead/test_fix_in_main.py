@@ -56,12 +56,12 @@ def test_the_service_measures_a_fix_named_in_main_against_its_parent_and_the_iss
     repo.write(path, text.replace("fix: fix/perf_boxed_sum", f"fix: {fix[:7]}")).commit("the fix is in main")
     key, _queue, tracker, services, worker = local_bot(database, repo.root, tmp_path)
     services.reports.sync_and_mirror(key, None, None)
-    runs = [r for r in bench_store.runs_for(database, "perf_boxed_sum") if r["purpose"] == "fix"]
-    assert [(r["base"], r["head"], r["options"].get("in_main")) for r in runs] == [(heads["main"], fix, True)]
+    runs = [r for r in bench_store.runs_for(database, "perf_boxed_sum") if r.purpose == "fix"]
+    assert [(r.base, r.head, r.options.get("in_main")) for r in runs] == [(heads["main"], fix, True)]
     while worker.run_once():
         pass
     services.reports.sync_and_mirror(key, None, None)  # the same commit again: measured once
-    assert len([r for r in bench_store.runs_for(database, "perf_boxed_sum") if r["purpose"] == "fix"]) == 1
+    assert len([r for r in bench_store.runs_for(database, "perf_boxed_sum") if r.purpose == "fix"]) == 1
     issues = json.loads(tracker.state_file.read_text())["issues"]
     [issue] = [i for i in issues.values() if i["body"].startswith("<!-- perfbot:record perf_boxed_sum -->")]
     assert "outcome: fixed in main" in issue["labels"] and f"fixed in main since {fix[:12]}" in issue["body"]

@@ -95,7 +95,7 @@ def test_the_dashboard_lists_reports_by_ratio_milestones_and_what_needs_a_decisi
                            "claimed 12x in wall time, not measured; a run is in flight)")
     assert in_flight < body.index(f"- [ ] <!-- perfbot:action verify {STUCK} --> **not ranked** `{STUCK}` #2: Sorting")
     [run] = bench_store.runs_for(database, SLUG, full_name=REPO)  # the sync queued the fix branch's verification
-    assert f"## Verifications in flight (1)\n\n- bench run {run['id']}: `{SLUG}` fix, queued" in body
+    assert f"## Verifications in flight (1)\n\n- bench run {run.id}: `{SLUG}` fix, queued" in body
     assert "## Fixes waiting for a verdict (1)\n\n- `perf_boxed_sum`: `fix/perf_boxed_sum`" in body
     assert "| every seq report at or under 20x ✅ | 2/2 (100%) |" in body
     assert "Milestone reached: **every seq report at or under 20x**: 2/2 done" in body
@@ -126,12 +126,12 @@ def test_a_writer_ticking_verify_now_queues_the_run_and_the_box_is_redrawn(world
     services.lead.refresh_dashboard(REPO)
     assert tick(github, services, 3, STUCK, "verify", "wendy") == []
     [run] = bench_store.runs_for(database, STUCK, full_name=REPO)
-    assert run["status"] == "queued" and run["requested_by"] == "wendy" and run["purpose"] == "reproduce"
+    assert run.status == "queued" and run.requested_by == "wendy" and run.purpose == "reproduce"
     [answer] = comments(github, "<!-- perfbot:dashboard-answer -->")
-    assert f"**verify now** `{STUCK}` (ticked by @wendy): ⏳ bench run {run['id']} queued" in answer
+    assert f"**verify now** `{STUCK}` (ticked by @wendy): ⏳ bench run {run.id} queued" in answer
     body = dashboards(github)[0].body
     assert "[x]" not in body and f"<!-- perfbot:action verify {STUCK} -->" not in body
-    assert f"- bench run {run['id']}: `{STUCK}` reproduce, queued" in body
+    assert f"- bench run {run.id}: `{STUCK}` reproduce, queued" in body
 
 
 def test_a_readers_tick_is_refused_explained_and_unticked(world, github, database):
@@ -236,11 +236,11 @@ def test_a_fix_verified_by_the_worker_is_told_once_and_redrawn_after_the_run(wor
     services.lead.refresh_dashboard(REPO)
     assert worker.run_once()  # bench run 1, the fix branch's verification the sync queued, measured for real
     [run] = bench_store.runs_for(database, SLUG, full_name=REPO)
-    assert run["status"] == "done" and run["verdict"] == "pass", run
-    [told] = comments(github, f"<!-- perfbot:notice fix-verified {SLUG} run {run['id']} -->")
+    assert run.status == "done" and run.verdict == "pass", run
+    [told] = comments(github, f"<!-- perfbot:notice fix-verified {SLUG} run {run.id} -->")
     assert told.splitlines()[1] == "@lead @ana: 🎉 **Fix verified**"
     body = dashboards(github)[0].body  # re-drawn by the dashboard handler on the same delivery
-    assert f"- Fix verified: `{SLUG}`: bench run {run['id']} found it fixed" in body
+    assert f"- Fix verified: `{SLUG}`: bench run {run.id} found it fixed" in body
     assert "## Verifications in flight (0)" in body and "## Fixes waiting for a verdict (0)" in body
     assert f"- [ ] <!-- perfbot:action verify {SLUG} --> **" in body and f"`{SLUG}` #1: Every step of a sum boxes " \
         "its value (fixed: " in body
@@ -286,4 +286,4 @@ def test_a_perf_command_in_a_comment_redraws_the_dashboard(world, github, databa
     payload.pop("installation", None)
     assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
     [run] = bench_store.runs_for(database, STUCK, full_name=REPO)
-    assert f"- bench run {run['id']}: `{STUCK}` reproduce, queued" in dashboards(github)[0].body
+    assert f"- bench run {run.id}: `{STUCK}` reproduce, queued" in dashboards(github)[0].body

@@ -155,7 +155,7 @@ def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, gi
     deliver(runtime, url, "issue_comment", payload, delivery="the-same-body-again")
     assert [d["status"] for d in runtime.queue.listing(limit=500) if d["id"] == "the-same-body-again"] == ["done"]
     assert [b for _, b in comments(github, ISSUE) if b.startswith(f"<!-- perfbot:answer {comment_id}")] == answer
-    assert [r["id"] for r in bench_store.runs_for(database, SLUG, full_name=REPO)] == [1]
+    assert [r.id for r in bench_store.runs_for(database, SLUG, full_name=REPO)] == [1]
     assert not [w for w in github.writes() if "/comments" in w.path]  # no second answer, no second reaction
 
     pulls = []
@@ -172,10 +172,10 @@ def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, gi
         deliver(runtime, url, "pull_request", event)
         pulls.append(pull)
     fix_runs = [r for r in bench_store.runs_for(database, SLUG,
-                                                full_name=REPO) if r["head"] == heads["fix/perf_boxed_sum"]]
-    assert [(r["purpose"], r["pr"]) for r in fix_runs] == [("fix", pulls[0])]
+                                                full_name=REPO) if r.head == heads["fix/perf_boxed_sum"]]
+    assert [(r.purpose, r.pr) for r in fix_runs] == [("fix", pulls[0])]
     verifies = [d["id"] for d in runtime.queue.listing(limit=500) if d["event"] == "perfbot.verify"]
-    assert sorted(verifies) == sorted(f"bench-{r['id']}" for r in bench_store.runs_for(database, SLUG, full_name=REPO))
+    assert sorted(verifies) == sorted(f"bench-{r.id}" for r in bench_store.runs_for(database, SLUG, full_name=REPO))
 
 
 def test_a_reports_html_stays_in_its_fold_and_its_mentions_ping_nobody(bot, github):

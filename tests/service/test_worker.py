@@ -315,9 +315,9 @@ def test_a_bench_runs_progress_and_verdict_are_fenced_by_its_deliverys_lease(dat
         bench_store.save_progress(database, run_id, {"taken": 6}, None, queue.fence(first))
     with pytest.raises(LeaseLost):
         bench_store.finish_run(database, run_id, "pass", "late", {}, queue.fence(first))
-    assert bench_store.get_run(database, run_id)["progress"] == {"taken": 5}
+    assert bench_store.get_run(database, run_id).progress == {"taken": 5}
     bench_store.finish_run(database, run_id, "fail", "measured", {}, queue.fence(second))
-    assert (bench_store.get_run(database, run_id)["verdict"], bench_store.get_run(database, run_id)["status"]) == \
+    assert (bench_store.get_run(database, run_id).verdict, bench_store.get_run(database, run_id).status) == \
         ("fail", "done")
 
 

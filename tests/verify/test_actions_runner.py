@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -87,8 +88,8 @@ def zipped(members: dict[str, bytes], symlink: bool = False) -> bytes:
 def samples(run: dict, **change) -> bytes:
     """Made-up samples of a clear pass (head 1.0x, base 4x), for tests about everything but measuring."""
     sides = [{"side": label, "sha": sha, "language_seconds": [ratio * 0.01] * 6, "c_seconds": [0.01] * 6,
-              "output": "42"} for label, sha, ratio in (("base", run["base"], 4.0), ("head", run["head"], 1.0))]
-    result = {"run": run["id"], "host": "metal-1", "sides": sides, "error": None, "verdict": None, **change}
+              "output": "42"} for label, sha, ratio in (("base", run.base, 4.0), ("head", run.head, 1.0))]
+    result = {"run": run.id, "host": "metal-1", "sides": sides, "error": None, "verdict": None, **change}
     return zipped({"perfbot-samples.json": json.dumps(result).encode()})
 
 
@@ -126,7 +127,7 @@ def test_a_fix_is_verified_on_github_actions_from_dispatch_to_verdict(world, git
     assert plan["build"] == ["gcc", "-O2", "-o", "runtime", "runtime.c"] and "sum" in plan["program"]
     assert not (tmp_path / "bench").exists()  # nothing was built or run on perfbot's machine
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["runner"], run["host"]) == ("running", "metal-box", "GitHub Actions")
+    assert (run.status, run.runner, run.host) == ("running", "metal-box", "GitHub Actions")
 
     # The runner's script really builds and times both commits, but in wall time: on a shared machine its
     # ratios could say anything. Its artifact is checked as measured, then its times are made a clear pass
@@ -142,22 +143,22 @@ def test_a_fix_is_verified_on_github_actions_from_dispatch_to_verdict(world, git
         side["language_seconds"], side["c_seconds"] = [ratio * 0.01] * 8, [0.01] * 8
     wid = finish(github, services, zipped({"perfbot-samples.json": json.dumps(measured).encode()}))
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"]) == ("done", "pass"), run["message"]
-    assert run["message"].startswith("perf_boxed_sum on metal-box") and "language/C" in run["message"]
-    assert [s["decision"] for s in run["result"]["sides"]] == ["fail", "pass"]
+    assert (run.status, run.verdict) == ("done", "pass"), run.message
+    assert run.message.startswith("perf_boxed_sum on metal-box") and "language/C" in run.message
+    assert [s["decision"] for s in run.result["sides"]] == ["fail", "pass"]
     assert fix_store.open_records(database, REPO)[SLUG].verdict == "pass"
     with github.state.lock:
-        statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run["head"]]
+        statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run.head]
         comments = [c.body for c in repo_state(github).comments.values() if c.issue_number == 2]
         labels = sorted(label.name for label in repo_state(github).issues[1].labels)
-    assert statuses[0] == ("perfbot/verify perf_boxed_sum", "pending") and run["pr"] == 2
+    assert statuses[0] == ("perfbot/verify perf_boxed_sum", "pending") and run.pr == 2
     assert statuses[-1] == ("perfbot/verify perf_boxed_sum", "success")
     assert len(comments) == 1 and "| head |" in comments[0] and "metal-box" in comments[0]
     assert "outcome: fixed" in labels
 
     writes = len(github.writes())
     assert handlers.dispatch(completed_payload(github, wid, 1), services) == []  # a redelivered webhook
-    assert len(github.writes()) == writes and bench_store.get_run(database, 1)["verdict"] == "pass"
+    assert len(github.writes()) == writes and bench_store.get_run(database, 1).verdict == "pass"
 
 
 def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, database):
@@ -168,10 +169,10 @@ def test_polling_finds_a_completed_run_whose_webhook_never_came(world, github, d
     now = datetime.now(UTC)
     poll = Event("perfbot.actions-poll", None, "actions-poll-202612021600", {}, None, None)
     assert handlers.dispatch(poll, services) == []  # the scheduled job's delivery: under a minute, not asked yet
-    assert bench_store.get_run(database, 1)["status"] == "running"
+    assert bench_store.get_run(database, 1).status == "running"
     assert services.fixes.poll_actions(now + timedelta(minutes=2), "poll-1") == {REPO: 1}
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"]) == ("done", "pass") and "(host metal-1)" in run["message"]
+    assert (run.status, run.verdict) == ("done", "pass") and "(host metal-1)" in run.message
     assert services.fixes.poll_actions(now + timedelta(minutes=5), "poll-2") == {}  # nothing left to look for
 
 
@@ -181,7 +182,7 @@ def test_polling_ends_a_run_whose_workflow_run_never_appeared_or_that_was_cancel
     assert services.fixes.poll_actions(now + timedelta(minutes=5), "poll-1") == {REPO: 0}  # queued runs take a while
     assert services.fixes.poll_actions(now + timedelta(minutes=20), "poll-2") == {REPO: 1}
     run = bench_store.get_run(database, 1)
-    assert run["verdict"] == "error" and "no workflow run titled 'perfbot bench run 1' appeared" in run["message"]
+    assert run.verdict == "error" and "no workflow run titled 'perfbot bench run 1' appeared" in run.message
 
 
 def test_a_cancelled_dispatched_run_ends_at_the_next_poll(world, github, database):
@@ -189,7 +190,7 @@ def test_a_cancelled_dispatched_run_ends_at_the_next_poll(world, github, databas
     assert bench_store.request_cancel(database, 1) == "cancelling"
     assert services.fixes.poll_actions(datetime.now(UTC) + timedelta(minutes=2), "poll-1") == {REPO: 1}
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"]) == ("done", "cancelled")
+    assert (run.status, run.verdict) == ("done", "cancelled")
     assert fix_store.open_records(database, REPO)[SLUG].verdict is None  # a stopped run says nothing
 
 
@@ -197,8 +198,8 @@ def test_a_failed_workflow_run_is_an_error_verdict(world, github, database):
     _, _, services = world
     wid = finish(github, services, None, "failure")
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"]) == ("done", "error")
-    assert run["message"] == f"the bench workflow run ended failure: {github.url}/{REPO}/actions/runs/{wid}"
+    assert (run.status, run.verdict) == ("done", "error")
+    assert run.message == f"the bench workflow run ended failure: {github.url}/{REPO}/actions/runs/{wid}"
     assert fix_store.open_records(database, REPO)[SLUG].verdict == "error"
 
 
@@ -208,11 +209,11 @@ def test_a_workflow_run_perfbot_did_not_start_is_ignored(world, github, database
     wid = github.start_workflow_run(REPO, the_dispatch(github), actor="mallory")
     github.complete_workflow_run(REPO, wid, "success", {"perfbot-samples-1": samples(run)})
     assert handlers.dispatch(completed_payload(github, wid, 1, actor="mallory"), services) == []
-    assert bench_store.get_run(database, 1)["status"] == "running"
+    assert bench_store.get_run(database, 1).status == "running"
 
 
 def bad_times(run: dict, times: list[float]) -> bytes:
-    return samples(run, sides=[{"side": "base", "sha": run["base"], "language_seconds": times,
+    return samples(run, sides=[{"side": "base", "sha": run.base, "language_seconds": times,
                                 "c_seconds": [0.01] * len(times), "output": ""}])
 
 
@@ -223,7 +224,7 @@ HOSTILE = {  # kind -> (the artifact, given the run; what the refusal says)
     "two files": (lambda run: zipped({"perfbot-samples.json": b"{}", "x.sh": b"#!"}), "holds 2 files"),
     "bomb": (lambda run: zipped({"perfbot-samples.json": b" " * (50 * 1024 * 1024)}), "over the 2097152-byte limit"),
     "ratio": (lambda run: zipped({"perfbot-samples.json": b" " * (1024 * 1024)}), "only a zip bomb does"),
-    "wrong sha": (lambda run: samples({**run, "head": "0" * 40}), "measured other commits than bench run 1"),
+    "wrong sha": (lambda run: samples(replace(run, head="0" * 40)), "measured other commits than bench run 1"),
     "nan": (lambda run: bad_times(run, [float("nan")]), "holds NaN, which is no time"),
     "negative": (lambda run: bad_times(run, [-0.01]), "must be a list of positive, finite times"),
     "not a zip": (lambda run: b"<Error>storage</Error>", "not a readable zip"),
@@ -236,7 +237,7 @@ def test_a_hostile_artifact_is_refused_with_its_reason(world, github, database, 
     make, reason = HOSTILE[kind]
     finish(github, services, make(bench_store.get_run(database, 1)))
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"]) == ("done", "error") and reason in run["message"], run["message"]
+    assert (run.status, run.verdict) == ("done", "error") and reason in run.message, run.message
     assert fix_store.open_records(database, REPO)[SLUG].verdict == "error"
     # The zip is read in memory, never extracted: no member lands anywhere.
     assert not list(tmp_path.parent.rglob("*escape*")) and not Path("/tmp/perfbot-evil").exists()
@@ -246,7 +247,7 @@ def test_an_artifact_listed_over_the_limit_is_never_downloaded(world, github, da
     _, _, services = world
     finish(github, services, samples(bench_store.get_run(database, 1)), listed_size=11 * 1024 * 1024)
     run = bench_store.get_run(database, 1)
-    assert run["verdict"] == "error" and "over the 10485760-byte limit" in run["message"]
+    assert run.verdict == "error" and "over the 10485760-byte limit" in run.message
     assert not [r for r in github.requests if r.path.startswith("/_artifacts/")]
 
 

@@ -42,8 +42,8 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
 
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"], run["base"], run["head"]) == ("done", "pass", heads["main"], fix.head_sha)
-    assert run["progress"]["taken"] >= 5 and run["host"]
+    assert (run.status, run.verdict, run.base, run.head) == ("done", "pass", heads["main"], fix.head_sha)
+    assert run.progress["taken"] >= 5 and run.host
     body = comment(tracker, "bench")
     assert "| base |" in body and "| head |" in body and "```mermaid\nxychart-beta" in body
     assert "### ✅ perfbot verification of `perf_boxed_sum`: fixed" in body and "pass" not in body
@@ -78,7 +78,7 @@ def test_a_merge_without_a_passing_verdict_closes_nothing(world, database):
     services.reports.sync_and_mirror(key, None, None)
     assert worker.run_once() and not worker.run_once()
     [run] = bench_store.runs_for(database, SLUG)
-    assert run["verdict"] == "fail", run["message"]
+    assert run.verdict == "fail", run.message
     assert "outcome: no effect" in issue(tracker)["labels"]  # not faster, not fixed: said so, not "not fixed"
 
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the attempt", "fix/perf_boxed_sum-attempt")
@@ -99,7 +99,7 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     assert [d["event"] for d in queue.listing()] == ["perfbot.verify"]
     assert worker.run_once()
     [run] = bench_store.runs_for(database, SLUG)
-    assert (run["purpose"], run["verdict"], run["base"]) == ("reproduce", "pass", None)
+    assert (run.purpose, run.verdict, run.base) == ("reproduce", "pass", None)
     labels = issue(tracker)["labels"]
     assert "outcome: not reproduced" in labels and not any(label.startswith("verified:") for label in labels)
     assert "claim not reproduced" in comment(tracker, "reproduce")
@@ -118,8 +118,8 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     repo.write(path, text[:c_block] + "/* the translation, reviewed */\n" + text[c_block:]).commit("new translation")
     services.reports.sync_and_mirror(key, None, None)
     again, first = bench_store.runs_for(database, SLUG)
-    assert (again["purpose"], again["status"]) == ("reproduce", "queued")
-    assert again["options"]["claim"] != first["options"]["claim"]
+    assert (again.purpose, again.status) == ("reproduce", "queued")
+    assert again.options["claim"] != first.options["claim"]
 
 
 def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):
@@ -137,5 +137,5 @@ def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(wor
     [delivery] = queue.listing()
     run = bench_store.get_run(database, 1)
     assert delivery["status"] == "failed" and "the runner fell over" in delivery["error"]
-    assert (run["status"], run["verdict"]) == ("done", "error") and "internal error" in comment(tracker, "bench")
+    assert (run.status, run.verdict) == ("done", "error") and "internal error" in comment(tracker, "bench")
     assert "fell over" not in comment(tracker, "bench")  # what broke stays in the log, not in a comment

@@ -57,10 +57,10 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     assert (fix.source, fix.pr_number, fix.changed_files) == ("pr-body", 2, 1) and fix.token_delta < 0
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
-    assert (run["verdict"], run["pr"], run["head"]) == ("pass", 2, heads["fix/perf_boxed_sum"])
+    assert (run.verdict, run.pr, run.head) == ("pass", 2, heads["fix/perf_boxed_sum"])
     with github.state.lock:
-        statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run["head"]]
-        described = [s.description for s in repo_state(github).statuses if s.sha == run["head"]][-1]
+        statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run.head]
+        described = [s.description for s in repo_state(github).statuses if s.sha == run.head][-1]
         pr_comments = [c.body for c in repo_state(github).comments.values() if c.issue_number == 2]
         labels = sorted(label.name for label in repo_state(github).issues[1].labels)
     assert statuses[0] == ("perfbot/verify perf_boxed_sum", "pending")
@@ -74,7 +74,7 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     assert "perfbot verification of `perf_boxed_sum`: fixed" in pr_comments[0]
     assert "has fix" in labels and "outcome: fixed" in labels
     # The same words on the dashboard and in the digest; before the merge the fix only passes on its branch.
-    page = make_client(database, tmp_path).get(f"/dashboard/runs/{run['id']}").get_data(as_text=True)
+    page = make_client(database, tmp_path).get(f"/dashboard/runs/{run.id}").get_data(as_text=True)
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed' in page
     week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(UTC))[1]  # noqa: E731
     assert "## Verified fixes" not in week() and "## Fixes that pass on their branch, not merged yet (1)" in week()

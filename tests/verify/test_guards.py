@@ -57,13 +57,13 @@ def fixed_world(world):
     repo, key, queue, tracker, services, worker = world
     push(queue, repo, key)
     drain(worker)
-    assert bench_store.get_run(services.context.db, 1)["verdict"] == "pass"
+    assert bench_store.get_run(services.context.db, 1).verdict == "pass"
     repo.repo.git.merge("--no-ff", "-q", "-m", "Merge the fix", "fix/perf_boxed_sum")
     merged = push(queue, repo, key)
     drain(worker)
     assert fix_store.record_standing(services.context.db, key, SLUG)[0] == "fixed"
-    [guard] = [r for r in bench_store.runs_for(services.context.db, SLUG, full_name=key) if r["purpose"] == "guard"]
-    assert (guard["head"], guard["verdict"]) == (merged, "pass"), guard["message"]
+    [guard] = [r for r in bench_store.runs_for(services.context.db, SLUG, full_name=key) if r.purpose == "guard"]
+    assert (guard.head, guard.verdict) == (merged, "pass"), guard.message
     assert comments(tracker, "guard") == []  # a guard that holds writes nothing on the closed issue
     return merged
 
@@ -114,7 +114,7 @@ def test_a_burst_of_pushes_is_guarded_once_at_the_head_it_settles_on(world, data
 
     assert services.guards.check(key, first, None) == []  # the default branch moved on: the later check measures
     [run_id] = services.guards.check(key, second, None)
-    assert bench_store.get_run(database, run_id)["head"] == second
+    assert bench_store.get_run(database, run_id).head == second
     assert services.guards.check(key, second, None) == []  # that head is guarded already
     pruned = repo.delete(f"devs/issues/{SLUG}.md").commit("prune the fixed report")
     assert services.guards.check(key, pruned, None) == []  # no report left anywhere: the guard is retired

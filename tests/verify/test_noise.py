@@ -71,11 +71,11 @@ def test_the_service_posts_a_noisy_verdict_at_once_and_the_re_measure_replaces_i
     assert worker.run_once()
     [delivery] = queue.listing()
     run = bench_store.get_run(database, 1)
-    assert run["status"] == "done" and run["verdict"] in ("pass", "fail", "inconclusive")  # posted at once
-    due = run["options"]["remeasure_at"]
+    assert run.status == "done" and run.verdict in ("pass", "fail", "inconclusive")  # posted at once
+    due = run.options["remeasure_at"]
     hhmm = re.search(r"T(\d\d:\d\d)", due).group(1)
-    assert run["options"]["noisy_tries"] == 1 and f"waiting for a quiet host, next try at {hhmm} UTC" in run["message"]
-    assert "noisy: the host was busy" in run["message"] and run["result"]["noisy"]
+    assert run.options["noisy_tries"] == 1 and f"waiting for a quiet host, next try at {hhmm} UTC" in run.message
+    assert "noisy: the host was busy" in run.message and run.result["noisy"]
     assert delivery["status"] == "pending" and "verdict posted" in delivery["error"]  # due again in ten minutes
 
     def comment() -> str:
@@ -93,9 +93,9 @@ def test_the_service_posts_a_noisy_verdict_at_once_and_the_re_measure_replaces_i
 
     assert queue.redeliver(delivery["id"]) and worker.run_once()  # ten minutes later, still busy
     run = bench_store.get_run(database, 1)
-    assert run["status"] == "done" and "remeasure_at" not in {k for k, v in run["options"].items() if v}
-    assert "noisy: the host was busy" in run["message"] and "(busy in all 2 measurements)" in run["message"]
-    assert "waiting for a quiet host" not in run["message"] and "waiting for a quiet host" not in comment()
+    assert run.status == "done" and "remeasure_at" not in {k for k, v in run.options.items() if v}
+    assert "noisy: the host was busy" in run.message and "(busy in all 2 measurements)" in run.message
+    assert "waiting for a quiet host" not in run.message and "waiting for a quiet host" not in comment()
     assert queue.listing()[0]["status"] == "done"
     page = make_client(database, tmp_path).get("/dashboard/runs/1").get_data(as_text=True)
     assert 'id="run-waiting"' not in page

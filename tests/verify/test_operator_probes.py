@@ -43,10 +43,10 @@ def test_a_perfbot_toml_that_turns_its_sandbox_off_runs_nothing_in_service_mode(
         assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
         assert worker.run_once()
     run = bench_store.get_run(database, 1)
-    assert run["verdict"] == "error", run
+    assert run.verdict == "error", run
     line = WIDENING.splitlines().index("[[runners]]") + 1
-    assert f".perfbot.toml:{line}: runners: not here" in run["message"]
-    assert "instance/perfbot.toml" in run["message"]
+    assert f".perfbot.toml:{line}: runners: not here" in run.message
+    assert "instance/perfbot.toml" in run.message
     assert not (tmp_path / "bench").exists()  # nothing was built or run: no worktree on the bot's host
     with github.state.lock:
         said = " ".join(c.body for c in repo_state(github).comments.values())

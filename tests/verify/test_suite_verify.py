@@ -6,6 +6,9 @@ import pytest
 from bot.adapters.runners.local import LocalRunner
 from bot.core.config import parse_repo_config
 from bot.core.reports.parse import parse
+from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.vocabulary import Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.services.bench.bench_flow import comment_body
 from bot.services.bench.verify import verify
 from tests.bench_project import CONFIG, build_project, report
@@ -45,8 +48,9 @@ def test_a_fix_that_slows_the_suite_fails_and_says_which_benchmark(project):
     assert outcome.sides[-1].decision == "pass"  # the report's own gap is gone ...
     assert outcome.verdict == "fail" and outcome.suite.verdict == "fail"  # ... but the suite regressed
     assert [b.name for b in outcome.suite.regressions] == ["loop"] and "loop" in outcome.message
-    run = {"id": 1, "slug": record.slug, "status": "done", "purpose": "fix", "verdict": outcome.verdict,
-           "message": outcome.message, "result": outcome.as_dict(), "runner": "local", "host": "h", "requested_by": ""}
+    run = BenchRun(id=1, repo="o/r", slug=record.slug, purpose=Purpose.FIX, status=RunStatus.DONE, head=slower,
+                   base=base, verdict=IntervalTest(outcome.verdict), message=outcome.message, result=outcome.as_dict(),
+                   runner="local", host="h")
     assert "**Suite** (regression, tolerance 25%)" in comment_body("<!-- m -->", run, config, record)
 
 

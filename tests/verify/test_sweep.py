@@ -149,7 +149,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     assert [d["id"] for d in queue.listing()] == ["bench-1"]  # only the irregular report names the fix
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
-    assert (run["slug"], run["status"], run["verdict"]) == ("perf_irregular_items", "done", "pass"), run["message"]
+    assert (run.slug, run.status, run.verdict) == ("perf_irregular_items", "done", "pass"), run.message
     issues = json.loads(tracker.state_file.read_text())["issues"]
     body = next(c["body"] for i in issues.values() for c in i["comments"]
                 if c["body"].startswith("<!-- perfbot:bench perf_irregular_items"))

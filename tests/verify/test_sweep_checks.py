@@ -141,9 +141,9 @@ def test_the_service_answers_a_sweep_without_threads_with_an_error_not_a_verdict
     services.reports.sync_and_mirror(key, None, None)
     assert [d["id"] for d in queue.listing()] == ["bench-1"] and worker.run_once()
     run = bench_store.get_run(database, 1)
-    assert (run["status"], run["verdict"]) == ("done", "error")
-    assert "has no {threads}" in run["message"] and "[run] language in .perfbot.toml" in run["message"]
-    assert not (run.get("result") or {}).get("sides")
+    assert (run.status, run.verdict) == ("done", "error")
+    assert "has no {threads}" in run.message and "[run] language in .perfbot.toml" in run.message
+    assert not run.measured
 
 
 def test_the_dashboards_curve_clips_no_band_past_the_ideal_and_says_so():

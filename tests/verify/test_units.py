@@ -8,9 +8,12 @@ import statistics
 
 import pytest
 
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.gpu_modes import GPU
 from bot.core.verify.stats import ratio_interval, speedup_interval
 from bot.core.verify.units import result_unit, unit_of
+from bot.core.verify.vocabulary import Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.services.bench.bench_flow import comment_body
 from bot.services.bench.verify import Side
 
@@ -54,8 +57,8 @@ def gpu_result(measure: str) -> dict:
 
 
 def comment(result: dict, slug: str = "perf_x") -> str:
-    run = {"id": 7, "slug": slug, "status": "done", "purpose": "fix", "verdict": "pass", "message": "",
-           "result": result, "runner": "local", "host": "", "requested_by": "", "progress": {}}
+    run = BenchRun(id=7, repo="o/r", slug=slug, purpose=Purpose.FIX, status=RunStatus.DONE, head="b" * 40,
+                   verdict=IntervalTest.PASS, result=result, runner="local")
     return comment_body("<!-- perfbot:bench 7 -->", run, None, None)
 
 

@@ -5,9 +5,12 @@ import pytest
 
 from bot.core.tracker.issue_view import LABEL_COLORS, RecordView, issue_spec
 from bot.core.verify import verdict_words as words
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.bench_view import side_rows, status_description, status_state
 from bot.core.verify.claim_size import in_claim_terms, judge
 from bot.core.verify.stats import Interval
+from bot.core.verify.vocabulary import Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 
 GREEN = "0e8a16"
 
@@ -38,9 +41,9 @@ def test_only_a_fix_that_holds_is_green():
 
 def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothing():
     faster = run("fix", "fail")
-    faster["result"]["gain"] = {"low": 1.21, "point": 1.43, "high": 1.49}
+    faster.result["gain"] = {"low": 1.21, "point": 1.43, "high": 1.49}
     nothing = run("fix", "fail")
-    nothing["result"]["gain"] = {"low": 0.95, "point": 1.02, "high": 1.1}
+    nothing.result["gain"] = {"low": 0.95, "point": 1.02, "high": 1.1}
     assert (words.of_run(faster).text, words.of_run(faster).tone) == ("faster but not fixed", words.UNSURE)
     assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
 
@@ -71,13 +74,13 @@ def test_a_claim_off_in_size_is_flagged_with_both_numbers_and_an_honest_one_is_n
     assert in_claim_terms(Interval(1.6, 2.0, 2.5), 8) == Interval(3.2, 4.0, 5.0)
 
 
-def run(purpose: str, test: str, claim: dict | None = None) -> dict:
+def run(purpose: str, test: str, claim: dict | None = None) -> BenchRun:
     sides = [{"side": "base", "sha": "a" * 40, "language_seconds": [4.0], "c_seconds": [1.0], "decision": "fail",
               "interval": {"low": 3.5, "point": 4.0, "high": 4.5}},
              {"side": "head", "sha": "b" * 40, "language_seconds": [1.1], "c_seconds": [1.0], "decision": test,
               "interval": {"low": 1.0, "point": 1.1, "high": 1.2}}]
-    return {"id": 3, "slug": "perf_x", "status": "done", "purpose": purpose, "verdict": test,
-            "result": {"sides": sides, "claim": claim}}
+    return BenchRun(id=3, repo="o/r", slug="perf_x", purpose=Purpose(purpose), status=RunStatus.DONE, head="b" * 40,
+                    verdict=IntervalTest(test), result={"sides": sides, "claim": claim})
 
 
 def test_a_run_is_shown_in_words_in_its_status_and_its_rows():
@@ -85,7 +88,7 @@ def test_a_run_is_shown_in_words_in_its_status_and_its_rows():
     fixed = run("fix", "pass", claim)
     assert status_state(fixed) == "success"
     assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; claimed 12x, measured 4.00x [3.50, 4.50]"
-    assert [row.decision for row in side_rows(fixed["result"], "fix")] == ["reproduced", "fixed"]
+    assert [row.decision for row in side_rows(fixed.result, "fix")] == ["reproduced", "fixed"]
     assert words.of_run(fixed).said == "fixed; claimed 12x, measured 4.00x [3.50, 4.50]"
     assert status_description(run("reproduce", "fail")) == "reproduced 1.10x [1.00, 1.20]"
     assert status_state(run("reproduce", "fail")) == "failure"
@@ -123,5 +126,5 @@ def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
     result = {"gain": {"low": 1.31, "point": 1.46, "high": 1.62}, "already_in_base": True}
     assert gain_line(result) == "already in base: program 1.46x faster [1.31, 1.62]"
     fixed = run("fix", "pass")
-    fixed["result"]["gain"] = result["gain"]
+    fixed.result["gain"] = result["gain"]
     assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; program 1.46x faster [1.31, 1.62]"

@@ -17,6 +17,8 @@ from bot.adapters.runners.actions import dispatch_inputs
 from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
 from bot.cli import main
+from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.vocabulary import Purpose, RunStatus
 from bot.errors import UserError
 from bot.services.bench import bench_inputs
 from tests.bench_project import BUILD_SCRIPT, CONFIG, SCRIPT_CONFIG, build_history_project, report
@@ -134,14 +136,13 @@ def test_queued_runs_read_the_default_branch_whatever_head_they_measure(history)
     repo, heads = history
     git_repo = GitRepository(repo.root)
     try:
-        config, record = bench_inputs.for_run(git_repo, {"slug": "perf_boxed_sum", "head": heads["old-slow"],
-                                                         "options": {"samples": 7}})
+        config, record = bench_inputs.for_run(git_repo, queued("perf_boxed_sum", heads["old-slow"], {"samples": 7}))
         assert record.slug == "perf_boxed_sum" and config.max_samples == 7
         assert config.build_script.path == ".perfbot/build.sh" and config.build_script.text == BUILD_SCRIPT
         # Only parsed (digest, fix flags): the script is named, not loaded, and need not even exist.
         assert bench_inputs.read_config(git_repo, heads["main"]).build_script.text is None
         with pytest.raises(UserError, match=r"perf_nope.md is not on the default branch or the head"):
-            bench_inputs.for_run(git_repo, {"slug": "perf_nope", "head": heads["old-slow"], "options": {}})
+            bench_inputs.for_run(git_repo, queued("perf_nope", heads["old-slow"], {}))
     finally:
         git_repo.close()
 
@@ -153,7 +154,7 @@ def test_a_default_branch_without_the_script_it_names_is_refused_with_the_fix(tm
     try:
         with pytest.raises(UserError, match=r"\.perfbot\.toml at main \(\w{12}\): build\.script: \.perfbot/build\.sh "
                                             r"is not in main \(\w{12}\); commit it there"):
-            bench_inputs.for_run(git_repo, {"slug": "perf_boxed_sum", "head": heads["old-slow"], "options": {}})
+            bench_inputs.for_run(git_repo, queued("perf_boxed_sum", heads["old-slow"], {}))
     finally:
         git_repo.close()
 
@@ -188,8 +189,8 @@ def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_scrip
     repo, heads = build_history_project(tmp_path / "runtime", plain=True)  # what the bench script supports
     git_repo = GitRepository(repo.root)
     try:
-        run = {"id": 41, "slug": "perf_boxed_sum", "purpose": "fix", "base": heads["old-slow"],
-               "head": heads["old-fast"], "options": {"samples": 3}}
+        run = BenchRun(id=41, repo="o/r", slug="perf_boxed_sum", purpose=Purpose.FIX, status=RunStatus.QUEUED,
+                       base=heads["old-slow"], head=heads["old-fast"], options={"samples": 3})
         config, record = bench_inputs.for_run(git_repo, run)
     finally:
         git_repo.close()
@@ -238,8 +239,14 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
                                                 purpose=bench_inputs.FIX, installation_id=None, options={"samples": 12})
     assert [d["id"] for d in queue.listing()] == [f"bench-{run_id}"] and worker.run_once()
     run = bench_store.get_run(database, run_id)
-    assert run["status"] == "done" and run["verdict"] == "pass", run["message"]
-    base, head = run["result"]["sides"]
+    assert run.status == "done" and run.verdict == "pass", run.message
+    base, head = run.result["sides"]
     assert (base["sha"], base["decision"], head["sha"]) == (heads["old-slow"], "fail", heads["old-fast"])
     for old in ("old-slow", "old-fast"):
         assert (tmp_path / "bench" / "worktrees" / heads[old] / "build.log").read_text() == f"{heads[old]} U24_MASK\n"
+
+
+def queued(slug: str, head: str, options: dict) -> BenchRun:
+    """A queued claim run as the store hands it to bench_inputs.for_run."""
+    return BenchRun(id=1, repo="o/r", slug=slug, purpose=Purpose.REPRODUCE, status=RunStatus.QUEUED, head=head,
+                    options=options)

@@ -15,6 +15,7 @@ import zipfile
 
 from bot.core.config import RepoConfig, Runner
 from bot.core.reports.records import PerfIssue
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.verify_plan import programs
 from bot.errors import UserError
 
@@ -39,12 +40,12 @@ def run_title(run_id: int) -> str:
     return f"perfbot bench run {run_id}"
 
 
-def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Runner) -> dict[str, str]:
+def dispatch_inputs(run: BenchRun, record: PerfIssue, config: RepoConfig, runner: Runner) -> dict[str, str]:
     """The workflow_dispatch inputs: strings, as GitHub requires; the plan is what verify.py would follow."""
     language, translation = programs(record, config)
     _refuse_what_the_workflow_cannot_do(record, config, runner)
-    plan = {"run": run["id"], "slug": record.slug, "base": run["base"] if run["purpose"] == "fix" else None,
-            "head": run["head"], "track": record.track, "threads": record.threads or 1, "program": language,
+    plan = {"run": run.id, "slug": record.slug, "base": run.base if run.compares_base else None,
+            "head": run.head, "track": record.track, "threads": record.threads or 1, "program": language,
             "translation": translation, "build": list(config.build or []) or None,
             # The default branch's build script travels in the plan: the measured commits may predate it.
             "build_script": {"name": config.build_script.name, "text": config.build_script.text}
@@ -53,7 +54,7 @@ def dispatch_inputs(run: dict, record: PerfIssue, config: RepoConfig, runner: Ru
             "c_run": list(config.c_run),
             "samples": config.max_samples, "timeout_seconds": config.timeout_seconds,
             "budget_seconds": config.budget_seconds, "memory_mb": config.memory_mb}
-    inputs = {"run": str(run["id"]), "plan": json.dumps(plan, separators=(",", ":")),
+    inputs = {"run": str(run.id), "plan": json.dumps(plan, separators=(",", ":")),
               "runs_on": json.dumps(list(runner.runs_on))}
     if sum(len(v) for v in inputs.values()) > MAX_INPUT_CHARS:
         raise UserError(f"cannot verify {record.slug} on {runner.name}: the report's programs (and the build "
@@ -118,15 +119,15 @@ def _no_constant(name: str):
     raise ArtifactError(f"{SAMPLES_FILE} holds {name}, which is no time")
 
 
-def checked_sides(samples: dict, run: dict, par: bool) -> list[tuple[str, str, list[float], list[float], str]]:
+def checked_sides(samples: dict, run: BenchRun, par: bool) -> list[tuple[str, str, list[float], list[float], str]]:
     """(label, sha, first times, second times, output) per side, in the run's order, every value checked."""
-    if not isinstance(samples, dict) or samples.get("run") != run["id"]:
-        raise ArtifactError(f"{SAMPLES_FILE} is not the samples of bench run {run['id']}")
-    expected = ([("base", run["base"])] if run["purpose"] == "fix" and run["base"] else []) + [("head", run["head"])]
+    if not isinstance(samples, dict) or samples.get("run") != run.id:
+        raise ArtifactError(f"{SAMPLES_FILE} is not the samples of bench run {run.id}")
+    expected = ([("base", run.base)] if run.compares_base and run.base else []) + [("head", run.head)]
     sides = samples.get("sides")
     if not isinstance(sides, list) or [(s.get("side"), s.get("sha")) if isinstance(s, dict) else None
                                        for s in sides[:len(expected)]] != expected[:len(sides)]:
-        raise ArtifactError(f"{SAMPLES_FILE} measured other commits than bench run {run['id']} asked for "
+        raise ArtifactError(f"{SAMPLES_FILE} measured other commits than bench run {run.id} asked for "
                             f"({', '.join(f'{label} {sha[:12]}' for label, sha in expected)})")
     first, second = KINDS[1] if par else KINDS[0]
     out = []

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from bot.core.verify import verdict_words as words
 from bot.core.verify.claim_size import number
 from bot.core.verify.gain import gain_text
 from bot.core.verify.stats import Interval
 from bot.core.verify.units import result_unit
+
+if TYPE_CHECKING:
+    from bot.core.verify.bench_run import BenchRun
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,7 @@ class SideRow:
         return f"{number(self.point)}x [{number(self.low)}, {number(self.high)}]"
 
 
-def side_rows(result: dict, purpose: str = "fix") -> list[SideRow]:
+def side_rows(result: Mapping[str, Any], purpose: str = "fix") -> list[SideRow]:
     """`decision`: each side's answer (the base of a fix measures the claim, the head the fix)."""
     rows = []
     for side in result.get("sides", []):
@@ -110,7 +115,7 @@ def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
             f'    y-axis "{unit.axis}" 0 --> {number(top)}\n    bar [{bars}]\n```')
 
 
-def progress_line(slug: str, progress: dict, host: str) -> str:
+def progress_line(slug: str, progress: Mapping[str, Any], host: str) -> str:
     """'verifying perf_x: head 12/30 samples on mini-2' while a run goes on."""
     side, taken, most = progress.get("side", ""), progress.get("taken", 0), progress.get("most", 0)
     where = f" on {host}" if host else ""
@@ -119,31 +124,31 @@ def progress_line(slug: str, progress: dict, host: str) -> str:
     return f"verifying {slug}: {side} {taken}/{most} samples{where}"
 
 
-def status_description(run: dict) -> str:
+def status_description(run: BenchRun) -> str:
     """At most 140 characters, as GitHub's commit status allows."""
-    if run["status"] != "done":
-        return progress_line(run["slug"], run.get("progress") or {}, run.get("host", ""))[:140]
-    rows = [r for r in side_rows(run.get("result") or {}) if r.point is not None]
+    if not run.done:
+        return progress_line(run.slug, run.progress, run.host)[:140]
+    rows = [r for r in side_rows(run.result) if r.point is not None]
     ratio = f" {rows[-1].ratio_text}" if rows else ""
     told = words.of_run(run)
     note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
-    gain = f"; {gain_line(run.get('result') or {})}" if (run.get("result") or {}).get("gain") else ""
-    return f"{words.text(told, run['verdict'] or '')}{ratio}{gain}{note}"[:140]
+    gain = f"; {gain_line(run.result)}" if run.result.get("gain") else ""
+    return f"{words.text(told, run.verdict or '')}{ratio}{gain}{note}"[:140]
 
 
-def gain_line(result: dict) -> str:
+def gain_line(result: Mapping[str, Any]) -> str:
     """'program 1.46x faster [1.31, 1.62]' base to head, and whether the fix was already in the base."""
     gain = result.get("gain")
     text = f"program {gain_text(Interval(**gain))}" if gain else ""
     return ("already in base: " + text) if result.get("already_in_base") else text
 
 
-def status_state(run: dict) -> str:
+def status_state(run: BenchRun) -> str:
     told = words.of_run(run)
-    return "pending" if run["status"] != "done" else told.status_state if told else "error"
+    return "pending" if not run.done else told.status_state if told else "error"
 
 
-def verdict_icon(run: dict) -> str:
+def verdict_icon(run: BenchRun) -> str:
     told = words.of_run(run)
     return told.icon if told else ""
 

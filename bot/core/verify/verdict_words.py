@@ -8,10 +8,15 @@ a guard that passes still holds. People only ever see the answer, never the test
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.vocabulary import Outcome, Purpose, Test, Verdict
+
+if TYPE_CHECKING:
+    from bot.core.verify.bench_run import BenchRun
 
 # The JSON `verdict` enum (docs/verification.md, "What the verdicts mean"), named here as callers know it.
 REPRODUCED, NOT_REPRODUCED, FIXED = Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.FIXED
@@ -100,14 +105,15 @@ def of_side(purpose: str, label: str, decision: str | None, against: str = "C",
     return answer("reproduce" if label == "base" else purpose, decision, against=against, factor=factor)
 
 
-def of_run(run: dict) -> Answer | None:
-    """A stored bench run's answer (its purpose, test and what its sides were measured against)."""
-    if run.get("status", "done") != "done":
-        return None
-    result = run.get("result") or {}
+def of_run(run: BenchRun) -> Answer | None:
+    """A stored bench run's answer; None while it is not finished."""
+    return of_result(run.purpose, run.verdict, run.result) if run.done else None
+
+
+def of_result(purpose: str, test: str | None, result: Mapping[str, Any]) -> Answer | None:
+    """A measurement's answer: its purpose, test and what its sides were measured against."""
     sides = result.get("sides") or [{}]
-    found = answer(run.get("purpose") or "fix", run.get("verdict"), against=sides[-1].get("against") or "C",
-                   factor=sides[-1].get("factor"))
+    found = answer(purpose, test, against=sides[-1].get("against") or "C", factor=sides[-1].get("factor"))
     gain = result.get("gain") or {}
     if found is not None and found.key == NOT_FIXED and (gain.get("low") or 0) > 1:
         # faster, not enough: never the same words (or colour) as a fix that did nothing (core/lead/wording.py)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from bot.adapters.git import GitRepository
@@ -14,6 +16,7 @@ from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.verify_plan import with_measure
 from bot.core.verify.vocabulary import Purpose
 from bot.errors import UserError
@@ -101,17 +104,17 @@ def read_record(repo: GitRepository, slug: str, *shas: str, reading: ReadingOpti
     raise UserError(f"cannot verify {slug}: {path} is not on {where}")
 
 
-def for_run(repo: GitRepository, run: dict,
+def for_run(repo: GitRepository, run: BenchRun,
             operator: OperatorConfig = DEFAULT_OPERATOR) -> tuple[RepoConfig, PerfIssue]:
     """A queued run's configuration (with its command's options) and report: the default branch's, the
     report falling back to the head for a fix that adds its own report."""
     source = source_of(repo)
-    config = with_options(bench_config(repo, source, operator), run["options"])
-    record = read_record(repo, run["slug"], source.sha, run["head"], reading=config.reading)
+    config = with_options(bench_config(repo, source, operator), run.options)
+    record = read_record(repo, run.slug, source.sha, run.head, reading=config.reading)
     return with_measure(config, record), record
 
 
-def with_options(config: RepoConfig, options: dict) -> RepoConfig:
+def with_options(config: RepoConfig, options: Mapping[str, Any]) -> RepoConfig:
     """A command's samples=N caps the plan (and lowers its minimum to match)."""
     samples = options.get("samples")
     if not samples:

@@ -19,6 +19,7 @@ from bot.adapters.templates import render
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.verify import bench_view
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.bench_view import code_span
 from bot.services.dedup.dedup_flow import BOT_AUTHOR
 
@@ -46,7 +47,7 @@ def close_if_verified(db: Database, repo: GitRepository, tracker, publish: Calla
         log.info("%s: %s merged without a passing verdict on %s; %s stays open", full_name, where,
                  merged_head[:12], fix.slug)
         return Closed(fix.slug, "kept open")
-    detail = f"fix {where} merged at {merged_head[:12]}; bench run {run['id']} found it fixed: {run['message']}"
+    detail = f"fix {where} merged at {merged_head[:12]}; bench run {run.id} found it fixed: {run.message}"
     if not fix_store.mark_fixed(db, full_name, fix.slug, detail, "perfbot", delivery_id):
         return Closed(fix.slug, "kept open")  # merged or deleted meanwhile: nothing of ours to close
     pull = _propose_move(repo, tracker, publish, fix.slug, run, where)
@@ -58,7 +59,7 @@ def close_if_verified(db: Database, repo: GitRepository, tracker, publish: Calla
     return Closed(fix.slug, "fixed", pull)
 
 
-def _propose_move(repo: GitRepository, tracker, publish: Callable[[str], None], slug: str, run: dict,
+def _propose_move(repo: GitRepository, tracker, publish: Callable[[str], None], slug: str, run: BenchRun,
                   where: str) -> int | None:
     ref = repo.default_ref()
     base = repo.resolve(ref)

@@ -22,6 +22,7 @@ from bot.core.events import PullInfo
 from bot.core.tracker.fixes import slugs_fixed, token_delta
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify.verify_plan import claim_fingerprint
+from bot.core.verify.vocabulary import Purpose
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import FIX, REPRODUCE, read_config, read_record
 
@@ -43,7 +44,7 @@ class FixFlow:
         self.db = db
         self.enqueue = enqueue
 
-    def request_run(self, full_name: str, slug: str, *, base: str | None, head: str, purpose: str,
+    def request_run(self, full_name: str, slug: str, *, base: str | None, head: str, purpose: Purpose,
                     installation_id: int | None, pr_number: int | None = None, requested_by: str = "",
                     options: dict | None = None) -> int:
         """A bench run of `slug` at `head` for `purpose`: the one already queued or running, else a new one, so

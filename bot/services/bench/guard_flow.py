@@ -19,6 +19,7 @@ from bot.adapters.store.bench import fix_store, guard_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery
 from bot.core.config import GuardSettings
+from bot.core.verify.bench_run import BenchRun
 from bot.errors import UserError
 from bot.services.bench.bench_flow import reproduction
 from bot.services.bench.bench_inputs import GUARD, read_config, read_record
@@ -87,14 +88,14 @@ class GuardFlow:
                                                installation_id=installation_id, requested_by="", options=options))
         return runs
 
-    def regressed(self, run: dict, delivery_id: str | None) -> bool:
+    def regressed(self, run: BenchRun, delivery_id: str | None) -> bool:
         """A finished guard run whose claim reproduced: the record becomes `regressed`. False for anything else."""
-        if run.get("purpose") != GUARD or run.get("status") != "done":
+        if run.purpose != GUARD or not run.done:
             return False
-        if reproduction(run["verdict"], bool((run.get("result") or {}).get("sides"))) != "reproduced":
+        if reproduction(run.verdict, run.measured) != "reproduced":
             return False
-        detail = f"guard bench run {run['id']} at {run['head'][:12]}: {run['message']}"
-        return guard_store.mark_regressed(self.db, run["repo"], run["slug"], detail, delivery_id)
+        detail = f"guard bench run {run.id} at {run.head[:12]}: {run.message}"
+        return guard_store.mark_regressed(self.db, run.repo, run.slug, detail, delivery_id)
 
     def last_good(self, repo: GitRepository, full_name: str, slug: str, bad: str) -> str | None:
         """The newest commit before `bad` known to pass: a guard that held there, else the head of a merged fix."""

@@ -10,7 +10,6 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.locks import kept_for
 from bot.core.dedup.offline_reviewer import OfflineReviewer
 from bot.core.tracker.outgoing import Outgoing
-from bot.services.answers import Answers
 from bot.services.bench.bench_flow import BenchFlow
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.dedup.review import Reviewer
@@ -43,9 +42,6 @@ class BotServices:
         self.reports = Reports(self.context, self.fixes)
         self.lead = Lead(self.context)
         self.commands = Commands(self.context, self.reports, self.guards, self.lead)
-        if bench is not None:
-            bench.listeners.append(Answers(db).run_changed)  # a command's answer line follows its bench runs
-
     @contextmanager
     def delivery(self, full_name: str | None) -> Iterator[None]:
         """One delivery's repository session, around its handlers (`Runtime._dispatch`): each repository it opens

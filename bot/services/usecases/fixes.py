@@ -11,6 +11,8 @@ from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store.locks import repo_lock
 from bot.core.events import PullInfo, WorkflowRun
 from bot.core.parity.check import ParityReport
+from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.vocabulary import Purpose, Test
 from bot.services.bench.closing import close_if_verified
 from bot.services.bench.fix_flow import FixFlow
 from bot.services.lead.parity_flow import ParityFlow
@@ -83,7 +85,7 @@ class Fixes:
             return ParityFlow().pull_changed(repo, tracker, full_name, pull)
 
     def run_bench(self, run_id: int, full_name: str, installation_id: int | None, keep_alive: Callable[[float], object],
-                  delivery_id: str | None = None) -> dict | None:
+                  delivery_id: str | None = None) -> BenchRun | None:
         """A queued bench run, measured; a pass on the head of an already merged fix closes its record."""
         if self.ctx.bench is None:
             raise RuntimeError("this process runs no benchmarks: it was built without a BenchFlow")
@@ -94,19 +96,19 @@ class Fixes:
             self._after_run(run, repo, tracker, full_name, installation_id, delivery_id)
         return run
 
-    def _after_run(self, run: dict | None, repo: GitRepository, tracker: CleanTracker, full_name: str,
+    def _after_run(self, run: BenchRun | None, repo: GitRepository, tracker: CleanTracker, full_name: str,
                    installation_id: int | None, delivery_id: str | None) -> None:
-        if run and run["verdict"] == "pass" and run["purpose"] == "fix":
-            for fix in fix_store.fixes_for(self.ctx.db, full_name, run["slug"]):
-                if fix.state == fix_store.MERGED and fix.head_sha == run["head"]:
+        if run and run.verdict == Test.PASS and run.purpose == Purpose.FIX:
+            for fix in fix_store.fixes_for(self.ctx.db, full_name, run.slug):
+                if fix.state == fix_store.MERGED and fix.head_sha == run.head:
                     close_if_verified(self.ctx.db, repo, tracker, self.ctx.publisher(full_name, installation_id),
-                                      full_name, fix, run["head"], pr_number=fix.pr_number, delivery_id=delivery_id)
-        if run is not None and run["status"] == "done":
+                                      full_name, fix, run.head, pr_number=fix.pr_number, delivery_id=delivery_id)
+        if run is not None and run.done:
             self.guards.run_finished(run, repo, tracker, full_name, installation_id, delivery_id)
-            self.ctx.mirror(tracker, full_name, {run["slug"]})
+            self.ctx.mirror(tracker, full_name, {run.slug})
 
     def workflow_run_completed(self, full_name: str, installation_id: int | None, run_id: int,
-                               workflow_run: WorkflowRun, delivery_id: str) -> dict | None:
+                               workflow_run: WorkflowRun, delivery_id: str) -> BenchRun | None:
         """A `workflow_run` webhook for bench run `run_id`: only a run perfbot itself dispatched counts."""
         if self.ctx.bench is None:
             return None  # this process runs no benchmarks

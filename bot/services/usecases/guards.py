@@ -8,6 +8,7 @@ from datetime import datetime
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import fix_store
+from bot.core.verify.bench_run import BenchRun
 from bot.errors import UserError
 from bot.services.bench.bisect_flow import BisectFlow
 from bot.services.bench.guard_flow import GuardFlow
@@ -55,23 +56,23 @@ class Guards:
         with self.ctx.source.open(full_name, installation_id) as repo:
             return self.flow.check(repo, full_name, queued_for, installation_id)
 
-    def run_finished(self, run: dict, repo: GitRepository, tracker: CleanTracker, full_name: str,
+    def run_finished(self, run: BenchRun, repo: GitRepository, tracker: CleanTracker, full_name: str,
                      installation_id: int | None, delivery_id: str | None) -> int | None:
         """A guard run ended: a claim back means `regressed` (the issue reopens) and, by default, a bisection."""
         if self.flow is None or not self.flow.regressed(run, delivery_id):
             return None
-        self.ctx.mirror(tracker, full_name, {run["slug"]})
+        self.ctx.mirror(tracker, full_name, {run.slug})
         settings = self.flow.settings(repo)
-        good = self.flow.last_good(repo, full_name, run["slug"], run["head"])
+        good = self.flow.last_good(repo, full_name, run.slug, run.head)
         if not settings.bisect or good is None or self.bisections is None:
-            log.info("%s: %s regressed at %s; no bisection (%s)", full_name, run["slug"], run["head"][:12],
+            log.info("%s: %s regressed at %s; no bisection (%s)", full_name, run.slug, run.head[:12],
                      "off in [guards]" if not settings.bisect else "no passing commit known")
             return None
         try:
-            return self.bisections.start(repo, full_name, run["slug"], good, run["head"], requested_by="",
+            return self.bisections.start(repo, full_name, run.slug, good, run.head, requested_by="",
                                          installation_id=installation_id)
         except UserError as exc:
-            log.warning("%s: %s regressed; bisection not started: %s", full_name, run["slug"], exc)
+            log.warning("%s: %s regressed; bisection not started: %s", full_name, run.slug, exc)
             return None
 
     def request_bisection(self, full_name: str, slug: str, good: str | None, bad: str | None, requested_by: str,

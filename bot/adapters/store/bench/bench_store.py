@@ -9,8 +9,9 @@ from sqlalchemy import CursorResult, func, select, update
 from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo
 from bot.adapters.store.queue import LeaseLost
-from bot.adapters.store.service_models import BenchRun
-from bot.core.verify.vocabulary import RunStatus
+from bot.adapters.store.service_models import BenchRun as BenchRunRow
+from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
 QUEUED, RUNNING, DONE = RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.DONE
 
@@ -20,10 +21,10 @@ def _now() -> datetime:
 
 
 def save_run(db: Database, full_name: str, slug: str, base: str | None, head: str, outcome, host: str = "",
-             purpose: str = "fix") -> int:
+             purpose: Purpose = Purpose.FIX) -> int:
     """A run measured outside the queue (`perfbot verify`): stored done, in one step."""
     with db.session() as session:
-        run = BenchRun(full_name=full_name, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
+        run = BenchRunRow(full_name=full_name, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
                        verdict=outcome.verdict, message=outcome.message, result=outcome.as_dict(), status=DONE,
                        purpose=purpose, host=host, created_at=_now(), started_at=_now(), finished_at=_now())
         session.add(run)
@@ -31,12 +32,12 @@ def save_run(db: Database, full_name: str, slug: str, base: str | None, head: st
         return run.id
 
 
-def queue_run(db: Database, full_name: str, slug: str, *, base: str | None, head: str, purpose: str,
+def queue_run(db: Database, full_name: str, slug: str, *, base: str | None, head: str, purpose: Purpose,
               pr_number: int | None = None, requested_by: str = "", runner: str = "",
               options: dict | None = None) -> int:
     """`options`: what a command asked for (runner, samples) and where its answer line is."""
     with db.session() as session:
-        run = BenchRun(full_name=full_name, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
+        run = BenchRunRow(full_name=full_name, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
                        message="queued", result={}, status=QUEUED, purpose=purpose, pr_number=pr_number,
                        requested_by=requested_by, options=options or {}, created_at=_now())
         session.add(run)
@@ -53,7 +54,7 @@ def save_progress(db: Database, run_id: int, progress: dict, partial: dict | Non
     _fenced(db, run_id, fence, progress=progress, **({} if partial is None else {"result": partial}))
 
 
-def finish_run(db: Database, run_id: int, verdict: str, message: str, result: dict, fence=None) -> None:
+def finish_run(db: Database, run_id: int, verdict: Test, message: str, result: dict, fence=None) -> None:
     _fenced(db, run_id, fence, status=DONE, verdict=verdict, message=message, result=result, finished_at=_now())
 
 
@@ -61,7 +62,7 @@ def _fenced(db: Database, run_id: int, fence, **values) -> None:
     """Write the run only while `fence` holds (the queue's clause: its delivery's claim is still this worker's);
     LeaseLost when it does not, so a worker whose run was taken over writes no progress or verdict over it."""
     with db.session() as session:
-        statement = update(BenchRun).where(BenchRun.id == run_id)
+        statement = update(BenchRunRow).where(BenchRunRow.id == run_id)
         if fence is not None:
             statement = statement.where(fence)
         if cast(CursorResult[Any], session.execute(statement.values(**values))).rowcount != 1:
@@ -72,37 +73,38 @@ def _fenced(db: Database, run_id: int, fence, **values) -> None:
 
 def set_options(db: Database, run_id: int, **values) -> None:
     with db.session() as session:
-        run = session.get_one(BenchRun, run_id)
+        run = session.get_one(BenchRunRow, run_id)
         run.options = {**(run.options or {}), **values}
 
 
 def add_follower(db: Database, run_id: int, answer: dict) -> None:
     """An answer line to keep current as the run goes on (`options.answers`); row-locked where the store can."""
     with db.session() as session:
-        run = session.get_one(BenchRun, run_id, with_for_update=True)
+        run = session.get_one(BenchRunRow, run_id, with_for_update=True)
         followers = list((run.options or {}).get("answers", []))
         if answer not in followers:
             run.options = {**(run.options or {}), "answers": [*followers, answer]}
 
 
-def unfinished_run(db: Database, full_name: str, slug: str, head: str, purpose: str) -> int | None:
+def unfinished_run(db: Database, full_name: str, slug: str, head: str, purpose: Purpose) -> int | None:
     """The queued or running run of this record, head and purpose, if any."""
     with db.session() as session:
-        return session.scalars(select(BenchRun.id).where(
-            BenchRun.full_name == full_name, BenchRun.slug == slug, BenchRun.head_sha == head,
-            BenchRun.purpose == purpose, BenchRun.status != DONE).order_by(BenchRun.id).limit(1)).first()
+        return session.scalars(select(BenchRunRow.id).where(
+            BenchRunRow.full_name == full_name, BenchRunRow.slug == slug, BenchRunRow.head_sha == head,
+            BenchRunRow.purpose == purpose, BenchRunRow.status != DONE).order_by(BenchRunRow.id).limit(1)).first()
 
 
 def request_cancel(db: Database, run_id: int) -> str:
     """A queued run is cancelled at once; a running one stops at its next sample. Returns what happened."""
     with db.session() as session:
-        run = session.get(BenchRun, run_id)
+        run = session.get(BenchRunRow, run_id)
         if run is None:
             return "unknown"
         if run.status == DONE:
             return "done"
         if run.status == QUEUED:
-            run.status, run.verdict, run.message, run.finished_at = DONE, "cancelled", "cancelled before it ran", _now()
+            run.status, run.verdict, run.finished_at = DONE, Test.CANCELLED, _now()
+            run.message = "cancelled before it ran"
             return "cancelled"
         run.cancel_requested = True
         return "cancelling"
@@ -110,64 +112,64 @@ def request_cancel(db: Database, run_id: int) -> str:
 
 def cancel_requested(db: Database, run_id: int) -> bool:
     with db.session() as session:
-        return bool(session.scalar(select(BenchRun.cancel_requested).where(BenchRun.id == run_id)))
+        return bool(session.scalar(select(BenchRunRow.cancel_requested).where(BenchRunRow.id == run_id)))
 
 
 def unfinished_runs(db: Database, full_name: str, *, pr_number: int | None = None,
                     slug: str | None = None) -> list[int]:
     with db.session() as session:
-        query = select(BenchRun.id).where(BenchRun.full_name == full_name, BenchRun.status != DONE)
+        query = select(BenchRunRow.id).where(BenchRunRow.full_name == full_name, BenchRunRow.status != DONE)
         if pr_number is not None:
-            query = query.where(BenchRun.pr_number == pr_number)
+            query = query.where(BenchRunRow.pr_number == pr_number)
         if slug is not None:
-            query = query.where(BenchRun.slug == slug)
-        return list(session.scalars(query.order_by(BenchRun.id)))
+            query = query.where(BenchRunRow.slug == slug)
+        return list(session.scalars(query.order_by(BenchRunRow.id)))
 
 
-def get_run(db: Database, run_id: int) -> dict | None:
-    return db.row(BenchRun, run_id, _as_dict)
+def get_run(db: Database, run_id: int) -> BenchRun | None:
+    return db.row(BenchRunRow, run_id, to_run)
 
 
-def stored_run(db: Database, run_id: int) -> dict:
+def stored_run(db: Database, run_id: int) -> BenchRun:
     """A run known to be stored (this flow wrote it); sqlalchemy's NoResultFound if it is not."""
-    return db.stored_row(BenchRun, run_id, _as_dict)
+    return db.stored_row(BenchRunRow, run_id, to_run)
 
 
-def passing_run(db: Database, full_name: str, slug: str, head_sha: str) -> dict | None:
+def passing_run(db: Database, full_name: str, slug: str, head_sha: str) -> BenchRun | None:
     """The latest fix verification of `slug` that passed on exactly this head: what allows a close."""
     with db.session() as session:
-        run = session.scalars(select(BenchRun).where(
-            BenchRun.full_name == full_name, BenchRun.slug == slug, BenchRun.head_sha == head_sha,
-            BenchRun.status == DONE, BenchRun.purpose == "fix", BenchRun.verdict == "pass")
-            .order_by(BenchRun.id.desc())).first()
-        return _as_dict(run) if run else None
+        run = session.scalars(select(BenchRunRow).where(
+            BenchRunRow.full_name == full_name, BenchRunRow.slug == slug, BenchRunRow.head_sha == head_sha,
+            BenchRunRow.status == DONE, BenchRunRow.purpose == Purpose.FIX, BenchRunRow.verdict == Test.PASS)
+            .order_by(BenchRunRow.id.desc())).first()
+        return to_run(run) if run else None
 
 
-def runs_for(db: Database, slug: str, limit: int = 10, full_name: str | None = None) -> list[dict]:
+def runs_for(db: Database, slug: str, limit: int = 10, full_name: str | None = None) -> list[BenchRun]:
     with db.session() as session:
-        query = select(BenchRun).where(BenchRun.slug == slug)
+        query = select(BenchRunRow).where(BenchRunRow.slug == slug)
         if full_name is not None:
-            query = query.where(BenchRun.full_name == full_name)
-        rows = session.scalars(query.order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
-        return [_as_dict(r) for r in rows]
+            query = query.where(BenchRunRow.full_name == full_name)
+        rows = session.scalars(query.order_by(BenchRunRow.created_at.desc(), BenchRunRow.id.desc()).limit(limit))
+        return [to_run(r) for r in rows]
 
 
-def last_options(db: Database, full_name: str, slug: str, purpose: str) -> dict | None:
+def last_options(db: Database, full_name: str, slug: str, purpose: Purpose) -> dict | None:
     """The options of a record's latest run for `purpose` (what it measured), None when it has none."""
     with db.session() as session:
-        run = session.scalars(select(BenchRun).where(BenchRun.full_name == full_name, BenchRun.slug == slug,
-                                                     BenchRun.purpose == purpose)
-                              .order_by(BenchRun.id.desc()).limit(1)).first()
+        run = session.scalars(select(BenchRunRow).where(BenchRunRow.full_name == full_name, BenchRunRow.slug == slug,
+                                                     BenchRunRow.purpose == purpose)
+                              .order_by(BenchRunRow.id.desc()).limit(1)).first()
         return dict(run.options or {}) if run is not None else None
 
 
-def latest_finished(db: Database) -> dict[tuple[str, str], dict]:
+def latest_finished(db: Database) -> dict[tuple[str, str], BenchRun]:
     """Each record's last finished run, by (repository, slug): what `perfbot list` shows as its last verdict."""
     with db.session() as session:
-        last = (select(func.max(BenchRun.id)).where(BenchRun.status == DONE)
-                .group_by(BenchRun.full_name, BenchRun.slug).scalar_subquery())
+        last = (select(func.max(BenchRunRow.id)).where(BenchRunRow.status == DONE)
+                .group_by(BenchRunRow.full_name, BenchRunRow.slug).scalar_subquery())
         return {(r.full_name,
-                 r.slug): _as_dict(r) for r in session.scalars(select(BenchRun).where(BenchRun.id.in_(last)))}
+                 r.slug): to_run(r) for r in session.scalars(select(BenchRunRow).where(BenchRunRow.id.in_(last)))}
 
 
 def set_record_result(db: Database, full_name: str, slug: str, **values) -> bool:
@@ -182,9 +184,11 @@ def set_record_result(db: Database, full_name: str, slug: str, **values) -> bool
         return True
 
 
-def _as_dict(run: BenchRun) -> dict:
-    return {"id": run.id, "repo": run.full_name, "slug": run.slug, "runner": run.runner, "host": run.host,
-            "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
-            "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
-            "progress": run.progress or {}, "result": run.result or {}, "options": run.options or {},
-            "at": run.created_at.isoformat()}
+def to_run(row: BenchRunRow) -> BenchRun:
+    """The stored row as the typed run every reader gets (the dashboard's queries too)."""
+    return BenchRun(id=row.id, repo=row.full_name, slug=row.slug, purpose=Purpose(row.purpose),
+                    status=RunStatus(row.status), head=row.head_sha, base=row.base_sha,
+                    verdict=Test(row.verdict) if row.verdict else None, message=row.message, runner=row.runner,
+                    host=row.host, pr=row.pr_number, requested_by=row.requested_by, progress=row.progress or {},
+                    result=row.result or {}, options=row.options or {}, created=row.created_at,
+                    started=row.started_at, finished=row.finished_at)

@@ -1,11 +1,12 @@
 """Read-only queries behind the dashboard: counts, the filterable record table, one record with everything around it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from bot.adapters.store.bench.bench_store import to_run
 from bot.adapters.store.bench.merge_store import as_dict as merge_dict
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.queries import record_detail, record_summary
@@ -21,7 +22,7 @@ from bot.adapters.store.service_models import (
 )
 from bot.core.lead.campaign import rank_key
 from bot.core.lead.standing import Standing
-from bot.core.verify.noise import waiting_text
+from bot.core.verify.bench_run import BenchRun as Run
 from bot.core.verify.vocabulary import Outcome
 
 STATES = ("open", "closed", "regressed", "fixed", "merged", "deleted")
@@ -63,7 +64,7 @@ def overview(session: Session, *, recent: int = 10) -> dict:
         "unfinished_runs": session.scalar(select(func.count(BenchRun.id)).where(BenchRun.status != "done")) or 0,
         "merges": [merge_dict(m) | {"keep_id": record_id_of(session, m.full_name, m.keep)}
                    for m in session.scalars(select(PendingMerge).order_by(PendingMerge.number))],
-        "runs": _with_records(session, [run_dict(run) for run in runs]),
+        "runs": _with_records(session, [to_run(run) for run in runs]),
     }
 
 
@@ -134,7 +135,7 @@ def record_page(session: Session, record_id: int, *, runs: int = 20) -> dict | N
          "additions": f.additions, "deletions": f.deletions, "files": f.changed_files, "tokens": f.token_delta,
          "updated": f.updated_at}
         for f in session.scalars(select(Fix).where(Fix.full_name == key, Fix.slug.in_(slugs)).order_by(Fix.id))]
-    detail["runs"] = [run_dict(r) for r in session.scalars(
+    detail["runs"] = [to_run(r) for r in session.scalars(
         select(BenchRun).where(BenchRun.full_name == key, BenchRun.slug.in_(slugs))
         .order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(runs))]
     detail["merges"] = [merge_dict(m) for m in session.scalars(select(PendingMerge).where(
@@ -179,34 +180,40 @@ def partner_ids(session: Session, full_name: str, slugs: list[str]) -> dict[str,
                                 .where(Repo.full_name == full_name, Record.slug.in_(slugs))).all())
 
 
-def run_page(session: Session, run_id: int) -> dict | None:
+@dataclass(frozen=True)
+class RunOnPage(Run):
+    """A bench run as the dashboard links it: with its record's id (None when the record is gone), and on the
+    run's own page the record's thread count and title."""
+
+    record_id: int | None = None
+    threads: int | None = None
+    title: str = ""
+
+
+def _on_page(run: Run, record_id: int | None, threads: int | None = None, title: str = "") -> RunOnPage:
+    return RunOnPage(**{f.name: getattr(run, f.name) for f in fields(run)}, record_id=record_id, threads=threads,
+                     title=title)
+
+
+def run_page(session: Session, run_id: int) -> RunOnPage | None:
     run = session.get(BenchRun, run_id)
     if run is None:
         return None
     found = session.execute(select(Record.id, Record.threads, Record.title).join(Repo, Repo.id == Record.repo_id)
                             .where(Repo.full_name == run.full_name, Record.slug == run.slug)).first()
-    return run_dict(run) | {"record_id": found.id if found else None, "threads": found.threads if found else None,
-                            "title": found.title if found else ""}
+    return _on_page(to_run(run), record_id=found.id if found else None, threads=found.threads if found else None,
+                    title=found.title if found else "")
 
 
-def run_dict(run: BenchRun) -> dict:
-    return {"id": run.id, "repo": run.full_name, "slug": run.slug, "runner": run.runner, "host": run.host,
-            "base": run.base_sha, "head": run.head_sha, "verdict": run.verdict, "message": run.message,
-            "status": run.status, "purpose": run.purpose, "pr": run.pr_number, "requested_by": run.requested_by,
-            "progress": run.progress or {}, "result": run.result or {}, "created": run.created_at,
-            "started": run.started_at, "finished": run.finished_at,
-            "waiting": waiting_text(run.options or {})}  # a noisy verdict's re-measure still due
-
-
-def run_list(session: Session, limit: int = 100) -> list[dict]:
+def run_list(session: Session, limit: int = 100) -> list[RunOnPage]:
     runs = session.scalars(select(BenchRun).order_by(BenchRun.created_at.desc(), BenchRun.id.desc()).limit(limit))
-    return _with_records(session, [run_dict(r) for r in runs])
+    return _with_records(session, [to_run(r) for r in runs])
 
 
-def _with_records(session: Session, runs: list[dict]) -> list[dict]:
+def _with_records(session: Session, runs: list[Run]) -> list[RunOnPage]:
     """Each run with the id of its record (None when the record is gone), for links from run tables."""
-    slugs = {run["slug"] for run in runs}
+    slugs = {run.slug for run in runs}
     found = session.execute(select(Repo.full_name, Record.slug, Record.id).join(Repo, Repo.id == Record.repo_id)
                             .where(Record.slug.in_(slugs))).all() if slugs else []
     ids = {(key, slug): record_id for key, slug, record_id in found}
-    return [run | {"record_id": ids.get((run["repo"], run["slug"]))} for run in runs]
+    return [_on_page(run, record_id=ids.get((run.repo, run.slug))) for run in runs]

@@ -1,0 +1,114 @@
+"""A bench run as every reader sees it: one frozen row, typed with the shared vocabulary.
+
+The store (adapters/store/bench/bench_store.py) makes it; flows, views, templates and the CLI read its
+attributes; `as_dict()` is its one JSON shape (`perfbot verify --format json`, `perfbot show`, MCP).
+`options`, `progress` and `result` stay JSON objects in the store; the pieces perfbot reads from them are
+properties here, so their keys are spelled once.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot.core.verify.noise import waiting_text
+from bot.core.verify.vocabulary import Purpose, RunStatus, Test
+
+
+@dataclass(frozen=True)
+class Follower:
+    """A command's answer line that keeps current with a run: the answer's id and the line's index."""
+
+    id: int
+    index: int
+
+
+@dataclass(frozen=True)
+class ActionsDispatch:
+    """Where a run sent to GitHub Actions went: its workflow file and when it was dispatched."""
+
+    workflow: str
+    dispatched_at: datetime
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    id: int
+    repo: str  # owner/name
+    slug: str
+    purpose: Purpose
+    status: RunStatus
+    head: str
+    base: str | None = None  # a fix's base; None for a claim measured on one commit
+    verdict: Test | None = None  # the interval test a finished run stored; None until then
+    message: str = ""
+    runner: str = ""
+    host: str = ""
+    pr: int | None = None
+    requested_by: str = ""
+    progress: Mapping[str, Any] = field(default_factory=dict)  # where a running run is: side, taken, most, note
+    result: Mapping[str, Any] = field(default_factory=dict)  # verify.Outcome.as_dict(), or the samples so far
+    options: Mapping[str, Any] = field(default_factory=dict)  # what a command asked (runner, samples) and more
+    created: datetime | None = None
+    started: datetime | None = None
+    finished: datetime | None = None
+
+    @property
+    def at(self) -> str | None:
+        """When it was queued, as ISO 8601 (what JSON carries)."""
+        return self.created.isoformat() if self.created else None
+
+    @property
+    def done(self) -> bool:
+        return self.status == RunStatus.DONE
+
+    @property
+    def measured(self) -> bool:
+        """Did any side take a sample? A run that failed before one says nothing about the claim."""
+        return bool(self.result.get("sides"))
+
+    @property
+    def compares_base(self) -> bool:
+        """A fix measured base against head (a fix without a base measures its head alone)."""
+        return self.purpose == Purpose.FIX and bool(self.base)
+
+    @property
+    def runner_asked(self) -> str | None:
+        """The runner a command named (`runner=`), None to let the report's backend choose."""
+        return self.options.get("runner")
+
+    @property
+    def noisy_tries(self) -> int:
+        """How many times this run was measured again because its host was busy."""
+        return int(self.options.get("noisy_tries", 0))
+
+    @property
+    def remeasure_due(self) -> bool:
+        """A noisy verdict is shown and a measurement that replaces it is still to come."""
+        return bool(self.options.get("remeasure_at"))
+
+    @property
+    def waiting(self) -> str:
+        """'measured again after 10:42 UTC' while a re-measure is due, else ''."""
+        return waiting_text(dict(self.options))
+
+    @property
+    def followers(self) -> list[Follower]:
+        return [Follower(int(f["id"]), int(f["index"])) for f in self.options.get("answers", [])]
+
+    @property
+    def actions(self) -> ActionsDispatch | None:
+        """Set once the run was dispatched to GitHub Actions."""
+        found = self.options.get("actions")
+        if not found or not found.get("dispatched_at"):
+            return None
+        return ActionsDispatch(found["workflow"], datetime.fromisoformat(found["dispatched_at"]))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The run as JSON: the words the store holds, `at` its creation time."""
+        return {"id": self.id, "repo": self.repo, "slug": self.slug, "runner": self.runner, "host": self.host,
+                "base": self.base, "head": self.head, "verdict": str(self.verdict) if self.verdict else "",
+                "message": self.message, "status": str(self.status), "purpose": str(self.purpose), "pr": self.pr,
+                "requested_by": self.requested_by, "progress": dict(self.progress), "result": dict(self.result),
+                "options": dict(self.options), "at": self.at}
