@@ -6,6 +6,7 @@ seen here is the sandbox's doing. scripts/ensure-bwrap installs bubblewrap: with
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -252,6 +253,18 @@ def test_the_uncontained_control_does_reach_the_secrets(host, monkeypatch, caplo
     folder = _built(loose, sha)
     assert "READ SECRET-KEY" in loose.run([str(folder / "hostile"), "read", str(secrets["key"])], folder, 20).stdout
     assert "secret-token" not in loose.run([str(folder / "hostile"), "env"], folder, 20).stdout
+
+
+def test_a_program_that_prints_a_secret_disguised_is_scrubbed_before_perfbot_reads_it(host, tmp_path):
+    """Issue 38's probe: a report got perfbot to post its token reversed, past an exact-match scrub. Whatever a
+    run prints passes the one scrub (reversed, base64, a piece of 12 characters) before anyone reads it."""
+    token = "ghs_R3versedT0kenFromEnviron42"
+    runner = _local(host, secrets=(token,))
+    disguises = [token[::-1], base64.b64encode(f"GITHUB_TOKEN={token}".encode()).decode(), token[4:20]]
+    printed = runner.run(["sh", "-c", "printf '%s\\n' " + " ".join(disguises)], tmp_path, 20)
+    assert printed.ok and printed.stdout.count("\n") == 3
+    for disguise in disguises:
+        assert disguise not in printed.stdout
 
 
 def test_readable_folders_are_shown_read_only(host, tmp_path):
