@@ -43,7 +43,7 @@ from bot.core.config.values import Count, Section
 REPORT_MAX_BYTES = 256 * 1024
 
 
-def _prefixes(value):
+def _prefixes(value: object) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ValueError('must list URL prefixes, e.g. ["https://github.com/org/"]')
     for prefix in value:
@@ -83,7 +83,7 @@ class InstanceFile(Section):
     llm: LlmBudget = LlmBudget()
 
     @model_validator(mode="after")
-    def _one_name_each(self):
+    def _one_name_each(self) -> InstanceFile:
         names = [runner.name for runner in self.runners or ()]
         for index, name in enumerate(names):
             if name in names[:index]:

@@ -43,7 +43,7 @@ class PerfbotFile(Section):
     new: New | None = None
 
     @model_validator(mode="after")
-    def _across_sections(self):
+    def _across_sections(self) -> PerfbotFile:
         measures = self.verify.measure if isinstance(self.verify.measure, dict) else {"": self.verify.measure}
         for measure in measures.values():
             problem = measure_problem(measure, dict(self.run.metrics))
