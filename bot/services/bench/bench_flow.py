@@ -18,7 +18,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.store.queue import LeaseLost
 from bot.adapters.templates import render
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.issue_view import comment_marker
@@ -60,7 +60,7 @@ class BenchFlow:
                  operator: OperatorConfig = DEFAULT_OPERATOR) -> None:
         self.db = db
         self.operator = operator  # the instance file's runners, sandbox and ceilings
-        self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
+        self.make_runner = make_runner  # (runner conf, repo path, PerfbotFile) -> Runner
         self.comment_every = comment_every
         # Told of every change a run shows (progress, verdict): the command answer that asked for it listens.
         self.listeners: list[Callable[[dict, object], None]] = []
@@ -101,7 +101,7 @@ class BenchFlow:
             if again:
                 return  # the first verdict stays up until the re-measure replaces it
             live = [s for s in sides if s.c]
-            run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
+            run["progress"] = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.verify.max_samples}
             run["result"] = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
             bench_store.save_progress(self.db, run_id, run["progress"], run["result"], fence)
             if time.monotonic() - last_shown[0] >= self.comment_every:
@@ -126,7 +126,7 @@ class BenchFlow:
         if run["purpose"] == FIX and run["base"] and repo.is_ancestor(run["head"], run["base"]):
             outcome.mark_in_base(run["base"])
         tries = int(run["options"].get("noisy_tries", 0))
-        if outcome.noisy is not None and tries < config.noisy_retries:
+        if outcome.noisy is not None and tries < config.verify.noisy_retries:
             # Contention, not the code, may have made these numbers: the verdict is posted now, marked noisy,
             # and measured again once the host may have calmed; that measurement replaces it.
             due = noise.next_try(datetime.now(UTC), NOISY_WAIT)
@@ -136,21 +136,21 @@ class BenchFlow:
             self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                          outcome, remeasure_due=True, fence=fence)
             raise TransientError(f"bench run {run_id}: {outcome.noisy}; verdict posted, {waiting} "
-                                 f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
+                                 f"({tries + 1} of {config.verify.noisy_retries})", retry_after=NOISY_WAIT)
         if outcome.noisy is not None and tries:
             outcome.message += f" (busy in all {tries + 1} measurements)"
         return self._finish(run, outcome.verdict, outcome.message, outcome.as_dict(), tracker, target, config, record,
                             outcome, fence=fence)
 
     @staticmethod
-    def runner_conf(config: RepoConfig, record: PerfIssue, name: str | None = None):
+    def runner_conf(config: PerfbotFile, record: PerfIssue, name: str | None = None):
         """The runner a report is measured on: the one named, else the first whose labels hold its backend (the
         CLI's `perfbot verify` asks here too)."""
         if name is not None:
-            conf = next((r for r in config.runners if r.name == name), None)
+            conf = next((r for r in config.operator.runners if r.name == name), None)
             if conf is None:
                 raise UserError(f"no runner named {name} in the instance's configuration; runners: "
-                                f"{', '.join(r.name for r in config.runners)}")
+                                f"{', '.join(r.name for r in config.operator.runners)}")
             return conf
         conf = config.runner_for(record.backend or "c")
         if conf is None:
@@ -164,7 +164,7 @@ class BenchFlow:
         return RunTarget(issue_numbers(self.db, run["repo"]).get(run["slug"]), False)
 
     def _finish(self, run: dict, verdict: str, message: str, result: dict, tracker, target: RunTarget,
-                config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None,
+                config: PerfbotFile | None, record: PerfIssue | None, outcome: Outcome | None = None,
                 remeasure_due: bool = False, fence=None) -> dict:
         bench_store.finish_run(self.db, run["id"], verdict, message, result, fence)
         if not remeasure_due and (run.get("options") or {}).get("remeasure_at"):
@@ -175,7 +175,8 @@ class BenchFlow:
         log.info("bench run %s of %s: %s", run["id"], run["slug"], message)
         return done
 
-    def _show(self, run: dict, tracker, target: RunTarget, config: RepoConfig | None, record: PerfIssue | None) -> None:
+    def _show(self, run: dict, tracker, target: RunTarget, config: PerfbotFile | None,
+              record: PerfIssue | None) -> None:
         """The run's comment and status, written again as it progresses; a tracker outage never stops a run."""
         try:
             if target.number is not None and _worth_a_comment(run):
@@ -229,7 +230,7 @@ def reproduction(verdict: str, measured: bool) -> str:
     return said.get(verdict, "inconclusive")
 
 
-def comment_body(marker: str, run: dict, config: RepoConfig | None, record: PerfIssue | None) -> str:
+def comment_body(marker: str, run: dict, config: PerfbotFile | None, record: PerfIssue | None) -> str:
     result = run.get("result") or {}
     threads = record.threads if record else None
     told = words.of_run(run)
@@ -254,14 +255,14 @@ def comment_body(marker: str, run: dict, config: RepoConfig | None, record: Perf
         against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
         criterion = f"{held} when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
     elif record.track == "par":
-        criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.par_efficiency:g}x on "
+        criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.verify.par_efficiency:g}x on "
                      f"{record.threads} threads")
     elif record.reference:
         factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
-                      config.run.reference_factor)
+                      config.verify.reference_factor)
         criterion = f"{held} when the whole interval is within {factor:g}x of the reference"
     else:
-        criterion = f"{held} when the whole interval is at or under {config.seq_threshold:g}x"
+        criterion = f"{held} when the whole interval is at or under {config.verify.seq_threshold:g}x"
     return render("bench_comment.md.j2", marker=marker, run=run, slug=run["slug"], icon=icon, headline=headline,
                   progress=bench_view.progress_line(run["slug"], run.get("progress") or {}, run.get("host", "")),
                   rows=bench_view.side_rows(result, run["purpose"]), columns=bench_view.column_names(result, threads),

@@ -3,12 +3,11 @@
 (from the same commit, never required at the commits measured), and the options a command gave."""
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.git import GitRepository
-from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo_config, script_problem
+from bot.core.config import BuildScript, ConfigFileError, PerfbotFile, parse_repo_config, script_problem
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
@@ -39,7 +38,7 @@ def source_of(repo: GitRepository, ref: str | None = None, config_file: Path | N
     return ConfigSource(repo.resolve(name), name, Path(config_file) if config_file else None)
 
 
-def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorConfig = DEFAULT_OPERATOR) -> RepoConfig:
+def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorConfig = DEFAULT_OPERATOR) -> PerfbotFile:
     """The configuration a run measures with, its build script loaded from the same place as the file itself,
     under the operator's runners, sandbox and ceilings (the file may narrow them, never widen)."""
     if source.file is not None:
@@ -56,13 +55,13 @@ def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorCo
     if script is None:
         return config
     loaded = BuildScript(script.path, _script_text(repo, source, script.path))
-    problem = script_problem(loaded, config.build)
+    problem = script_problem(loaded, config.build.argv)
     if problem:
         raise UserError(f"cannot verify: {source.describe()}: build.script: {problem}")
-    return dataclasses.replace(config, build_script=loaded)
+    return config.with_script_text(loaded.content)
 
 
-def read_config(repo: GitRepository, sha: str) -> RepoConfig:
+def read_config(repo: GitRepository, sha: str) -> PerfbotFile:
     """`.perfbot.toml` at `sha` (the default branch), parsed only: for what does not build (digest, fix flags)."""
     return _parsed((repo.read_file(sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
 
@@ -92,7 +91,7 @@ def read_record(repo: GitRepository, slug: str, *shas: str, reading: ReadingOpti
 
 
 def for_run(repo: GitRepository, run: dict,
-            operator: OperatorConfig = DEFAULT_OPERATOR) -> tuple[RepoConfig, PerfIssue]:
+            operator: OperatorConfig = DEFAULT_OPERATOR) -> tuple[PerfbotFile, PerfIssue]:
     """A queued run's configuration (with its command's options) and report: the default branch's, the
     report falling back to the head for a fix that adds its own report."""
     source = source_of(repo)
@@ -101,15 +100,15 @@ def for_run(repo: GitRepository, run: dict,
     return with_measure(config, record), record
 
 
-def with_options(config: RepoConfig, options: dict) -> RepoConfig:
+def with_options(config: PerfbotFile, options: dict) -> PerfbotFile:
     """A command's samples=N caps the plan (and lowers its minimum to match)."""
     samples = options.get("samples")
     if not samples:
         return config
-    return dataclasses.replace(config, max_samples=samples, min_samples=min(config.min_samples, samples))
+    return config.with_verify(max_samples=samples, min_samples=min(config.verify.min_samples, samples))
 
 
-def _parsed(text: str, name: str) -> RepoConfig:
+def _parsed(text: str, name: str) -> PerfbotFile:
     try:
         return parse_repo_config(text)
     except ConfigFileError as exc:
