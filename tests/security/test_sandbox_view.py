@@ -19,6 +19,7 @@ from bot.app.runtime import refuse_exposed
 from bot.cli import main
 from bot.config import ConfigError, Settings
 from bot.core.config import parse_repo_config
+from bot.core.config.instance import parse_instance_config
 from bot.errors import UserError
 from tests.gitrepo import RepoBuilder
 from tests.verify.test_ssh_runner import _runner as ssh_runner
@@ -115,8 +116,9 @@ def test_readable_folders_that_may_be_shown(tmp_path):
 
 
 def test_a_runner_refuses_a_readable_folder_the_allow_list_does_not_take(tmp_path):
-    config = parse_repo_config('[sandbox]\nreadable = ["/var/log"]\n\n[[runners]]\nname = "local"\nkind = "local"\n'
-                               'labels = ["c"]\n')
+    operator = parse_instance_config('[sandbox]\nreadable = ["/var/log"]\n\n[[runners]]\nname = "local"\n'
+                                     'kind = "local"\nlabels = ["c"]\n')[1]
+    config = operator.narrow(parse_repo_config(""))
     with pytest.raises(UserError, match=r"\[sandbox\] readable: /var/log lies in /var/log"):
         make_runner(config.operator.runners[0], tmp_path, tmp_path / "cache", config, None)
     # The host that runs the code checks again (an ssh host's folders are its own).

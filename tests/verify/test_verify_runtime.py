@@ -45,12 +45,14 @@ def project(request, tmp_path_factory):
         runner.close()
 
 
-def _verify(project, text: str, settings: str, head: str, base: str | None = None):
+def _verify(project, text: str, settings: str, head: str, base: str | None = None,
+            reference_sources: tuple[str, ...] | None = None):
     heads, runner = project
     record = parse("devs/issues/perf_fold.md", text.encode()).record
     beside = Path(runner.repo_path).parent
     settings = settings.replace("OLDRT_URL", f"file://{beside / 'oldrt'}")
-    conf = OperatorConfig(reference_sources=(f"file://{beside}/",)).narrow(parse_repo_config(settings))
+    allowed = (f"file://{beside}/",) if reference_sources is None else reference_sources
+    conf = OperatorConfig(reference_sources=allowed).narrow(parse_repo_config(settings))
     return verify(record, conf, runner, heads[head], heads[base] if base else None)
 
 
