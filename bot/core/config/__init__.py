@@ -8,16 +8,7 @@ from bot.core.config.errors import ConfigFileError
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
 from bot.core.config.model import PerfbotFile, json_schema, parse_repo_config
 from bot.core.config.parity import ParityConfig, glob_regex
-from bot.core.config.run import (
-           MEASURES,
-           PROGRAM_NAME,
-           New,
-           Reference,
-           Run,
-           Verify,
-           measure_problem,
-           par_measure_problem,
-)
+from bot.core.config.run import MEASURES, PROGRAM_NAME, New, Reference, measure_problem, par_measure_problem
 from bot.core.config.runners import Runner, Suite
 from bot.core.config.schedules import DigestSchedule, GuardSettings, Milestone
 from bot.core.config.values import remote_path_ok
@@ -36,11 +27,9 @@ __all__ = [
            "ParityConfig",
            "PerfbotFile",
            "Reference",
-           "Run",
            "Runner",
            "SandboxSettings",
            "Suite",
-           "Verify",
            "build_argv",
            "fill",
            "glob_regex",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.config import Run
+from bot.core.config.run import Run
 
 
 def normalised(text: str, settings: Run) -> str:

@@ -17,7 +17,8 @@ from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
-from bot.core.config import PerfbotFile, Verify
+from bot.core.config import PerfbotFile
+from bot.core.config.run import Verify
 from bot.core.events import PullInfo
 from bot.core.tracker.fixes import slugs_fixed, token_delta
 from bot.core.tracker.refnames import branch_name_problem
