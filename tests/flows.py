@@ -60,8 +60,8 @@ def github_bot(github, database, tmp_path, instance: str = "") -> Iterator[tuple
                                                                                                               branch)),
         bot_login="perfbot[bot]", own_login=clients.own_login, fixes=FixFlow(database, queue.enqueue),
         bench=BenchFlow(database, lambda conf, path, config: LocalRunner(
-            conf.name, path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb), comment_every=0,
-            operator=operator))
+            conf.name, path, tmp_path / "bench", build=config.build.argv, memory_mb=config.verify.memory_mb),
+            comment_every=0, operator=operator))
     worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,
                     max_attempts=2)
     try:
@@ -88,7 +88,8 @@ def local_bot(database, repo_root, tmp_path, lease_seconds: int = 60) -> tuple:
     tracker = FileIssues(tmp_path / "issues")
 
     def runner(conf, repo_path, config):
-        return LocalRunner(conf.name, repo_path, tmp_path / "bench", build=config.build, memory_mb=config.memory_mb)
+        return LocalRunner(conf.name, repo_path, tmp_path / "bench", build=config.build.argv,
+                           memory_mb=config.verify.memory_mb)
 
     services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo_root}),
                            bot_login="perfbot", fixes=FixFlow(database, queue.enqueue),

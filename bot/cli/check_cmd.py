@@ -85,8 +85,8 @@ def check_command(repo_path, config_file, revision, write_script, runner_name) -
         return f"{found.sha[:12]} ({found.summary[:60]})" if found else None
     # A snapshot's changes are additions: each carries its data.
     records = [r for r in (parse(c.path, c.data or b"", config.reading).record for c in changes) if r is not None]
-    conf = (next((r for r in config.runners if r.name == runner_name), None) if runner_name
-            else config.runner_for("c") or config.runners[0])
+    conf = (next((r for r in config.operator.runners if r.name == runner_name), None) if runner_name
+            else config.runner_for("c") or config.operator.runners[0])
     if conf is None:
         raise click.UsageError(f"no runner named {runner_name} in the instance file's [[runners]]")
     click.echo(f"configuration: {source.describe()}; runner {conf.name}", err=True)

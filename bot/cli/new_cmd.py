@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from bot.adapters.templates import render
-from bot.core.config import ConfigFileError, RepoConfig, fill, parse_repo_config
+from bot.core.config import ConfigFileError, PerfbotFile, fill, parse_repo_config
 from bot.core.lint.rules import lint
 from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.reports.parse import parse
@@ -18,7 +18,7 @@ ONE_THREAD_SECONDS = 8.00
 
 
 def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, title: str,
-             config: RepoConfig | None = None) -> str:
+             config: PerfbotFile | None = None) -> str:
     times = (
         {"c_seconds": C_SECONDS, "lang_seconds": round(C_SECONDS * ratio, 3)}
         if track == "seq"
@@ -32,18 +32,18 @@ def scaffold(slug: str, track: str, backend: str, threads: int, ratio: float, ti
                   threads=threads, ratio=ratio, example=example, example_block=block, **times)
 
 
-def _example(config: RepoConfig, threads: int) -> dict:
+def _example(config: PerfbotFile, threads: int) -> dict:
     """The fence tag and the commands a person runs, from `[run]`: the fence is the runtime's own tag (`[run]
     fence`), else the program file's extension when the parser knows it as a language."""
     program = config.run.program or "program.bend"
     extension = program.rsplit(".", 1)[-1]
     tag = config.reading.language_fence() or (extension if extension in LANGUAGE_TAGS else LANGUAGE_TAGS[0])
-    language = config.run_language or ("./runtime", "{file}")
+    language = config.run.language or ("./runtime", "{file}")
     command = lambda n: " ".join(a for a in fill(language, file=program, threads=str(n), input="") if a)  # noqa: E731
     return {"tag": tag, "command": command(1), "command_1": command(1), "command_n": command(threads)}
 
 
-def _config(folder: Path) -> RepoConfig | None:
+def _config(folder: Path) -> PerfbotFile | None:
     """The `.perfbot.toml` of the repository the report goes into (its working tree), if it has one."""
     for place in (folder.resolve(), *folder.resolve().parents):
         if (place / ".perfbot.toml").is_file():

@@ -123,9 +123,9 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
         click.echo(json.dumps({"slug": slug, "run": run_id, "plan": {"base": base_sha, "head": head_sha,
                                                                      "runner": runner.name,
                                                       "config": source.describe(),
-                                                      "threshold": config.seq_threshold,
-                                                      "min_samples": config.min_samples,
-                                                      "max_samples": config.max_samples}, **outcome.as_dict(),
+                                                      "threshold": config.verify.seq_threshold,
+                                                      "min_samples": config.verify.min_samples,
+                                                      "max_samples": config.verify.max_samples}, **outcome.as_dict(),
                                 "verdict": told.key, "verdict_text": told.said, "issue": issue}, indent=2))
     else:
         for side in outcome.sides:

@@ -70,9 +70,10 @@ def test_the_fix_branch_exists_and_is_the_one_the_report_names(demo):
 
 def test_the_settings_parse_and_name_a_local_runner_for_c(demo):
     config = parse_repo_config((demo[0] / ".perfbot.toml").read_text())
-    assert config.build and config.run_language == ("./runtime", "-T{threads}", "-s", "{file}", "{input}")
+    assert config.build.argv and config.run.language == ("./runtime", "-T{threads}", "-s", "{file}", "{input}")
     assert config.run.program == "main.dl" and config.run.output == "normalize" and config.run.metrics
-    assert config.runner_for("c").kind == "local" and config.max_samples <= 30 and config.timeout_seconds <= 5
+    assert config.runner_for("c").kind == "local"
+    assert config.verify.max_samples <= 30 and config.verify.timeout_seconds <= 5
 
 
 def test_the_same_commits_every_time(demo, tmp_path):

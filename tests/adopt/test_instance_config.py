@@ -38,9 +38,9 @@ def effective(instance: str, repo: str = ""):
 def test_the_runners_come_from_the_instance_file():
     config = effective(RUNNERS)
     assert config.runner_for("metal").name == "mini-1" and config.runner_for("cuda").host == "rtx-box"
-    assert config.runners_named
+    assert config.operator.runners_named
     bare = effective("")
-    assert bare.runner_for("c").kind == "local" and not bare.runners_named
+    assert bare.runner_for("c").kind == "local" and not bare.operator.runners_named
 
 
 @pytest.mark.parametrize("text, where", [
@@ -102,11 +102,12 @@ def test_the_repository_narrows_the_operators_ceilings_and_never_widens_them():
                 '[limits]\nmemory_mb = 1024\ntimeout_seconds = 30\nthreads = 8\n')
     wide = effective(instance, "[verify]\nmemory_mb = 65536\ntimeout_seconds = 900\nprocesses = 100000\n"
                                "threads = [1, 4, 16, 64]\n")
-    assert (wide.memory_mb, wide.timeout_seconds, wide.sandbox.processes) == (1024, 30, 64)
-    assert wide.run.threads == (1, 4) and wide.sandbox.readable == ("/srv/datasets",) and wide.sandbox.output_mb == 4
+    assert (wide.verify.memory_mb, wide.verify.timeout_seconds, wide.operator.sandbox.processes) == (1024, 30, 64)
+    assert wide.verify.threads == (1, 4)
+    assert wide.operator.sandbox.readable == ("/srv/datasets",) and wide.operator.sandbox.output_mb == 4
     narrow = effective(instance, "[verify]\nmemory_mb = 256\ntimeout_seconds = 5\nprocesses = 8\nthreads = [1, 2]\n")
-    assert (narrow.memory_mb, narrow.timeout_seconds, narrow.sandbox.processes) == (256, 5, 8)
-    assert narrow.run.threads == (1, 2)
+    assert (narrow.verify.memory_mb, narrow.verify.timeout_seconds, narrow.operator.sandbox.processes) == (256, 5, 8)
+    assert narrow.verify.threads == (1, 2)
 
 
 def test_only_the_operator_turns_the_sandbox_off():
@@ -161,10 +162,12 @@ def test_the_bots_host_is_no_bench_host_unless_the_operator_names_it(tmp_path):
 
     implicit = effective("")
     with pytest.raises(UserError, match=r"never on the bot's own machine.*instance file"):
-        make_runner(implicit.runners[0], tmp_path, tmp_path / "cache", implicit, None, service=True)
-    assert make_runner(implicit.runners[0], tmp_path, tmp_path / "cache", implicit, None).kind == "local"  # the CLI
+        make_runner(implicit.operator.runners[0], tmp_path, tmp_path / "cache", implicit, None, service=True)
+    cli = make_runner(implicit.operator.runners[0], tmp_path, tmp_path / "cache", implicit, None)
+    assert cli.kind == "local"
     named = effective('[[runners]]\nname = "here"\nkind = "local"\nlabels = ["c"]\n'
                       '[sandbox]\nreadable = ["/srv/perfbot/data"]\n')
-    assert make_runner(named.runners[0], tmp_path, tmp_path / "cache", named, None, service=True).name == "here"
+    here = named.operator.runners[0]
+    assert make_runner(here, tmp_path, tmp_path / "cache", named, None, service=True).name == "here"
     with pytest.raises(UserError, match="would show /srv/perfbot, which holds perfbot's own files"):
-        make_runner(named.runners[0], tmp_path, tmp_path / "cache", named, None, private=(Path("/srv/perfbot"),))
+        make_runner(here, tmp_path, tmp_path / "cache", named, None, private=(Path("/srv/perfbot"),))

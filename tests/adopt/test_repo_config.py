@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.config import ConfigFileError, RepoConfig, parse_repo_config
+from bot.core.config import ConfigFileError, PerfbotFile, parse_repo_config
 
 FULL = """\
 [build]
@@ -25,13 +25,13 @@ max_samples = 40
 
 def test_the_full_form_parses():
     config = parse_repo_config(FULL)
-    assert config.build == ("make", "-j2") and config.run_language[2] == "{file}"
-    assert config.suite.format == "tsv" and config.max_samples == 40 and config.min_samples == 5
+    assert config.build.argv == ("make", "-j2") and config.run.language[2] == "{file}"
+    assert config.suite.format == "tsv" and config.verify.max_samples == 40 and config.verify.min_samples == 5
 
 
 def test_an_empty_file_gives_the_defaults_with_the_local_runner():
     config = parse_repo_config("")
-    assert config == RepoConfig() and config.runner_for("c").kind == "local" and config.suite is None
+    assert config == PerfbotFile() and config.runner_for("c").kind == "local" and config.suite is None
 
 
 @pytest.mark.parametrize("text, key, line, words", [
@@ -156,9 +156,9 @@ def test_milestone_and_digest_mistakes_name_the_key_and_the_line(text, key, line
 
 def test_a_build_may_name_a_script_and_use_the_checkout_sha_and_script_placeholders():
     config = parse_repo_config('[build]\nscript = ".perfbot/build.sh"\n')
-    assert config.build == ("{script}", "{checkout}", "{sha}") and config.build_script.path == ".perfbot/build.sh"
+    assert config.build.argv == ("{script}", "{checkout}", "{sha}") and config.build_script.path == ".perfbot/build.sh"
     config = parse_repo_config('[build]\nscript = "ci/build.py"\ncommand = ["python3", "{script}", "--rev={sha}"]\n')
-    assert config.build == ("python3", "{script}", "--rev={sha}") and config.build_script.name == "build.py"
+    assert config.build.argv == ("python3", "{script}", "--rev={sha}") and config.build_script.name == "build.py"
     assert parse_repo_config('[build]\ncommand = ["make", "-C", "{checkout}"]\n').build_script is None
     for bad in ("/etc/build.sh", "../build.sh", "a/./b.sh", "a b.sh", "x;rm", "", "dir/", 3):
         value = f'"{bad}"' if isinstance(bad, str) else bad

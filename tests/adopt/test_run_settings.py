@@ -31,9 +31,9 @@ def _documented_example() -> str:
 def test_the_documented_example_parses_and_its_rule_makes_an_hvm_output_equal_to_c():
     conf = parse_repo_config(_documented_example())
     run = conf.run
-    assert run.program == "main.hvm4" and run.measure == "instructions" and run.reference_factor == 1.1
-    assert conf.run_language == ("./clang/hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}")
-    bend2 = run.reference("bend2")
+    assert run.program == "main.hvm4" and conf.measure == "instructions" and conf.verify.reference_factor == 1.1
+    assert conf.run.language == ("./clang/hvm", "run", "{file}", "-T{threads}", "-C1", "-s", "{input}")
+    bend2 = conf.reference("bend2")
     assert (bend2.repository, bend2.branch, bend2.program, bend2.factor) == ("https://github.com/org/bend2", "main",
                                                                            "main.bend", 1.2)
     hvm = "#Tup{1n,1n}\n- ITRS: 1,234\n- TIME: 0.01s\n- MIPS: 12.5\n"
@@ -89,7 +89,7 @@ def test_a_report_says_what_it_compares_with_and_at_which_sizes():
     assert record.reference == "runtime@old" and record.inputs == ("100", "2000")
     conf = parse_repo_config(config())
     ref = reference_of(record, conf)
-    assert (ref.name, ref.branch, ref.run, ref.build) == ("runtime", "old", conf.run_language, conf.build)
+    assert (ref.name, ref.branch, ref.run, ref.build) == ("runtime", "old", conf.run.language, conf.build.argv)
     assert programs(record, conf)[1] == ""  # no C translation needed
     bad = parse("devs/issues/perf_fold.md", report(reference="x; rm -rf /", inputs="{a: 1}").encode())
     assert bad.record.reference is None and bad.record.inputs == ()
@@ -128,7 +128,7 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
     with pytest.raises(UserError,
                        match=r'does not support \[run\] program, \[run\] output = "normalize", \[run\] metrics'):
         dispatch_inputs(BenchRun(id=1, repo="o/r", slug="perf_fold", purpose=Purpose.FIX, status=RunStatus.QUEUED,
-                                 base="a" * 40, head="b" * 40), record, conf, conf.runners[0])
+                                 base="a" * 40, head="b" * 40), record, conf, conf.operator.runners[0])
 
 
 def test_bench_tables_name_the_reference_and_the_measure():
@@ -168,8 +168,9 @@ def test_a_par_report_is_measured_in_wall_time_or_a_span_never_in_what_adds_up_o
 
 def test_a_sweep_takes_any_thread_counts_in_order():
     settings = parse_repo_config('[verify]\nthreads = [12, 1, 6, 3]\nflatten_gain = 0.3\npar_efficiency = 0.8\n')
-    assert settings.run.threads == (1, 3, 6, 12) and settings.run.flatten_gain == 0.3 and settings.par_efficiency == 0.8
-    assert parse_repo_config("").run.threads is None  # the host's cores decide
+    assert settings.verify.threads == (1, 3, 6, 12) and settings.verify.flatten_gain == 0.3
+    assert settings.verify.par_efficiency == 0.8
+    assert parse_repo_config("").verify.threads is None  # the host's cores decide
 
 
 def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
@@ -178,10 +179,10 @@ def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
     from bot.core.verify.verify_plan import with_measure
 
     base = '[run]\nmetrics = {itrs = "ITRS: ([0-9]+)"}\n[verify]\n'
-    settings = parse_repo_config(base + 'measure = {seq = "instructions", par = "wall"}\n').run
+    settings = parse_repo_config(base + 'measure = {seq = "instructions", par = "wall"}\n')
     assert (settings.measure_for("seq"), settings.measure_for("par"), settings.measure_for("seq", "metric:itrs")) == (
         "instructions", "wall", "metric:itrs")
-    assert parse_repo_config(base + 'measure = "metric:itrs"\n').run.measure == "metric:itrs"
+    assert parse_repo_config(base + 'measure = "metric:itrs"\n').measure == "metric:itrs"
     for text, problem in (('measure = "metric:steps"', "'steps' is not one of the [run] metrics (itrs)"),
                           ('measure = {gpu = "wall"}', "per-track measures name seq and par only"),
                           ('measure = {seq = "cycles"}', "must be one of wall, user, instructions or metric:NAME")):
@@ -189,9 +190,9 @@ def test_a_measure_per_track_or_per_report_and_a_metric_as_the_measure():
             parse_repo_config(base + text + "\n")
     config = parse_repo_config(base + 'measure = {seq = "instructions"}\n')
     record = parse("devs/issues/perf_x.md", report().encode()).record
-    assert with_measure(config, record).run.measure == "instructions"
+    assert with_measure(config, record).measure == "instructions"
     stated = replace(record, measure="metric:itrs")
-    assert with_measure(config, stated).run.measure == "metric:itrs"
+    assert with_measure(config, stated).measure == "metric:itrs"
     with pytest.raises(UserError, match=re.escape("`measure: metric:steps`: 'steps' is not one of the [run] metrics")):
         with_measure(config, replace(record, measure="metric:steps"))
 

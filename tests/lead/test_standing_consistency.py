@@ -29,7 +29,7 @@ from bot.adapters.templates import render
 from bot.app import create_app
 from bot.cli.records_cmd import list_command
 from bot.config import Settings
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.lead import wording
 from bot.core.lead.campaign import ranking, tally
 from bot.core.lead.dashboard import build_dashboard
@@ -208,7 +208,7 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
         assert ("introduced by" in page) == (s.culprit is not None)
 
     # The digest: its header counts are the tally, its report table the standings, its ranking the ranking.
-    _, digest = make_digest(db, REPO, RepoConfig(), since=NOW - timedelta(days=7), now=NOW)
+    _, digest = make_digest(db, REPO, PerfbotFile(), since=NOW - timedelta(days=7), now=NOW)
     header = digest.splitlines()[3]
     for words, count in ((" open", t.live), (" overstated", t.overstated), (" with a culprit", t.culprits),
                          (" fixed in main", t.fixed_in_main), (" not ranked", t.apart)):

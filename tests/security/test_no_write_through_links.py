@@ -95,13 +95,13 @@ def project(request, tmp_path, canary, sshd):
     repo, heads = build_project(tmp_path / "runtime")
     config = parse_repo_config(CONFIG)
     if request.param == "ssh":
-        runner = ssh_runner(sshd, f"plant-{tmp_path.name}", repo_path=repo.root, build=config.build,
-                            memory_mb=config.memory_mb)
+        runner = ssh_runner(sshd, f"plant-{tmp_path.name}", repo_path=repo.root, build=config.build.argv,
+                            memory_mb=config.verify.memory_mb)
         yield heads, config, runner
         runner.close()
     else:
-        yield heads, config, LocalRunner("local", repo.root, tmp_path / "cache", build=config.build,
-                                         memory_mb=config.memory_mb)
+        yield heads, config, LocalRunner("local", repo.root, tmp_path / "cache", build=config.build.argv,
+                                         memory_mb=config.verify.memory_mb)
 
 
 def test_a_program_cannot_plant_a_link_for_the_next_verification(project, canary):

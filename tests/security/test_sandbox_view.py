@@ -129,7 +129,7 @@ def test_a_runner_refuses_a_readable_folder_the_allow_list_does_not_take(tmp_pat
     config = parse_instance_config('[sandbox]\nreadable = ["/var/log"]\n\n[[runners]]\nname = "local"\n'
                                    'kind = "local"\nlabels = ["c"]\n')[1].narrow(parse_repo_config(""))
     with pytest.raises(UserError, match=r"\[sandbox\] readable: /var/log lies in /var/log"):
-        make_runner(config.runners[0], tmp_path, tmp_path / "cache", config, None)
+        make_runner(config.operator.runners[0], tmp_path, tmp_path / "cache", config, None)
     # The host that runs the code checks again (an ssh host's folders are its own).
     answer = contain.run({"argv": ["true"], "cwd": str(tmp_path), "timeout": 5, "memory_mb": 64,
                           "readable": ["/var/backups"]})

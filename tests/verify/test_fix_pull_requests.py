@@ -9,7 +9,7 @@ import pytest
 
 import handlers
 from bot.adapters.store.bench import bench_store, fix_store
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.services.lead.digest import make_digest
 from bot.services.worker import Event
 from tests.bench_project import build_project
@@ -76,7 +76,7 @@ def test_a_fix_pr_is_verified_on_its_head_and_closes_the_record_when_merged(worl
     # The same words on the dashboard and in the digest; before the merge the fix only passes on its branch.
     page = make_client(database, tmp_path).get(f"/dashboard/runs/{run.id}").get_data(as_text=True)
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed' in page
-    week = lambda: make_digest(database, REPO, RepoConfig(), since=None, now=datetime.now(UTC))[1]  # noqa: E731
+    week = lambda: make_digest(database, REPO, PerfbotFile(), since=None, now=datetime.now(UTC))[1]  # noqa: E731
     assert "## Verified fixes" not in week() and "## Fixes that pass on their branch, not merged yet (1)" in week()
     assert "- **fix waiting for merge** `perf_boxed_sum`: fixed: " in week()  # the digest says to act on it
 

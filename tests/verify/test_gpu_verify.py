@@ -3,8 +3,6 @@ the GPU against one CPU thread and the best CPU count, and the automatic CPU/GPU
 modes. The programs are real, gcc-built, and measured in the span they print, so every speedup is exact."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
@@ -26,7 +24,7 @@ def project(tmp_path_factory):
     config = parse_instance_config(GPU_RUNNERS)[1].narrow(parse_repo_config(GPU_CONFIG))
     records = {slug: parse(f"devs/issues/{slug}.md", text.encode()).record for slug, text in REPORTS.items()}
     conf = BenchFlow(None, None).runner_conf(config, records[SLOWER])
-    runner = LocalRunner(conf.name, repo.root, root / "cache", build=config.build)
+    runner = LocalRunner(conf.name, repo.root, root / "cache", build=config.build.argv)
     return heads, config, runner, records
 
 
@@ -57,7 +55,7 @@ def test_a_fix_that_makes_the_gpu_win_passes_against_the_best_cpu_count(project)
 
 def test_the_gpu_must_only_beat_one_thread_when_the_best_cpu_count_is_not_asked_for(project):
     heads, config, runner, records = project
-    one_thread = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"against_best_cpu": False}))
+    one_thread = config.model_copy(update=dict(gpu=config.gpu.model_copy(update={"against_best_cpu": False})))
     outcome = verify(records[SLOWER], one_thread, runner, heads["fix/metal-kernel"])
     assert set(_gpu(outcome)["modes"]) == {"cpu 1", "gpu"} and outcome.verdict == "pass"
     assert outcome.sides[-1].interval.point == 4.0  # 100 units on one thread over 25 on the GPU
@@ -73,7 +71,7 @@ def test_auto_mode_is_judged_against_the_faster_forced_mode(project):
     assert set(_gpu(wrong)["modes"]) == {"cpu 1", "cpu 2", "gpu", "auto"}
     right = verify(records[AUTO], config, runner, heads["fix/auto-choice"])
     assert right.verdict == "pass" and right.sides[-1].interval.point == 1.0, right.message
-    without = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"auto": None}))
+    without = config.model_copy(update=dict(gpu=config.gpu.model_copy(update={"auto": None})))
     with pytest.raises(UserError, match=r"mode: auto.*\[gpu\] auto"):
         verify(records[AUTO], without, runner, heads["main"])
 

@@ -2,8 +2,6 @@
 taken at a load beyond the cores says it is noisy, and the service posts it at once and measures it again later."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from bot.adapters.runners import LocalRunner, contain
@@ -44,8 +42,9 @@ def busy(monkeypatch):
 
 def test_a_verdict_taken_on_a_busy_host_says_so(tmp_path, busy):
     repo, heads = build_project(tmp_path / "runtime")
-    config = dataclasses.replace(parse_repo_config(CONFIG), max_samples=5, quiet=Quiet())
-    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build)
+    quiet = Quiet()  # the defaults, where CONFIG sets busy_load = 1000
+    config = parse_repo_config(CONFIG).with_verify(max_samples=5, busy_load=quiet.busy_load, max_steal=quiet.max_steal)
+    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build.argv)
     record = parse("devs/issues/perf_boxed_sum.md", report().encode()).record
     outcome = verify(record, config, runner, heads["fix/perf_boxed_sum"])
     assert outcome.noisy and outcome.noisy.startswith("the host was busy: load 9.0 on")

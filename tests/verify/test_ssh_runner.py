@@ -43,7 +43,7 @@ def project(sshd, tmp_path_factory):
     root = tmp_path_factory.mktemp("ssh-project")
     repo, heads = build_project(root / "runtime")
     config = parse_repo_config(CONFIG)
-    runner = _runner(sshd, "remote", repo_path=repo.root, build=config.build, memory_mb=config.memory_mb)
+    runner = _runner(sshd, "remote", repo_path=repo.root, build=config.build.argv, memory_mb=config.verify.memory_mb)
     record = parse("devs/issues/perf_boxed_sum.md", report().encode()).record
     yield heads, config, runner, record, repo
     runner.close()
@@ -56,7 +56,7 @@ def test_a_real_fix_passes_on_the_bench_host(project):
     outcome = verify(record, config, runner, heads["fix/perf_boxed_sum"])
     head = outcome.sides[-1]
     assert outcome.verdict == "pass" and head.interval.high <= 2.0, outcome.message
-    assert head.output and len(head.language) == len(head.c) >= config.min_samples
+    assert head.output and len(head.language) == len(head.c) >= config.verify.min_samples
     # The commit arrived as a tar of its tree (no remote git), and stays built for the next benchmark.
     fix = heads["fix/perf_boxed_sum"]
     workspace = runner.prepare(fix)
@@ -84,7 +84,7 @@ def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     with pytest.raises(BuildError, match=r"build gcc -O2 -o runtime runtime.c at .* on 127.0.0.1 exited 1"):
         verify(record, config, runner, heads["broken"])
     started = time.monotonic()
-    outcome = verify(record, dataclasses.replace(config, timeout_seconds=1), runner, heads["hangs"])
+    outcome = verify(record, config.with_verify(timeout_seconds=1), runner, heads["hangs"])
     assert outcome.verdict == "error" and "ran past the 1s limit" in outcome.message
     # The program never ends, so returning at all means its remote group was killed; the bound only turns a
     # regression into a failure instead of a hung suite (the build over ssh alone took 20 s beside two busy loops).
@@ -262,7 +262,7 @@ def test_the_default_branchs_build_script_builds_an_older_checkout_on_the_host(s
         config = bench_config(git_repo, source_of(git_repo))
     finally:
         git_repo.close()
-    runner = _runner(sshd, "history", repo_path=repo.root, build=config.build, build_script=config.build_script,
+    runner = _runner(sshd, "history", repo_path=repo.root, build=config.build.argv, build_script=config.build_script,
                      control="ctl-history")
     try:
         for commit, define in ((heads["old-slow"], "U24_MASK"), (heads["main"], "WORD_MASK")):
@@ -286,11 +286,12 @@ def test_make_runner_builds_each_kind():
     operator = parse_instance_config('[[runners]]\nname = "l"\nkind = "local"\nlabels = ["c"]\n[[runners]]\n'
                                      'name = "x"\nkind = "ssh"\nhost = "h"\nlabels = ["c"]\n')[1]
     config = operator.narrow(parse_repo_config('[build]\ncommand = ["make"]\n'))
-    local, remote = config.runners
+    local, remote = config.operator.runners
     options = SshOptions(Path("/k"), Path("/kh"), Path("/c"))
     made = make_runner(remote, Path("/r"), Path("/cache"), config, options)
-    assert isinstance(made, SshRunner) and made.folder == "~/.cache/perfbot/x" and made.memory_mb == config.memory_mb
-    assert made.build == config.build and made.options is options and made.build_script is None
+    assert isinstance(made, SshRunner) and made.folder == "~/.cache/perfbot/x"
+    assert made.memory_mb == config.verify.memory_mb
+    assert made.build == config.build.argv and made.options is options and made.build_script is None
     assert isinstance(make_runner(local, Path("/r"), Path("/cache"), config, None), LocalRunner)
     with pytest.raises(UserError, match="no ssh settings"):
         make_runner(remote, Path("/r"), Path("/cache"), config, None)
@@ -307,7 +308,7 @@ def test_a_par_sweep_on_the_bench_host_defaults_to_its_cores(sshd, tmp_path):
 
     repo, heads = build_sweep_project(tmp_path / "runtime")
     config = parse_repo_config(SWEEP_CONFIG.replace("threads = [1, 2, 4]\n", ""))
-    runner = _runner(sshd, "sweep", repo_path=repo.root, build=config.build, control="ctl-sweep")
+    runner = _runner(sshd, "sweep", repo_path=repo.root, build=config.build.argv, control="ctl-sweep")
     record = parse("devs/issues/perf_balanced_items.md", REPORTS["perf_balanced_items"].encode()).record
     try:
         online = int(subprocess.run(["getconf", "_NPROCESSORS_ONLN"], capture_output=True, text=True).stdout)

@@ -1,8 +1,6 @@
 """The project's suite: its output parsed strictly, noisy base/head samples compared, and a real suite run."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -150,7 +148,7 @@ def suite_project(tmp_path_factory):
     repo.repo.git.checkout("-q", "-b", "slower")
     head = repo.write("bench.c", BENCH.replace("#define FACTOR 1", "#define FACTOR 3")).commit("loop_b: 3x the work")
     config = parse_repo_config(SUITE_CONFIG)
-    runner = LocalRunner("local", repo.root, root / "cache", build=config.build)
+    runner = LocalRunner("local", repo.root, root / "cache", build=config.build.argv)
     return config, runner, runner.prepare(base), runner.prepare(head)
 
 
@@ -168,17 +166,17 @@ def test_a_real_suite_finds_the_slowed_loop_and_only_it(suite_project):
 
 def test_a_suite_that_fails_or_prints_nonsense_is_a_clear_error(suite_project):
     config, runner, base_workspace, _ = suite_project
-    failing = dataclasses.replace(config, suite=Suite(command=("sh", "-c",
-                                                               "echo compiling >&2; echo boom >&2; exit 2")))
+    failing = config.model_copy(update=dict(suite=Suite(command=("sh", "-c",
+                                                               "echo compiling >&2; echo boom >&2; exit 2"))))
     with pytest.raises(SuiteError, match=r"the suite `sh -c .*` at base exited 2:\ncompiling\nboom"):
         run_suite(failing, runner, base_workspace, 2, side="base")
-    chatty = dataclasses.replace(config, suite=Suite(command=("sh", "-c", "echo make: bench; ./bench"),
-                                                     format="tsv"))
+    chatty = config.model_copy(update=dict(suite=Suite(command=("sh", "-c", "echo make: bench; ./bench"),
+                                                     format="tsv")))
     with pytest.raises(SuiteError, match="printed no tsv timings: line 1: 'make: bench' has no tab"):
         run_suite(chatty, runner, base_workspace, 1)
-    slow = dataclasses.replace(config, suite=Suite(command=("sleep", "5"), timeout_seconds=1))
+    slow = config.model_copy(update=dict(suite=Suite(command=("sleep", "5"), timeout_seconds=1)))
     with pytest.raises(SuiteError, match="ran past its 1s limit"):
         run_suite(slow, runner, base_workspace, 1)
     with pytest.raises(SuiteError, match=r"no \[suite\]"):
-        run_suite(dataclasses.replace(config, suite=None), runner, base_workspace, 1)
+        run_suite(config.model_copy(update=dict(suite=None)), runner, base_workspace, 1)
     assert set(run_suite(config, runner, base_workspace, 2)) == {"loop_a", "loop_b"}

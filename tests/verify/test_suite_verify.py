@@ -37,7 +37,7 @@ def project(tmp_path_factory):
     slower = repo.write("suite_work.txt", "1500000").commit("fix, but the suite does 5x the work")
     repo.repo.git.checkout("-q", "main")
     config = parse_repo_config(SUITE_CONFIG)
-    runner = LocalRunner("local", repo.root, root / "cache", build=config.build, memory_mb=config.memory_mb)
+    runner = LocalRunner("local", repo.root, root / "cache", build=config.build.argv, memory_mb=config.verify.memory_mb)
     record = parse("devs/issues/perf_boxed_sum.md", report().encode()).record
     return config, runner, record, base, same, slower
 

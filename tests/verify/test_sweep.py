@@ -38,7 +38,7 @@ def swept(tmp_path_factory):
     root = tmp_path_factory.mktemp("sweep")
     repo, heads = build_sweep_project(root / "runtime")
     config = parse_repo_config(SWEEP_CONFIG)
-    runner = Recording(LocalRunner("local", repo.root, root / "cache", build=config.build))
+    runner = Recording(LocalRunner("local", repo.root, root / "cache", build=config.build.argv))
     records = {slug: parse(f"devs/issues/{slug}.md", text.encode()).record for slug, text in REPORTS.items()}
     outcomes = {}
     for slug, record in records.items():
@@ -87,7 +87,7 @@ def test_every_round_runs_each_count_once_alternating_direction(swept):
 def test_the_default_sweep_is_one_to_the_hosts_cores_with_the_claim(swept):
     _, config, runner, records, _ = swept
     record = records["perf_balanced_items"]
-    default = dataclasses.replace(config, run=dataclasses.replace(config.run, threads=None))
+    default = config.with_verify(threads=None)
     cores = len(os.sched_getaffinity(0))
     assert runner.cores() == cores
     assert counts_for(record, default, runner) == tuple(sorted({*range(1, cores + 1), 2}))
@@ -110,8 +110,7 @@ def test_a_sweep_in_wall_time_samples_every_count_and_computes_its_intervals(swe
     """The default measure of par reports. Wall time on this shared machine decides nothing a test can assert,
     so this asserts the machinery: every count sampled each round, an interval per count, a decision taken."""
     heads, config, runner, records, _ = swept
-    wall = dataclasses.replace(config, max_samples=6, run=dataclasses.replace(config.run, measure="wall",
-                                                                              measure_by_track=()))
+    wall = config.with_verify(max_samples=6, measure="wall")
     outcome = verify(records["perf_balanced_items"], wall, runner, heads["main"])
     side = outcome.sides[-1]
     points = _points(outcome)
@@ -140,7 +139,7 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     repo, _heads = build_sweep_project(tmp_path / "runtime")
     key, queue, tracker = local_full_name(repo.root), DeliveryQueue(database), FileIssues(tmp_path / "issues")
     bench = BenchFlow(database, lambda conf, path, config: LocalRunner(conf.name, path, tmp_path / "bench",
-                                                                       build=config.build), comment_every=0)
+                                                                       build=config.build.argv), comment_every=0)
     services = BotServices(database, lambda _name, _inst: tracker, RepoSource(local={key: repo.root}),
                            bot_login="perfbot", fixes=FixFlow(database, queue.enqueue), bench=bench)
     worker = Worker(queue, lambda event: handlers.dispatch(event, services), owner="test", lease_seconds=60,

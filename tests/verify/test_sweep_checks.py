@@ -65,9 +65,9 @@ def test_a_par_command_without_a_thread_knob_is_named_before_anything_runs():
     assert knob_problem(seq, config) is None  # nothing is swept
     gpu = dataclasses.replace(record(), backend="cuda")
     forced = ("./runtime", "--gpu", "{file}")
-    gpu_config = dataclasses.replace(config, gpu=config.gpu.model_copy(update={"run": forced}))
+    gpu_config = config.model_copy(update=dict(gpu=config.gpu.model_copy(update={"run": forced})))
     assert "GPU report" in knob_problem(gpu, gpu_config)
-    one_cpu = dataclasses.replace(gpu_config, gpu=gpu_config.gpu.model_copy(update={"against_best_cpu": False}))
+    one_cpu = gpu_config.model_copy(update=dict(gpu=gpu_config.gpu.model_copy(update={"against_best_cpu": False})))
     assert knob_problem(gpu, one_cpu) is None  # the GPU against one CPU thread sweeps no count
 
 
@@ -113,7 +113,7 @@ def test_check_warns_and_verify_refuses_a_sweep_without_threads(tmp_path, perfbo
 def test_a_runtime_that_prints_one_thread_at_every_count_is_refused(tmp_path):
     repo = project(tmp_path / "runtime", PRINTS_THREADS, WITH_THREADS_METRIC)
     config = parse_repo_config(WITH_THREADS_METRIC)
-    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build)
+    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build.argv)
     with pytest.raises(UserError, match=r"printed threads 1 at every thread count of the sweep \(1, 2, 4\)"):
         verify(record(), config, runner, repo.repo.commit("main").hexsha)
 

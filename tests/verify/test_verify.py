@@ -1,7 +1,6 @@
 """Verification end to end through the local runner, on a real C project whose fix branch really is faster."""
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
@@ -19,7 +18,7 @@ def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
     repo, heads = build_project(root / "runtime")
     config = parse_repo_config(CONFIG)
-    runner = LocalRunner("local", repo.root, root / "cache", build=config.build, memory_mb=config.memory_mb)
+    runner = LocalRunner("local", repo.root, root / "cache", build=config.build.argv, memory_mb=config.verify.memory_mb)
     record = parse("devs/issues/perf_boxed_sum.md", report().encode()).record
     return heads, config, runner, record
 
@@ -32,7 +31,7 @@ def test_a_real_fix_passes_and_its_base_is_measured_too(project):
     base, head = outcome.sides
     assert outcome.verdict == "pass", outcome.message
     assert base.decision == "fail" and base.interval.low > 2.0 and head.interval.high <= 2.0
-    assert len(head.language) == len(head.c) >= config.min_samples and base.output == head.output == "4463072"
+    assert len(head.language) == len(head.c) >= config.verify.min_samples and base.output == head.output == "4463072"
     assert progress[0] == ("base", 1) and progress[-1][0] == "head"
 
 
@@ -42,7 +41,7 @@ def test_wall_time_is_sampled_and_its_interval_computed_whatever_the_load(projec
     from tests.bench_project import WALL_CONFIG
 
     heads, _, runner, record = project
-    config = dataclasses.replace(parse_repo_config(WALL_CONFIG), max_samples=5)
+    config = parse_repo_config(WALL_CONFIG).with_verify(max_samples=5)
     outcome = verify(record, config, runner, heads["fix/perf_boxed_sum"], base=heads["main"])
     assert outcome.verdict in ("pass", "fail", "inconclusive"), outcome.message
     for side in outcome.sides:
@@ -68,7 +67,7 @@ def test_a_build_failure_and_a_timeout_give_clear_messages(project):
     heads, config, runner, record = project
     with pytest.raises(BuildError, match=r"build gcc -O2 -o runtime runtime.c at .* exited 1"):
         verify(record, config, runner, heads["broken"])
-    quick = dataclasses.replace(config, timeout_seconds=1)
+    quick = config.with_verify(timeout_seconds=1)
     outcome = verify(record, quick, runner, heads["hangs"])
     assert outcome.verdict == "error" and "ran past the 1s limit" in outcome.message
 
@@ -113,7 +112,7 @@ def test_a_report_whose_code_tries_to_escape_its_folder_is_contained(project):
     hostile = parse("devs/issues/perf_boxed_sum.md",
                     (text[0] + "```c\n" + ESCAPING_TRANSLATION % (N, N)
                      + text[1][text[1].index("\n```"):]).encode()).record
-    outcome = verify(hostile, dataclasses.replace(config, max_samples=5), runner, heads["fix/perf_boxed_sum"])
+    outcome = verify(hostile, config.with_verify(max_samples=5), runner, heads["fix/perf_boxed_sum"])
     workspace = runner.prepare(heads["fix/perf_boxed_sum"])
     assert outcome.verdict == "pass", outcome.message  # measured, as if nothing happened
     assert (workspace / "runtime").exists() and "tampered" not in (workspace / "runtime.c").read_text()
@@ -179,7 +178,7 @@ def test_a_par_fix_reaches_the_target_speedup_and_main_does_not(tmp_path):
 
     repo, heads = build_par_project(tmp_path / "par")
     config = parse_repo_config(PAR_CONFIG)
-    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build)
+    runner = LocalRunner("local", repo.root, tmp_path / "cache", build=config.build.argv)
     record = parse("devs/issues/perf_serial_work.md", par_report().encode()).record
     outcome = verify(record, config, runner, heads["fix/perf_serial_work"], base=heads["main"])
     base, head = outcome.sides

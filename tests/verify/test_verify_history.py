@@ -137,7 +137,7 @@ def test_queued_runs_read_the_default_branch_whatever_head_they_measure(history)
     git_repo = GitRepository(repo.root)
     try:
         config, record = bench_inputs.for_run(git_repo, queued("perf_boxed_sum", heads["old-slow"], {"samples": 7}))
-        assert record.slug == "perf_boxed_sum" and config.max_samples == 7
+        assert record.slug == "perf_boxed_sum" and config.verify.max_samples == 7
         assert config.build_script.path == ".perfbot/build.sh" and config.build_script.text == BUILD_SCRIPT
         # Only parsed (digest, fix flags): the script is named, not loaded, and need not even exist.
         assert bench_inputs.read_config(git_repo, heads["main"]).build_script.text is None
@@ -167,14 +167,14 @@ def test_argv_only_a_checkout_path_with_blanks_and_dollars_reaches_the_script_wh
     finally:
         git_repo.close()
     cache = tmp_path / "cache dir $(touch pwned); `touch pwned2`"
-    runner = LocalRunner("local", repo.root, cache, build=config.build, build_script=config.build_script)
+    runner = LocalRunner("local", repo.root, cache, build=config.build.argv, build_script=config.build_script)
     workspace = runner.prepare(heads["old-slow"])
     assert ((workspace / "build.log").read_text() == f"{heads['old-slow']} U24_MASK\n"
             and (workspace / "runtime").is_file())
     assert not list(tmp_path.rglob("pwned*")) and not list(repo.root.rglob("pwned*"))
     # A changed script (a configuration being tried) builds the commit afresh; the same one reuses the build.
     changed = dataclasses.replace(config.build_script, text=BUILD_SCRIPT.replace('"$2 $mask"', '"again $mask"'))
-    again = LocalRunner("local", repo.root, cache, build=config.build, build_script=changed)
+    again = LocalRunner("local", repo.root, cache, build=config.build.argv, build_script=changed)
     assert again.prepare(heads["old-slow"]) == workspace and (workspace / "build.log").read_text() == "again U24_MASK\n"
     (workspace / "stamp").write_text("kept")
     assert again.prepare(heads["old-slow"]) == workspace and (workspace / "stamp").exists()
@@ -182,7 +182,7 @@ def test_argv_only_a_checkout_path_with_blanks_and_dollars_reaches_the_script_wh
     failing = dataclasses.replace(config.build_script, text="#!/bin/sh\necho \"no WORD_MASK in $1\" >&2\nexit 4\n")
     with pytest.raises(BuildError, match=rf"build \.perfbot/build\.sh {{checkout}} {{sha}} at {heads['old-fast'][:12]} "
                                          r"exited 4:\nno WORD_MASK in /"):
-        LocalRunner("local", repo.root, cache, build=config.build, build_script=failing).prepare(heads["old-fast"])
+        LocalRunner("local", repo.root, cache, build=config.build.argv, build_script=failing).prepare(heads["old-fast"])
 
 
 def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_script_builds_old_commits(tmp_path):

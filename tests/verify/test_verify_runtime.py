@@ -2,7 +2,6 @@
 output rule, metrics, input sizes, both kinds of reference, and each measure, with real gcc-built programs."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import statistics
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 
 from bot.adapters.runners import LocalRunner
 from bot.core.config import parse_repo_config
+from bot.core.config.instance import OperatorConfig
 from bot.core.reports.parse import parse
 from bot.errors import UserError
 from bot.services.bench.measures import find_counter
@@ -34,7 +34,7 @@ factor = 1.5
 def project(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"runtime-{request.param}")
     repo, heads, _other = build_runtime_project(root)
-    build = parse_repo_config(config()).build
+    build = parse_repo_config(config()).build.argv
     if request.param == "local":
         runner = LocalRunner("local", repo.root, root / "cache", build=build, memory_mb=512)
     else:
@@ -45,13 +45,14 @@ def project(request, tmp_path_factory):
         runner.close()
 
 
-def _verify(project, text: str, settings: str, head: str, base: str | None = None, **changes):
+def _verify(project, text: str, settings: str, head: str, base: str | None = None,
+            reference_sources: tuple[str, ...] | None = None):
     heads, runner = project
     record = parse("devs/issues/perf_fold.md", text.encode()).record
     beside = Path(runner.repo_path).parent
     settings = settings.replace("OLDRT_URL", f"file://{beside / 'oldrt'}")
-    conf = dataclasses.replace(parse_repo_config(settings), **{"reference_sources": (f"file://{beside}/",),
-                                                               **changes})
+    allowed = (f"file://{beside}/",) if reference_sources is None else reference_sources
+    conf = OperatorConfig(reference_sources=allowed).narrow(parse_repo_config(settings))
     return verify(record, conf, runner, heads[head], heads[base] if base else None)
 
 

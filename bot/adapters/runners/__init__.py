@@ -8,7 +8,7 @@ from typing import TypedDict
 from bot.adapters.runners import contain
 from bot.adapters.runners.local import LocalRunner
 from bot.adapters.runners.ssh import SshOptions, SshRunner
-from bot.core.config import BuildScript, RepoConfig, Runner
+from bot.core.config import BuildScript, PerfbotFile, Runner
 from bot.errors import UserError
 
 __all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner", "readable_problem"]
@@ -38,7 +38,7 @@ class _Limits(TypedDict):
     secrets: tuple[str, ...]
 
 
-def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: RepoConfig,
+def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: PerfbotFile,
                 ssh: SshOptions | None, *, service: bool = False, private: tuple[Path, ...] = (),
                 secrets: tuple[str, ...] = ()) -> LocalRunner | SshRunner:
     """The runner a `[[runners]]` entry describes; `cache_dir` serves local runners, `ssh` remote ones.
@@ -46,26 +46,27 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: R
     `private`: folders of this host no `[sandbox] readable` may show (the instance folder, the home); the
     readable folders are an allow-list, each checked by readable_problem.
     `secrets`: scrubbed from everything a run prints, before perfbot reads, stores or posts any of it."""
-    limits: _Limits = {"memory_mb": config.memory_mb, "build_script": config.build_script,
+    limits: _Limits = {"memory_mb": config.verify.memory_mb, "build_script": config.build_script,
                        "sandbox": runner_conf.sandbox,
-                       "processes": config.sandbox.processes, "output_mb": config.sandbox.output_mb, "secrets": secrets}
+                       "processes": config.operator.sandbox.processes,
+                       "output_mb": config.operator.sandbox.output_mb, "secrets": secrets}
     if runner_conf.kind == "local":
-        if service and not config.runners_named:
+        if service and not config.operator.runners_named:
             raise UserError("benchmarks run on bench hosts, never on the bot's own machine: the operator adds a "
                             "[[runners]] entry for a bench host (kind = \"ssh\") to the instance file "
                             "(instance/perfbot.toml), or names kind = \"local\" there to allow this host on purpose")
-        shown = tuple(Path(r) for r in config.sandbox.readable)
+        shown = tuple(Path(r) for r in config.operator.sandbox.readable)
         for folder in shown:
             problem = readable_problem(folder, private)
             if problem:
                 raise UserError(f"[sandbox] readable: {problem}")
-        return LocalRunner(runner_conf.name, repo_path, cache_dir, build=config.build, readable=shown, **limits)
+        return LocalRunner(runner_conf.name, repo_path, cache_dir, build=config.build.argv, readable=shown, **limits)
     if runner_conf.kind == "ssh":
         if ssh is None:
             raise UserError(f"runner {runner_conf.name} is an ssh runner but no ssh settings were given")
         return SshRunner(runner_conf.name, runner_conf.host or "", options=ssh, repo_path=repo_path,
-                         user=runner_conf.user, port=runner_conf.port, path=runner_conf.path, build=config.build,
-                         readable=config.sandbox.readable, **limits)
+                         user=runner_conf.user, port=runner_conf.port, path=runner_conf.path, build=config.build.argv,
+                         readable=config.operator.sandbox.readable, **limits)
     if runner_conf.kind == "actions":
         # A workflow run finishes minutes later through a webhook: only the service can wait for that.
         raise UserError(f"runner {runner_conf.name} runs on GitHub Actions, which the service dispatches and hears "

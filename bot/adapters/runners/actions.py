@@ -13,7 +13,7 @@ import math
 import stat
 import zipfile
 
-from bot.core.config import RepoConfig, Runner
+from bot.core.config import PerfbotFile, Runner
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.verify_plan import programs
@@ -40,20 +40,20 @@ def run_title(run_id: int) -> str:
     return f"perfbot bench run {run_id}"
 
 
-def dispatch_inputs(run: BenchRun, record: PerfIssue, config: RepoConfig, runner: Runner) -> dict[str, str]:
+def dispatch_inputs(run: BenchRun, record: PerfIssue, config: PerfbotFile, runner: Runner) -> dict[str, str]:
     """The workflow_dispatch inputs: strings, as GitHub requires; the plan is what verify.py would follow."""
     language, translation = programs(record, config)
     _refuse_what_the_workflow_cannot_do(record, config, runner)
     plan = {"run": run.id, "slug": record.slug, "base": run.base if run.compares_base else None,
             "head": run.head, "track": record.track, "threads": record.threads or 1, "program": language,
-            "translation": translation, "build": list(config.build or []) or None,
+            "translation": translation, "build": list(config.build.argv or []) or None,
             # The default branch's build script travels in the plan: the measured commits may predate it.
             "build_script": {"name": config.build_script.name, "text": config.build_script.text}
             if config.build_script else None,
-            "language": list(config.run_language or ()), "c_compile": list(config.c_compile),
-            "c_run": list(config.c_run),
-            "samples": config.max_samples, "timeout_seconds": config.timeout_seconds,
-            "budget_seconds": config.budget_seconds, "memory_mb": config.memory_mb}
+            "language": list(config.run.language or ()), "c_compile": list(config.run.c_compile),
+            "c_run": list(config.run.c_run),
+            "samples": config.verify.max_samples, "timeout_seconds": config.verify.timeout_seconds,
+            "budget_seconds": config.verify.budget_seconds, "memory_mb": config.verify.memory_mb}
     inputs = {"run": str(run.id), "plan": json.dumps(plan, separators=(",", ":")),
               "runs_on": json.dumps(list(runner.runs_on))}
     if sum(len(v) for v in inputs.values()) > MAX_INPUT_CHARS:
@@ -63,15 +63,15 @@ def dispatch_inputs(run: BenchRun, record: PerfIssue, config: RepoConfig, runner
     return inputs
 
 
-def _refuse_what_the_workflow_cannot_do(record: PerfIssue, config: RepoConfig, runner: Runner) -> None:
+def _refuse_what_the_workflow_cannot_do(record: PerfIssue, config: PerfbotFile, runner: Runner) -> None:
     """deploy/github/perfbot_bench.py times exact outputs of program.bend against C on wall time, nothing more."""
     settings = config.run
     asked = [what for what, used in (
         ("`reference:`", bool(record.reference)), ("`inputs:`", bool(record.inputs)),
         ("[run] program", settings.program is not None), (f'[run] output = "{settings.output}"',
                                                           settings.output != "exact"),
-        ("[run] metrics", bool(settings.metrics)), (f'[verify] measure = "{settings.measure}"',
-                                                    settings.measure != "wall"),
+        ("[run] metrics", bool(settings.metrics)), (f'[verify] measure = "{config.measure}"',
+                                                    config.measure != "wall"),
     ) if used]
     if asked:
         raise UserError(f"cannot verify {record.slug} on {runner.name}: the GitHub Actions bench script does not "

@@ -1,12 +1,12 @@
 """`.perfbot.toml`, one typed model: every key known, every value checked, every error naming its key and line.
 
-model.py holds the file (`PerfbotFile`) and the view perfbot reads (`RepoConfig`); each section's module says
+model.py holds the file (`PerfbotFile`), which is the configuration perfbot reads; each section's module says
 what its keys mean. `perfbot config schema` prints the JSON Schema the model exports.
 """
 from bot.core.config.build import BuildScript, build_argv, fill, script_problem
 from bot.core.config.errors import ConfigFileError
 from bot.core.config.hosts import GpuSettings, NotifySettings, SandboxSettings
-from bot.core.config.model import PerfbotFile, RepoConfig, RunSettings, json_schema, parse_repo_config
+from bot.core.config.model import PerfbotFile, json_schema, parse_repo_config
 from bot.core.config.parity import ParityConfig, glob_regex
 from bot.core.config.run import MEASURES, PROGRAM_NAME, New, Reference, measure_problem, par_measure_problem
 from bot.core.config.runners import Runner, Suite
@@ -27,8 +27,6 @@ __all__ = [
            "ParityConfig",
            "PerfbotFile",
            "Reference",
-           "RepoConfig",
-           "RunSettings",
            "Runner",
            "SandboxSettings",
            "Suite",

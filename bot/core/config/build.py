@@ -28,7 +28,7 @@ class Build(Section):
                                     "that differ by revision")
 
     @model_validator(mode="after")
-    def _script_is_run(self):
+    def _script_is_run(self) -> Build:
         uses_script = self.command is not None and any("{script}" in arg for arg in self.command)
         if self.script is None and uses_script:
             raise FieldError('uses {script} but [build] names no script; add script = "path/in/the/repository"',

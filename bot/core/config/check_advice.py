@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 
 from bot.core.config.lines import Path, line_for
 from bot.core.reports.codeblocks import undeclared_tag
@@ -90,7 +91,7 @@ def toml_pairs(rules: list[tuple[str, str]]) -> str:
     return "[" + ", ".join(f"['{pattern}', '{replacement}']" for pattern, replacement in rules) + "]"
 
 
-def toml_list(items) -> str:
+def toml_list(items: Iterable[str]) -> str:
     return "[" + ", ".join('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items) + "]"
 
 

@@ -6,6 +6,7 @@ import re
 import tomllib
 import types
 import typing
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -44,7 +45,7 @@ def load_toml(text: str, file: str = ".perfbot.toml") -> dict:
         raise ConfigFileError("(syntax)", line, str(exc).split(" (at")[0], file) from None
 
 
-def suggest(key: str, known) -> str:
+def suggest(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1)
     return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
 
@@ -85,7 +86,7 @@ def _problem(error: ErrorDetails, loc: Path, model: type[BaseModel]) -> str:
 
 def _fields_at(model: type[BaseModel], loc: Path) -> dict[str, str | None]:
     """The keys the table at `loc` knows, with their descriptions: the model's annotations walked down the path."""
-    annotation = model
+    annotation: object = model
     for part in loc:
         annotation = _step(_unwrap(annotation), part)
     table = _unwrap(annotation)
@@ -94,7 +95,7 @@ def _fields_at(model: type[BaseModel], loc: Path) -> dict[str, str | None]:
     return {}
 
 
-def _step(annotation, part):
+def _step(annotation: object, part: object) -> object:  # a type annotation
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         field = annotation.model_fields.get(part) if isinstance(part, str) else None
         return field.annotation if field else None
@@ -106,7 +107,7 @@ def _step(annotation, part):
     return None
 
 
-def _unwrap(annotation):
+def _unwrap(annotation: object) -> object:
     """Annotated[X, ...] and X | None are X."""
     while True:
         if typing.get_origin(annotation) is typing.Annotated:

@@ -31,7 +31,7 @@ _LOGIN = re.compile(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z
 _FOLDER = re.compile(r"/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+){0,30}")
 
 
-def _logins(value):
+def _logins(value: object) -> tuple[str, ...]:
     found = [_LOGIN.fullmatch(v) if isinstance(v, str) else None for v in value] \
         if isinstance(value, (list, tuple)) else [None]
     matched = [m for m in found if m]
@@ -43,9 +43,10 @@ def _logins(value):
     return people
 
 
-def _url(value):
+def _url(value: object) -> str:
     parts = urlsplit(value) if isinstance(value, str) and len(value) <= 500 and value.isprintable() else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or " " in value:
+    if not isinstance(value, str) or parts is None or parts.scheme not in ("http", "https") or not parts.hostname \
+            or " " in value:
         raise ValueError(f"{str(value)[:60]!r} must be an http(s) URL, e.g. \"https://chat.example/hooks/perf\"")
     if parts.username or parts.password:
         raise ValueError("must not hold credentials: the file is public to the repository; set "
@@ -53,7 +54,7 @@ def _url(value):
     return value
 
 
-def _folders(value):
+def _folders(value: object) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ValueError('must list absolute folders, e.g. ["/opt/datasets"]')
     for folder in value:

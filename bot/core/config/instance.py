@@ -21,14 +21,14 @@
     reviews_per_hour = 200
 
 The repository's file may narrow these (fewer processes, less memory, fewer threads); `narrow` lays the operator's
-view over a parsed `.perfbot.toml`, so every run reads one RepoConfig whose caps the operator bounds.
+view over a parsed `.perfbot.toml`, so every run reads one configuration whose caps the operator bounds.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
@@ -36,14 +36,18 @@ from pydantic import BeforeValidator, Field, ValidationError, model_validator
 from bot.core.config.errors import ConfigFileError, FieldError, first_error, load_toml
 from bot.core.config.hosts import SandboxSettings
 from bot.core.config.lines import key_lines, line_for
-from bot.core.config.model import INSTANCE_FILE, LOCAL_RUNNER, RepoConfig
 from bot.core.config.runners import Runner
 from bot.core.config.values import Count, Section
 
+if TYPE_CHECKING:  # model.py imports this module: the file is what narrow() lays the operator's view over
+    from bot.core.config.model import PerfbotFile
+
 REPORT_MAX_BYTES = 256 * 1024
+INSTANCE_FILE = "instance/perfbot.toml"
+LOCAL_RUNNER = Runner(name="local", kind="local", labels=("c",))
 
 
-def _prefixes(value):
+def _prefixes(value: object) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ValueError('must list URL prefixes, e.g. ["https://github.com/org/"]')
     for prefix in value:
@@ -83,7 +87,7 @@ class InstanceFile(Section):
     llm: LlmBudget = LlmBudget()
 
     @model_validator(mode="after")
-    def _one_name_each(self):
+    def _one_name_each(self) -> InstanceFile:
         names = [runner.name for runner in self.runners or ()]
         for index, name in enumerate(names):
             if name in names[:index]:
@@ -116,20 +120,19 @@ class OperatorConfig:
         return dataclasses.replace(self, runners=tuple(
             r.model_copy(update={"sandbox": "none"}) if r.kind != "actions" else r for r in self.runners))
 
-    def narrow(self, config: RepoConfig) -> RepoConfig:
+    def narrow(self, config: PerfbotFile) -> PerfbotFile:
         """The repository's file under the operator's ceilings, with the operator's runners and sandbox."""
-        limits = self.limits
-        processes = min(config.processes or self.sandbox.processes, self.sandbox.processes)
-        threads = config.run.threads
+        limits, verify = self.limits, config.verify
+        processes = min(verify.processes or self.sandbox.processes, self.sandbox.processes)
+        threads = verify.threads
         if threads is not None:
             threads = tuple(t for t in threads if t <= limits.threads) or (1,)
-        return dataclasses.replace(
-            config, runners=self.runners, runners_named=self.runners_named,
-            sandbox=self.sandbox.model_copy(update={"processes": processes}),
-            memory_mb=min(config.memory_mb, limits.memory_mb),
-            timeout_seconds=min(config.timeout_seconds, limits.timeout_seconds),
-            budget_seconds=min(config.budget_seconds, limits.budget_seconds),
-            run=dataclasses.replace(config.run, threads=threads), reference_sources=self.reference_sources)
+        narrowed = verify.model_copy(update={
+            "memory_mb": min(verify.memory_mb, limits.memory_mb),
+            "timeout_seconds": min(verify.timeout_seconds, limits.timeout_seconds),
+            "budget_seconds": min(verify.budget_seconds, limits.budget_seconds), "threads": threads})
+        return config.under(dataclasses.replace(self, sandbox=self.sandbox.model_copy(update={"processes": processes})),
+                            narrowed)
 
 
 DEFAULT_OPERATOR = OperatorConfig()  # no instance file: the local runner, sandboxed, default ceilings

@@ -28,7 +28,7 @@ _TAG = re.compile(r"@?[A-Za-z_][A-Za-z0-9_-]*")
 _GLOB = re.compile(r"[A-Za-z0-9_.*?\[\]/{},-]+")
 
 
-def _globs(value):
+def _globs(value: object) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
         raise ValueError('must list globs of files, e.g. ["runtime/gpu/*.h"]')
     for glob in value:
@@ -38,13 +38,13 @@ def _globs(value):
     return tuple(value)
 
 
-def _text(value):
+def _text(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{str(value)[:40]!r} must be a string: a marker tag, a macro or a function prefix")
     return value
 
 
-def _names(value):
+def _names(value: object) -> tuple[tuple[str, str], ...]:
     if isinstance(value, (list, tuple)):
         return tuple(value)  # already read
     if not isinstance(value, dict):
@@ -68,15 +68,15 @@ class ParityConfig(Declared):
 
     @model_validator(mode="before")
     @classmethod
-    def _tags_follow_the_style(cls, data):
+    def _tags_follow_the_style(cls, data: object) -> object:  # the table as written
         style = data.get("style", "markers") if isinstance(data, dict) else None
-        if style in STYLE_DEFAULTS:
+        if isinstance(data, dict) and style in STYLE_DEFAULTS:
             metal, cuda = STYLE_DEFAULTS[style]
             return {"metal": metal, "cuda": cuda, **data}
         return data
 
     @model_validator(mode="after")
-    def _tags_fit_the_style(self):
+    def _tags_fit_the_style(self) -> ParityConfig:
         pattern = _TAG if self.style == "markers" else _IDENT
         example = {"markers": '"@metal"', "ifdef": '"__METAL_VERSION__"', "prefix": '"metal_"'}[self.style]
         what = "a marker tag" if self.style == "markers" else "an identifier"

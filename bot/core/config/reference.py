@@ -83,7 +83,7 @@ def _one(spec: dict) -> str:
     return spec.get("format", spec.get("type", "value"))
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:  # a JSON Schema default
     return "" if value is None else f"`{json.dumps(value)}`"
 
 
@@ -94,7 +94,7 @@ def _example(section: str, key: str, field: dict) -> str:
     return "`" + written.replace("|", "\\|") + "`" if written else ""
 
 
-def _toml(value) -> str:
+def _toml(value: object) -> str:  # a JSON Schema default
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):

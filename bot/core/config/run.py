@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
@@ -41,14 +42,14 @@ PROGRAM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
 _METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 
 
-def _program(value):
+def _program(value: object) -> str:
     if not isinstance(value, str) or not PROGRAM_NAME.fullmatch(value):
         raise ValueError(f"{str(value)[:60]!r} must be a plain file name such as \"main.hvm4\" (letters, digits, "
                          "_.+-, no folders)")
     return value
 
 
-def _regex(pattern, *where: str) -> re.Pattern:
+def _regex(pattern: object, *where: str) -> re.Pattern:
     if not isinstance(pattern, str) or not pattern:
         raise FieldError("a pattern must be a non-empty string", *where)
     try:
@@ -57,7 +58,7 @@ def _regex(pattern, *where: str) -> re.Pattern:
         raise FieldError(f"{pattern[:60]!r} is not a regular expression: {exc}", *where) from None
 
 
-def _substitutions(value):
+def _substitutions(value: object) -> tuple[tuple[str, str], ...]:
     shape = 'must be a list of ["regex", "replacement"] pairs'
     if not isinstance(value, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
         raise ValueError(shape)
@@ -71,7 +72,7 @@ def _substitutions(value):
     return tuple((pattern, replacement) for pattern, replacement in value)
 
 
-def _metrics(value):
+def _metrics(value: object) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict) or not value:
         raise ValueError('must be a table of name = "regex", e.g. {itrs = "ITRS: (\\\\d+)"}')
     for name, pattern in value.items():
@@ -82,7 +83,7 @@ def _metrics(value):
     return tuple(value.items())
 
 
-def _threads(value):
+def _threads(value: object) -> tuple[int, ...]:
     if not isinstance(value, (list, tuple)) or not value or not all(
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_THREADS for n in value):
         raise ValueError(f"must be a list of thread counts from 1 to {MAX_THREADS}, e.g. [1, 2, 4, 8, 12]")
@@ -91,7 +92,7 @@ def _threads(value):
     return tuple(sorted(value))
 
 
-def _plain(value):
+def _plain(value: object) -> str:
     if not isinstance(value, str) or not value or value.startswith("-"):
         raise ValueError("must be a string that does not start with '-'")
     return value
@@ -102,8 +103,8 @@ def _plain(value):
 _SOURCE = re.compile(r"(?:https?|ssh|git|file)://[\x21-\x7e]+|[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[\x21-\x7e]+")
 
 
-def _source(value):
-    _plain(value)
+def _source(value: object) -> str:
+    value = _plain(value)
     if not _SOURCE.fullmatch(value) or ".." in value.split("/"):
         raise ValueError(f"{value[:60]!r}: a reference comes from this repository (leave repository out and name a "
                          "branch) or from a URL the operator allows ([references] allow in instance/perfbot.toml); "
@@ -111,21 +112,21 @@ def _source(value):
     return value
 
 
-def _ref(value):
-    _plain(value)
+def _ref(value: object) -> str:
+    value = _plain(value)
     if branch_name_problem(value) and not re.fullmatch(r"[0-9a-f]{7,40}", value):
         raise ValueError(f"{value[:60]!r} is not a branch name or commit")
     return value
 
 
-def _reference_name(value):
+def _reference_name(value: object) -> str:
     if not isinstance(value, str) or not NAME_RE.fullmatch(value) or value == "runtime":
         raise ValueError("a reference name is letters, digits and _.- (and not `runtime`, which means this project "
                          "at another ref)")
     return value
 
 
-def _fence(value):
+def _fence(value: object) -> tuple[str, ...]:
     """The runtime's own fence tags: a report's ```tally block is then its program, as ```bend is everywhere."""
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(tag, str) for tag in value):
         raise ValueError('must be a list of fence tags, e.g. ["tally"]')
@@ -148,7 +149,7 @@ OutputRule = Annotated[Literal["exact", "normalize", "last-line"],
 MEASURES = ("wall", "user", "instructions")
 
 
-def measure_problem(value, metrics) -> str | None:
+def measure_problem(value: object, metrics: Collection[str]) -> str | None:
     """Why `value` is no measure (None when it is one): wall, user, instructions, or metric:NAME of a metric."""
     if isinstance(value, str) and value in MEASURES:
         return None
@@ -170,7 +171,7 @@ def par_measure_problem(measure: str) -> str | None:
             'time or in a span the runtime prints ("metric:NAME", the longest thread\'s work)')
 
 
-def _measure(value):
+def _measure(value: object) -> object:  # the TOML value, checked; pydantic types it
     """A measure, or one per track; metric:NAME is checked against [run] metrics with the whole file."""
     tracks = value if isinstance(value, dict) else {"": value}
     for track, measure in tracks.items():
@@ -211,7 +212,7 @@ class Run(Section):
     metrics: Metrics = Field((), description="name = regex: numbers the runtime prints, captured with each sample")
 
     @model_validator(mode="after")
-    def _normalize_goes_with_its_rule(self):
+    def _normalize_goes_with_its_rule(self) -> Run:
         if self.output == "normalize" and not self.normalize:
             raise FieldError('output = "normalize" needs a normalize list: normalize = [["regex", "replacement"], '
                              "...]", "normalize", line_of=("output",))
@@ -257,7 +258,7 @@ class Verify(Section):
                                                 "flattens")
 
     @model_validator(mode="after")
-    def _samples_in_order(self):
+    def _samples_in_order(self) -> Verify:
         if self.min_samples > self.max_samples:
             raise FieldError("is larger than max_samples", "min_samples")
         return self
@@ -278,7 +279,7 @@ class Reference(ReferenceTable):
     name: str
 
 
-def _snippet(value):
+def _snippet(value: object) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 8000:
         raise ValueError("must be the program's text, e.g. a multi-line string '''...''' (at most 8000 characters)")
     if "```" in value:
@@ -286,7 +287,7 @@ def _snippet(value):
     return value.strip("\n")
 
 
-def _one_line(value):
+def _one_line(value: object) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 200 or not value.isprintable():
         raise ValueError("must be one line, what both programs print")
     return value.strip()

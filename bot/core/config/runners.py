@@ -59,14 +59,14 @@ class Runner(Section):
 
     @model_validator(mode="before")
     @classmethod
-    def _actions_run_on_their_labels(cls, data):
+    def _actions_run_on_their_labels(cls, data: object) -> object:  # the table as written
         if isinstance(data, dict) and data.get("kind") == "actions" and "runs_on" not in data \
                 and isinstance(data.get("labels"), (list, tuple)):
             return {**data, "runs_on": ["self-hosted", *data["labels"]]}
         return data
 
     @model_validator(mode="after")
-    def _keys_fit_the_kind(self):
+    def _keys_fit_the_kind(self) -> Runner:
         if self.kind == "ssh" and self.host is None:
             raise FieldError(f"ssh runner {self.name} needs a host", "host")
         if self.kind == "local" and self.path is not None:

@@ -35,7 +35,7 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:/-]{0,49}")
 _SLUG = re.compile(r"perf_[a-z0-9_]+")
 
 
-def _weekly(value):
+def _weekly(value: object) -> str:
     found = _WEEKLY.fullmatch(value.strip()) if isinstance(value, str) else None
     word = found.group(1).lower() if found else ""
     day = next((d for d in WEEKDAYS if word in (d, d[:3])), None)
@@ -44,7 +44,7 @@ def _weekly(value):
     return f"{day[:3]} {int(found.group(2)):02d}:{found.group(3)}"
 
 
-def _daily_or_weekly(value):
+def _daily_or_weekly(value: object) -> str:
     found = _DAILY.fullmatch(value.strip()) if isinstance(value, str) else None
     if found:
         return f"daily {int(found.group(1)):02d}:{found.group(2)}"
@@ -55,7 +55,7 @@ def _daily_or_weekly(value):
                          "\"daily 03:00\" or \"mon 09:00\"") from None
 
 
-def _timezone(value):
+def _timezone(value: object) -> str:
     known = zoneinfo.available_timezones()  # a name, never a path: ZoneInfo would read any file it names
     if not isinstance(value, str) or value not in known:
         close = difflib.get_close_matches(str(value), list(known), n=1)
@@ -64,13 +64,13 @@ def _timezone(value):
     return value
 
 
-def _label(value):
+def _label(value: object) -> str:
     if not isinstance(value, str) or not _LABEL.fullmatch(value):
         raise ValueError(f"{str(value)[:60]!r} must be a label of letters, digits and ' _.:/-' (at most 50)")
     return value
 
 
-def _slugs(value):
+def _slugs(value: object) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) and _SLUG.fullmatch(v)
                                                                     for v in value):
         raise ValueError('must list report slugs, e.g. ["perf_fib_par"]')
@@ -97,7 +97,7 @@ class Milestone(Section):
     runner: Name | None = None  # suite-passes: a [[runners]] name
 
     @model_validator(mode="after")
-    def _keys_fit_the_kind(self):
+    def _keys_fit_the_kind(self) -> Milestone:
         for required in REQUIRED.get(self.kind, ()):
             if required not in self.model_fields_set:
                 raise FieldError(f"is required for {self.kind} milestones", required)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import date
 
+from bot.core.config import Milestone
 from bot.core.lead.campaign import Tally, tally
 from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact
 from bot.core.lead.milestones import MilestoneProgress
@@ -152,8 +154,8 @@ def newly_ticked(before: str, after: str) -> list[Action]:
     return [action for action, ticked in boxes(after).items() if ticked and not old.get(action, False)]
 
 
-def milestones_now(records: tuple[RecordFact, ...], runs: tuple[RunFact, ...], milestones, seq_threshold: float,
-                   today) -> tuple[MilestoneProgress, ...]:
+def milestones_now(records: tuple[RecordFact, ...], runs: tuple[RunFact, ...], milestones: tuple[Milestone, ...],
+                   seq_threshold: float, today: date) -> tuple[MilestoneProgress, ...]:
     """Each milestone's progress as the finished runs stand now (the digest's rules, without its window)."""
     from bot.core.lead.milestones import latest_suites, progress
 

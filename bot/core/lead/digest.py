@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeGuard
@@ -17,6 +17,7 @@ from bot.core.lead.standing import Standing, standings_of
 __all__ = ("FixFact", "RecordFact")  # their old home
 
 STALE_AFTER = timedelta(days=14)
+Inside = Callable[[datetime | None], TypeGuard[datetime]]  # in the digest's window
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,10 @@ class VerdictFact:
     old_slug: str
     kind: str
     confidence: float
+
+
+Revisions = defaultdict[str, list[RevisionFact]]  # by slug, in time order
+RunsOf = defaultdict[str, list[RunFact]]
 
 
 @dataclass(frozen=True)
@@ -203,12 +208,12 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
 
     before_end = lambda t: t is not None and t < window_end  # noqa: E731
     records = [r for r in facts.records if r.created_at is None or before_end(r.created_at)]
-    revisions = defaultdict(list)
+    revisions: Revisions = defaultdict(list)
     for rev in sorted((r for r in facts.revisions if before_end(r.at)), key=lambda r: r.at):
         revisions[rev.slug].append(rev)
     runs = sorted((r for r in facts.runs if r.status == "done" and before_end(r.finished_at or r.created_at)),
                   key=lambda r: (r.finished_at or r.created_at, r.id))
-    runs_of = defaultdict(list)
+    runs_of: RunsOf = defaultdict(list)
     for run in runs:
         runs_of[run.slug].append(run)
     fixes = [f for f in facts.fixes if before_end(f.created_at)]
@@ -239,7 +244,7 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
     )
 
 
-def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:
+def _mismatches(records: list[RecordFact], runs_of: RunsOf) -> tuple[Mismatch, ...]:
     out = []
     for r in records:
         last = runs_of[r.slug][-1] if runs_of[r.slug] else None
@@ -248,18 +253,20 @@ def _mismatches(records, runs_of) -> tuple[Mismatch, ...]:
     return tuple(sorted(out, key=lambda m: m.slug))
 
 
-def _merged(records, revisions, verdicts,
-            inside: Callable[[datetime | None], TypeGuard[datetime]]) -> tuple[Merged, ...]:
+def _merged(records: list[RecordFact], revisions: Revisions, verdicts: tuple[VerdictFact, ...], inside: Inside
+            ) -> tuple[Merged, ...]:
     out = []
     for r in records:
         at = next((v.at for v in reversed(revisions[r.slug]) if v.change == "merged"), None)
         if r.state == "merged" and inside(at):
             judged = next((v for v in reversed(verdicts) if {v.new_slug, v.old_slug} == {r.slug, r.merged_into}), None)
-            out.append(Merged(r.slug, r.title, r.merged_into, at, judged and judged.kind, judged and judged.confidence))
+            out.append(Merged(r.slug, r.title, r.merged_into, at, judged.kind if judged else None,
+                              judged.confidence if judged else None))
     return tuple(sorted(out, key=lambda m: (m.at, m.slug)))
 
 
-def _verified(by_slug: dict[str, RecordFact], runs, inside, merged: set[str]) -> tuple[VerifiedFix, ...]:
+def _verified(by_slug: dict[str, RecordFact], runs: list[RunFact], inside: Inside, merged: set[str]
+              ) -> tuple[VerifiedFix, ...]:
     out = []
     for run in _latest_per_slug(r for r in runs if r.purpose == "fix" and r.verdict == "pass" and r.side("head")
                                 and inside(r.finished_at or r.created_at)):
@@ -273,7 +280,7 @@ def _verified(by_slug: dict[str, RecordFact], runs, inside, merged: set[str]) ->
     return tuple(out)
 
 
-def _not_reproduced(by_slug: dict[str, RecordFact], runs, inside) -> tuple[NotReproduced, ...]:
+def _not_reproduced(by_slug: dict[str, RecordFact], runs: list[RunFact], inside: Inside) -> tuple[NotReproduced, ...]:
     found = _latest_per_slug(r for r in runs if r.claim_failed and inside(r.finished_at or r.created_at))
     return tuple(NotReproduced(r.slug, by_slug[r.slug].title if r.slug in by_slug else "",
                                by_slug[r.slug].ratio if r.slug in by_slug else None,
@@ -286,14 +293,15 @@ def _head_point(run: RunFact) -> float | None:
     return head.point if head else None
 
 
-def _latest_per_slug(runs) -> list[RunFact]:
-    latest = {}
+def _latest_per_slug(runs: Iterable[RunFact]) -> list[RunFact]:
+    latest: dict[str, RunFact] = {}
     for run in runs:  # in time order: the last one wins
         latest[run.slug] = run
     return sorted(latest.values(), key=lambda r: (r.finished_at or r.created_at, r.slug))
 
 
-def _stale(records, revisions, runs, fixes, events, window_end: datetime) -> tuple[Stale, ...]:
+def _stale(records: list[RecordFact], revisions: Revisions, runs: tuple[RunFact, ...], fixes: list[FixFact],
+           events: tuple[EventFact, ...], window_end: datetime) -> tuple[Stale, ...]:
     """Any sign of life counts, even a run still queued: someone is working on the report."""
     moments: dict[str, list[datetime | None]] = defaultdict(list)
     for fix in fixes:
@@ -312,7 +320,7 @@ def _stale(records, revisions, runs, fixes, events, window_end: datetime) -> tup
     return tuple(sorted(out, key=lambda s: (s.last_activity, s.slug)))
 
 
-def _authors(new: list[RecordFact], revisions, runs_of) -> tuple[AuthorQuality, ...]:
+def _authors(new: list[RecordFact], revisions: Revisions, runs_of: RunsOf) -> tuple[AuthorQuality, ...]:
     counts: dict[str, list] = {}
     for r in new:
         name, email = _author(revisions[r.slug])

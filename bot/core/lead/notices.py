@@ -8,6 +8,7 @@ in `current_notices`.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -67,7 +68,7 @@ class NoticeFacts:
     runner_of: dict | None = None  # slug -> the runner `[[runners]]` picks, for runs no host has taken yet
 
 
-def current_notices(facts: NoticeFacts, now: datetime, cell=str) -> tuple[Notice, ...]:
+def current_notices(facts: NoticeFacts, now: datetime, cell: Callable[[str], str] = str) -> tuple[Notice, ...]:
     """Every notice whose condition holds at `now`, in a stable order."""
     found: list[Notice] = []
     open_slugs = {r.slug for r in facts.reports if r.state == "open"}

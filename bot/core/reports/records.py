@@ -230,7 +230,7 @@ class PerfIssue:
 @dataclass(frozen=True)
 class ReadingOptions:
     """What a repository's `.perfbot.toml` changes in how its reports are read, built in one place
-    (`RepoConfig.reading`); the default reads a report as a repository without the file would."""
+    (`PerfbotFile.reading`); the default reads a report as a repository without the file would."""
 
     reference_factor: float = 1.0  # [verify] reference_factor: a reference report must be slower than this
     language_tags: tuple[str, ...] = ()  # [run] fence: the runtime's own fence tags, beside the built-in ones

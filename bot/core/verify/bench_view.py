@@ -70,7 +70,7 @@ def _metrics_cell(metrics: dict) -> str:
     return code_span("; ".join(shown)) if shown else ""
 
 
-def count_text(value) -> str:
+def count_text(value: object) -> str:
     if not isinstance(value, (int, float)):
         return "-"
     return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"

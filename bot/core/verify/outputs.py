@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
-from bot.core.config import RunSettings
+from bot.core.config.run import Run
 
 
-def normalised(text: str, settings: RunSettings) -> str:
+def normalised(text: str, settings: Run) -> str:
     """The output as the rule sees it. `exact` still trims surrounding blank space, as verification always did."""
     if settings.output == "last-line":
         lines = [line for line in text.splitlines() if line.strip()]
@@ -17,14 +17,14 @@ def normalised(text: str, settings: RunSettings) -> str:
     return text.strip()
 
 
-def rule_text(settings: RunSettings) -> str:
+def rule_text(settings: Run) -> str:
     if settings.output == "normalize":
         steps = "; ".join(f"s/{p}/{r}/" for p, r in settings.normalize)
         return f"output = \"normalize\" ({steps})"
     return f"output = \"{settings.output}\""
 
 
-def mismatch(first: str, second: str, settings: RunSettings, names: tuple[str, str], where: str) -> str | None:
+def mismatch(first: str, second: str, settings: Run, names: tuple[str, str], where: str) -> str | None:
     """None when the outputs agree under the rule; else a message with both outputs as compared and the rule."""
     a, b = normalised(first, settings), normalised(second, settings)
     if a == b:
@@ -33,7 +33,7 @@ def mismatch(first: str, second: str, settings: RunSettings, names: tuple[str, s
             "not the same computation")
 
 
-def metrics_of(stdout: str, stderr: str, settings: RunSettings) -> dict[str, float]:
+def metrics_of(stdout: str, stderr: str, settings: Run) -> dict[str, float]:
     """Each configured metric's number from the run's output (stdout first, then stderr); absent ones are left out."""
     found = {}
     for name, pattern in settings.metrics:

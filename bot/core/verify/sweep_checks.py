@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.stats import Interval
 
@@ -28,19 +28,19 @@ def takes_threads(template: Sequence[str] | None) -> bool:
     return any(THREADS in arg for arg in template or ())
 
 
-def knob_problem(record: PerfIssue, config: RepoConfig, language_at: str = "[run] language") -> str | None:
+def knob_problem(record: PerfIssue, config: PerfbotFile, language_at: str = "[run] language") -> str | None:
     """Why a PAR or GPU report's sweep could vary nothing (its command takes no thread count); None when it can,
     or when it sweeps nothing. `language_at` names the key, with its line when the caller knows the file."""
-    if record.track != "par" or takes_threads(config.run_language):
+    if record.track != "par" or takes_threads(config.run.language):
         return None
     gpu = record.backend in ("metal", "cuda") and config.gpu.run is not None
     if gpu and not config.gpu.against_best_cpu:
         return None  # the GPU against one CPU thread: no CPU count is swept
-    if not gpu and (record.threads or 1) <= 1 and not config.run.threads:
+    if not gpu and (record.threads or 1) <= 1 and not config.verify.threads:
         return None
     swept = ("the CPU at several thread counts, the best of which the GPU must beat" if gpu else
              f"the program on 1 thread against {record.threads or 1} threads")
-    shown = ", ".join(f'"{arg}"' for arg in config.run_language or ())
+    shown = ", ".join(f'"{arg}"' for arg in config.run.language or ())
     return (f"{record.slug} is a {'GPU' if gpu else 'PAR'} report: perfbot measures {swept}, but {language_at} = "
             f"[{shown}] has no {THREADS}, so every count would run the same command and any speedup would be "
             f"noise. Add {THREADS} where the runtime takes its thread count, e.g. "

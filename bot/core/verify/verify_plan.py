@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import replace
 from typing import Protocol
 
-from bot.core.config import PROGRAM_NAME, Reference, RepoConfig, measure_problem, par_measure_problem
+from bot.core.config import PROGRAM_NAME, PerfbotFile, Reference, measure_problem, par_measure_problem
 from bot.core.reports.records import PerfIssue
 from bot.errors import UserError
 
@@ -35,7 +34,7 @@ def with_input(template: tuple[str, ...], given: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def programs(record: PerfIssue, config: RepoConfig) -> tuple[str, str]:
+def programs(record: PerfIssue, config: PerfbotFile) -> tuple[str, str]:
     """The report's program and C translation ("" when it compares with a reference), or a UserError that says
     what a plan for it lacks."""
     if record.track == "par" and (record.threads or 1) < 2:
@@ -43,23 +42,23 @@ def programs(record: PerfIssue, config: RepoConfig) -> tuple[str, str]:
     if record.track == "par" and record.reference:
         raise UserError(f"{record.slug}: a par report compares thread counts, a `reference:` compares "
                         "implementations; make it `track: seq` or drop the reference")
-    problem = par_measure_problem(config.run.measure) if record.track == "par" else None
+    problem = par_measure_problem(config.measure) if record.track == "par" else None
     if problem:
         fix = ("change the report's `measure:`" if record.measure else "keep it for seq reports only with "
-               f'[verify] measure = {{seq = "{config.run.measure}", par = "wall"}} in .perfbot.toml')
+               f'[verify] measure = {{seq = "{config.measure}", par = "wall"}} in .perfbot.toml')
         raise UserError(f"cannot verify {record.slug}: measure {problem}; {fix}")
     language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
     translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
     if record.reference and translation is None:
         translation = ""
-    if language is None or translation is None or config.run_language is None:
+    if language is None or translation is None or config.run.language is None:
         missing = "the program" if language is None else "the C translation" if translation is None else \
             "[run] language in .perfbot.toml"
         raise UserError(f"cannot verify {record.slug}: {missing} is missing")
     return language, translation
 
 
-def program_name(record: PerfIssue, config: RepoConfig) -> str:
+def program_name(record: PerfIssue, config: PerfbotFile) -> str:
     """`[run] program`, else program.<the fence's tag> (program.bend for ```bend), else program.bend."""
     if config.run.program:
         return config.run.program
@@ -68,7 +67,7 @@ def program_name(record: PerfIssue, config: RepoConfig) -> str:
     return name if PROGRAM_NAME.fullmatch(name) else "program.bend"
 
 
-def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
+def reference_of(record: PerfIssue, config: PerfbotFile) -> Reference | None:
     """What `reference:` names: `runtime@<ref>` is this project at ref, run as [run] language runs it;
     `NAME[@<ref>]` is a [references.NAME] table (at ref instead of its branch). None: the C translation."""
     if not record.reference:
@@ -78,24 +77,25 @@ def reference_of(record: PerfIssue, config: RepoConfig) -> Reference | None:
         if not ref:
             raise UserError(f"{record.slug}: `reference: runtime` needs the ref to compare with, e.g. "
                             "`reference: runtime@v1`")
-        return Reference.model_construct(name="runtime", run=config.run_language or (), branch=ref, build=config.build)
-    table = config.run.reference(name)
+        return Reference.model_construct(name="runtime", run=config.run.language or (), branch=ref,
+                                         build=config.build.argv)
+    table = config.reference(name)
     if table is None:
-        known = ", ".join(r.name for r in config.run.references) or "none"
+        known = ", ".join(config.references) or "none"
         raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
                         f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
     return table.model_copy(update={"branch": ref}) if ref else table
 
 
-def with_measure(config: RepoConfig, record: PerfIssue) -> RepoConfig:
+def with_measure(config: PerfbotFile, record: PerfIssue) -> PerfbotFile:
     """The configuration as this report is measured: its own `measure:`, else its track's, else the repository's."""
-    measure = config.run.measure_for(record.track, record.measure)
+    measure = config.measure_for(record.track, record.measure)
     problem = measure_problem(measure, dict(config.run.metrics)) if record.measure else None
     if problem:  # .perfbot.toml checked its own measures; a report's names a metric the runtime may not print
         raise UserError(f"cannot verify {record.slug}: `measure: {measure}`: {problem}")
-    if measure == config.run.measure:
+    if measure == config.measure:
         return config
-    return replace(config, run=replace(config.run, measure=measure))
+    return config.with_verify(measure=measure)
 
 
 def claim_fingerprint(record: PerfIssue) -> str:

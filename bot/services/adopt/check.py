@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from bot.adapters.runners.base import BuildError
-from bot.core.config import RepoConfig, fill
+from bot.core.config import PerfbotFile, fill
 from bot.core.config import check_advice as advice
 from bot.core.config.lines import Path
 from bot.core.reports.records import PerfIssue
@@ -57,10 +57,10 @@ class CheckResult:
         return self.built and all(r.ok for r in self.reports)
 
 
-def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, records: list[PerfIssue], *,
+def check(config: PerfbotFile, index: dict[Path, int] | None, runner, sha: str, records: list[PerfIssue], *,
           older: bool = False, introduced: Introduced | None = None) -> CheckResult:
     """`older`: `sha` is not the default branch, so a failure there is answered with a `[build] script`."""
-    configured = bool(config.build) or config.build_script is not None
+    configured = bool(config.build.argv) or config.build_script is not None
     with runner.exclusive():
         try:
             workspace = runner.prepare(sha)
@@ -76,7 +76,7 @@ def check(config: RepoConfig, index: dict[Path, int] | None, runner, sha: str, r
     return result
 
 
-def _report(config: RepoConfig, index, runner, workspace, sha: str, record: PerfIssue, older: bool
+def _report(config: PerfbotFile, index, runner, workspace, sha: str, record: PerfIssue, older: bool
             ) -> ReportCheck:
     result = ReportCheck(record.slug)
     try:
@@ -86,7 +86,7 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
         fence = advice.fence_fix(record, config.run.fence, index)
         if fence:
             result.fixes.append(fence)
-        if config.run_language is None:
+        if config.run.language is None:
             result.fixes.append(f"set {advice.place(index, 'run', 'language')}: how the runtime runs a program "
                                 'file, e.g. ["./runtime", "{file}"]')
         return result
@@ -97,13 +97,14 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
     program = folder / program_name(record, config)
     runner.write_file(program, language)
     given = inputs_of(record)[0]
-    argv = from_root(fill(with_input(configured(config.run_language, "[run] language"), given), file=str(program),
+    argv = from_root(fill(with_input(configured(config.run.language, "[run] language"), given), file=str(program),
                           threads=str(record.threads or 1)), workspace)
-    ran = runner.run(argv, folder, config.timeout_seconds)
+    ran = runner.run(argv, folder, config.verify.timeout_seconds)
     result.language_seconds = ran.seconds
     if not ran.ok:
         result.runs = False
-        failure = ran.classified("the program", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
+        failure = ran.classified("the program", f"at {sha[:12]}", config.verify.timeout_seconds,
+                                 config.verify.memory_mb)
         if failure.kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
             failure = _with_larger_cap(result, failure, config, index, runner, argv, folder, ran.memory_total_mb)
         _runtime_failed(result, failure, config, index, argv, workspace, older)
@@ -113,27 +114,27 @@ def _report(config: RepoConfig, index, runner, workspace, sha: str, record: Perf
         return result
     runner.write_file(folder / "translation.c", translation)
     binary = folder / "translation"
-    compiled = runner.run(fill(config.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
-                          config.timeout_seconds)
+    compiled = runner.run(fill(config.run.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
+                          config.verify.timeout_seconds)
     if not compiled.ok:
         result.runs = False
         result.problem = "the C translation does not compile: " + compiled.failure(
-            "the compiler", f"at {sha[:12]}", config.timeout_seconds, config.memory_mb)
+            "the compiler", f"at {sha[:12]}", config.verify.timeout_seconds, config.verify.memory_mb)
         result.fixes.append(f"check {advice.place(index, 'run', 'c_compile')} (is the compiler it names installed?)")
         return result
-    c_run = runner.run(fill(with_input(config.c_run, given), out=str(binary), file=str(folder / "translation.c")),
-                       folder, config.timeout_seconds)
+    c_run = runner.run(fill(with_input(config.run.c_run, given), out=str(binary), file=str(folder / "translation.c")),
+                       folder, config.verify.timeout_seconds)
     result.c_seconds, result.runs = c_run.seconds, c_run.ok
     if not c_run.ok:
-        result.problem = c_run.failure("the C translation", f"at {sha[:12]}", config.timeout_seconds,
-                                       config.memory_mb)
+        result.problem = c_run.failure("the C translation", f"at {sha[:12]}", config.verify.timeout_seconds,
+                                       config.verify.memory_mb)
         result.fixes.append(f"check {advice.place(index, 'run', 'c_run')}")
         return result
     _compare(result, config, index, ran, c_run)
     return result
 
 
-def _compare(result: ReportCheck, config: RepoConfig, index, ran, c_run) -> None:
+def _compare(result: ReportCheck, config: PerfbotFile, index, ran, c_run) -> None:
     mine, theirs = normalised(ran.stdout, config.run), normalised(c_run.stdout, config.run)
     result.equal = mine == theirs
     if not result.equal:
@@ -161,29 +162,30 @@ def _compare(result: ReportCheck, config: RepoConfig, index, ran, c_run) -> None
                                 + advice.write_in(index, "run", [f"metrics = {advice.toml_table(found)}"]))
 
 
-def _with_larger_cap(result: ReportCheck, failure: Failure, config: RepoConfig, index, runner, argv, folder,
+def _with_larger_cap(result: ReportCheck, failure: Failure, config: PerfbotFile, index, runner, argv, folder,
                      host: int | None) -> Failure:
     """A memory failure run once more with all of the host's memory as the cap: when that runs, the fix is the
     cap; when it fails the same way, raising the cap changes nothing and the failure says so."""
-    if not host or host <= config.memory_mb:
+    if not host or host <= config.verify.memory_mb:
         return failure
     cap, runner.memory_mb = runner.memory_mb, host
     try:
-        again = runner.run(argv, folder, config.timeout_seconds)
+        again = runner.run(argv, folder, config.verify.timeout_seconds)
     finally:
         runner.memory_mb = cap
     if again.ok:
         result.fixes.append(f"it runs with a cap of {host} MB (this host's memory): the program needs more than "
-                            f"{config.memory_mb} MB; " + advice.write_in(index, "verify", [f"memory_mb = {host}"]))
+                            f"{config.verify.memory_mb} MB; "
+                            + advice.write_in(index, "verify", [f"memory_mb = {host}"]))
         return replace(failure, hint="")
-    if again.classified("", "", config.timeout_seconds, host).kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
+    if again.classified("", "", config.verify.timeout_seconds, host).kind in (Kind.ADDRESS_SPACE, Kind.MEMORY_CAP):
         return replace(failure, hint=(
             f"raising the cap to {host} MB, all of this host's memory, changed nothing: the cap is not the reason; "
             "look at what the runtime reserves (an mmap or calloc at start, the define that sizes its heap)"))
     return failure
 
 
-def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, index, argv: list[str], workspace,
+def _runtime_failed(result: ReportCheck, failure: Failure, config: PerfbotFile, index, argv: list[str], workspace,
                     older: bool) -> None:
     """The failure's fix, by what the evidence says: the key to change, the define to pass, or no fix at all."""
     language = advice.place(index, "run", "language")
@@ -198,9 +200,9 @@ def _runtime_failed(result: ReportCheck, failure: Failure, config: RepoConfig, i
             fixes.heap_fix(result, failure, config, index, workspace_files.sources(workspace))
         return
     if failure.kind is Kind.MISSING_PROGRAM:
-        what = "the build" if config.build or config.build_script else "nothing (no [build] is set)"
+        what = "the build" if config.build.argv or config.build_script else "nothing (no [build] is set)"
         result.problem = failure.text  # the fix below says more than the failure's own hint
-        shown = config.run_language[0] if config.run_language else argv[0]
+        shown = config.run.language[0] if config.run.language else argv[0]
         result.fixes.append(f"{shown} is not in the checkout after {what}: set {language} to the program the "
                             f"build makes{_programs_made(workspace)}, or {advice.place(index, 'build', 'command')} "
                             "to a build that makes it")

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.config import check_advice as advice
 from bot.core.verify.failures import Failure, Kind, option_base
 from bot.services.adopt import workspace as workspace_files
@@ -18,14 +18,14 @@ if TYPE_CHECKING:
 Introduced = Callable[[str], str | None]
 
 
-def build_fixes(config: RepoConfig, index, failure: str, older: bool) -> list[str]:
+def build_fixes(config: PerfbotFile, index, failure: str, older: bool) -> list[str]:
     if config.build_script is not None:
         return [f"the build script {config.build_script.path} ({advice.place(index, 'build', 'script')}) fails "
                 "at this commit: make it handle this revision too (it gets the checkout as $1, the commit as $2)"]
     if not older:
         return [f"set {advice.place(index, 'build', 'command')} to the command that builds the runtime in its "
                 "checkout, e.g. [\"make\"]"]
-    return _script_fixes(index, advice.build_script(config.build, failure))
+    return _script_fixes(index, advice.build_script(config.build.argv, failure))
 
 
 _SCRIPT_FIX = "commit .perfbot/build.sh (chmod +x) reading:\n"
@@ -42,18 +42,18 @@ def _script_fixes(index, script: str) -> list[str]:
             _SCRIPT_FIX + script.rstrip("\n")]
 
 
-def older_fixes(config: RepoConfig, index, result: CheckResult, workspace, introduced: Introduced | None
+def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, introduced: Introduced | None
                  ) -> list[str]:
     """Runs that fail at an old commit while it builds: what differs from the default branch (a flag its
     runtime does not take yet, a define it calls by another name) goes into a per-revision build script."""
     failed = [r for r in result.reports if r.failure is not None]
-    if not failed or config.run_language is None:
+    if not failed or config.run.language is None:
         return []
     sources = workspace_files.sources(workspace)
-    runtime = config.run_language[0].removeprefix("./")
+    runtime = config.run.language[0].removeprefix("./")
     rejected = {option_base(r.failure.flag) for r in failed if r.failure and r.failure.flag}
     flags: dict[str, tuple[str, str, str]] = {}
-    for flag in dict.fromkeys(a for a in config.run_language if re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", a)):
+    for flag in dict.fromkeys(a for a in config.run.language if re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", a)):
         since = introduced(f'"{flag}') if introduced else None
         # New since this commit: the runtime said so, or its sources here lack the option the default branch added.
         if flag in rejected or (since and sources and not any(f'"{flag}' in text for text in sources.values())):
@@ -62,7 +62,7 @@ def older_fixes(config: RepoConfig, index, result: CheckResult, workspace, intro
                 report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
                                        f"{'since ' + since if since else 'at later commits'}: the build script "
                                        "below drops it at older commits")
-    renamed = _renamed_define(config.build, sources)
+    renamed = _renamed_define(config.build.argv, sources)
     if renamed is None:  # the same define sizes the heap here: the fix is the default branch's, at this commit too
         for report in failed:
             if report.failure and report.failure.kind in (Kind.RESERVATION, Kind.ADDRESS_SPACE):
@@ -75,7 +75,8 @@ def older_fixes(config: RepoConfig, index, result: CheckResult, workspace, intro
         return []
     if not flags and not renamed:
         return []
-    return _script_fixes(index, advice.build_script(config.build, "", renamed=renamed, flags=tuple(flags.values())))
+    return _script_fixes(index, advice.build_script(config.build.argv, "", renamed=renamed,
+                                                    flags=tuple(flags.values())))
 
 
 def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> str | None:
@@ -93,17 +94,17 @@ def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> s
     return None
 
 
-def heap_fix(result: ReportCheck, failure: Failure, config: RepoConfig, index, sources: dict[str, str]) -> None:
+def heap_fix(result: ReportCheck, failure: Failure, config: PerfbotFile, index, sources: dict[str, str]) -> None:
     """The define that sized the reservation the failure names, made a quarter of the memory cap in the build."""
     found = advice.heap_define(sources, failure.reserved_mb) if failure.reserved_mb is not None else None
     if found is None:
         return
     name, _, unit = found
-    target = min(config.memory_mb, failure.reserved_mb or 0) // 4
-    command = advice.with_define(config.build, name, max(1, (target << 20) // unit)) if config.build else None
+    target = min(config.verify.memory_mb, failure.reserved_mb or 0) // 4
+    command = advice.with_define(config.build.argv, name, max(1, (target << 20) // unit)) if config.build.argv else None
     if command:
         result.fixes.append(f"{name} sizes that reservation; pass a smaller one in the build (a quarter of the "
-                            f"{config.memory_mb} MB cap); "
+                            f"{config.verify.memory_mb} MB cap); "
                             + advice.write_in(index, "build", [f"command = {advice.toml_list(command)}"]))
     else:
         result.fixes.append(f"{name} sizes that reservation: build with -D{name}=<smaller> "

@@ -11,8 +11,9 @@ from pathlib import Path
 from bot.adapters.git import GitRepository
 from bot.adapters.runners import make_runner
 from bot.adapters.runners.base import BuildError
-from bot.core.config import RepoConfig, Runner
+from bot.core.config import PerfbotFile, Runner
 from bot.core.config import init_guess as guess
+from bot.core.config.build import Build
 from bot.core.config.init_guess import BuildGuess, Findings
 from bot.core.reports.codeblocks import undeclared_tag
 from bot.core.reports.parse import parse
@@ -101,17 +102,22 @@ def _files(folder: Path) -> dict[str, str | None]:
             for p in folder.iterdir() if p.is_file()}
 
 
+def _building(found: BuildGuess) -> PerfbotFile:
+    """A configuration that only builds, as guessed: a README's command is not checked as a file's would be."""
+    return PerfbotFile(build=Build.model_construct(command=tuple(found.command)))
+
+
 def _built(repo_path: Path, cache_dir: Path, sha: str, build: BuildGuess):
     """The guessed build run on the local runner; once more with the define its error asks for, if any."""
     local = Runner(name="local", kind="local", labels=("c",))
     try:
-        runner = make_runner(local, repo_path, cache_dir, RepoConfig(build=build.command), None)
+        runner = make_runner(local, repo_path, cache_dir, _building(build), None)
         return build, runner, Path(runner.prepare(sha))
     except BuildError as exc:
         retry = guess.with_define(build, str(exc))
         if retry is None:
             raise
-        runner = make_runner(local, repo_path, cache_dir, RepoConfig(build=retry.command), None)
+        runner = make_runner(local, repo_path, cache_dir, _building(retry), None)
         return retry, runner, Path(runner.prepare(sha))
 
 
@@ -140,7 +146,7 @@ def _report_tags(root: Path) -> tuple[str, ...]:
     tags = []
     folder = root / "devs" / "issues"
     for path in sorted(folder.glob("perf_*.md"))[:50] if folder.is_dir() else []:
-        record = parse(f"devs/issues/{path.name}", path.read_bytes(), RepoConfig().reading).record
+        record = parse(f"devs/issues/{path.name}", path.read_bytes(), PerfbotFile().reading).record
         if record is not None and (tag := undeclared_tag(record.code_blocks)) is not None:
             tags.append(tag)
     return guess.program_tags(tags, None)

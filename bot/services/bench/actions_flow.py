@@ -141,22 +141,22 @@ class ActionsFlow:
             return Outcome(MISMATCH if kind == MISMATCH else ERROR, f"on {runner}: {str(error)[:600]}", sides, runner)
         if len(sides) != (2 if run.compares_base else 1):
             raise ArtifactError(f"the samples miss a side of bench run {run.id}")
-        target = (record.threads or 1) * config.par_efficiency if par else config.seq_threshold
+        target = (record.threads or 1) * config.verify.par_efficiency if par else config.verify.seq_threshold
         for side in sides:
             taken = len(side.c)
             # A fixed number of pairs is one look, the sequential plan's last: the same interval and rule.
-            plan = SamplingPlan(min(taken, config.min_samples), taken)
+            plan = SamplingPlan(min(taken, config.verify.min_samples), taken)
             verdict, side.interval = plan.next_step(side.language, side.c, target,
                                                     decide_at_least) if par else plan.next_step(side.language, side.c,
                                                                                                 target)
-            side.decision = verdict if taken >= config.min_samples else "inconclusive"
+            side.decision = verdict if taken >= config.verify.min_samples else "inconclusive"
         head, ratio = sides[-1], sides[-1].interval
         point = f"{ratio.point:.2f}x" if ratio else "not measured"
         at = (f"[{ratio.low:.2f}, {ratio.high:.2f}] " if ratio else "") + f"at {head.sha[:12]}"
         host = f" (host {str(samples.get('host'))[:60]})" if samples.get("host") else ""
         if par:
             message = (f"{record.slug} on {runner}{host}: speedup on {record.threads} threads {point} {at} "
-                       f"against {target:g}x ({config.par_efficiency:g} of ideal)")
+                       f"against {target:g}x ({config.verify.par_efficiency:g} of ideal)")
         else:
             message = f"{record.slug} on {runner}{host}: language/C {point} {at} against the {target:g}x threshold"
         if config.suite is not None:

@@ -19,7 +19,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.store.queue import LeaseLost
 from bot.adapters.templates import render
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.issue_view import comment_marker
@@ -64,7 +64,7 @@ class BenchFlow:
                  operator: OperatorConfig = DEFAULT_OPERATOR) -> None:
         self.db = db
         self.operator = operator  # the instance file's runners, sandbox and ceilings
-        self.make_runner = make_runner  # (runner conf, repo path, RepoConfig) -> Runner
+        self.make_runner = make_runner  # (runner conf, repo path, PerfbotFile) -> Runner
         self.comment_every = comment_every
         self.answers = Answers(db)  # the command answers that asked for a run follow it
         self.actions = ActionsFlow(self)
@@ -106,7 +106,7 @@ class BenchFlow:
             if again:
                 return  # the first verdict stays up until the re-measure replaces it
             live = [s for s in sides if s.c]
-            progress = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.max_samples}
+            progress = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.verify.max_samples}
             partial = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
             bench_store.save_progress(self.db, run_id, progress, partial, fence)
             shown = dataclasses.replace(shown, progress=progress, result=partial)
@@ -132,7 +132,7 @@ class BenchFlow:
         if run.compares_base and run.base and repo.is_ancestor(run.head, run.base):
             outcome.mark_in_base(run.base)
         tries = run.noisy_tries
-        if outcome.noisy is not None and tries < config.noisy_retries:
+        if outcome.noisy is not None and tries < config.verify.noisy_retries:
             # Contention, not the code, may have made these numbers: the verdict is posted now, marked noisy,
             # and measured again once the host may have calmed; that measurement replaces it.
             due = noise.next_try(datetime.now(UTC), NOISY_WAIT)
@@ -142,21 +142,21 @@ class BenchFlow:
             self.finish(run, Test(outcome.verdict), outcome.message, outcome.as_dict(), tracker, target, config,
                         record, outcome, remeasure_due=True, fence=fence)
             raise TransientError(f"bench run {run_id}: {outcome.noisy}; verdict posted, {waiting} "
-                                 f"({tries + 1} of {config.noisy_retries})", retry_after=NOISY_WAIT)
+                                 f"({tries + 1} of {config.verify.noisy_retries})", retry_after=NOISY_WAIT)
         if outcome.noisy is not None and tries:
             outcome.message += f" (busy in all {tries + 1} measurements)"
         return self.finish(run, Test(outcome.verdict), outcome.message, outcome.as_dict(), tracker, target, config,
                            record, outcome, fence=fence)
 
     @staticmethod
-    def runner_conf(config: RepoConfig, record: PerfIssue, name: str | None = None):
+    def runner_conf(config: PerfbotFile, record: PerfIssue, name: str | None = None):
         """The runner a report is measured on: the one named, else the first whose labels hold its backend (the
         CLI's `perfbot verify` asks here too)."""
         if name is not None:
-            conf = next((r for r in config.runners if r.name == name), None)
+            conf = next((r for r in config.operator.runners if r.name == name), None)
             if conf is None:
                 raise UserError(f"no runner named {name} in the instance's configuration; runners: "
-                                f"{', '.join(r.name for r in config.runners)}")
+                                f"{', '.join(r.name for r in config.operator.runners)}")
             return conf
         conf = config.runner_for(record.backend or "c")
         if conf is None:
@@ -173,7 +173,7 @@ class BenchFlow:
         return RunTarget(issue_numbers(self.db, run.repo).get(run.slug), False)
 
     def finish(self, run: BenchRun, verdict: Test, message: str, result: dict, tracker, target: RunTarget,
-               config: RepoConfig | None, record: PerfIssue | None, outcome: Outcome | None = None,
+               config: PerfbotFile | None, record: PerfIssue | None, outcome: Outcome | None = None,
                remeasure_due: bool = False, fence=None) -> BenchRun:
         """Store the verdict, leave it on the record, show it; the run as stored now."""
         bench_store.finish_run(self.db, run.id, verdict, message, result, fence)
@@ -185,7 +185,7 @@ class BenchFlow:
         log.info("bench run %s of %s: %s", run.id, run.slug, message)
         return done
 
-    def show(self, run: BenchRun, tracker, target: RunTarget, config: RepoConfig | None,
+    def show(self, run: BenchRun, tracker, target: RunTarget, config: PerfbotFile | None,
              record: PerfIssue | None) -> None:
         """The run's comment and status, written again as it progresses; a tracker outage never stops a run."""
         try:
@@ -239,7 +239,7 @@ def reproduction(verdict: str | None, measured: bool) -> str:
     return said.get(verdict or "", "inconclusive")
 
 
-def comment_body(marker: str, run: BenchRun, config: RepoConfig | None, record: PerfIssue | None) -> str:
+def comment_body(marker: str, run: BenchRun, config: PerfbotFile | None, record: PerfIssue | None) -> str:
     result = dict(run.result)
     threads = record.threads if record else None
     told = words.of_run(run)
@@ -264,14 +264,14 @@ def comment_body(marker: str, run: BenchRun, config: RepoConfig | None, record: 
         against = "the best CPU thread count" if config.gpu.against_best_cpu else "one CPU thread"
         criterion = f"{held} when the GPU is at least {config.gpu.min_speedup:g}x as fast as {against}"
     elif record.track == "par":
-        criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.par_efficiency:g}x on "
+        criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.verify.par_efficiency:g}x on "
                      f"{record.threads} threads")
     elif record.reference:
         factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
-                      config.run.reference_factor)
+                      config.verify.reference_factor)
         criterion = f"{held} when the whole interval is within {factor:g}x of the reference"
     else:
-        criterion = f"{held} when the whole interval is at or under {config.seq_threshold:g}x"
+        criterion = f"{held} when the whole interval is at or under {config.verify.seq_threshold:g}x"
     return render("bench_comment.md.j2", marker=marker, run=run, slug=run.slug, icon=icon, headline=headline,
                   progress=bench_view.progress_line(run.slug, run.progress, run.host),
                   rows=bench_view.side_rows(result, run.purpose), columns=bench_view.column_names(result, threads),

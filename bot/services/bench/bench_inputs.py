@@ -3,7 +3,6 @@
 (from the same commit, never required at the commits measured), and the options a command gave."""
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from bot.adapters.git import GitRepository
-from bot.core.config import BuildScript, ConfigFileError, RepoConfig, parse_repo_config, script_problem
+from bot.core.config import BuildScript, ConfigFileError, PerfbotFile, parse_repo_config, script_problem
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
@@ -23,7 +22,7 @@ from bot.errors import UserError
 
 FIX, REPRODUCE, GUARD = Purpose.FIX, Purpose.REPRODUCE, Purpose.GUARD  # guard: a fixed claim measured again
 CONFIG_FILE = ".perfbot.toml"
-_read: WeakKeyDictionary[GitRepository, dict[str, RepoConfig]] = WeakKeyDictionary()  # read_config's, per clone
+_read: WeakKeyDictionary[GitRepository, dict[str, PerfbotFile]] = WeakKeyDictionary()  # read_config's, per clone
 _read_lock = threading.Lock()
 
 
@@ -46,7 +45,7 @@ def source_of(repo: GitRepository, ref: str | None = None, config_file: Path | N
     return ConfigSource(repo.resolve(name), name, Path(config_file) if config_file else None)
 
 
-def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorConfig = DEFAULT_OPERATOR) -> RepoConfig:
+def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorConfig = DEFAULT_OPERATOR) -> PerfbotFile:
     """The configuration a run measures with, its build script loaded from the same place as the file itself,
     under the operator's runners, sandbox and ceilings (the file may narrow them, never widen)."""
     if source.file is not None:
@@ -63,13 +62,13 @@ def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorCo
     if script is None:
         return config
     loaded = BuildScript(script.path, _script_text(repo, source, script.path))
-    problem = script_problem(loaded, config.build)
+    problem = script_problem(loaded, config.build.argv)
     if problem:
         raise UserError(f"cannot verify: {source.describe()}: build.script: {problem}")
-    return dataclasses.replace(config, build_script=loaded)
+    return config.with_script_text(loaded.content)
 
 
-def read_config(repo: GitRepository, sha: str) -> RepoConfig:
+def read_config(repo: GitRepository, sha: str) -> PerfbotFile:
     """`.perfbot.toml` at `sha` (the default branch), parsed only: for what does not build (digest, fix flags).
     Parsed once per opened clone and commit: a delivery's handlers share one clone (RepoSource.session), and a
     commit's file never changes."""
@@ -105,7 +104,7 @@ def read_record(repo: GitRepository, slug: str, *shas: str, reading: ReadingOpti
 
 
 def for_run(repo: GitRepository, run: BenchRun,
-            operator: OperatorConfig = DEFAULT_OPERATOR) -> tuple[RepoConfig, PerfIssue]:
+            operator: OperatorConfig = DEFAULT_OPERATOR) -> tuple[PerfbotFile, PerfIssue]:
     """A queued run's configuration (with its command's options) and report: the default branch's, the
     report falling back to the head for a fix that adds its own report."""
     source = source_of(repo)
@@ -114,15 +113,15 @@ def for_run(repo: GitRepository, run: BenchRun,
     return with_measure(config, record), record
 
 
-def with_options(config: RepoConfig, options: Mapping[str, Any]) -> RepoConfig:
+def with_options(config: PerfbotFile, options: Mapping[str, Any]) -> PerfbotFile:
     """A command's samples=N caps the plan (and lowers its minimum to match)."""
     samples = options.get("samples")
     if not samples:
         return config
-    return dataclasses.replace(config, max_samples=samples, min_samples=min(config.min_samples, samples))
+    return config.with_verify(max_samples=samples, min_samples=min(config.verify.min_samples, samples))
 
 
-def _parsed(text: str, name: str) -> RepoConfig:
+def _parsed(text: str, name: str) -> PerfbotFile:
     try:
         return parse_repo_config(text)
     except ConfigFileError as exc:

@@ -9,7 +9,6 @@ commits sit next to it) is named with every measurement in one marked comment on
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -83,15 +82,15 @@ class BisectFlow:
                                             repo.path, config)
         except UserError as exc:
             return self._finish(row, "error", str(exc), None, summaries, tracker)
-        quiet = runner.build_timeout + 5 * config.timeout_seconds + 60
+        quiet = runner.build_timeout + 5 * config.verify.timeout_seconds + 60
         marks = self._known_marks(row, commits)
         while True:
             step = bisect.next_step(commits, marks)
             if not isinstance(step, bisect.Probe):
                 return self._conclude(row, step, summaries, tracker)
             attempt = 1 + sum(1 for s in row["steps"] if s["sha"] == step.sha and s["mark"] == bisect.RESAMPLE)
-            planned = config if attempt == 1 else dataclasses.replace(
-                config, max_samples=config.max_samples * 2, budget_seconds=config.budget_seconds * 2)
+            planned = config if attempt == 1 else config.with_verify(
+                max_samples=config.verify.max_samples * 2, budget_seconds=config.verify.budget_seconds * 2)
             keep_alive(quiet)
             try:
                 outcome = verify(record, planned, runner, step.sha, observe=lambda sides: keep_alive(quiet))

@@ -17,7 +17,8 @@ from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
+from bot.core.config.run import Verify
 from bot.core.events import PullInfo
 from bot.core.tracker.fixes import slugs_fixed, token_delta
 from bot.core.tracker.refnames import branch_name_problem
@@ -71,7 +72,7 @@ class FixFlow:
         diff = self._pull_diff(repo, full_name, pull, default)
         config = _config(repo, default, full_name)
         # Only code from this repository is benchmarked unasked: a fork's waits for someone with write access.
-        auto = config.verify_fixes and pull.same_repo and not pull.draft and not pull.merged
+        auto = config.verify.fixes and pull.same_repo and not pull.draft and not pull.merged
         attached = []
         for slug in claimed:
             source = "branch" if pull.head_ref.startswith(f"fix/{slug}") else \
@@ -123,7 +124,7 @@ class FixFlow:
             if (record.fix and record.fix in heads and not branch_name_problem(record.fix)
                     and record.fix not in branches):
                 branches.append(record.fix)
-            self._fix_in_main(repo, full_name, slug, record.fix, installation_id, config.verify_fixes)
+            self._fix_in_main(repo, full_name, slug, record.fix, installation_id, config.verify.fixes)
             for branch in branches:
                 if branch == default_ref or repo.is_ancestor(heads[branch], default):
                     continue  # merged (or never diverged): measured against its parent above if `fix:` names it
@@ -133,7 +134,7 @@ class FixFlow:
                     head_sha=heads[branch], base_sha=diff.base, stats=diff.stats,
                     token_delta=token_delta(list(diff.changes)))
                 run_id = None
-                if config.verify_fixes and new_head and fix.pr_number is None and \
+                if config.verify.fixes and new_head and fix.pr_number is None and \
                         not fix_store.has_run(self.db, full_name, slug, FIX, heads[branch]):
                     run_id = self.request_run(full_name, slug, base=diff.base, head=heads[branch], purpose=FIX,
                                               installation_id=installation_id)
@@ -174,7 +175,7 @@ class FixFlow:
         C translation, inputs or reference change there (a prose edit measures nothing)."""
         default = repo.resolve(repo.default_ref())
         config = _config(repo, default, full_name)
-        if not slugs or not config.verify_on_open:
+        if not slugs or not config.verify.on_open:
             return []
         records = fix_store.open_records(self.db, full_name)
         queued = []
@@ -211,10 +212,10 @@ def fix_refs(repo: GitRepository, ref: str, base: str | None = None) -> tuple[st
     return default, head, False
 
 
-def _config(repo: GitRepository, sha: str, full_name: str) -> RepoConfig:
+def _config(repo: GitRepository, sha: str, full_name: str) -> PerfbotFile:
     """A broken `.perfbot.toml` must not stop fixes being attached: they are then just not verified unasked."""
     try:
         return read_config(repo, sha)
     except UserError as exc:
         log.warning("%s: %s; fixes are attached but not verified until it is repaired", full_name, exc)
-        return RepoConfig(verify_fixes=False, verify_on_open=False)
+        return PerfbotFile(verify=Verify(fixes=False, on_open=False))

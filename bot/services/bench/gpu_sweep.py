@@ -9,7 +9,7 @@ mode auto: the speedup is the faster forced mode's time over auto's; a pass need
 """
 from __future__ import annotations
 
-from bot.core.config import RepoConfig, fill
+from bot.core.config import PerfbotFile, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.verify import gpu_modes
 from bot.core.verify.outputs import normalised
@@ -20,7 +20,7 @@ from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.sweep import host_cores, points_must_differ, warm_up
 
 
-def is_gpu_report(record: PerfIssue, config: RepoConfig) -> bool:
+def is_gpu_report(record: PerfIssue, config: PerfbotFile) -> bool:
     return record.track == "par" and record.backend in ("metal", "cuda") and config.gpu.run is not None
 
 
@@ -32,7 +32,7 @@ def _name(mode) -> str:
     return f"the program on {mode} CPU thread{'s' if mode != 1 else ''}"
 
 
-def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runner, plan: SamplingPlan,
+def measure_gpu(side, record: PerfIssue, language: str, config: PerfbotFile, runner, plan: SamplingPlan,
                 progress, counter: dict) -> tuple[str, str] | None:
     """Fill `side` (verify.Side): `sweep` the CPU counts, `modes` the GPU (and auto) samples, `language` and
     `c` the two sample lists the verdict compares (re-pointed each round at the best CPU or faster mode)."""
@@ -41,15 +41,15 @@ def measure_gpu(side, record: PerfIssue, language: str, config: RepoConfig, runn
     if auto and gpu.auto is None:
         raise UserError(f"{record.slug} claims the automatic CPU/GPU choice (mode: auto), but .perfbot.toml has no "
                         '[gpu] auto = [...]: add how the runtime runs a program choosing by itself')
-    side.measure = config.run.measure
+    side.measure = config.measure
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)
     program = folder / program_name(record, config)
     runner.write_file(program, language)
-    counts = gpu_modes.cpu_counts(config.run.threads, None if config.run.threads else host_cores(runner),
+    counts = gpu_modes.cpu_counts(config.verify.threads, None if config.verify.threads else host_cores(runner),
                                   gpu.against_best_cpu)
     gpu_threads = str(record.threads or 1)  # a GPU report's thread count is the GPU's, when its runtime takes one
-    cpu_run = configured(config.run_language, "[run] language")
+    cpu_run = configured(config.run.language, "[run] language")
     templates: dict[int | str, list[str]] = {
         n: fill(with_input(cpu_run, side.input), file=str(program), threads=str(n)) for n in counts}
     templates[gpu_modes.GPU] = fill(with_input(configured(gpu.run, "[gpu] run"), side.input), file=str(program),

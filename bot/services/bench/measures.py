@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from bot.adapters.runners.base import RunResult
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.verify.counters import counted, instructions
 from bot.core.verify.outputs import metrics_of
 from bot.core.verify.scaling import round_order
@@ -30,18 +30,18 @@ def find_counter(runner, cwd) -> str:
                     'Install valgrind on that host, or use measure = "user" (CPU time) or "wall"')
 
 
-def wrap_for_measure(argv: list[str], config: RepoConfig, runner, cwd, counter: dict) -> list[str]:
+def wrap_for_measure(argv: list[str], config: PerfbotFile, runner, cwd, counter: dict) -> list[str]:
     """`argv` under the counter when the measure is instructions (found once per verification)."""
-    if config.run.measure != "instructions":
+    if config.measure != "instructions":
         return argv
     if "name" not in counter:
         counter["name"] = find_counter(runner, cwd)
     return counted(counter["name"], argv)
 
 
-def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -> tuple[float, str | None]:
+def sample_value(result: RunResult, config: PerfbotFile, counter: dict, runner) -> tuple[float, str | None]:
     """The sample's value in the configured measure, or the reason there is none."""
-    measure = config.run.measure
+    measure = config.measure
     if measure == "wall":
         return result.seconds, None
     if measure == "user":
@@ -65,7 +65,7 @@ def sample_value(result: RunResult, config: RepoConfig, counter: dict, runner) -
     return float(count), None
 
 
-def run_record(result: RunResult, config: RepoConfig, **extra) -> dict:
+def run_record(result: RunResult, config: PerfbotFile, **extra) -> dict:
     """What a bench run keeps of one timed run beside its sample: times, page faults, the runtime's metrics."""
     return {"wall": result.seconds, "user": result.user, "system": result.system, "faults": result.faults,
             "load": result.load, "steal": result.steal, "cores": result.cores,
@@ -87,21 +87,21 @@ def settle_round(side, step: str, interval, deadline: float, progress, taken: in
     return False
 
 
-def timed_rounds(side, keys: list, job, keep, decide, *, config: RepoConfig, runner, counter: dict, plan, progress,
+def timed_rounds(side, keys: list, job, keep, decide, *, config: PerfbotFile, runner, counter: dict, plan, progress,
                  at: str, rotate: bool = True) -> tuple[str, str] | None:
     """The sampling loop every verification shares: each round runs every key once (up, then down, unless
     `rotate` is off), `keep(key, value, run)` stores its sample and run record, then `decide()` gives the plan's
     next step and interval, until the side is decided or out of time. (verdict, message) when a run fails.
 
     `job(key)` -> (argv, cwd, name): what to run for a key, and what to call it in an error."""
-    deadline = time.monotonic() + config.budget_seconds
+    deadline = time.monotonic() + config.verify.budget_seconds
     rounds = 0
     while True:
         for key in (round_order(keys, rounds) if rotate else keys):
             argv, cwd, name = job(key)
-            result = runner.run(argv, cwd, config.timeout_seconds)
+            result = runner.run(argv, cwd, config.verify.timeout_seconds)
             if not result.ok:
-                return ERROR, result.failure(name, at, config.timeout_seconds, config.memory_mb)
+                return ERROR, result.failure(name, at, config.verify.timeout_seconds, config.verify.memory_mb)
             value, problem = sample_value(result, config, counter, runner)
             if problem is not None:
                 return ERROR, f"{problem} {at}"

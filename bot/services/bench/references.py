@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters.reference_repos import reference_repository, resolve_in
-from bot.core.config import Reference, RepoConfig, fill
+from bot.core.config import PerfbotFile, Reference, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.verify_plan import Folder, from_root, program_name, with_input
 
@@ -27,12 +27,12 @@ class ReferenceTarget:
 
 
 def prepare_reference(reference: Reference, runner, record: PerfIssue, language: str,
-                      config: RepoConfig) -> ReferenceTarget:
+                      config: PerfbotFile) -> ReferenceTarget:
     """Build the reference at its ref (reused when built before) and put the program in its run folder."""
     project = Path(runner.repo_path)
-    path = reference_repository(reference.repository, project, reference.name, config.reference_sources)
+    path = reference_repository(reference.repository, project, reference.name, config.operator.reference_sources)
     sha = resolve_in(path, reference.branch, reference.name)
-    same = path == project and reference.build == config.build
+    same = path == project and reference.build == config.build.argv
     # Workspaces are keyed by commit; another repository or build gets its own folder of them (for_project).
     builder = runner if same else runner.for_project(path, reference.build)
     workspace = builder.prepare(sha)
@@ -40,6 +40,6 @@ def prepare_reference(reference: Reference, runner, record: PerfIssue, language:
     program = folder / (reference.program or program_name(record, config))
     builder.write_file(program, language)
     return ReferenceTarget(f"{reference.name}@{reference.branch or 'HEAD'} ({sha[:12]})", sha,
-                           reference.factor or config.run.reference_factor,
+                           reference.factor or config.verify.reference_factor,
                            reference.run, program, workspace, folder)
 

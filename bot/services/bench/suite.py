@@ -3,7 +3,7 @@
     run_suite(config, runner, workspace, samples, *, side="") -> dict[str, list[float]]
     measure_suites(config, runner, base_workspace, head_workspace, samples) -> (base, head)
 
-`config` is the RepoConfig whose `[suite]` says the command (an argument list, run in the workspace), its
+`config` is the PerfbotFile whose `[suite]` says the command (an argument list, run in the workspace), its
 output format and `samples`; `runner` is any runner (`prepare` gives the workspaces); the result maps each
 benchmark to its times, one per run, ready for `bot.core.verify.suite.compare_suites(base, head, tolerance)`.
 Call these inside `runner.exclusive()`, as verify does for its own runs: they do not take the host themselves.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.verify.suite import SuiteOutputError, parse_suite_output
 from bot.errors import UserError
 
@@ -25,7 +25,7 @@ class SuiteError(UserError):
     """The suite did not give timings: the message says where, why and what it printed last."""
 
 
-def run_suite(config: RepoConfig, runner, workspace: PurePath, samples: int, *, side: str = "") -> Samples:
+def run_suite(config: PerfbotFile, runner, workspace: PurePath, samples: int, *, side: str = "") -> Samples:
     """`samples` runs of the suite in one workspace, back to back."""
     times: Samples = {}
     for _ in range(samples):
@@ -33,7 +33,7 @@ def run_suite(config: RepoConfig, runner, workspace: PurePath, samples: int, *, 
     return times
 
 
-def measure_suites(config: RepoConfig, runner, base_workspace: PurePath, head_workspace: PurePath,
+def measure_suites(config: PerfbotFile, runner, base_workspace: PurePath, head_workspace: PurePath,
                    samples: int) -> tuple[Samples, Samples]:
     """`samples` runs on each side in the order base, head, base, head ...: a drift in the host's speed (heat,
     a neighbour's load) then falls on both sides alike instead of on whichever side ran second."""
@@ -45,11 +45,11 @@ def measure_suites(config: RepoConfig, runner, base_workspace: PurePath, head_wo
     return base, head
 
 
-def _run_once(config: RepoConfig, runner, workspace: PurePath, side: str) -> dict[str, float]:
+def _run_once(config: PerfbotFile, runner, workspace: PurePath, side: str) -> dict[str, float]:
     suite = config.suite
     if suite is None:
         raise SuiteError("no [suite] in .perfbot.toml: add its command and format to measure the project's suite")
-    timeout = suite.timeout_seconds or config.timeout_seconds
+    timeout = suite.timeout_seconds or config.verify.timeout_seconds
     command = " ".join(suite.command)
     where = f" at {side}" if side else ""
     result = runner.run(list(suite.command), workspace, timeout)
@@ -58,7 +58,7 @@ def _run_once(config: RepoConfig, runner, workspace: PurePath, side: str) -> dic
         raise SuiteError(f"the suite `{command}`{where} ran past its {timeout}s limit "
                          f"([suite] timeout_seconds){tail}")
     if not result.ok:
-        raise SuiteError(result.failure(f"the suite `{command}`", where.strip(), timeout, config.memory_mb))
+        raise SuiteError(result.failure(f"the suite `{command}`", where.strip(), timeout, config.verify.memory_mb))
     try:
         return parse_suite_output(result.stdout, suite.format)
     except SuiteOutputError as exc:

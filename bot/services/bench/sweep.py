@@ -10,7 +10,7 @@ ideal samples on to the budget's end and is `implausible` (core/verify/sweep_che
 """
 from __future__ import annotations
 
-from bot.core.config import RepoConfig, fill
+from bot.core.config import PerfbotFile, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.verify.scaling import sweep_counts
@@ -30,19 +30,19 @@ def host_cores(runner) -> int | None:
         return None  # the sweep still has 1 and the claimed count
 
 
-def counts_for(record: PerfIssue, config: RepoConfig, runner) -> tuple[int, ...]:
-    configured = config.run.threads
+def counts_for(record: PerfIssue, config: PerfbotFile, runner) -> tuple[int, ...]:
+    configured = config.verify.threads
     return sweep_counts(configured, None if configured else host_cores(runner), record.threads)
 
 
-def warm_up(argv: dict, name, runner, folder, config: RepoConfig, at: str):
+def warm_up(argv: dict, name, runner, folder, config: PerfbotFile, at: str):
     """One run of each argument list, in order: each must end well and print what the first printed.
     Returns (every run's result by key, None), or ({}, (verdict, message)) for the first that does not."""
     results: dict = {}
     for key, args in argv.items():
-        result = runner.run(args, folder, config.timeout_seconds)
+        result = runner.run(args, folder, config.verify.timeout_seconds)
         if not result.ok:
-            return {}, (ERROR, result.failure(name(key), at, config.timeout_seconds, config.memory_mb))
+            return {}, (ERROR, result.failure(name(key), at, config.verify.timeout_seconds, config.verify.memory_mb))
         if results:
             first_key, first = next(iter(results.items()))
             different = mismatch(first.stdout, result.stdout, config.run, (name(first_key), name(key)), at)
@@ -52,7 +52,7 @@ def warm_up(argv: dict, name, runner, folder, config: RepoConfig, at: str):
     return results, None
 
 
-def points_must_differ(argv: dict, warmed: dict, config: RepoConfig) -> None:
+def points_must_differ(argv: dict, warmed: dict, config: PerfbotFile) -> None:
     """Identical points are a configuration error, not a verdict (core/verify/sweep_checks.py)."""
     counts = {n: args for n, args in argv.items() if isinstance(n, int)}
     printed = {n: metrics_of(r.stdout, r.stderr, config.run) for n, r in warmed.items() if isinstance(n, int)}
@@ -65,18 +65,18 @@ def _threads(n: int) -> str:
     return f"the program on {n} thread{'s' if n != 1 else ''}"
 
 
-def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, runner, plan: SamplingPlan,
+def measure_sweep(side, record: PerfIssue, language: str, config: PerfbotFile, runner, plan: SamplingPlan,
                   progress, counter: dict, counts: tuple[int, ...]) -> tuple[str, str] | None:
     """Fill `side` (verify.Side): `sweep` per count, `language` = 1 thread, `c` = the claimed count."""
-    side.measure = config.run.measure
+    side.measure = config.measure
     claimed = record.threads or 1
     side.against = f"{claimed} threads"
-    side.sweep_rules = (claimed, config.par_efficiency, config.run.flatten_gain)
+    side.sweep_rules = (claimed, config.verify.par_efficiency, config.verify.flatten_gain)
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)
     program = folder / program_name(record, config)
     runner.write_file(program, language)
-    template = with_input(configured(config.run_language, "[run] language"), side.input)
+    template = with_input(configured(config.run.language, "[run] language"), side.input)
     argv = {n: wrap_for_measure(from_root(fill(template, file=str(program), threads=str(n)), workspace),
                                 config, runner, folder, counter) for n in counts}
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
@@ -87,7 +87,7 @@ def measure_sweep(side, record: PerfIssue, language: str, config: RepoConfig, ru
     side.output = normalised(warmed[1].stdout, config.run)
     side.sweep = {n: [] for n in counts}
     side.language, side.c = side.sweep[1], side.sweep[claimed]
-    target = claimed * config.par_efficiency
+    target = claimed * config.verify.par_efficiency
 
     def keep(n: int, value: float, run: dict) -> None:
         side.sweep[n].append(value)

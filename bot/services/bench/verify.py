@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.core.config import RepoConfig, fill
+from bot.core.config import PerfbotFile, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.outgoing import window
 from bot.core.verify.bench_view import count_text
@@ -145,7 +145,7 @@ class _Pair:
     names: tuple[str, str]
 
 
-def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str | None = None,
+def verify(record: PerfIssue, config: PerfbotFile, runner, head: str, base: str | None = None,
            progress: Progress | None = None, observe: Callable[[list[Side]], object] | None = None) -> Outcome:
     """`progress` hears (side, pairs taken, most pairs) after each pair; `observe` gets the sides themselves,
     samples and interval so far, for a comment that shows the numbers while they come in."""
@@ -160,7 +160,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
     for given in inputs_of(record):
         sides += [Side("base", base, par=par, input=given)] if base else []
         sides.append(Side("head", head, par=par, input=given))
-    plan = SamplingPlan(config.min_samples, config.max_samples)
+    plan = SamplingPlan(config.verify.min_samples, config.verify.max_samples)
     suite = None
 
     def tick(label: str, taken: int, most: int) -> None:
@@ -176,7 +176,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
         counts = counts_for(record, config, runner) if par and not gpu else ()
         for side in sides:
             if gpu:
-                side.sweep_rules = (1, config.par_efficiency, config.run.flatten_gain)
+                side.sweep_rules = (1, config.verify.par_efficiency, config.verify.flatten_gain)
                 problem = measure_gpu(side, record, language, config, runner, plan, tick, counter)
             elif par:
                 problem = measure_sweep(side, record, language, config, runner, plan, tick, counter, counts)
@@ -197,7 +197,7 @@ def verify(record: PerfIssue, config: RepoConfig, runner, head: str, base: str |
         FAIL if FAIL in decisions else PASS if decisions == {PASS} else INCONCLUSIVE
     # The claim is about the code before any fix: the base side when there is one, else the head.
     claim = judge_claim(record, next((s.interval for s in sides if s.interval and not s.modes), None),
-                        config.claim_factor) if verdict != IMPLAUSIBLE else None  # not sized on a mismeasure
+                        config.verify.claim_factor) if verdict != IMPLAUSIBLE else None  # not sized on a mismeasure
     if claim is not None and claim.off:
         message += f"; {claim.text()}"
     base_side = next((s for s in sides if s.label == "base" and not s.par), None)
@@ -228,7 +228,7 @@ def _ratio_text(interval: Interval | None) -> str:
     return f"ratio {interval.point:.2f}x [{interval.low:.2f}, {interval.high:.2f}]"
 
 
-def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, target: ReferenceTarget | None,
+def _claim_text(record: PerfIssue, config: PerfbotFile, runner, side: Side, target: ReferenceTarget | None,
                 first: bool = True) -> str:
     at = f"at {side.sha[:12]}" + (f" input {side.input}" if side.input else "")
     measure = f" ({MEASURE_NAMES.get(side.measure, side.measure)})"  # the verdict says which measure decided it
@@ -238,9 +238,9 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
         target_speedup = (auto_target(config.gpu.auto_tolerance) if AUTO in side.modes else config.gpu.min_speedup)
         text = f"speedup of {side.against}{measure} {bounds} {at}, judged against {target_speedup:.3g}x"
     elif record.track == "par":
-        target_speedup = (record.threads or 1) * config.par_efficiency  # programs() refused par without threads
+        target_speedup = (record.threads or 1) * config.verify.par_efficiency  # programs() refused par without threads
         text = (f"speedup on {record.threads} threads{measure} {bounds} {at} against "
-                f"{target_speedup:g}x ({config.par_efficiency:g} of ideal)")
+                f"{target_speedup:g}x ({config.verify.par_efficiency:g} of ideal)")
         if side.decision == IMPLAUSIBLE and side.interval is not None:
             text += f"; {implausible_text(side.interval, record.threads or 1)}"
         if side.sweep:
@@ -248,7 +248,7 @@ def _claim_text(record: PerfIssue, config: RepoConfig, runner, side: Side, targe
     elif target is not None:
         text = f"head/{target.label}{measure} {bounds} {at}, limit within {target.factor:g}x of the reference"
     else:
-        text = f"language/C{measure} {bounds} {at} against the {config.seq_threshold:g}x threshold"
+        text = f"language/C{measure} {bounds} {at} against the {config.verify.seq_threshold:g}x threshold"
     return prefix + text + _metrics_text(side)
 
 
@@ -275,7 +275,7 @@ def _honesty_note(side: Side) -> str:
     return ""
 
 
-def _pair(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
+def _pair(side: Side, record: PerfIssue, language: str, translation: str, config: PerfbotFile, runner,
           target: ReferenceTarget | None) -> tuple[_Pair | None, tuple[str, str] | None]:
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)
@@ -284,7 +284,7 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
     threads = str(record.threads or 1)
     # Every program runs in the report's own folder, the only place a sandboxed run may write: the built
     # workspace is shared by later runs and must stay as built. `./x` in a template names the project's x.
-    template = with_input(configured(config.run_language, "[run] language"), side.input)
+    template = with_input(configured(config.run.language, "[run] language"), side.input)
     argv_language = from_root(fill(template, file=str(program), threads=threads), workspace)
     if target is not None:
         side.against, side.factor = target.label, target.factor
@@ -292,30 +292,30 @@ def _pair(side: Side, record: PerfIssue, language: str, translation: str, config
                      ("the program", f"the reference {target.label}")), None
     runner.write_file(folder / "translation.c", translation)
     binary = folder / "translation"
-    compiled = runner.run(fill(config.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
-                          config.timeout_seconds)
+    compiled = runner.run(fill(config.run.c_compile, file=str(folder / "translation.c"), out=str(binary)), folder,
+                          config.verify.timeout_seconds)
     if not compiled.ok:
         return None, (ERROR, "the C translation does not compile: " + compiled.failure(
-            "the compiler", f"at {side.sha[:12]}", config.timeout_seconds, config.memory_mb))
-    argv_c = fill(with_input(config.c_run, side.input), out=str(binary), file=str(folder / "translation.c"))
+            "the compiler", f"at {side.sha[:12]}", config.verify.timeout_seconds, config.verify.memory_mb))
+    argv_c = fill(with_input(config.run.c_run, side.input), out=str(binary), file=str(folder / "translation.c"))
     return _Pair(argv_language, argv_c, folder, folder, ("the program", "the C translation")), None
 
 
-def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: RepoConfig, runner,
+def _measure(side: Side, record: PerfIssue, language: str, translation: str, config: PerfbotFile, runner,
              plan: SamplingPlan, progress: Progress, target: ReferenceTarget | None,
              counter: dict) -> tuple[str, str] | None:
-    side.measure = config.run.measure
+    side.measure = config.measure
     pair, problem = _pair(side, record, language, translation, config, runner, target)
     if pair is None:  # _pair gives a problem exactly when it gives no pair
         return problem
     first_argv, second_argv = (wrap_for_measure(argv, config, runner, pair.first_cwd, counter)
                                for argv in (pair.first, pair.second))
-    first = runner.run(first_argv, pair.first_cwd, config.timeout_seconds)
-    second = runner.run(second_argv, pair.second_cwd, config.timeout_seconds)
+    first = runner.run(first_argv, pair.first_cwd, config.verify.timeout_seconds)
+    second = runner.run(second_argv, pair.second_cwd, config.verify.timeout_seconds)
     at = f"at {side.sha[:12]}" + (f" (input {side.input})" if side.input else "")
     for name, result in zip(pair.names, (first, second), strict=True):
         if not result.ok:
-            return ERROR, result.failure(name, at, config.timeout_seconds, config.memory_mb)
+            return ERROR, result.failure(name, at, config.verify.timeout_seconds, config.verify.memory_mb)
     different = mismatch(first.stdout, second.stdout, config.run, pair.names, at)
     if different is not None:
         return MISMATCH, different
@@ -326,7 +326,7 @@ def _measure(side: Side, record: PerfIssue, language: str, translation: str, con
         (side.language if which == "language" else side.c).append(value)
         side.runs[which].append(run)
 
-    limit = target.factor if target is not None else config.seq_threshold
+    limit = target.factor if target is not None else config.verify.seq_threshold
     return timed_rounds(side, ["language", "c"], jobs.__getitem__, keep,
                         lambda: plan.next_step(side.language, side.c, limit), config=config, runner=runner,
                         counter=counter, plan=plan, progress=progress, at=at, rotate=False)

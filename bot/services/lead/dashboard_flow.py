@@ -20,7 +20,7 @@ from bot.adapters.store.lead import notice_store
 from bot.adapters.store.lead.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.lead.dashboard import (
     LABEL,
@@ -63,7 +63,7 @@ class DashboardFlow:
         self.enqueue = enqueue  # the delivery queue's enqueue; None: this process sends no webhooks
         self.operator = operator  # whose runners a notice names
 
-    def config(self, repo: GitRepository) -> RepoConfig:
+    def config(self, repo: GitRepository) -> PerfbotFile:
         return self.operator.narrow(read_config(repo, repo.resolve(repo.default_ref())))
 
     def refresh(self, repo: GitRepository, tracker, full_name: str, now: datetime, *, force: bool = False) -> str:
@@ -76,7 +76,8 @@ class DashboardFlow:
         if not config.notify.declared:
             return "off"
         facts, issues, texts = lead_facts(self.db, full_name, now)
-        milestones = milestones_now(facts.records, facts.runs, config.milestones, config.seq_threshold, now.date())
+        milestones = milestones_now(facts.records, facts.runs, config.milestones, config.verify.seq_threshold,
+                                    now.date())
         notices = current_notices(NoticeFacts(
             tuple(_report_state(r, {t.slug: t for t in texts}.get(r.slug)) for r in facts.records),
             facts.runs, frozenset(f.slug for f in facts.fixes if f.state == "merged"), milestones,
@@ -112,7 +113,7 @@ class DashboardFlow:
         tracker.update_issue(number, title=TITLE, body=body, labels=(BOT_LABEL, LABEL), state="open",
                              state_reason=None)
 
-    def _tell(self, tracker, full_name: str, number: int, config: RepoConfig, notices: tuple[Notice, ...],
+    def _tell(self, tracker, full_name: str, number: int, config: PerfbotFile, notices: tuple[Notice, ...],
               now: datetime) -> None:
         by_key = {(n.kind, n.subject): n for n in notices}
         for pending in notice_store.settle_notices(self.db, full_name, [(n.kind, n.subject, n.text) for n in notices],

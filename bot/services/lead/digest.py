@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead.digest_queries import digest_facts
 from bot.adapters.templates import render
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.lead import wording
 from bot.core.lead.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity.check import ParityReport
@@ -20,7 +20,7 @@ TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the das
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
 
 
-def make_digest(db: Database, full_name: str, config: RepoConfig, *, since: datetime | None,
+def make_digest(db: Database, full_name: str, config: PerfbotFile, *, since: datetime | None,
                 now: datetime, parity: ParityReport | None = None) -> tuple[Digest, str]:
     """The digest of since..now (default: the [digest] window_days before now), dated in the digest's time zone."""
     if now.tzinfo is None or (since is not None and since.tzinfo is None):
@@ -28,7 +28,8 @@ def make_digest(db: Database, full_name: str, config: RepoConfig, *, since: date
     zone = ZoneInfo(config.digest.timezone)
     end = now.astimezone(zone)
     start = (since or now - timedelta(days=config.digest.window_days)).astimezone(zone)
-    digest = build_digest(digest_facts(db, full_name, start, end), start, end, config.milestones, config.seq_threshold)
+    digest = build_digest(digest_facts(db, full_name, start, end), start, end, config.milestones,
+                          config.verify.seq_threshold)
     return digest, render_digest(digest, parity)
 
 

@@ -16,7 +16,7 @@ from bot.adapters.digest_schedule import last_due, week_of
 from bot.adapters.git import GitRepository
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import digest_store
-from bot.core.config import RepoConfig
+from bot.core.config import PerfbotFile
 from bot.core.parity.check import ParityReport
 from bot.core.tracker.issue_view import BOT_LABEL
 from bot.errors import TransientError
@@ -42,7 +42,7 @@ class DigestFlow:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def config(self, repo: GitRepository) -> RepoConfig:
+    def config(self, repo: GitRepository) -> PerfbotFile:
         return read_config(repo, repo.resolve(repo.default_ref()))
 
     def preview(self, repo: GitRepository, full_name: str, now: datetime, since: datetime | None = None) -> str:
@@ -60,7 +60,7 @@ class DigestFlow:
             return None
         return self.post(tracker, full_name, config, due, parity=lambda: ParityFlow().default_branch(repo, full_name))
 
-    def post(self, tracker, full_name: str, config: RepoConfig, end: datetime,
+    def post(self, tracker, full_name: str, config: PerfbotFile, end: datetime,
              since: datetime | None = None,
              parity: Callable[[], ParityReport | None] = lambda: None) -> dict | None:
         """Post the digest of the window ending at `end`; None when that week's was posted already.
