@@ -7,10 +7,13 @@ spread as a scheduler's would, so the plan's interval and a fresh bootstrap diff
 one a view shows; the comment is the real template's."""
 from __future__ import annotations
 
+from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.bench_view import side_rows, status_description
 from bot.core.verify.scaling import holds_text, summary, sweep_text
 from bot.core.verify.scaling_view import scaling_tables
 from bot.core.verify.stats import SamplingPlan, decide_at_least, ratio_interval
+from bot.core.verify.vocabulary import Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.services.bench.bench_flow import comment_body
 from bot.services.bench.verify import Side
 
@@ -29,10 +32,13 @@ def par_result() -> tuple[dict, Side]:
     return {"sides": [side.as_dict()], "verdict": step}, side
 
 
+def finished(result: dict) -> BenchRun:
+    return BenchRun(id=9, repo="o/r", slug="perf_uneven", purpose=Purpose.REPRODUCE, status=RunStatus.DONE,
+                    head="e" * 40, verdict=IntervalTest.INCONCLUSIVE, result=result, runner="local")
+
+
 def rendered(result: dict) -> str:
-    run = {"id": 9, "slug": "perf_uneven", "status": "done", "purpose": "reproduce", "verdict": "inconclusive",
-           "message": "", "result": result, "runner": "local", "host": "", "requested_by": "", "progress": {}}
-    return comment_body("<!-- perfbot:bench 9 -->", run, None, None)
+    return comment_body("<!-- perfbot:bench 9 -->", finished(result), None, None)
 
 
 def test_the_claimed_row_of_the_sweep_is_the_verdicts_interval_everywhere():
@@ -51,8 +57,7 @@ def test_the_claimed_row_of_the_sweep_is_the_verdicts_interval_everywhere():
     swept = next(line for line in body.splitlines() if line.startswith(f"| {CLAIMED} (claimed) |"))
     assert "1.92x [1.18, 3.11]" in header and "1.92x [1.18, 3.11]" in swept
     assert body.count("[1.18, 3.11]") == 2 and "[1.36, 2.67]" not in body
-    assert status_description({"status": "done", "slug": "perf_uneven", "verdict": "inconclusive",
-                               "purpose": "reproduce", "result": result}).count("1.92x [1.18, 3.11]") == 1
+    assert status_description(finished(result)).count("1.92x [1.18, 3.11]") == 1
 
 
 def test_no_below_ideal_sentence_beside_an_efficiency_whose_interval_reaches_it():
