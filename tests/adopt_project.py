@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.demo.runtime import OUTPUT, TRANSLATION, N  # the walkthrough's tally program and its C twin
 from tests.gitrepo import RepoBuilder
 
 TALLY = r"""
@@ -55,15 +56,6 @@ int main(int argc, char **argv) {
 """
 SLOW = TALLY.replace("SLOWDOWN", "for (volatile int k = 0; k < 60; k++) {}")
 FAST = TALLY.replace("SLOWDOWN", "")
-N = 20000
-OUTPUT = sum(i % 7 for i in range(N)) & 0xFFFFFF
-TRANSLATION = f"""#include <stdio.h>
-int main(void) {{
-  unsigned acc = 0;
-  for (unsigned long i = 0; i < {N}; i++) acc = (acc + (unsigned)(i % 7)) & 0xFFFFFFu;
-  printf("%u\\n", acc);
-  return 0;
-}}"""
 REPORT = f"""---
 track: seq
 backend: c
