@@ -258,3 +258,25 @@ def test_an_empty_store_is_said_and_a_folder_without_git_is_refused(tmp_path):
     (tmp_path / "plain").mkdir()
     result = CliRunner().invoke(main, ["mcp", "--repo", str(tmp_path / "plain"), "--db", empty["url"]])
     assert result.exit_code == 1 and "Error:" in result.output and "Traceback" not in result.output
+
+
+def test_the_catalogs_standings_follow_a_state_a_person_set(tmp_path):
+    """The MCP catalog keeps standings between calls; a record a person closed (no content changed, no run)
+    must not be served as it stood before."""
+    from sqlalchemy import update
+
+    from bot.adapters.store.models import Record
+    from bot.mcp.catalog import Catalog
+
+    create_demo(tmp_path / "demo")
+    db = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")
+    repo = GitRepository(tmp_path / "demo")
+    sync(db, repo)
+    repo.close()
+    catalog = Catalog.open(db, tmp_path / "demo")
+    assert catalog.standings()["perf_boxed_sum"].state == "open"
+    with db.session() as session:
+        session.execute(update(Record).where(Record.slug == "perf_boxed_sum").values(state="closed"))
+        session.commit()
+    assert catalog.standings()["perf_boxed_sum"].state == "closed"
+    db.dispose()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead.digest_queries import digest_facts
-from bot.adapters.store.models import Repo
+from bot.adapters.store.models import Record, Repo
+from bot.adapters.store.service_models import BenchRun, Bisection, Fix
 from bot.core.lead.standing import Standing, standings_of
 
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
@@ -30,17 +31,17 @@ def all_standings(db: Database, full_name: str | None = None) -> dict[tuple[str,
 
 def standings_version(db: Database, full_name: str) -> tuple:
     """What every standing of a repository is computed from, in one cheap read: a caller holding standings
-    computes them again only when this changes (a run finished, a fix attached or merged, a bisection ended)."""
-    from sqlalchemy import func
-
-    from bot.adapters.store.service_models import BenchRun, Bisection, Fix
-
+    computes them again only when this changes (a record's state set by a person or a verdict, a run finished,
+    a fix attached or merged, a bisection ended)."""
     with db.session() as session:
+        states = tuple((state, n) for state, n in session.execute(
+            select(Record.state, func.count()).join(Repo).where(Repo.full_name == full_name)
+            .group_by(Record.state).order_by(Record.state)))
         runs = session.execute(select(func.count(), func.max(BenchRun.id), func.max(BenchRun.finished_at))
                                .where(BenchRun.full_name == full_name, BenchRun.status == "done")).one()
-        fixes = session.execute(select(func.count(), func.max(Fix.id), func.count(Fix.state.distinct()))
-                                .where(Fix.full_name == full_name, Fix.state == "merged")).one()
-        attached = session.scalar(select(func.count()).where(Fix.full_name == full_name))
-        found = session.scalar(select(func.count()).where(Bisection.full_name == full_name,
-                                                          Bisection.culprit_sha.is_not(None)))
-    return (*runs, *fixes, attached, found)
+        fixes = session.execute(select(func.count(), func.max(Fix.id)).where(Fix.full_name == full_name)).one()
+        merged = session.scalar(select(func.count()).select_from(Fix)
+                                .where(Fix.full_name == full_name, Fix.state == "merged"))
+        found = session.scalar(select(func.count()).select_from(Bisection)
+                               .where(Bisection.full_name == full_name, Bisection.culprit_sha.is_not(None)))
+    return (states, *runs, *fixes, merged, found)
