@@ -86,6 +86,12 @@ class Visit:
         self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
 
+    def follow(self, selector: str) -> None:
+        """Click a link or submit button and wait for the next page's load event: a bare click returns once the
+        navigation has begun, and a look right after it may still see the old page or half of the new one."""
+        with self.page.expect_navigation():
+            self.page.click(selector)
+
     def rows(self) -> list[str]:
         return self.page.locator("tr.record-row").evaluate_all("rows => rows.map(r => r.dataset.slug)")
 
@@ -175,45 +181,49 @@ def test_filter_and_sort_the_table(visit, base):
     assert visit.rows() == ["perf_boxed_sum", "perf_float_boxing", "perf_mod_shift_subtract", "perf_par_sort"]
     page.select_option("select[name=state]", "all")
     page.fill("input[name=q]", "u24")
-    page.click("button[type=submit]")
+    visit.follow("button[type=submit]")
     page.wait_for_url("**q=u24**")
     assert visit.rows() == ["perf_u24_arith_boxing", "perf_u24_old"]  # both 4.x: worst ratio first
 
     page.goto(f"{base}/dashboard/records?state=all")
-    page.click("#sort-slug")
+    visit.follow("#sort-slug")
     assert visit.rows()[:3] == ["perf_boxed_sum", "perf_closed_thing", "perf_float_boxing"]
-    page.click("#sort-slug")  # the same column again turns it round
+    visit.follow("#sort-slug")  # the same column again turns it round
     assert visit.rows()[:2] == ["perf_u24_old", "perf_u24_arith_boxing"]
-    page.click("#sort-measured")
+    visit.follow("#sort-measured")
     assert visit.rows()[0] == "perf_boxed_sum" and visit.rows()[-1] == "perf_par_sort"
-    page.click("#sort-measured")
+    visit.follow("#sort-measured")
     assert visit.rows()[0] == "perf_float_boxing"
     page.select_option("select[name=outcome]", "accurate")
-    page.click("button[type=submit]")
+    visit.follow("button[type=submit]")
     assert visit.rows() == ["perf_float_boxing"]
     page.select_option("select[name=outcome]", "")
     page.select_option("select[name=track]", "par")
-    page.click("button[type=submit]")
+    visit.follow("button[type=submit]")
     assert visit.rows() == ["perf_par_sort"]
     assert page.locator("select[name=state]").input_value() == "all"  # the filter form keeps what was chosen
 
 
 def test_follow_links_from_the_table_to_a_record_to_its_bench_run_and_back(visit, base, store):
-    page = visit.page
+    # expect() retries until the next page is in: a click returns once navigation has begun, not ended
+    page, expect = visit.page, sync_api.expect
+    heading = page.locator("main > h1")
     page.goto(f"{base}/dashboard/")
-    page.click("nav >> text=Records")
-    page.click("tr.record-row[data-slug=perf_boxed_sum] >> text=perf_boxed_sum")
-    assert page.locator("main > h1").inner_text().startswith("perf_boxed_sum")
-    page.click(f"text=Bench run #{store[1]['run_done']}")
-    assert page.url.endswith(f"/dashboard/runs/{store[1]['run_done']}")
-    assert page.locator("#sides").is_visible() and page.locator("svg.chart").count() == 1
-    page.click("#run-record")
-    assert page.locator("main > h1").inner_text().startswith("perf_boxed_sum")
-    page.click("text=perf_float_boxing")  # a dedup verdict names its partner
-    assert page.locator("main > h1").inner_text().startswith("perf_float_boxing")
-    page.click("nav >> text=Digests")
-    page.click("text=2026-W19")
-    assert page.locator("progress").count() == 2
+    visit.follow("nav >> text=Records")
+    visit.follow("tr.record-row[data-slug=perf_boxed_sum] >> text=perf_boxed_sum")
+    expect(heading).to_have_text(re.compile(r"^perf_boxed_sum"))
+    visit.follow(f"text=Bench run #{store[1]['run_done']}")
+    expect(page).to_have_url(re.compile(f"/dashboard/runs/{store[1]['run_done']}$"))
+    expect(page.locator("#sides")).to_be_visible()
+    expect(page.locator("svg.chart")).to_have_count(1)
+    visit.follow("#run-record")
+    expect(heading).to_have_text(re.compile(r"^perf_boxed_sum"))
+    visit.follow("text=perf_float_boxing")  # a dedup verdict names its partner
+    expect(heading).to_have_text(re.compile(r"^perf_float_boxing"))
+    visit.follow("nav >> text=Digests")
+    visit.follow("text=2026-W19")
+    expect(page).to_have_url(re.compile(r"/dashboard/digests/\d+$"))
+    expect(page.locator("progress")).to_have_count(2)
 
 
 def test_a_live_run_page_refreshes_itself_until_the_run_is_done(visit, base, store, monkeypatch):
@@ -252,7 +262,7 @@ def test_outside_local_mode_the_token_is_asked_for_then_kept_in_a_cookie(browser
         assert len(person.rows()) == 7
         cookie = next(c for c in person.context.cookies() if c["name"] == "perfbot_dashboard")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and TOKEN not in cookie["value"]
-        page.click("nav >> text=Overview")
+        person.follow("nav >> text=Overview")
         assert page.locator("main > h1").inner_text() == "Overview"
         person.context.close()
     finally:
