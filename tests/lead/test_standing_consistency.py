@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete
 
+from bot.adapters import charts
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead.lead_queries import lead_facts
 from bot.adapters.store.lead.standing_queries import all_standings
@@ -70,7 +71,14 @@ campaigns = st.lists(records, min_size=1, max_size=6)
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     db = Database(f"sqlite:///{tmp_path_factory.mktemp('consistency') / 'perfbot.sqlite3'}")
-    yield db, tmp_path_factory.mktemp("instance")
+    app = create_app(Settings(instance_dir=tmp_path_factory.mktemp("instance"), database_url=db.url),
+                     DeliveryQueue(db), wanted_events=frozenset())
+    # The words and figures are checked here; matplotlib drawing each run's chart was half the test's time, and
+    # the charts have their own tests (tests/lead/test_dashboard.py, the browser tests).
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("sides_chart", "scaling_chart"):
+            patch.setattr(charts, name, lambda *args, **kwargs: '<svg class="chart"></svg>')
+        yield db, app
     db.dispose()
 
 
@@ -153,7 +161,7 @@ def _section(page: str, table_id: str) -> str:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(campaign=campaigns)
 def test_every_view_agrees_with_the_one_standing(store, campaign):
-    db, instance = store
+    db, app = store
     seed(db, campaign)
     standings = {slug: s for (_, slug), s in all_standings(db).items()}
     every = list(standings.values())
@@ -170,8 +178,7 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     assert {s.slug for s in ranked} | {s.slug for s in apart} == {s.slug for s in every if s.live}
     assert all(s.outcome is not Outcome.MISMATCH for s in ranked)
 
-    client = create_app(Settings(instance_dir=instance, database_url=db.url), DeliveryQueue(db),
-                        wanted_events=frozenset()).test_client()
+    client = app.test_client()
 
     # The overview: its tiles are the tally, its ranking the ranking, its apart list the records not ranked.
     overview = client.get("/dashboard/").get_data(as_text=True)
