@@ -315,19 +315,10 @@ def test_a_claim_skips_a_row_another_worker_has_locked(postgres_server):
 
 
 @pytest.mark.postgres
-def test_two_worker_processes_handle_a_burst_once_each_and_how_fast_against_one(world, postgres_server, capsys):
-    pushes, bench_repos = 16, 2  # enough for both workers to contend; bench/scale_recovery.py measures rates
-    rounds = {}
-    for workers in (1, 2):
-        tag = f"w{workers}"
-        world.db_url = postgres_server.create_database(f"perfbot_scale_{tag}")  # each round on an empty store
-        burst = make_burst(world, tag, pushes, bench_repos)
-        rounds[workers] = (burst, run_round(world, burst, workers, tag))
-        check_each_handled_once(world, burst, rounds[workers][1])
-    (one_burst, one), (two_burst, two) = rounds[1], rounds[2]
-    # Shown, not asserted: on a shared 2-core machine the ratio says as much about the neighbours as about us
-    # (bench/scale_recovery.py measures it with the machine's load alongside).
-    with capsys.disabled():
-        print(f"\n{len(two_burst.deliveries)} deliveries ({pushes} pushes, {bench_repos} bench runs) on PostgreSQL: "
-              f"1 worker {one.rate(one_burst):.2f}/s, 2 workers {two.rate(two_burst):.2f}/s, "
-              f"ratio {two.rate(two_burst) / one.rate(one_burst):.2f}x")
+def test_two_worker_processes_handle_a_burst_once_each(world, postgres_server):
+    # How fast two are against one is measured side by side in bench/scale_recovery.py, not here: on a shared
+    # 2-core machine a ratio says as much about the neighbours as about perfbot.
+    pushes, bench_repos = 16, 2  # enough for both workers to contend
+    world.db_url = postgres_server.create_database("perfbot_scale_w2")
+    burst = make_burst(world, "w2", pushes, bench_repos)
+    check_each_handled_once(world, burst, run_round(world, burst, 2, "w2"))
