@@ -33,7 +33,7 @@ from tests.github_double import GitHubDouble
 from tests.postgres import PostgresServer
 from tests.reading import test_scale
 from tests.reading.test_scale import World, check_each_handled_once, make_burst, run_round, wait_for
-from tests.service.test_scale_out import Proc, push_repo, row
+from tests.service.test_scale_out import push_repo, row, service_process
 
 
 def throughput(world: World, server: PostgresServer, workers: int, pushes: int, bench_runs: int) -> float:
@@ -62,11 +62,11 @@ def recovery(world: World, server: PostgresServer, lease: float, how: str) -> fl
             delivery = NewDelivery(f"{how}-push", "push", None, name, None, json.dumps(payload))
             started = lambda: row(db, delivery.id).status == "running"  # noqa: E731
         DeliveryQueue(db).enqueue(delivery)
-        first = Proc(world, f"{how}-first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1", **env).start()
+        first = service_process(world, f"{how}-first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1", **env).start()
         wait_for(lambda: first.running() and started(), 600, "the first worker to be mid-job")
         # Two general threads (and the comment lane): the scheduled reconcile, which waits for the repository the
         # first worker holds, must not keep the second from claiming what is handed back.
-        second = Proc(world, f"{how}-second", "worker", "--workers", "3", **env).start()
+        second = service_process(world, f"{how}-second", "worker", "--workers", "3", **env).start()
         wait_for(second.running, 120, "the second worker to start")
         began = time.monotonic()
         # The signal alone: the clock must not wait for the first process to exit.

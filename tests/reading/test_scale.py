@@ -4,9 +4,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -25,9 +22,9 @@ from bot.app.runtime import Runtime
 from bot.config import Settings
 from tests.bench_project import build_project
 from tests.gitrepo import RepoBuilder
+from tests.processes import PerfbotProcess
 from tests.reports import canonical_report
 
-PERFBOT = Path(sys.executable).with_name("perfbot")
 OWNER = "team"
 BENCH_SAMPLES = 5  # the demo's minimum: enough for a verdict on a 12x fix, cheap enough for a burst
 # What the services log once per sync and per finished bench run; matched on the message alone, so text and
@@ -116,40 +113,9 @@ def make_burst(world: World, tag: str, pushes: int, bench_repos: int) -> Burst:
     return Burst(deliveries, push_repos, bench_repos, [json.loads(d.payload)["run"] for d in held])
 
 
-class WorkerProcess:
-    """`perfbot worker` as a real process with its own instance folder (its clones and bench cache), like a host."""
-
-    def __init__(self, world: World, name: str) -> None:
-        self.env = world.env(world.root / name)
-        self.log = world.root / f"{name}.log"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([str(PERFBOT), "worker"], env=self.env, stdout=log, stderr=log)
-
-    def started(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"perfbot worker exited with {self.process.returncode}:\n{self.text()[-3000:]}")
-        return "perfbot worker running" in self.text()
-
-    def stop(self) -> int | None:
-        if self.process is None or self.process.poll() is not None:
-            return self.process and self.process.returncode
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def cpu_seconds(self) -> float:
-        """CPU time of the process and of its children it waited for (git, gcc, the measured programs)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+def worker_process(world: World, name: str) -> PerfbotProcess:
+    """`perfbot worker` with its own instance folder (its clones and bench cache), like a host."""
+    return PerfbotProcess(world.env(world.root / name), world.root / f"{name}.log", "worker")
 
 
 def machine_cpu_seconds() -> float:
@@ -200,12 +166,12 @@ def run_round(world: World, burst: Burst, workers: int, tag: str, timeout: float
     """Start the workers, let their own scheduled jobs run, then queue the burst and time it until it drains."""
     db = Database(world.db_url)
     queue = DeliveryQueue(db)
-    processes = [WorkerProcess(world, f"{tag}-worker{n}") for n in range(workers)]
+    processes = [worker_process(world, f"{tag}-worker{n}") for n in range(workers)]
     hours = {utc_hour()}
     try:
         for process in processes:
             process.start()
-        wait_for(lambda: all(p.started() for p in processes), 60, "the workers to start")
+        wait_for(lambda: all(p.running() for p in processes), 60, "the workers to start")
         hours.add(utc_hour())
         # Each process queues the hourly reconcile and the quarter-hourly digest check; whoever is first
         # stores them and one worker runs them, before the burst, so the timing is the burst's alone.

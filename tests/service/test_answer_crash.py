@@ -6,13 +6,9 @@ from __future__ import annotations
 import copy
 import json
 import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from sqlalchemy import event
@@ -26,9 +22,9 @@ from bot.services.worker import Event
 from tests.flows import github_bot
 from tests.gitrepo import RepoBuilder
 from tests.npm_fixtures import webhook_examples
+from tests.processes import PerfbotProcess
 
 REPO = "team/runtime"
-PERFBOT = Path(sys.executable).with_name("perfbot")
 PERMISSION = ("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission")
 NEW_COMMENT = ("POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments")
 COMMANDS = "Two things:\n/perf help\n/perf cancel"  # cancel needs write access: the worker asks GitHub for it
@@ -76,26 +72,6 @@ def stored_answer(db_url: str, comment_id: int) -> answer_store.AnswerRow:
         database.dispose()
 
 
-class WorkerProcess:
-    def __init__(self, env: dict, log: Path) -> None:
-        with open(log, "ab") as out:
-            self.process = subprocess.Popen([str(PERFBOT), "worker", "--workers", "1"], env=env, stdout=out,
-                                            stderr=out)
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
 @pytest.mark.parametrize("held", [PERMISSION, NEW_COMMENT], ids=["mid-command", "while-posting"])
 def test_a_worker_killed_mid_command_leaves_exactly_one_answer(github, db_url, tmp_path, held):
     """mid-command: killed while the second command waits for GitHub, its 👀 given and nothing answered yet.
@@ -114,7 +90,7 @@ def test_a_worker_killed_mid_command_leaves_exactly_one_answer(github, db_url, t
                PERFBOT_GIT_BASE_URL=f"file://{tmp_path / 'remotes'}",
                PERFBOT_GITHUB_REQUEST_INTERVAL="0", PERFBOT_GITHUB_WRITE_INTERVAL="0")
     log = tmp_path / "worker.log"
-    first = WorkerProcess(env, log)
+    first = PerfbotProcess(env, log, "worker", "--workers", "1").start()
     try:
         assert hold.reached.wait(60), f"the worker never reached {held}:\n{log.read_text()[-3000:]}"
         first.kill()
@@ -126,7 +102,7 @@ def test_a_worker_killed_mid_command_leaves_exactly_one_answer(github, db_url, t
     posted_by_the_dead = len(answers_on(github, comment_id))
     assert posted_by_the_dead == (1 if held == NEW_COMMENT else 0)
 
-    second = WorkerProcess(env, log)
+    second = PerfbotProcess(env, log, "worker", "--workers", "1").start()
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:

@@ -6,13 +6,9 @@ waits, generous against a 3 s lease."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import requests
@@ -23,55 +19,20 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.adapters.store.service_models import Delivery
 from tests.gitrepo import RepoBuilder
+from tests.processes import PerfbotProcess
 from tests.reading import test_scale
 from tests.reading.test_scale import World, make_burst, wait_for
 from tests.reports import canonical_report
 from tests.servers import free_port
 
-PERFBOT = Path(sys.executable).with_name("perfbot")
 LEASE_SECONDS = "3"
 TAKEOVER_BOUND = 60  # the issue's "within a minute"; the lease is 3 s
 
 
-class Proc:
-    """A `perfbot` service process (worker or serve) with its own instance folder and log."""
-
-    def __init__(self, world: World, name: str, *args: str, **env: str) -> None:
-        self.args = args
-        self.env = dict(world.env(world.root / name), **{"PERFBOT_LEASE_SECONDS": LEASE_SECONDS, **env})
-        self.log = world.root / f"{name}.log"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> Proc:
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([str(PERFBOT), *self.args], env=self.env, stdout=log, stderr=log)
-        return self
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def running(self) -> bool:
-        if not self.alive():
-            code = self.process.returncode if self.process else None
-            raise AssertionError(f"perfbot {self.args[0]} exited with {code}:\n{self.text()[-3000:]}")
-        return "perfbot worker running" in self.text() or "perfbot serving on" in self.text()
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> int | None:
-        if not self.alive():
-            return self.process.returncode if self.process else None
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
+def service_process(world: World, name: str, *args: str, **env: str) -> PerfbotProcess:
+    """A `perfbot` service process (worker or serve) with its own instance folder and log, on a short lease."""
+    return PerfbotProcess(dict(world.env(world.root / name), **{"PERFBOT_LEASE_SECONDS": LEASE_SECONDS, **env}),
+                          world.root / f"{name}.log", *args)
 
 
 @pytest.fixture
@@ -126,7 +87,7 @@ def test_a_killed_workers_long_push_is_taken_over_within_a_minute_and_mirrored_o
     payload = push_repo(world, "team/killed", 16)
     DeliveryQueue(store).enqueue(NewDelivery("long-push", "push", None, "team/killed", None, json.dumps(payload)))
     # Paced writes make the mirror last many leases: the kill lands mid-delivery, some issues open, some not.
-    first = Proc(world, "first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1").start()
+    first = service_process(world, "first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1").start()
     try:
         wait_for(lambda: first.running() and sum("record" in m for m in issues_by_marker(world, "team/killed")) >= 2,
                  180,
@@ -137,7 +98,7 @@ def test_a_killed_workers_long_push_is_taken_over_within_a_minute_and_mirrored_o
         first.kill()
     finally:
         first.stop()
-    second = Proc(world, "second", "worker").start()
+    second = service_process(world, "second", "worker").start()
     try:
         wait_for(lambda: second.running() and row(store, "long-push").lease_generation == 2, TAKEOVER_BOUND,
                  "the second worker to take the killed worker's delivery over")
@@ -156,8 +117,9 @@ def test_a_worker_stopped_with_sigterm_hands_its_push_back_at_once(world, store)
     payload = push_repo(world, "team/stopped", 12)
     DeliveryQueue(store).enqueue(NewDelivery("stopped-push", "push", None, "team/stopped", None,
                                              json.dumps(payload)))
-    first = Proc(world, "term-first", "worker", PERFBOT_LEASE_SECONDS="300", PERFBOT_GITHUB_WRITE_INTERVAL="1")
-    second = Proc(world, "term-second", "worker", PERFBOT_LEASE_SECONDS="300")
+    first = service_process(world, "term-first", "worker", PERFBOT_LEASE_SECONDS="300",
+                            PERFBOT_GITHUB_WRITE_INTERVAL="1")
+    second = service_process(world, "term-second", "worker", PERFBOT_LEASE_SECONDS="300")
     try:
         first.start()
         wait_for(lambda: first.running() and sum("record" in m for m in issues_by_marker(world, "team/stopped"))
@@ -183,7 +145,7 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
     burst = make_burst(world, "kb", 0, 1)
     (delivery,), (run_id,), (full_name,) = burst.deliveries, burst.bench_runs, burst.bench_repos
     DeliveryQueue(store).enqueue(delivery)
-    first = Proc(world, "bench-first", "worker").start()
+    first = service_process(world, "bench-first", "worker").start()
     try:
         wait_for(lambda: first.running() and (bench_store.get_run(store, run_id).progress or {}).get("taken", 0)
                  >= 2, 300, "the bench run to take its first samples")
@@ -192,7 +154,7 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
         first.stop()
     killed = bench_store.get_run(store, run_id)
     assert killed.status == "running"
-    second = Proc(world, "bench-second", "worker").start()
+    second = service_process(world, "bench-second", "worker").start()
     try:
         wait_for(lambda: second.running() and row(store, delivery.id).lease_generation == 2, TAKEOVER_BOUND,
                  "the second worker to take the bench run over")
@@ -210,8 +172,8 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
 
 def test_processes_started_together_on_an_empty_database_all_survive(world, store):
     port = free_port()
-    processes = [Proc(world, f"together-{n}", "worker") for n in range(3)]
-    processes.append(Proc(world, "together-serve", "serve", PERFBOT_WEBHOOK_SECRET="s",
+    processes = [service_process(world, f"together-{n}", "worker") for n in range(3)]
+    processes.append(service_process(world, "together-serve", "serve", PERFBOT_WEBHOOK_SECRET="s",
                           PERFBOT_BIND=f"127.0.0.1:{port}"))
     for process in processes:  # no order: each migrates, one at a time under the store's lock
         process.start()
@@ -245,7 +207,7 @@ def test_sixteen_worker_threads_finish_a_burst_on_a_few_repositories(world, stor
             ids.append(f"busy{r}-{n}")
             queue.enqueue(NewDelivery(ids[-1], "push", None, f"team/busy{r}", None, json.dumps(payload)))
     # The deployment's lease: this test is about threads and connections, not takeovers.
-    worker = Proc(world, "sixteen", "worker", "--workers", "16", PERFBOT_LEASE_SECONDS="30").start()
+    worker = service_process(world, "sixteen", "worker", "--workers", "16", PERFBOT_LEASE_SECONDS="30").start()
     try:
         def drained() -> bool:
             assert worker.alive(), worker.text()[-3000:]
@@ -281,7 +243,7 @@ def test_a_database_restart_under_a_burst_loses_nothing_with_the_redelivery_job(
         payload["installation"] = {"id": 77}
         github.install_app(77, ["team/restart"], github_app_key, app_id=1234)
         port = free_port()
-        serve = Proc(world, "restart-serve", "serve", "--workers", "4", PERFBOT_WEBHOOK_SECRET="s",
+        serve = service_process(world, "restart-serve", "serve", "--workers", "4", PERFBOT_WEBHOOK_SECRET="s",
                      PERFBOT_BIND=f"127.0.0.1:{port}", PERFBOT_GITHUB_APP_ID="1234",
                      PERFBOT_GITHUB_PRIVATE_KEY=github_app_key)
         serve.env.pop("PERFBOT_GITHUB_TOKEN")

@@ -5,9 +5,6 @@ import copy
 import itertools
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -20,46 +17,35 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue
 from tests.gitrepo import RepoBuilder
 from tests.npm_fixtures import webhook_examples
+from tests.processes import PerfbotProcess
 from tests.reports import canonical_report
 from tests.servers import free_port
 from tests.webhooks import post_delivery, sign
 
 REPO = "team/runtime"
 SECRET = "process-test-secret"
-PERFBOT = Path(sys.executable).with_name("perfbot")
 
 
-class Service:
+class Service(PerfbotProcess):
+    """`perfbot serve ARGS...`, started only once /readyz answers 200."""
+
     def __init__(self, env: dict, base: str, log: Path, args: tuple[str, ...] = ()) -> None:
-        self.env, self.base, self.log, self.args = env, base, log, args
-        self.process: subprocess.Popen | None = None
+        super().__init__(env, log, "serve", *args)
+        self.base = base
 
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([str(PERFBOT), "serve", *self.args], env=self.env, stdout=log, stderr=log)
+    def start(self) -> Service:
+        super().start()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"perfbot serve exited with {self.process.returncode}:\n{self.log.read_text()[-3000:]}")
+            if not self.alive():
+                pytest.fail(f"perfbot serve exited with {self.process.returncode}:\n{self.text()[-3000:]}")
             try:
                 if requests.get(f"{self.base}/readyz", timeout=1).status_code == 200:
-                    return
+                    return self
             except requests.ConnectionError:
                 pass
             time.sleep(0.1)
         pytest.fail("perfbot serve did not become ready in 30 s")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
 
 
 def push_payload(after: str) -> dict:
