@@ -9,13 +9,13 @@ from markupsafe import Markup
 from bot.adapters.charts import ratio_chart
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
-from bot.adapters.store.lead import digest_store
 from bot.adapters.store.lead.standing_queries import all_standings
 from bot.app import dashboard_auth
 from bot.app import dashboard_render as render
 from bot.core.lead import wording
 from bot.core.lead.campaign import ranking, tally
 from bot.core.verify import verdict_words as words
+from bot.digest import store as digest_store
 
 PREFIX = "/dashboard"
 # The near-C threshold every seq claim is judged against (repo config may move it; the chart only orients).
@@ -27,6 +27,9 @@ ID = "int(max=2147483647)"
 
 web = Blueprint("web", __name__)
 dashboard = Blueprint("dashboard", __name__, url_prefix=PREFIX, template_folder="../templates/web")
+# The digest's pages live with the digest (bot/digest/templates/web/); this blueprint has no routes, it only
+# lends Flask that folder, so render_template finds digest.html there and its base.html here.
+digest_pages = Blueprint("digest_pages", "bot.digest", template_folder="templates/web")
 
 
 @web.get("/")
@@ -151,4 +154,5 @@ def digest(digest_id: int):
                            numbers=render.summary_numbers(found["summary"]))
 
 
+dashboard.register_blueprint(digest_pages)
 web.register_blueprint(dashboard)

@@ -16,9 +16,9 @@ from bot.adapters.store.service_models import (
     RecordEvent,
 )
 from bot.core.config import Milestone
-from bot.core.lead.digest import DigestFacts, FixFact, build_digest
 from bot.core.lead.milestones import RecordFact, RunFact, SidePoint
-from bot.services.lead.digest import render_digest
+from bot.digest.model import DigestFacts, FixFact, build_digest
+from bot.digest.render import render_digest
 
 REPO = "acme/runtime"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)

@@ -37,9 +37,9 @@ from bot.core.lead.wording import ratio_text, said
 from bot.core.reports.parse import parse
 from bot.core.tracker.issue_view import BOT_LABEL
 from bot.core.tracker.untrusted import cell, title_cell
+from bot.digest.render import code
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import read_config
-from bot.services.lead.digest import code
 
 log = logging.getLogger("perfbot.dashboard")
 TITLE = "perfbot campaign dashboard"

@@ -10,11 +10,11 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
 from bot.adapters.store.service_models import BenchRun, Bisection, Fix, LlmAnswer, RecordEvent
-from bot.core.lead.digest import DigestFacts, EventFact, RevisionFact, VerdictFact
 from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact, SidePoint
 from bot.core.verify.bench_view import side_rows
 from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
+from bot.digest.model import DigestFacts, EventFact, RevisionFact, VerdictFact
 
 
 def digest_facts(db: Database, full_name: str, window_start: datetime, window_end: datetime) -> DigestFacts:

@@ -10,7 +10,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.lead.digest_queries import digest_facts
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.service_models import IssueMirror
-from bot.core.lead.digest import DigestFacts
+from bot.digest.model import DigestFacts
 
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 

@@ -12,16 +12,16 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.adapters.digest_schedule import last_due, week_of
 from bot.adapters.git import GitRepository
+from bot.adapters.schedule import last_due, week_of
 from bot.adapters.store.engine import Database
-from bot.adapters.store.lead import digest_store
 from bot.core.config import PerfbotFile
 from bot.core.parity.check import ParityReport
 from bot.core.tracker.issue_view import BOT_LABEL
+from bot.digest import store as digest_store
+from bot.digest.render import make_digest, marker
 from bot.errors import TransientError
 from bot.services.bench.bench_inputs import read_config
-from bot.services.lead.digest import make_digest, marker
 from bot.services.lead.parity_flow import ParityFlow
 
 log = logging.getLogger("perfbot.digest")

@@ -9,10 +9,10 @@ from typing import TypeGuard
 
 from bot.core.config import Milestone
 from bot.core.lead.campaign import Tally, act_first, ranking, tally
-from bot.core.lead.digest_scaling import ParScaling, par_scaling
 from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact
 from bot.core.lead.milestones import MilestoneProgress, as_ratio, latest_suites, progress
 from bot.core.lead.standing import Standing, standings_of
+from bot.digest.scaling import ParScaling, par_scaling
 
 __all__ = ("FixFact", "RecordFact")  # their old home
 

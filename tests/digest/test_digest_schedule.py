@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.adapters.digest_schedule import last_due, week_of
+from bot.adapters.schedule import last_due, week_of
 
 UTC = UTC
 

@@ -12,11 +12,11 @@ from sqlalchemy import select
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
 from bot.core.config import Milestone, parse_repo_config
-from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
 from bot.core.lead.milestones import Failing, RunFact, SidePoint
 from bot.core.tracker.untrusted import cell, title_cell
 from bot.core.verify.vocabulary import Outcome
-from bot.services.lead.digest import make_digest, mermaid_label, render_digest
+from bot.digest.model import DigestFacts, RecordFact, build_digest
+from bot.digest.render import make_digest, mermaid_label, render_digest
 
 REPO = "team/runtime"
 SEQ = ("seq-agent", "seq@agents.invalid")
@@ -357,7 +357,7 @@ def test_text_helpers_keep_untrusted_text_inert():
 
 def test_par_records_are_listed_by_efficiency_at_their_highest_count():
     from bot.core.verify.scaling import scaling_fact, summary
-    from bot.services.lead.digest import render_digest
+    from bot.digest.render import render_digest
     from tests.verify.test_scaling import amdahl
 
     def par(slug: str, state: str = "open") -> RecordFact:
@@ -385,7 +385,7 @@ def test_par_records_are_listed_by_efficiency_at_their_highest_count():
 
 
 def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merged():
-    from bot.core.lead.digest import FixFact
+    from bot.digest.model import FixFact
     bogus = RecordFact("perf_bogus", "Wrong translation", "seq", "c", None, 1016.0, "open", None, "mismatch", at(1))
     slow = RecordFact("perf_slow", "Slow", "seq", "c", None, 9.5, "open", None, None, at(1))
     merged = RecordFact("perf_done", "Done", "seq", "c", None, 60.0, "open", None, None, at(1))
