@@ -16,8 +16,9 @@ from bot.adapters.store.service_models import (
     RecordEvent,
 )
 from bot.core.config import Milestone
+from bot.core.lead.facts import CampaignFacts, FixFact
 from bot.core.lead.milestones import RecordFact, RunFact, SidePoint
-from bot.digest.model import DigestFacts, FixFact, build_digest
+from bot.digest.model import build_digest
 from bot.digest.render import render_digest
 
 REPO = "acme/runtime"
@@ -100,7 +101,7 @@ def digest_body() -> str:
                     None),)
     fixes = (FixFact("perf_u24_arith_boxing", "fix/perf_u24_arith_boxing", 8, "pr", "merged", None,
                      end - timedelta(days=1), end - timedelta(hours=12)),)
-    return render_digest(build_digest(DigestFacts(REPO, records=records, runs=runs, fixes=fixes), start, end,
+    return render_digest(build_digest(CampaignFacts(REPO, records=records, runs=runs, fixes=fixes), start, end,
                                       (Milestone(name="seq reports near C", kind="seq-near-c"),), 2.0))
 
 
