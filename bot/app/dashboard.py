@@ -10,6 +10,7 @@ from bot.adapters.charts import ratio_chart
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
 from bot.adapters.store.lead.standing_queries import all_standings
+from bot.adapters.templates import FEATURE_PACKAGES
 from bot.app import dashboard_auth
 from bot.app import dashboard_render as render
 from bot.core.lead import wording
@@ -27,9 +28,6 @@ ID = "int(max=2147483647)"
 
 web = Blueprint("web", __name__)
 dashboard = Blueprint("dashboard", __name__, url_prefix=PREFIX, template_folder="../templates/web")
-# The digest's pages live with the digest (bot/digest/templates/web/); this blueprint has no routes, it only
-# lends Flask that folder, so render_template finds digest.html there and its base.html here.
-digest_pages = Blueprint("digest_pages", "bot.digest", template_folder="templates/web")
 
 
 @web.get("/")
@@ -154,5 +152,9 @@ def digest(digest_id: int):
                            numbers=render.summary_numbers(found["summary"]))
 
 
-dashboard.register_blueprint(digest_pages)
+# A feature package's pages live with it (bot/digest/templates/web/): a blueprint per package, without routes,
+# lends Flask that folder, so render_template finds digest.html there and the base.html it extends here.
+for package in FEATURE_PACKAGES:
+    dashboard.register_blueprint(Blueprint(f"{package.rpartition('.')[2]}_pages", package,
+                                           template_folder="templates/web"))
 web.register_blueprint(dashboard)
