@@ -1,18 +1,22 @@
-"""Jinja templates from the package's bot/templates/ folder (package data): every text perfbot writes starts there."""
+"""Jinja templates (package data): every text perfbot writes starts in bot/templates/ or in the templates/ folder
+of a feature package (bot/digest/), kept beside the code that fills it."""
 from __future__ import annotations
 
 from functools import lru_cache
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 
 from bot.core.tracker.untrusted import cell, fenced, no_links, quiet_mentions, unlinked
+
+FEATURE_PACKAGES = ("bot.digest",)  # each keeps its templates/ beside its modules; a name is found once
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     # StrictUndefined: a template asking for a value nobody passed is a bug, not an empty string.
     env = Environment(
-        loader=PackageLoader("bot", "templates"),  # found wherever the package is: a checkout or a wheel
+        # Found wherever the package is: a checkout or a wheel.
+        loader=ChoiceLoader([PackageLoader(package, "templates") for package in ("bot", *FEATURE_PACKAGES)]),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

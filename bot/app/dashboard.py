@@ -9,13 +9,14 @@ from markupsafe import Markup
 from bot.adapters.charts import ratio_chart
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
-from bot.adapters.store.lead import digest_store
 from bot.adapters.store.lead.standing_queries import all_standings
+from bot.adapters.templates import FEATURE_PACKAGES
 from bot.app import dashboard_auth
 from bot.app import dashboard_render as render
 from bot.core.lead import wording
 from bot.core.lead.campaign import ranking, tally
 from bot.core.verify import verdict_words as words
+from bot.digest import store as digest_store
 
 PREFIX = "/dashboard"
 # The near-C threshold every seq claim is judged against (repo config may move it; the chart only orients).
@@ -151,4 +152,9 @@ def digest(digest_id: int):
                            numbers=render.summary_numbers(found["summary"]))
 
 
+# A feature package's pages live with it (bot/digest/templates/web/): a blueprint per package, without routes,
+# lends Flask that folder, so render_template finds digest.html there and the base.html it extends here.
+for package in FEATURE_PACKAGES:
+    dashboard.register_blueprint(Blueprint(f"{package.rpartition('.')[2]}_pages", package,
+                                           template_folder="templates/web"))
 web.register_blueprint(dashboard)

@@ -16,9 +16,10 @@ from bot.adapters.store.service_models import (
     RecordEvent,
 )
 from bot.core.config import Milestone
-from bot.core.lead.digest import DigestFacts, FixFact, build_digest
+from bot.core.lead.facts import CampaignFacts, FixFact
 from bot.core.lead.milestones import RecordFact, RunFact, SidePoint
-from bot.services.lead.digest import render_digest
+from bot.digest.model import build_digest
+from bot.digest.render import render_digest
 
 REPO = "acme/runtime"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -100,7 +101,7 @@ def digest_body() -> str:
                     None),)
     fixes = (FixFact("perf_u24_arith_boxing", "fix/perf_u24_arith_boxing", 8, "pr", "merged", None,
                      end - timedelta(days=1), end - timedelta(hours=12)),)
-    return render_digest(build_digest(DigestFacts(REPO, records=records, runs=runs, fixes=fixes), start, end,
+    return render_digest(build_digest(CampaignFacts(REPO, records=records, runs=runs, fixes=fixes), start, end,
                                       (Milestone(name="seq reports near C", kind="seq-near-c"),), 2.0))
 
 

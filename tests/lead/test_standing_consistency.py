@@ -37,8 +37,8 @@ from bot.core.lead.dashboard import build_dashboard
 from bot.core.tracker.issue_view import issue_spec
 from bot.core.tracker.untrusted import cell
 from bot.core.verify.vocabulary import Outcome
+from bot.digest.render import make_digest
 from bot.services.lead.dashboard_flow import render_dashboard
-from bot.services.lead.digest import make_digest
 
 REPO = "acme/runtime"
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

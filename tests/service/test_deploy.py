@@ -261,7 +261,8 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
                     "--wheel-dir", str(dist), str(PROJECT_ROOT)], check=True, capture_output=True)
     wheel, = dist.glob("perfbot-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "bot/templates/digest.md.j2" in names and "bot/templates/web/base.html" in names
+    assert "bot/templates/web/base.html" in names and "bot/digest/templates/digest.md.j2" in names
+    assert "bot/digest/templates/web/digest.html" in names and "bot/digest/templates/web/digests.html" in names
     assert "bot/mcp/ISSUE_FORMAT.md" in names
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site, = venv.glob("lib/python*/site-packages")
@@ -292,11 +293,14 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
                            "database_url=f'sqlite:///{d}/perfbot.sqlite3')\n"
                            "app = create_app(s, DeliveryQueue(Database(s.database_url)), wanted_events=frozenset())\n"
                            "page = app.test_client().get('/dashboard/records')\n"
-                           "print(page.status_code, bot.__file__)\n"
+                           "digests = app.test_client().get('/dashboard/digests')\n"  # the digest's page, its base
+                           "print(page.status_code, digests.status_code, bot.__file__)\n"
+                           "print(digests.get_data(as_text=True).count('id=\"no-digest\"'))\n"
                            "print(page.get_data(as_text=True))"],
                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    status, module = page.splitlines()[0].split()
-    assert status == "200" and module.startswith(str(site)), page[:300]
+    (status, digests_status, module), no_digest = page.splitlines()[0].split(), page.splitlines()[1]
+    assert status == digests_status == "200" and module.startswith(str(site)), page[:300]
+    assert no_digest == "1"  # digests.html (bot/digest/templates/web/) found, within base.html (bot/templates/web/)
     assert "perf_" in page
     spec = subprocess.run([str(venv / "bin" / "python"), "-c",  # what `perfbot mcp` serves as perfbot://format
                            "from bot.mcp.server import FORMAT_FILE\n"

@@ -10,7 +10,7 @@ import pytest
 import handlers
 from bot.adapters.store.bench import bench_store, fix_store
 from bot.core.config import PerfbotFile
-from bot.services.lead.digest import make_digest
+from bot.digest.render import make_digest
 from bot.services.worker import Event
 from tests.bench_project import build_project
 from tests.flows import github_bot

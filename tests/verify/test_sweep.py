@@ -128,9 +128,9 @@ def test_a_queued_run_shows_the_curve_in_its_comment_and_on_the_dashboard(tmp_pa
     from bot.adapters.store.bench import bench_store
     from bot.adapters.store.engine import Database
     from bot.adapters.store.queue import DeliveryQueue
+    from bot.digest.render import make_digest
     from bot.services.bench.bench_flow import BenchFlow
     from bot.services.bench.fix_flow import FixFlow
-    from bot.services.lead.digest import make_digest
     from bot.services.usecases import BotServices, RepoSource
     from bot.services.worker import Worker
     from tests.lead.test_dashboard import make_client

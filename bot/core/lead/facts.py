@@ -1,5 +1,6 @@
 """What the store knows about a repository's records, runs, fixes and bisections, as plain frozen facts: the one
-input of a record's standing (core/lead/standing.py), the digest, the dashboard and the notices."""
+input of a record's standing (core/lead/standing.py), the digest, the dashboard and the notices; with the
+revisions, events and verdicts the digest reads besides, they make one CampaignFacts."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -90,3 +91,45 @@ class BisectFact:
     good: str
     bad: str
     at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RevisionFact:
+    slug: str
+    at: datetime
+    change: str  # added | modified | renamed | deleted | merged
+    author_name: str
+    author_email: str
+    errors: int  # lint errors found in this revision
+    has_content: bool  # False for deletions and merges
+
+
+@dataclass(frozen=True)
+class EventFact:
+    slug: str
+    kind: str
+    actor: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class VerdictFact:
+    new_slug: str
+    old_slug: str
+    kind: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class CampaignFacts:
+    """A repository's facts up to a moment (adapters/store/lead/facts_queries.py): what the digest, the
+    standings and the dashboard issue read."""
+
+    full_name: str
+    records: tuple[RecordFact, ...] = ()
+    revisions: tuple[RevisionFact, ...] = ()
+    runs: tuple[RunFact, ...] = ()
+    fixes: tuple[FixFact, ...] = ()
+    events: tuple[EventFact, ...] = ()
+    verdicts: tuple[VerdictFact, ...] = ()
+    bisections: tuple[BisectFact, ...] = ()

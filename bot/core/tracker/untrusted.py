@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from bot.core.verify.bench_view import code_span
+
 NO_PING = "@\u200b"
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|#!~&$])")
 
@@ -66,6 +68,11 @@ def fenced(text: str, info: str = "text") -> str:
 def cell(text: str) -> str:
     """Untrusted text in a table cell: one line, markdown made literal, and no @mention that would ping anyone."""
     return _literal(" ".join(str(text).split()))
+
+
+def code_cell(text: str) -> str:
+    """Untrusted text as inline code in a table cell: a pipe must still be escaped there."""
+    return code_span(str(text)).replace("|", "\\|")
 
 
 def _literal(text: str) -> str:

@@ -13,8 +13,8 @@ import json
 import logging
 from datetime import UTC, datetime, timedelta
 
-from bot.adapters.digest_schedule import last_due
 from bot.adapters.git import GitRepository
+from bot.adapters.schedule import last_due
 from bot.adapters.store.bench import fix_store, guard_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery

@@ -36,10 +36,9 @@ from bot.core.lead.notices import Notice, NoticeFacts, ReportState, current_noti
 from bot.core.lead.wording import ratio_text, said
 from bot.core.reports.parse import parse
 from bot.core.tracker.issue_view import BOT_LABEL
-from bot.core.tracker.untrusted import cell, title_cell
+from bot.core.tracker.untrusted import cell, code_cell, title_cell
 from bot.errors import UserError
 from bot.services.bench.bench_inputs import read_config
-from bot.services.lead.digest import code
 
 log = logging.getLogger("perfbot.dashboard")
 TITLE = "perfbot campaign dashboard"
@@ -53,8 +52,8 @@ def notice_marker(kind: str, subject: str) -> str:
 
 
 def render_dashboard(dashboard: Dashboard) -> str:
-    return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, title=title_cell, code=code,
-                  ratio=ratio_text, said=lambda s: cell(said(s)))
+    return render("dashboard.md.j2", marker=MARKER, d=dashboard, verbs=VERBS, cell=cell, title=title_cell,
+                  code=code_cell, ratio=ratio_text, said=lambda s: cell(said(s)))
 
 
 class DashboardFlow:

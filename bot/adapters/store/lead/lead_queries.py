@@ -1,4 +1,4 @@
-"""What the dashboard issue and the notices need from the store, beyond the digest's facts."""
+"""What the dashboard issue and the notices need from the store, beyond the campaign's facts."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.lead.digest_queries import digest_facts
+from bot.adapters.store.lead.facts_queries import campaign_facts
 from bot.adapters.store.models import Record, Repo, Revision
 from bot.adapters.store.service_models import IssueMirror
-from bot.core.lead.digest import DigestFacts
+from bot.core.lead.facts import CampaignFacts
 
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -26,9 +26,9 @@ class OpenText:
     supersedes: tuple[str, ...]
 
 
-def lead_facts(db: Database, full_name: str, now: datetime) -> tuple[DigestFacts, dict[str, int], list[OpenText]]:
-    """Everything up to `now`: the digest's facts, each record's issue number, and the open records' texts."""
-    facts = digest_facts(db, full_name, EPOCH, now)
+def lead_facts(db: Database, full_name: str, now: datetime) -> tuple[CampaignFacts, dict[str, int], list[OpenText]]:
+    """Everything up to `now`: the campaign's facts, each record's issue number, and the open records' texts."""
+    facts = campaign_facts(db, full_name, EPOCH, now)
     latest = (select(Revision.record_id, func.max(Revision.id).label("rev_id"))
               .where(Revision.content.is_not(None)).group_by(Revision.record_id).subquery())
     with db.session() as session:

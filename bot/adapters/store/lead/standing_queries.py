@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.lead.digest_queries import digest_facts
+from bot.adapters.store.lead.facts_queries import campaign_facts
 from bot.adapters.store.models import Record, Repo
 from bot.adapters.store.service_models import BenchRun, Bisection, Fix
 from bot.core.lead.standing import Standing, standings_of
@@ -18,7 +18,7 @@ FAR = datetime(9999, 1, 1, tzinfo=UTC)
 
 def repo_standings(db: Database, full_name: str) -> dict[str, Standing]:
     """slug -> standing of one repository's records, as everything stands now."""
-    facts = digest_facts(db, full_name, EPOCH, FAR)
+    facts = campaign_facts(db, full_name, EPOCH, FAR)
     return standings_of(facts.records, facts.runs, facts.fixes, facts.bisections)
 
 

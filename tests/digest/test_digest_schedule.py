@@ -5,7 +5,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.adapters.digest_schedule import last_due, week_of
+from bot.adapters.schedule import last_due
+from bot.digest.model import week_of
 
 UTC = UTC
 

@@ -1,4 +1,4 @@
-"""The weekly digest as a pure function: the store's facts and a window in, every section of the digest out."""
+"""What a digest says, as a pure function: the campaign's facts and a window in, every section of the digest out."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -9,58 +9,15 @@ from typing import TypeGuard
 
 from bot.core.config import Milestone
 from bot.core.lead.campaign import Tally, act_first, ranking, tally
-from bot.core.lead.digest_scaling import ParScaling, par_scaling
-from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact
+from bot.core.lead.facts import CampaignFacts, EventFact, FixFact, RecordFact, RevisionFact, RunFact, VerdictFact
 from bot.core.lead.milestones import MilestoneProgress, as_ratio, latest_suites, progress
 from bot.core.lead.standing import Standing, standings_of
-
-__all__ = ("FixFact", "RecordFact")  # their old home
+from bot.digest.scaling import ParScaling, par_scaling
 
 STALE_AFTER = timedelta(days=14)
 Inside = Callable[[datetime | None], TypeGuard[datetime]]  # in the digest's window
-
-
-@dataclass(frozen=True)
-class RevisionFact:
-    slug: str
-    at: datetime
-    change: str  # added | modified | renamed | deleted | merged
-    author_name: str
-    author_email: str
-    errors: int  # lint errors found in this revision
-    has_content: bool  # False for deletions and merges
-
-
-@dataclass(frozen=True)
-class EventFact:
-    slug: str
-    kind: str
-    actor: str
-    at: datetime
-
-
-@dataclass(frozen=True)
-class VerdictFact:
-    new_slug: str
-    old_slug: str
-    kind: str
-    confidence: float
-
-
 Revisions = defaultdict[str, list[RevisionFact]]  # by slug, in time order
 RunsOf = defaultdict[str, list[RunFact]]
-
-
-@dataclass(frozen=True)
-class DigestFacts:
-    full_name: str
-    records: tuple[RecordFact, ...] = ()
-    revisions: tuple[RevisionFact, ...] = ()
-    runs: tuple[RunFact, ...] = ()
-    fixes: tuple[FixFact, ...] = ()
-    events: tuple[EventFact, ...] = ()
-    verdicts: tuple[VerdictFact, ...] = ()
-    bisections: tuple[BisectFact, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,7 +156,13 @@ class Digest:
         return tuple(v for v in self.verified if not v.merged)
 
 
-def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetime,
+def week_of(moment: datetime) -> str:
+    """The ISO week a digest is named by, in the time zone `moment` is in: 2026-W49."""
+    year, week, _ = moment.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def build_digest(facts: CampaignFacts, window_start: datetime, window_end: datetime,
                  milestones: tuple[Milestone, ...], seq_threshold: float) -> Digest:
     """Everything as it stood at `window_end`; "in the window" is window_start <= t < window_end."""
 
@@ -226,7 +189,7 @@ def build_digest(facts: DigestFacts, window_start: datetime, window_end: datetim
     mismatches = _mismatches(records, runs_of)
     merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
     return Digest(
-        facts.full_name, window_start, window_end, "{}-W{:02d}".format(*window_end.isocalendar()[:2]),
+        facts.full_name, window_start, window_end, week_of(window_end),
         tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0], at)
               for r in new if (at := r.created_at) is not None),
         tuple((track, backend, n) for (track, backend), n in sorted(kinds.items())),

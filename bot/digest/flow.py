@@ -12,16 +12,17 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.adapters.digest_schedule import last_due, week_of
 from bot.adapters.git import GitRepository
+from bot.adapters.schedule import last_due
 from bot.adapters.store.engine import Database
-from bot.adapters.store.lead import digest_store
 from bot.core.config import PerfbotFile
 from bot.core.parity.check import ParityReport
 from bot.core.tracker.issue_view import BOT_LABEL
+from bot.digest import store as digest_store
+from bot.digest.model import week_of
+from bot.digest.render import make_digest, marker
 from bot.errors import TransientError
 from bot.services.bench.bench_inputs import read_config
-from bot.services.lead.digest import make_digest, marker
 from bot.services.lead.parity_flow import ParityFlow
 
 log = logging.getLogger("perfbot.digest")
@@ -66,7 +67,7 @@ class DigestFlow:
         """Post the digest of the window ending at `end`; None when that week's was posted already.
 
         `parity` is asked only when the week's digest is written (the due check runs every quarter hour)."""
-        week = week_of(end.astimezone(ZoneInfo(config.digest.timezone)))  # named as make_digest names it
+        week = week_of(end.astimezone(ZoneInfo(config.digest.timezone)))
         stored = digest_store.week_digest(self.db, full_name, week)
         if stored is not None and stored["issue"] is not None:
             return None

@@ -12,11 +12,12 @@ from sqlalchemy import select
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.service_models import BenchRun, Fix, LlmAnswer, RecordEvent
 from bot.core.config import Milestone, parse_repo_config
-from bot.core.lead.digest import DigestFacts, RecordFact, build_digest
+from bot.core.lead.facts import CampaignFacts, FixFact, RecordFact
 from bot.core.lead.milestones import Failing, RunFact, SidePoint
 from bot.core.tracker.untrusted import cell, title_cell
 from bot.core.verify.vocabulary import Outcome
-from bot.services.lead.digest import make_digest, mermaid_label, render_digest
+from bot.digest.model import build_digest
+from bot.digest.render import make_digest, mermaid_label, render_digest
 
 REPO = "team/runtime"
 SEQ = ("seq-agent", "seq@agents.invalid")
@@ -341,7 +342,7 @@ def test_build_digest_is_pure_and_takes_the_threshold_when_a_milestone_has_none(
     record = RecordFact("perf_a", "A", "seq", "c", None, 2.4, "open", None, None, at(1))
     run = RunFact(1, "perf_a", "mini", "reproduce", "done", "fail", None, at(2), at(2),
                   (SidePoint("head", 2.2, 2.1, 2.3),), None)
-    facts = DigestFacts(REPO, records=(record,), runs=(run,))
+    facts = CampaignFacts(REPO, records=(record,), runs=(run,))
     milestone = (Milestone(name="near", kind="seq-near-c"),)
     assert build_digest(facts, START, END, milestone, 2.5).milestones[0].met  # measured 2.2 <= 2.5
     strict = build_digest(facts, START, END, milestone, 2.0).milestones[0]
@@ -357,7 +358,7 @@ def test_text_helpers_keep_untrusted_text_inert():
 
 def test_par_records_are_listed_by_efficiency_at_their_highest_count():
     from bot.core.verify.scaling import scaling_fact, summary
-    from bot.services.lead.digest import render_digest
+    from bot.digest.render import render_digest
     from tests.verify.test_scaling import amdahl
 
     def par(slug: str, state: str = "open") -> RecordFact:
@@ -372,7 +373,7 @@ def test_par_records_are_listed_by_efficiency_at_their_highest_count():
                RecordFact("perf_seq", "Seq", "seq", "c", None, 3.0, "open", None, None, at(1)))
     runs = (swept(1, "perf_serial", 0.0), swept(2, "perf_serial", 0.4),  # the latest sweep counts
             swept(3, "perf_even", 0.05, (1, 2, 4, 6)), swept(4, "perf_gone", 0.9), swept(5, "perf_unswept", None))
-    digest = build_digest(DigestFacts(REPO, records=records, runs=runs), START, END, (), 2.0)
+    digest = build_digest(CampaignFacts(REPO, records=records, runs=runs), START, END, (), 2.0)
     listed = [(p.slug, p.threads, round(p.efficiency[1], 2), p.flattens_after, p.run_id) for p in digest.par_scaling]
     # serial 0.4 at 8 threads: 1 / (0.4 + 0.6/8) = 2.1x, 0.26 of ideal; serial 0.05 at 6: 4.8x, 0.80.
     assert listed == [("perf_serial", 8, 0.26, 1, 2), ("perf_even", 6, 0.8, None, 3)]
@@ -385,7 +386,6 @@ def test_par_records_are_listed_by_efficiency_at_their_highest_count():
 
 
 def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merged():
-    from bot.core.lead.digest import FixFact
     bogus = RecordFact("perf_bogus", "Wrong translation", "seq", "c", None, 1016.0, "open", None, "mismatch", at(1))
     slow = RecordFact("perf_slow", "Slow", "seq", "c", None, 9.5, "open", None, None, at(1))
     merged = RecordFact("perf_done", "Done", "seq", "c", None, 60.0, "open", None, None, at(1))
@@ -398,7 +398,7 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
              FixFact("perf_done", "fix/done", 8, "pr", "merged", None, at(25), at(26)))
     par = RecordFact("perf_par", "Par", "par", "c", 8, 5.0, "open", None, None, at(1))
     older = RecordFact("perf_v1", "Slower than v1", "seq", "c", None, 1.4, "open", None, None, at(1), "runtime@v1")
-    d = build_digest(DigestFacts(REPO, records=(bogus, slow, merged, par, older), runs=runs, fixes=fixes),
+    d = build_digest(CampaignFacts(REPO, records=(bogus, slow, merged, par, older), runs=runs, fixes=fixes),
                      START, END, (), 2.0)
     # only measured figures are ranked: the two fixes' bases; the claims of par and v1 are listed apart
     assert {s.slug: s.kind for s in d.ranked} == {"perf_slow": "language/C", "perf_done": "language/C"}

@@ -9,7 +9,7 @@ import pytest
 
 from bot.adapters.git import local_full_name
 from bot.adapters.local_issues import FileIssues
-from bot.adapters.store.lead import digest_store
+from bot.digest import store as digest_store
 from bot.services.usecases import BotServices, RepoSource
 from tests.gitrepo import RepoBuilder
 from tests.reports import canonical_report

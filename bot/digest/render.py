@@ -6,15 +6,14 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.adapters.store.engine import Database
-from bot.adapters.store.lead.digest_queries import digest_facts
+from bot.adapters.store.lead.facts_queries import campaign_facts
 from bot.adapters.templates import render
 from bot.core.config import PerfbotFile
 from bot.core.lead import wording
-from bot.core.lead.digest import STALE_AFTER, Digest, build_digest
 from bot.core.parity.check import ParityReport
 from bot.core.parity.view import digest_rows
-from bot.core.tracker.untrusted import cell, title_cell
-from bot.core.verify.bench_view import code_span
+from bot.core.tracker.untrusted import cell, code_cell, title_cell
+from bot.digest.model import STALE_AFTER, Digest, build_digest
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.
@@ -28,7 +27,7 @@ def make_digest(db: Database, full_name: str, config: PerfbotFile, *, since: dat
     zone = ZoneInfo(config.digest.timezone)
     end = now.astimezone(zone)
     start = (since or now - timedelta(days=config.digest.window_days)).astimezone(zone)
-    digest = build_digest(digest_facts(db, full_name, start, end), start, end, config.milestones,
+    digest = build_digest(campaign_facts(db, full_name, start, end), start, end, config.milestones,
                           config.verify.seq_threshold)
     return digest, render_digest(digest, parity)
 
@@ -44,7 +43,7 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
     charted = [(i, m) for i, m in enumerate(digest.milestones, 1) if m.fraction is not None]
     top_ratio = max([v for f in digest.merged_fixes for v in (f.before, f.after) if v is not None], default=1.0) * 1.15
     return render("digest.md.j2", d=digest, marker=marker(digest.full_name, digest.week), zone=str(zone),
-                  cell=cell, title=title_cell, code=code, label=mermaid_label, ratio=ratio, t=digest.tally,
+                  cell=cell, title=title_cell, code=code_cell, label=mermaid_label, ratio=ratio, t=digest.tally,
                   said=lambda s: cell(wording.said(s)), headline=lambda s: cell(wording.headline(s)),
                   measured=wording.measured_cell, claimed=wording.claim_cell, interval=wording.interval_text,
                   yes_no=lambda v: "not known" if v is None else "yes" if v else "no",
@@ -56,14 +55,9 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
 def prose(text: str) -> str:
     """A message of perfbot's own holding `code spans` of names from the repository, in a table cell."""
     parts = re.split(r"(`[^`]+`)", " ".join(str(text).split()))
-    return "".join(code(p[1:-1]) if p.startswith("`") and p.endswith("`") and len(p) > 1 else
+    return "".join(code_cell(p[1:-1]) if p.startswith("`") and p.endswith("`") and len(p) > 1 else
                    (" " if p[:1] == " " else "") + cell(p) + (" " if p[-1:] == " " and p.strip() else "")
                    for p in parts)
-
-
-def code(text: str) -> str:
-    """Untrusted text as inline code in a table cell: a pipe must still be escaped there."""
-    return code_span(str(text)).replace("|", "\\|")
 
 
 def mermaid_label(text: str) -> str:

@@ -1,4 +1,5 @@
-"""What the digest needs from the store, gathered in a few queries (one per table) and handed over as facts."""
+"""A repository's campaign facts from the store, gathered in a few queries (one per table): what the digest, the
+standings and the dashboard issue read."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -10,14 +11,23 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.models import Record, Repo, Revision, SlugAlias
 from bot.adapters.store.reviews.dedup_store import pair_verdicts
 from bot.adapters.store.service_models import BenchRun, Bisection, Fix, LlmAnswer, RecordEvent
-from bot.core.lead.digest import DigestFacts, EventFact, RevisionFact, VerdictFact
-from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact, SidePoint
+from bot.core.lead.facts import (
+    BisectFact,
+    CampaignFacts,
+    EventFact,
+    FixFact,
+    RecordFact,
+    RevisionFact,
+    RunFact,
+    SidePoint,
+    VerdictFact,
+)
 from bot.core.verify.bench_view import side_rows
 from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
 
 
-def digest_facts(db: Database, full_name: str, window_start: datetime, window_end: datetime) -> DigestFacts:
+def campaign_facts(db: Database, full_name: str, window_start: datetime, window_end: datetime) -> CampaignFacts:
     """Everything up to `window_end` (older facts too: ratios, staleness and milestones look back further)."""
     if window_start >= window_end:
         raise ValueError(f"the digest window is empty: {window_start.isoformat()} is not before "
@@ -25,7 +35,7 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
     with db.session() as session:
         repo_id = session.scalar(select(Repo.id).where(Repo.full_name == full_name))
         if repo_id is None:
-            return DigestFacts(full_name)
+            return CampaignFacts(full_name)
         into = aliased(Record)
         rows = session.execute(select(Record, into.slug).outerjoin(into, into.id == Record.merged_into_id)
                                .where(Record.repo_id == repo_id).order_by(Record.id)).all()
@@ -68,7 +78,7 @@ def digest_facts(db: Database, full_name: str, window_start: datetime, window_en
                            for b in session.scalars(select(Bisection).where(
                                Bisection.full_name == full_name, Bisection.created_at < window_end)
                                .order_by(Bisection.id)))
-    return DigestFacts(full_name, records, revisions, runs, fixes, events, verdicts, bisections)
+    return CampaignFacts(full_name, records, revisions, runs, fixes, events, verdicts, bisections)
 
 
 def claim_measures(session, repo_id: int) -> dict[int, str]:

@@ -1,5 +1,6 @@
-"""When the weekly digest (or a scheduled guard check) is due, from its schedule ("mon 09:00", "daily 03:00")
-and time zone, with APScheduler's cron arithmetic (so daylight saving time is handled as APScheduler does)."""
+"""When a scheduled job (the weekly digest, a scheduled guard check) is due, from its schedule ("mon 09:00",
+"daily 03:00") and time zone, with APScheduler's cron arithmetic (so daylight saving time is handled as
+APScheduler does)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -26,8 +27,3 @@ def last_due(schedule: str, timezone: str, now: datetime) -> datetime | None:
         due, moment = moment, cron.get_next_fire_time(moment, moment + timedelta(seconds=1))
     return due
 
-
-def week_of(moment: datetime) -> str:
-    """The ISO week a digest is named by: 2026-W49."""
-    year, week, _ = moment.isocalendar()
-    return f"{year}-W{week:02d}"
