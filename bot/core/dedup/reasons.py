@@ -55,9 +55,9 @@ def apart_reason(new: PerfIssue, old: PerfIssue, new_families: frozenset[str], o
     """Different bottlenecks, each named with the words its own root cause used."""
     def said(record: PerfIssue, families: frozenset[str]) -> str:
         text = _blame(record)
-        return ", ".join(f"{name} ('{written(name, text)}')" for name in sorted(families)[:3])
-    return (f"the root causes describe different mechanisms: {said(new, new_families)} in {new.slug}; "
-            f"{said(old, old_families)} in {old.slug}")
+        return ", ".join(f"{name} ('{written(name, text)}' in {record.slug})" for name in sorted(families)[:3])
+    return (f"the root causes describe different mechanisms: {said(new, new_families)}; "
+            f"against {said(old, old_families)}")
 
 
 def quoted(mechanism: str, a: str, b: str, a_name: str, b_name: str) -> str:
