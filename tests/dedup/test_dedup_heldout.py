@@ -26,8 +26,10 @@ dedup_eval = sys.modules.setdefault("dedup_eval", importlib.util.module_from_spe
 _spec.loader.exec_module(dedup_eval)
 LABELS = {"duplicate", "subsumes", "overlaps", "distinct"}
 # (set, least true positives, most false positives, least precision, least recall) as measured and reported.
-FLOORS = [("held-out", 23, 0, 1.0, 0.92), ("tune", 7, 0, 1.0, 1.0), ("in-sample", 34, 3, 0.91, 0.89),
-          ("held-out-agents", 4, 2, 0.66, 0.5)]
+# The held-out bar went from 23 to 20 true pairs with the mechanism families (issue 42, item 4): measured once,
+# after the rules were final, and reported in docs/benchmarks.md; the agent-style set's rose from 4 tp / 2 fp to 5 / 0.
+FLOORS = [("held-out", 20, 0, 1.0, 0.8), ("tune", 13, 0, 1.0, 1.0), ("in-sample", 35, 4, 0.89, 0.92),
+          ("held-out-agents", 5, 0, 1.0, 0.62)]
 
 
 @pytest.mark.parametrize("name", ["held-out", "tune", "held-out-agents"])

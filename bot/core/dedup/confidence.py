@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURES = ("text", "shape", "locations", "places", "cause_words", "no_places")
+FEATURES = ("text", "shape", "locations", "places", "cause_words", "no_places", "mechanisms", "apart", "bottlenecks")
 # Fitted by `bench/dedup_eval.py --fit` (L2 0.1) on the training sets; the intercept is the last entry.
-WEIGHTS = (6.2022, 1.8648, 3.8316, 3.0672, 7.172, 0.819, -6.1378)
+WEIGHTS = (5.958, 1.3265, 4.8316, 3.2316, 5.2261, 2.0985, 2.5755, -3.7136, 3.7641, -7.5226)
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,9 @@ class PairFeatures:
     places: float       # share of the shorter list of places the two root causes blame
     cause_words: float  # Jaccard of the two root causes' mechanism words
     no_places: float    # 1 when a root cause names no place: `places` says nothing then
+    mechanisms: float = 0.0  # Jaccard of the mechanism families the two root causes describe (core/dedup/mechanisms)
+    apart: float = 0.0       # 1 when both describe mechanisms and share none: one kernel, different bottlenecks
+    bottlenecks: float = 0.0  # bottleneck families both describe (a lock, a launch, growth), 0, 0.5 or 1 for 2+
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, name) for name in FEATURES)

@@ -1,9 +1,12 @@
 """The offline reviewer: deterministic thresholds on retrieval scores and a mechanically merged report."""
 from __future__ import annotations
 
+import re
+
 from bot.core.dedup.confidence import PairFeatures, overlap_probability
+from bot.core.dedup.mechanisms import EVERYDAY, relation
 from bot.core.dedup.merge_text import merge_reports
-from bot.core.dedup.reasons import as_written, shape_reason, shared_places_reason, shared_words_reason
+from bot.core.dedup.reasons import apart_reason, as_written, shape_reason, shared_places_reason, shared_words_reason
 from bot.core.dedup.retrieval import Candidate
 from bot.core.dedup.similarity import CauseProfile, cause_profile, jaccard, overlap
 from bot.core.dedup.verdicts import Verdict
@@ -35,12 +38,15 @@ def review(new: PerfIssue, old: PerfIssue, scores: Candidate) -> Verdict:
     a pair across tracks or backends must share the mechanism as well as a program. The confidence is the
     calibrated probability of the verdict given (core/dedup/confidence.py)."""
     new_cause, old_cause = cause_profile(new), cause_profile(old)
-    kind, judged = _judge(new_cause, old_cause, scores)
-    if kind != "distinct":
-        kind, judged = _across_claims(new, old, new_cause, old_cause, kind, judged)
+    kind, judged = _judge(new_cause, old_cause, scores, _backend(new) == _backend(old),
+                          (_cause_text(new), _cause_text(old)))
+    if relation(new_cause.mechanisms, old_cause.mechanisms) == "apart":
+        judged.append(apart_reason(new, old, new_cause.mechanisms, old_cause.mechanisms))
+    kind, judged = _across_claims(new, old, new_cause, old_cause, kind, judged)
     likely = overlap_probability(pair_features(new, old, scores, new_cause, old_cause))
     reasons = [shared_words_reason(new, old, scores), shape_reason(scores)]
-    reasons += [r for r in (shared_places_reason(new, old),) if r] + judged
+    blamed = new_cause.mechanisms & old_cause.mechanisms
+    reasons += [r for r in (shared_places_reason(new, old, blamed),) if r] + judged
     if kind == "distinct":
         return Verdict(kind, round(1 - likely, 3), tuple(reasons), None, NAME)
     merged = merge_reports(new, old)
@@ -57,21 +63,40 @@ def pair_features(new: PerfIssue, old: PerfIssue, scores: Candidate, new_cause: 
     both = bool(new_cause.places and old_cause.places)
     return PairFeatures(scores.text, scores.shape, scores.locations,
                         overlap(new_cause.places, old_cause.places) if both else 0.0,
-                        jaccard(new_cause.words, old_cause.words), 0.0 if both else 1.0)
+                        jaccard(new_cause.words, old_cause.words), 0.0 if both else 1.0,
+                        jaccard(new_cause.mechanisms, old_cause.mechanisms),
+                        float(relation(new_cause.mechanisms, old_cause.mechanisms) == "apart"),
+                        min(2, len(new_cause.mechanisms & old_cause.mechanisms - EVERYDAY)) / 2)
 
 
-def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate) -> tuple[str, list[str]]:
+def _judge(new: CauseProfile, old: CauseProfile, scores: Candidate, same_code: bool,
+           texts: tuple[str, str]) -> tuple[str, list[str]]:
+    """`same_code`: both reports run one backend's code, so the functions they name can be compared; `texts`, the
+    two root causes, to name places as the first wrote them."""
     values = {"text": scores.text, "shape": scores.shape, "score": scores.score, "locations": scores.locations}
     reasons: list[str] = []
+    mechanism = relation(new.mechanisms, old.mechanisms)
+    if mechanism == "apart":  # one kernel or one function, but a different bottleneck in each
+        if new.places and old.places:
+            reasons.append(_places_reason(new, old, overlap(new.places, old.places), jaccard(new.words, old.words),
+                                          texts[0]))
+        return "distinct", reasons  # review() says which mechanisms, in each report's words
+    duplicate = all(values[k] >= v for k, v in DUPLICATE.items())
     if new.places and old.places:
         places, words = overlap(new.places, old.places), jaccard(new.words, old.words)
-        reasons.append(_places_reason(new, old, places, words))
-        if places < SAME_PLACES or (words < CAUSE_WORDS and scores.score < SCORE_WITH_PLACES):
+        reasons.append(_places_reason(new, old, places, words, texts[0]))
+        if places >= SAME_PLACES and (words >= CAUSE_WORDS or scores.score >= SCORE_WITH_PLACES or mechanism == "same"):
+            return ("duplicate" if duplicate else "overlaps"), reasons
+        if mechanism != "same" or same_code:  # one backend's code: other functions are another cause
             return "distinct", reasons
-        duplicate = all(values[k] >= v for k, v in DUPLICATE.items())
-        return ("duplicate" if duplicate else "overlaps"), reasons
+        return "overlaps", [*reasons, "other places in other backends' code, but the same mechanism in both "
+                                      "root causes: " + ", ".join(sorted(new.mechanisms & old.mechanisms))]
+    if mechanism == "same":
+        return ("duplicate" if duplicate else "overlaps"), [*reasons, "a root cause names no place, but both "
+                                                            "describe the same mechanism: "
+                                                            + ", ".join(sorted(new.mechanisms & old.mechanisms))]
     reasons.append(f"a root cause names no place to compare: judged on retrieval's scores (score {scores.score:.2f})")
-    if all(values[k] >= v for k, v in DUPLICATE.items()):
+    if duplicate:
         return "duplicate", reasons
     if all(values[k] >= v for k, v in OVERLAPS.items()) and (scores.locations > LOC_OR or scores.text >= TEXT_OR):
         return "overlaps", reasons
@@ -82,16 +107,23 @@ def _across_claims(new: PerfIssue, old: PerfIssue, new_cause: CauseProfile, old_
                    reasons: list[str]) -> tuple[str, list[str]]:
     """A SEQ report and a Metal one about the same program are different claims, unless one mechanism explains
     both (the same allocator, the same copy): then they still overlap, and the reasons say which."""
-    claims = [(r.track or "?", "c" if r.track == "seq" else (r.backend or "c")) for r in (new, old)]
+    claims = [(r.track or "?", _backend(r)) for r in (new, old)]
     mechanism = _mechanism(new_cause, old_cause, _cause_text(new), _cause_text(old))
     if claims[0] == claims[1]:
-        return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism else [])
+        return kind, reasons + ([f"root-cause mechanism: {mechanism}"] if mechanism and kind != "distinct" else [])
     apart = " vs ".join(f"{track}/{backend}" for track, backend in claims)
+    if mechanism and kind == "distinct":  # already told apart by what they blame
+        return kind, [*reasons, f"different track or backend ({apart})"]
     if mechanism:
         return kind, [*reasons, f"different track or backend ({apart}), but the same root-cause mechanism: "
                                 f"{mechanism}"]
     return "distinct", [*reasons, f"different track or backend ({apart}) and no shared root-cause mechanism: "
                                   "a shared program is not a shared cause"]
+
+
+def _backend(record: PerfIssue) -> str:
+    """The runtime code a report ran: a SEQ report and a PAR one on the C backend run the same C runtime."""
+    return "c" if record.track == "seq" else (record.backend or "c")
 
 
 def _cause_text(record: PerfIssue) -> str:
@@ -103,8 +135,9 @@ def _mechanism(new: CauseProfile, old: CauseProfile, new_text: str, old_text: st
     """What the two root causes share, in their own terms: the places both blame and the words both use;
     '' when they do not describe one mechanism."""
     places, words = sorted(new.places & old.places), sorted(new.words & old.words)
-    same = (new.places and old.places and overlap(new.places, old.places) >= SAME_PLACES
-            and jaccard(new.words, old.words) >= CAUSE_WORDS) or jaccard(new.words, old.words) >= MECHANISM_WORDS
+    same = ((new.places and old.places and overlap(new.places, old.places) >= SAME_PLACES
+             and jaccard(new.words, old.words) >= CAUSE_WORDS) or jaccard(new.words, old.words) >= MECHANISM_WORDS
+            or relation(new.mechanisms, old.mechanisms) == "same")
     if not same:
         return ""
     named = ", ".join(f"`{p}`" for p in places[:4])
@@ -113,9 +146,11 @@ def _mechanism(new: CauseProfile, old: CauseProfile, new_text: str, old_text: st
                      if part)
 
 
-def _places_reason(new: CauseProfile, old: CauseProfile, places: float, words: float) -> str:
-    """"both root causes blame heap_alloc, in heap.c" in words a person reads, then the two figures."""
+def _places_reason(new: CauseProfile, old: CauseProfile, places: float, words: float, text: str) -> str:
+    """"both root causes blame heap_alloc, in heap.c" in words a person reads, then the two figures; each place
+    spelled as `text` (the first root cause) wrote it."""
     shared, files = sorted(new.places & old.places), sorted(new.files & old.files)
+    shared = [found.group(0) if (found := re.search(rf"\b{re.escape(p)}\b", text, re.I)) else p for p in shared]
     blamed = (f"both root causes blame {', '.join(shared)}" if shared
               else "the root causes blame no place in common")
     where = f", in {', '.join(files)}" if shared and files else ""

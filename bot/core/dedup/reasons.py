@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
+from bot.core.dedup.mechanisms import mechanisms, written
 from bot.core.dedup.retrieval import LSH_THRESHOLD, Candidate
-from bot.core.dedup.similarity import CONCEPTS, text_words
+from bot.core.dedup.similarity import text_words
 from bot.core.reports.records import PerfIssue
 
-_CONCEPTS = {name: re.compile(pattern, re.I) for name, pattern in CONCEPTS.items()}
 _SHOWN = 6
 
 
@@ -37,22 +37,33 @@ def shape_reason(scores: Candidate) -> str:
     return f"{alike} (MinHash Jaccard {scores.shape:.2f} of their token shingles)"
 
 
-def shared_places_reason(new: PerfIssue, old: PerfIssue) -> str | None:
-    """Files and functions both root causes (or fixes) name, and runtime concepts both speak of, quoted from each."""
+def shared_places_reason(new: PerfIssue, old: PerfIssue, blamed: frozenset[str] | None = None) -> str | None:
+    """Files and functions both root causes (or fixes) name, and the mechanisms both speak of, quoted from each;
+    `blamed`, when given, keeps only the mechanisms both root causes blame (not those they rule out)."""
     a, b = _blame(new), _blame(old)
     names = sorted(set(_names(a)) & set(_names(b)))
-    concepts = []
-    for concept, pattern in _CONCEPTS.items():
-        here, there = pattern.search(a), pattern.search(b)
-        if here and there:
-            said = (f"'{here.group(0)}'" if here.group(0).lower() == there.group(0).lower()
-                    else f"'{here.group(0)}' in {new.slug}, '{there.group(0)}' in {old.slug}")
-            concepts.append(f"{concept} ({said})")
+    shared = mechanisms(a) & mechanisms(b) if blamed is None else blamed
+    concepts = [f"{name} ({quoted(name, a, b, new.slug, old.slug)})" for name in sorted(shared)]
     if not names and not concepts:
         return None
     parts = ([f"both name {', '.join(f'`{n}`' for n in names[:_SHOWN])}"] if names else [])
     parts += [f"both speak of {'; '.join(concepts[:4])}"] if concepts else []
     return "root cause and fix: " + "; ".join(parts)
+
+
+def apart_reason(new: PerfIssue, old: PerfIssue, new_families: frozenset[str], old_families: frozenset[str]) -> str:
+    """Different bottlenecks, each named with the words its own root cause used."""
+    def said(record: PerfIssue, families: frozenset[str]) -> str:
+        text = _blame(record)
+        return ", ".join(f"{name} ('{written(name, text)}' in {record.slug})" for name in sorted(families)[:3])
+    return (f"the root causes describe different mechanisms: {said(new, new_families)}; "
+            f"against {said(old, old_families)}")
+
+
+def quoted(mechanism: str, a: str, b: str, a_name: str, b_name: str) -> str:
+    """A mechanism in the words each text wrote it: "'heap'" or "'heap' in perf_a, 'allocation' in perf_b"."""
+    here, there = written(mechanism, a) or "", written(mechanism, b) or ""
+    return f"'{here}'" if here.lower() == there.lower() else f"'{here}' in {a_name}, '{there}' in {b_name}"
 
 
 _FILE = re.compile(r"\b[\w./-]+\.(?:c|h|cu|metal|rs|py)\b")

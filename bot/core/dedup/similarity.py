@@ -9,11 +9,12 @@ from typing import Any
 from pygments.lexers import CLexer, PythonLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
 
+from bot.core.dedup.mechanisms import mechanisms
 from bot.core.reports.records import PerfIssue
 
 # Stored features (the retrieval_features table) of another version are computed again: bump it whenever
 # what `features()` returns for the same report changes.
-FEATURES_VERSION = "2"
+FEATURES_VERSION = "3"
 SHINGLE = 5  # tokens per shingle: long enough to mean a construct, short enough to survive renames
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _STOP = frozenset(["the", "and", "for", "that", "this", "with", "from", "are", "was", "were", "but", "not", "all",
@@ -25,17 +26,6 @@ _STOP = frozenset(["the", "and", "for", "that", "this", "with", "from", "are", "
 _MACHINE = re.compile(r"[^a-z0-9]+")
 _FILE = re.compile(r"\b[\w./-]+\.(?:c|h|cu|metal|rs|py|bend|hvm)\b")
 _CODE_SPAN = re.compile(r"`([A-Za-z_][A-Za-z0-9_]{2,})(?:\(\))?`")
-# Runtime concepts a root cause names; two reports blaming the same one likely share a cause.
-CONCEPTS = {
-    "dup": r"\bdup(?:s|lication|licate)?\b", "ope": r"\bope\b|\bopx\b|\bopy\b", "era": r"\bera(?:ser)?\b",
-    "ref": r"\bref(?:s)?\b|\bexpand_ref\b", "alloc": r"\balloc\w*|\ballocation pointer\b|\bheap\b",
-    "steal": r"\bsteal\w*|\bwork[- ]stealing\b", "contention": r"\bcontention\b|\bcontend\w*|\bcas\b|\batomic\w*",
-    "u24": r"\bu24\b|\bbox(?:ed|ing)\b", "scrutinee": r"\bscrutinee\b|\bmatch(?:es)?\b",
-    "tail": r"\btail[- ]?(?:call|recursi\w+)\b", "launch": r"\bkernel launch\w*|\blaunch(?:es)?\b",
-    "concat": r"\bconcat\w*|\bquadratic\b", "granularity": r"\bgranularity\b|\bsplit\w*|\bchunk\w*",
-    "memory": r"\bbandwidth\b|\bcache miss\w*|\bcoalesc\w*",
-}
-_CONCEPTS = {name: re.compile(pattern, re.I) for name, pattern in CONCEPTS.items()}
 
 
 @dataclass(frozen=True)
@@ -86,10 +76,10 @@ def shingles(tokens: list[str], k: int = SHINGLE) -> frozenset[str]:
 
 
 def locations(text: str) -> frozenset[str]:
-    """Files, functions in code spans, and runtime concepts a text names."""
+    """Files, functions in code spans, and the mechanisms a text speaks of (core/dedup/mechanisms.py)."""
     found = {f"file:{m.lower()}" for m in _FILE.findall(text)}
     found |= {f"fn:{m.lower()}" for m in _CODE_SPAN.findall(text) if "_" in m or m.islower()}
-    found |= {f"concept:{name}" for name, pattern in _CONCEPTS.items() if pattern.search(text)}
+    found |= {f"concept:{name}" for name in mechanisms(text)}
     return frozenset(found)
 
 
@@ -145,11 +135,13 @@ _GENERIC = frozenset(["interaction", "interactions", "node", "nodes", "thread", 
 
 @dataclass(frozen=True)
 class CauseProfile:
-    """The runtime or compiler places a root cause blames, the files it names, and its mechanism words."""
+    """The runtime or compiler places a root cause blames, the files it names, its mechanism words and the
+    mechanisms (core/dedup/mechanisms.py) those words and names describe."""
 
     places: frozenset[str]
     files: frozenset[str]
     words: frozenset[str]
+    mechanisms: frozenset[str] = frozenset()
 
 
 def _stem(word: str) -> str:
@@ -163,15 +155,17 @@ def cause_profile(record: PerfIssue) -> CauseProfile:
     """Places (functions named in the root cause but not defined by the report's program), files and words."""
     section = record.section("root_cause")
     if section is None or section.is_unknown:
-        return CauseProfile(frozenset(), frozenset(), frozenset())
+        return CauseProfile(frozenset(), frozenset(), frozenset(), frozenset())
     program = " ".join(b.code for b in record.code_blocks if b.lang == "language")
     own_names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", program))
     places: set[str] = set()
     files: set[str] = set()
     words: set[str] = set()
+    blamed: list[str] = []
     for sentence in _SENTENCE.split(section.text):
         if _RULED_OUT.search(sentence):
             continue
+        blamed.append(sentence)
         files |= {f.lower() for f in _PATH.findall(sentence)}
         spans = [m for m in _SPAN.findall(sentence) if not _COMMAND.search(m)]
         prose = _SPAN.sub(" ", sentence)
@@ -180,7 +174,7 @@ def cause_profile(record: PerfIssue) -> CauseProfile:
                     and not (token.isupper() and "_" in token)):
                 places.add(token.lower())
         words |= {_stem(w) for w in words_of(sentence) if w not in _GENERIC and w not in own_names}
-    return CauseProfile(frozenset(places), frozenset(files), frozenset(words))
+    return CauseProfile(frozenset(places), frozenset(files), frozenset(words), mechanisms(" ".join(blamed)))
 
 
 def overlap(a: frozenset[str], b: frozenset[str]) -> float:
