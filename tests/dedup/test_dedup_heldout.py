@@ -28,11 +28,12 @@ LABELS = {"duplicate", "subsumes", "overlaps", "distinct"}
 # (set, least true positives, most false positives, least precision, least recall) as measured and reported.
 # The held-out bar went from 23 to 20 true pairs with the mechanism families (issue 42, item 4): measured once,
 # after the rules were final, and reported in docs/benchmarks.md; the agent-style set's rose from 4 tp / 2 fp to 5 / 0.
+# The blind agent-style set was measured once, after both: 4 tp / 1 fp (recall 0.36), the same recall as before.
 FLOORS = [("held-out", 20, 0, 1.0, 0.8), ("tune", 13, 0, 1.0, 1.0), ("in-sample", 35, 4, 0.89, 0.92),
-          ("held-out-agents", 5, 0, 1.0, 0.62)]
+          ("held-out-agents", 5, 0, 1.0, 0.62), ("held-out-blind", 4, 1, 0.8, 0.36)]
 
 
-@pytest.mark.parametrize("name", ["held-out", "tune", "held-out-agents"])
+@pytest.mark.parametrize("name", ["held-out", "tune", "held-out-agents", "held-out-blind"])
 def test_the_extra_sets_lint_clean_and_their_pairs_are_well_formed(name):
     data = dedup_eval.SETS[name]
     paths = sorted((data / "devs" / "issues").glob("perf_*.md"))
