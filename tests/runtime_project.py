@@ -105,7 +105,7 @@ def config(language: str = '["./hvm", "run", "{file}", "-T{threads}", "-C1", "-s
            run_extra: str = 'output = "normalize"\n'
                             'normalize = [["(?m)^- [A-Z]+:.*$", ""], ["(\\\\d+)n\\\\b", "\\\\1"]]\n'
                             'metrics = {itrs = "- ITRS: ([0-9]+)", mips = "- MIPS: ([0-9.]+)"}',
-           verify_extra: str | None = None, tail: str = "") -> str:
+           verify_extra: str | None = None, tail: str = "", max_samples: int = 30) -> str:
     if verify_extra is None:  # decided on the interaction count wherever the runtime's metrics are read
         verify_extra = 'measure = "metric:itrs"' if "metrics =" in run_extra else ""
     return f"""[build]
@@ -118,7 +118,7 @@ language = {language}
 
 [verify]
 min_samples = 5
-max_samples = 30
+max_samples = {max_samples}
 budget_seconds = 60
 timeout_seconds = 30
 memory_mb = 512
