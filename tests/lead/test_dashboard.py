@@ -339,7 +339,8 @@ def test_counts_are_in_the_singular_when_there_is_one(client, ids):
     assert "0 errors, 1 warning" in record and "(s)" not in record
     assert "8 threads" in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)
     from bot.core.verify.bench_view import column_names
-    assert column_names({"sides": [{"one_thread_seconds": [1.0]}]}, 1)[1] == "1 thread (median s)"
+    from bot.core.verify.run_parts import RunResult
+    assert column_names(RunResult.from_json({"sides": [{"one_thread_seconds": [1.0]}]}), 1)[1] == "1 thread (median s)"
 
 
 def test_a_record_shows_its_bisections_and_says_how_to_start_one(client, ids):

@@ -110,7 +110,7 @@ def test_verify_on_a_pr_queues_a_run_whose_answer_follows_it_to_the_verdict(worl
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
     assert run.status == "done" and run.verdict == "pass", run.message  # decided on steps, however busy
-    assert (run.requested_by, run.options["samples"]) == (user, 30)
+    assert (run.requested_by, run.options.samples) == (user, 30)
     final = answer(github, comment_id)
     assert re.search(r"bench run 1, `perf_boxed_sum`: \*\*fixed\*\* \d+\.\d\dx \[", final), final
     assert "queued" not in final and "**pass**" not in final

@@ -49,7 +49,7 @@ def test_a_fix_that_slows_the_suite_fails_and_says_which_benchmark(project):
     assert outcome.verdict == "fail" and outcome.suite.verdict == "fail"  # ... but the suite regressed
     assert [b.name for b in outcome.suite.regressions] == ["loop"] and "loop" in outcome.message
     run = BenchRun(id=1, repo="o/r", slug=record.slug, purpose=Purpose.FIX, status=RunStatus.DONE, head=slower,
-                   base=base, verdict=IntervalTest(outcome.verdict), message=outcome.message, result=outcome.as_dict(),
+                   base=base, verdict=IntervalTest(outcome.verdict), message=outcome.message, result=outcome.stored(),
                    runner="local", host="h")
     assert "**Suite** (regression, tolerance 25%)" in comment_body("<!-- m -->", run, config, record)
 
