@@ -185,7 +185,7 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
     DeliveryQueue(store).enqueue(delivery)
     first = Proc(world, "bench-first", "worker").start()
     try:
-        wait_for(lambda: first.running() and (bench_store.get_run(store, run_id).progress or {}).get("taken", 0)
+        wait_for(lambda: first.running() and bench_store.get_run(store, run_id).progress.taken
                  >= 2, 300, "the bench run to take its first samples")
         first.kill()
     finally:
