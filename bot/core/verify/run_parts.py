@@ -9,7 +9,7 @@ modes (gpu_modes.modes_summary) and the suite (suite.SuiteResult).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -196,10 +196,6 @@ class RunResult:
     @property
     def suite_verdict(self) -> str | None:
         return self.suite.get("verdict") if self.suite else None
-
-    def with_sides(self, sides: Sequence[SideResult]) -> RunResult:
-        return RunResult(tuple(sides), self.verdict, self.message, self.runner, self.suite, self.claim, self.gain,
-                         self.already_in_base, self.noisy, self.in_main)
 
     @classmethod
     def from_json(cls, data: object) -> RunResult:
