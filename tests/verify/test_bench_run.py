@@ -12,6 +12,7 @@ from bot.core.verify import verdict_words as words
 from bot.core.verify.bench_run import ActionsDispatch, BenchRun, Follower, RunOptions, RunProgress, RunResult
 from bot.core.verify.run_parts import SideResult
 from bot.core.verify.stats import Interval
+from bot.core.verify.suite import compare_suites
 from bot.core.verify.units import result_unit
 from bot.core.verify.vocabulary import Purpose, RunStatus
 from bot.core.verify.vocabulary import Test as IntervalTest
@@ -73,7 +74,9 @@ def _outcome() -> Outcome:
                                               "c": [{"wall": 0.5, "metrics": {"ITRS": 3}}]})
     head = Side("head", "b" * 40, [0.5, 0.6], [0.5, 0.5], interval=Interval(0.9, 1.1, 1.3), decision="pass",
                 against="runtime@v1 (abc)", factor=1.5, measure="instructions")
-    return Outcome("pass", "fixed", [base, head], "mini", gain=Interval(1.6, 1.9, 2.2), noisy="the host was busy")
+    suite = compare_suites({"fib": [1.0, 1.1, 1.0], "gone": [2.0]}, {"fib": [1.0, 1.0, 1.1]}, 0.1)
+    return Outcome("pass", "fixed", [base, head], "mini", suite=suite, gain=Interval(1.6, 1.9, 2.2),
+                   noisy="the host was busy")
 
 
 def test_progress_and_result_are_written_typed_and_read_back_equal(database):
@@ -94,6 +97,7 @@ def test_progress_and_result_are_written_typed_and_read_back_equal(database):
     assert (done.result.measure, done.result.gain, done.result.noisy) == ("instructions", Interval(1.6, 1.9, 2.2),
                                                                           "the host was busy")
     assert done.result.sides[0].language_metrics == {"ITRS": 5}
+    assert done.result.suite == outcome.suite and done.result.suite_verdict == "inconclusive"  # "gone" is missing
 
 
 def test_the_json_of_an_outcome_reads_back_key_for_key():

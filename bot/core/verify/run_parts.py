@@ -3,19 +3,22 @@ happened to it since (RunOptions), and what it measured (RunResult, one SideResu
 
 Each class spells its column's JSON shape once: `from_json` reads what any version stored (a key missing takes
 its default, a null its absence), `as_dict` writes it, key for key as it was written before these types. The store
-parses a row once (bench_store.to_run) and writes only these. Four sub-documents stay as the modules that make
-them spell them: a side's per-sample records (services/bench/measures.py), its sweep (scaling.summary), its GPU
-modes (gpu_modes.modes_summary) and the suite (suite.SuiteResult).
+parses a row once (bench_store.to_run) and writes only these. The suite is suite.SuiteResult itself; three
+sub-documents stay as the modules that make them spell them: a side's per-sample records
+(services/bench/measures.py), its sweep (scaling.summary) and its GPU modes (gpu_modes.modes_summary).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.interval import Interval
+
+if TYPE_CHECKING:
+    from bot.core.verify.suite import SuiteResult
 
 Json = Mapping[str, Any]
 
@@ -172,7 +175,7 @@ class RunResult:
     verdict: str | None = None  # the outcome's interval test; None: the samples so far, not an outcome
     message: str = ""
     runner: str = ""
-    suite: Json | None = None  # suite.SuiteResult.as_dict()
+    suite: SuiteResult | None = None  # the project's own benchmarks, base against head
     claim: ClaimSize | None = None  # the report's figure against the measured one
     gain: Interval | None = None  # a fix: the program's base time over its head time
     already_in_base: bool = False  # the fix commit is an ancestor of the base
@@ -195,7 +198,7 @@ class RunResult:
 
     @property
     def suite_verdict(self) -> str | None:
-        return self.suite.get("verdict") if self.suite else None
+        return self.suite.verdict if self.suite else None
 
     @classmethod
     def from_json(cls, data: object) -> RunResult:
@@ -205,7 +208,7 @@ class RunResult:
         return cls(sides=tuple(SideResult.from_json(side) for side in _list(found.get("sides"))),
                    verdict=str(found["verdict"]) if found.get("verdict") is not None else None,
                    message=str(found.get("message") or ""), runner=str(found.get("runner") or ""),
-                   suite=found.get("suite") if isinstance(found.get("suite"), Mapping) else None,
+                   suite=_suite(found.get("suite")),
                    claim=ClaimSize(claim["claimed"], measured, bool(claim.get("off")))
                    if measured is not None and claim.get("claimed") is not None else None,
                    gain=Interval.from_json(found.get("gain")), already_in_base=bool(found.get("already_in_base")),
@@ -216,7 +219,25 @@ class RunResult:
         if self.verdict is None:  # the samples so far (or none at all)
             return {"sides": sides} if sides else {}
         return {"verdict": self.verdict, "message": self.message, "runner": self.runner, "sides": sides,
-                "suite": dict(self.suite) if self.suite else None,
+                "suite": self.suite.as_dict() if self.suite else None,
                 "claim": self.claim.as_dict() if self.claim else None,
                 "gain": self.gain.as_dict() if self.gain else None, "already_in_base": self.already_in_base,
                 "noisy": self.noisy, **({"in_main": True} if self.in_main else {})}
+
+
+def _suite(data: object) -> SuiteResult | None:
+    """A stored suite; its `summary` is said again from its benchmarks (SuiteResult.summary), as when it was made."""
+    found = _mapping(data)
+    if not found:
+        return None
+    from bot.core.verify.suite import Benchmark, SuiteResult  # loads numpy (stats): only a run with a suite pays it
+
+    benchmarks = []
+    for bench in map(_mapping, _list(found.get("benchmarks"))):
+        interval = Interval.from_json(bench.get("head_over_base"))
+        if interval is not None:
+            benchmarks.append(Benchmark(str(bench.get("name") or ""), tuple(_list(bench.get("base_seconds"))),
+                                        tuple(_list(bench.get("head_seconds"))), interval,
+                                        str(bench.get("decision") or "")))
+    return SuiteResult(str(found.get("verdict") or ""), found.get("tolerance") or 0.0, tuple(benchmarks),
+                       tuple(map(str, _list(found.get("only_base")))), tuple(map(str, _list(found.get("only_head")))))

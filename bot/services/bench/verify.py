@@ -130,7 +130,7 @@ class Outcome:
     def stored(self) -> RunResult:
         """The outcome as a run stores and shows it (core/verify/run_parts.py spells its JSON)."""
         return RunResult(tuple(s.stored() for s in self.sides), self.verdict, self.message, self.runner,
-                         self.suite.as_dict() if self.suite else None, self.claim, self.gain, self.already_in_base,
+                         self.suite, self.claim, self.gain, self.already_in_base,
                          self.noisy)
 
     def as_dict(self) -> dict:
