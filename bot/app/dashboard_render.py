@@ -12,6 +12,7 @@ from bot.adapters import charts
 from bot.core.lead import mermaid_charts, wording
 from bot.core.verify import bench_view, scaling_view
 from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.run_parts import RunResult, SideResult
 from bot.core.verify.units import result_unit
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
@@ -88,40 +89,31 @@ def digest_markdown(text: str | None) -> Markup:
     return markdown(_COMMENT.sub("", text or ""))
 
 
-def _names(result: dict, threads: int | None) -> tuple[str, str]:
+def _names(result: RunResult, threads: int | None) -> tuple[str, str]:
     first, second, _ = bench_view.column_names(result, threads)
     return first.split(" (")[0], second.split(" (")[0]
 
 
-def _series(side: dict) -> tuple[list[float], list[float]]:
-    first = side.get("language_seconds", side.get("one_thread_seconds")) or []
-    second = side.get("c_seconds", side.get("n_threads_seconds")) or []
-    return [float(v) for v in first], [float(v) for v in second]
+def _series(side: SideResult) -> tuple[list[float], list[float]]:
+    return [float(v) for v in side.first], [float(v) for v in side.second]
 
 
 def run_chart(run: BenchRun, threads: int | None = None) -> Markup:
     """Every program of every side on one scale (base against head, the language against C), drawn by the
     charts adapter; empty before the first sample."""
-    result = dict(run.result)
+    result = run.result
     names = _names(result, threads)
     groups = []
-    for side in result.get("sides") or []:
+    for side in result.sides:
         first, second = _series(side)
-        groups.append((side_name(side), [(names[0], first), (names[1], second)]))
+        groups.append((bench_view.side_label(side), [(names[0], first), (names[1], second)]))
     title = f"bench run {run.id}: {run.slug}"
     return Markup(charts.sides_chart(groups, title, y_label=result_unit(result).axis))
 
 
-def side_name(side: dict) -> str:
-    """'base', 'head', or 'head (6000000)' when a report measures several inputs: two bars never read just 'head'
-    (each side's commit is in the table beside the chart)."""
-    return bench_view.side_label(side | {"side": side.get("side", "?")})
-
-
 def scaling(run: BenchRun) -> dict:
     """A swept par run's curve (SVG, the ideal line beside each side's) and its rows; empty otherwise."""
-    result = dict(run.result)
-    tables = scaling_view.scaling_tables(result)
+    tables = scaling_view.scaling_tables(run.result)
     curves = [(f"{t.side}", [(r.threads, *r.speedup) for r in t.rows]) for t in tables]
     claimed = next((r.threads for t in tables for r in t.rows if r.claimed), None)
     chart = charts.scaling_chart(curves, claimed, f"bench run {run.id}: {run.slug} speedup by threads")
@@ -131,23 +123,21 @@ def scaling(run: BenchRun) -> dict:
 def sample_tables(run: BenchRun, threads: int | None = None) -> dict:
     """Column names, the unit of every value and, per side, each pair of samples with its ratio, for the run
     page's tables."""
-    result = dict(run.result)
-    par = bench_view.is_par(result)
+    result = run.result
     sides = []
-    for side in result.get("sides") or []:
+    for side in result.sides:
         first, second = _series(side)
         pairs = []
         for number, (a, b) in enumerate(zip(first, second, strict=False), start=1):
             # seq: language/C; par: one thread over N threads, the speedup. Either way first over second.
             pairs.append({"n": number, "first": a, "second": b, "ratio": a / b if b else None})
-        if pairs or side.get("output"):  # a side that failed before its first pair has nothing to tabulate
-            sides.append({"side": bench_view.side_label(side | {"side": side.get("side", "?")}), "sha": side.get("sha"),
-                          "pairs": pairs,
-                          "output": side.get("output") or ""})
+        if pairs or side.output:  # a side that failed before its first pair has nothing to tabulate
+            sides.append({"side": bench_view.side_label(side), "sha": side.sha, "pairs": pairs,
+                          "output": side.output})
     first_name, second_name = _names(result, threads)
     ratio_name = bench_view.column_names(result, threads)[2].split(" [")[0]
-    return {"first": first_name, "second": second_name, "ratio": "speedup" if par else ratio_name, "sides": sides,
-            "rows": [row for row in bench_view.side_rows(result, run.purpose) if row.samples],
+    return {"first": first_name, "second": second_name, "ratio": "speedup" if result.par else ratio_name,
+            "sides": sides, "rows": [row for row in bench_view.side_rows(result, run.purpose) if row.samples],
             "columns": bench_view.column_names(result, threads), "unit": result_unit(result)}
 
 

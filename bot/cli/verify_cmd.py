@@ -10,12 +10,13 @@ import click
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
-from bot.adapters.store.bench.bench_store import save_run, set_options
+from bot.adapters.store.bench.bench_store import save_run
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.config.check_advice import place
 from bot.core.config.lines import key_lines
 from bot.core.tracker.refnames import branch_name_problem
 from bot.core.verify import verdict_words as words
+from bot.core.verify.run_parts import RunOptions
 from bot.core.verify.sweep_checks import knob_problem
 from bot.core.verify.vocabulary import Purpose
 from bot.errors import TransientError, UserError
@@ -108,11 +109,12 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
     if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
     purpose = Purpose.FIX if base_sha else Purpose.REPRODUCE
-    told = words.of_result(purpose, outcome.verdict, outcome.as_dict())
+    stored = outcome.stored()
+    told = words.of_result(purpose, outcome.verdict, stored)
     with open_database(db_url) as db:
-        run_id = save_run(db, full_name, slug, base_sha, head_sha, outcome, host=runner.host, purpose=purpose)
-        if in_main and base_sha is not None:
-            set_options(db, run_id, in_main=True)  # the record then says "fixed in main since ..."
+        # A fix in main: the record then says "fixed in main since ..."
+        run_id = save_run(db, full_name, slug, base_sha, head_sha, stored, host=runner.host, purpose=purpose,
+                          options=RunOptions(in_main=True) if in_main and base_sha is not None else None)
         record_result(db, full_name, slug, purpose, run_id, outcome.verdict, True)  # as a service run does
     issue = _update_issue(repo_path, db_url, full_name, slug)
     if fmt != "json":
@@ -125,7 +127,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
                                                       "config": source.describe(),
                                                       "threshold": config.verify.seq_threshold,
                                                       "min_samples": config.verify.min_samples,
-                                                      "max_samples": config.verify.max_samples}, **outcome.as_dict(),
+                                                      "max_samples": config.verify.max_samples}, **stored.as_dict(),
                                 "verdict": told.key, "verdict_text": told.said, "issue": issue}, indent=2))
     else:
         for side in outcome.sides:

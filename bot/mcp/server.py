@@ -120,7 +120,7 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
         return {"slug": name, "outcome": standing["outcome"],
                 "latest_runs": [measurement(run) for run in runs if run.id not in waiting],
                 "queued": [{"run": run.id, "status": str(run.status), "purpose": str(run.purpose), "at": run.at,
-                            "progress": dict(run.progress)} for run in runs if run.id in waiting],
+                            "progress": run.progress.as_dict()} for run in runs if run.id in waiting],
                 "how_to_queue": "a person with write access comments `/perf verify` on the record's issue"}
 
     @server.resource("perfbot://format", title="The report format", mime_type="text/markdown")

@@ -38,9 +38,9 @@ def rendered(s: Standing, path: str) -> dict[str, Any]:
 def measurement(run: BenchRun) -> dict[str, Any]:
     """One finished run's answer and measured figure (the last side's interval and measure), without samples."""
     told = words.of_run(run)
-    sides = run.result.get("sides") or []
-    side = sides[-1] if sides else {}
+    side = run.result.last
     return {"run": run.id, "purpose": str(run.purpose), "at": run.at, "head": run.head,
             "verdict": told.key if told else None, "text": told.text if told else str(run.status),
-            "interval": side.get("interval"), "measure": side.get("measure"), "against": side.get("against"),
+            "interval": side.interval.as_dict() if side and side.interval else None,
+            "measure": side.measure if side else None, "against": side.against if side else None,
             "message": run.message}

@@ -13,7 +13,7 @@ from bot.core.lead import wording
 from bot.core.tracker.untrusted import cell
 from bot.core.verify import bench_view
 from bot.core.verify import verdict_words as words
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, Follower
 from bot.core.verify.vocabulary import RunStatus
 
 ANSWER_LOCKS = 64  # answers share this many locks per repository: on SQLite each lock is a file that stays
@@ -50,7 +50,7 @@ class Answers:
         """The line's runs, and each run told to keep this line current; a run two commands share tells both."""
         answer_store.set_line(self.db, answer_id, index, runs=runs)
         for run in runs:
-            bench_store.add_follower(self.db, run, {"id": answer_id, "index": index})
+            bench_store.add_follower(self.db, run, Follower(answer_id, index))
 
     def runs_text(self, runs: list[int]) -> str:
         return "\n".join(self.run_line(bench_store.stored_run(self.db, run)) for run in runs)

@@ -35,6 +35,7 @@ from bot.core.commands.verbs import (
 from bot.core.events import PullInfo, Where
 from bot.core.tracker.fixes import slugs_fixed
 from bot.core.verify.bench_view import code_span
+from bot.core.verify.run_parts import RunOptions
 from bot.errors import TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.bench_inputs import FIX, REPRODUCE
@@ -207,7 +208,7 @@ class CommandFlow:
         return PullInfo(**tracker.pull_request(where.number))
 
     def _verify(self, command: Verify, where: Where, tracker, answer_id: int, index: int) -> str:
-        options = {k: v for k, v in (("runner", command.runner), ("samples", command.samples)) if v}
+        options = RunOptions(runner=command.runner or None, samples=command.samples or None)
         runs = []
         if where.is_pull:
             pull = self._pull(where, tracker)
@@ -230,7 +231,7 @@ class CommandFlow:
         self.answers.remember_runs(answer_id, index, runs)
         return self.answers.runs_text(runs)
 
-    def _verify_slug(self, where: Where, slug: str, options: dict):
+    def _verify_slug(self, where: Where, slug: str, options: RunOptions):
         """Outside a PR: the report's open fix measured against its base, else its claim on the default branch."""
         self._records(where, slug)
         fix = next((f for f in reversed(fix_store.fixes_for(self.db, where.full_name, slug))
@@ -248,7 +249,7 @@ class CommandFlow:
                 return self._override(where, slug, True, "not reproduced (from the dashboard)")
             if verb == "accept":
                 return self._accept_merge(where, slug)
-            return self.answers.runs_text([self._verify_slug(where, slug, {})])
+            return self.answers.runs_text([self._verify_slug(where, slug, RunOptions())])
         except UserError as exc:
             return f"⚠️ {exc}"
         except TransientError as exc:

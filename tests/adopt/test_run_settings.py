@@ -11,7 +11,7 @@ from bot.core.config import ConfigFileError, parse_repo_config
 from bot.core.reports.codeblocks import classify_content
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunOptions, RunResult
 from bot.core.verify.outputs import metrics_of, mismatch, normalised
 from bot.core.verify.verify_plan import program_name, programs, reference_of, with_input
 from bot.core.verify.vocabulary import Purpose, RunStatus
@@ -134,18 +134,20 @@ def test_the_actions_runner_refuses_what_its_script_cannot_do():
 def test_bench_tables_name_the_reference_and_the_measure():
     from bot.core.verify.bench_view import column_names
 
+    parsed = RunResult.from_json  # each as a row stores it
     reference = {"sides": [{"side": "head", "against": "runtime@v1 (4cb1783c9ba1)", "measure": "instructions",
                             "language_seconds": [2.0], "c_seconds": [1.0]}]}
     # Both sides run the language: the one measured is "this revision", never "language" against itself.
-    assert column_names(reference, 1) == ("this revision (median instructions)", "runtime@v1 (median instructions)",
-                                          "this revision/runtime@v1 [95% interval]")
+    assert column_names(parsed(reference), 1) == ("this revision (median instructions)",
+                                                  "runtime@v1 (median instructions)",
+                                                  "this revision/runtime@v1 [95% interval]")
     old = {"sides": [{"side": "head", "language_seconds": [2.0], "c_seconds": [1.0]}]}  # stored before both keys
-    assert column_names(old, 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
+    assert column_names(parsed(old), 1) == ("language (median s)", "C (median s)", "language/C [95% interval]")
     for measure, unit in (("wall", "s"), ("user", "user s"), ("metric:steps", "steps")):
         seq = {"sides": [{"side": "head", "measure": measure, "language_seconds": [2.0], "c_seconds": [1.0]}]}
-        assert column_names(seq, 1)[:2] == (f"language (median {unit})", f"C (median {unit})"), measure
+        assert column_names(parsed(seq), 1)[:2] == (f"language (median {unit})", f"C (median {unit})"), measure
         par = {"sides": [{"side": "head", "measure": measure, "one_thread_seconds": [2.0], "n_threads_seconds": [1.0]}]}
-        assert column_names(par, 8) == (f"1 thread (median {unit})", f"8 threads (median {unit})",
+        assert column_names(parsed(par), 8) == (f"1 thread (median {unit})", f"8 threads (median {unit})",
                                         "speedup [95% interval]"), measure
 
 
@@ -254,4 +256,4 @@ def test_bench_inputs_read_the_program_under_the_configured_tag(tmp_path):
 def queued(slug: str, head: str, options: dict) -> BenchRun:
     """A queued claim run as the store hands it to bench_inputs.for_run."""
     return BenchRun(id=1, repo="o/r", slug=slug, purpose=Purpose.REPRODUCE, status=RunStatus.QUEUED, head=head,
-                    options=options)
+                    options=RunOptions.from_json(options))

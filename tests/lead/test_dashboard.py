@@ -88,6 +88,9 @@ def test_every_page_answers_with_html(client, ids):
             assert needle in text, f"{name}: {needle!r} missing"
     done = client.get(f"/dashboard/runs/{ids['run_done']}").get_data(as_text=True)
     assert "refresh" not in done  # a finished run stops refreshing
+    # the stored suite, read back typed: its summary said again from its benchmarks, each one's interval
+    assert "suite pass: 1 ok, 0 regressed, 0 inconclusive at 5% tolerance" in done
+    assert re.search(r'<td class="mono">fib</td><td class="num">0.99x? \[0.970, 1.010\]', done), done
     assert "perfbot:digest" not in client.get(f"/dashboard/digests/{ids['digest']}").get_data(as_text=True)
 
 
@@ -339,7 +342,8 @@ def test_counts_are_in_the_singular_when_there_is_one(client, ids):
     assert "0 errors, 1 warning" in record and "(s)" not in record
     assert "8 threads" in client.get(f"/dashboard/records/{ids['perf_par_sort']}").get_data(as_text=True)
     from bot.core.verify.bench_view import column_names
-    assert column_names({"sides": [{"one_thread_seconds": [1.0]}]}, 1)[1] == "1 thread (median s)"
+    from bot.core.verify.run_parts import RunResult
+    assert column_names(RunResult.from_json({"sides": [{"one_thread_seconds": [1.0]}]}), 1)[1] == "1 thread (median s)"
 
 
 def test_a_record_shows_its_bisections_and_says_how_to_start_one(client, ids):

@@ -13,6 +13,7 @@ from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue
 from bot.app import create_app, dashboard
 from bot.config import Settings
+from bot.core.verify.run_parts import RunProgress, RunResult, SideResult
 from tests.lead.test_dashboard_data import REPO, seed
 from tests.servers import LoopbackServer
 
@@ -234,13 +235,12 @@ def test_a_live_run_page_refreshes_itself_until_the_run_is_done(visit, base, sto
     page.goto(f"{base}/dashboard/runs/{run_id}")
     assert "waiting for a worker" in page.inner_text("#run-progress")
     bench_store.start_run(db, run_id, "mini-2", "mini-2.lan")
-    bench_store.save_progress(db, run_id, {"side": "head", "taken": 2, "most": 30},
-                              {"sides": [{"side": "head", "sha": "c" * 40, "one_thread_seconds": [0.8, 0.82],
-                                          "n_threads_seconds": [0.2, 0.21]}]})
+    bench_store.save_progress(db, run_id, RunProgress("head", 2, 30),
+                              RunResult((SideResult("head", "c" * 40, (0.8, 0.82), (0.2, 0.21), par=True),)))
     # locators, not wait_for_function: the page's Content-Security-Policy forbids evaluating strings
     sync_api.expect(page.locator("#run-progress")).to_contain_text("head: 2 of at most 30", timeout=15_000)
     assert page.locator("svg.chart").count() == 1
-    bench_store.finish_run(db, run_id, "pass", "speedup 4.0x", {"sides": []})
+    bench_store.finish_run(db, run_id, "pass", "speedup 4.0x", RunResult(verdict="pass"))
     sync_api.expect(page.locator("#run-message")).to_have_text("speedup 4.0x", timeout=15_000)
     assert page.locator("meta[http-equiv=refresh]").count() == 0  # done: it stops refreshing
 

@@ -57,7 +57,7 @@ def test_the_service_measures_a_fix_named_in_main_against_its_parent_and_the_iss
     key, _queue, tracker, services, worker = local_bot(database, repo.root, tmp_path)
     services.reports.sync_and_mirror(key, None, None)
     runs = [r for r in bench_store.runs_for(database, "perf_boxed_sum") if r.purpose == "fix"]
-    assert [(r.base, r.head, r.options.get("in_main")) for r in runs] == [(heads["main"], fix, True)]
+    assert [(r.base, r.head, r.options.in_main) for r in runs] == [(heads["main"], fix, True)]
     while worker.run_once():
         pass
     services.reports.sync_and_mirror(key, None, None)  # the same commit again: measured once

@@ -13,6 +13,8 @@ from bot.adapters.store.bench import bench_store
 from bot.adapters.store.lead import notice_store
 from bot.adapters.store.service_models import DashboardIssue, Notice
 from bot.core.lead.dashboard import MARKER
+from bot.core.verify.interval import Interval
+from bot.core.verify.run_parts import RunResult, SideResult
 from bot.services.worker import Event
 from tests.bench_project import CONFIG, build_project
 from tests.flows import github_bot, pending_merges
@@ -149,9 +151,8 @@ def test_closing_as_not_reproduced_from_the_dashboard_is_the_commands_override(w
     services, *_ = world
     # The claim measured on the default branch: no gap, so it did not reproduce.
     run_id = bench_store.queue_run(database, REPO, STUCK, base=None, head="a" * 40, purpose="reproduce")
-    bench_store.finish_run(database, run_id, "pass", "no gap", {"sides": [{
-        "side": "head", "sha": "a" * 40, "language_seconds": [0.55] * 5, "c_seconds": [0.5] * 5,
-        "interval": {"low": 1.05, "point": 1.1, "high": 1.15}}]})
+    bench_store.finish_run(database, run_id, "pass", "no gap", RunResult((SideResult(
+        "head", "a" * 40, (0.55,) * 5, (0.5,) * 5, interval=Interval(1.05, 1.1, 1.15)),), verdict="pass"))
     services.lead.refresh_dashboard(REPO)
     assert "close as not reproduced" in dashboards(github)[0].body
     assert tick(github, services, 3, STUCK, "close", "alice") == []

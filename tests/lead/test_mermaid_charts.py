@@ -8,6 +8,7 @@ import pytest
 
 from bot.core.lead.mermaid_charts import PieChart, XYChart, parse
 from bot.core.verify import bench_view
+from bot.core.verify.run_parts import RunResult
 from tests.lead.test_dashboard_data import _side, digest_body
 
 
@@ -34,7 +35,7 @@ def test_a_bench_comments_chart_reads_back_too_in_its_unit(measure, scale, words
                         _side("head", "b" * 40, 0.02 * scale, 0.018 * scale, 4, "pass")]}
     if measure:
         result["sides"] = [{**side, "measure": measure} for side in result["sides"]]
-    [block] = blocks(bench_view.mermaid_chart("perf_x", result, None))
+    [block] = blocks(bench_view.mermaid_chart("perf_x", RunResult.from_json(result), None))
     chart = parse(block)
     assert isinstance(chart, XYChart) and chart.title == f"perf_x: median {words}" and chart.y_label == words
     assert len(chart.categories) == len(chart.series[0][1]) == 4

@@ -14,6 +14,8 @@ from mcp.client.stdio import StdioServerParameters
 from bot.adapters.git import GitRepository
 from bot.adapters.store.bench.bench_store import finish_run, queue_run
 from bot.adapters.store.engine import Database
+from bot.core.verify.interval import Interval
+from bot.core.verify.run_parts import RunResult, SideResult
 from bot.demo.create import create_demo
 from bot.services.reports.sync import sync
 
@@ -70,9 +72,9 @@ def demo(tmp_path_factory):
     repo = GitRepository(folder / "demo")
     sync(db, repo)
     done = queue_run(db, repo.full_name, "perf_boxed_sum", base=None, head="a" * 40, purpose="reproduce")
-    finish_run(db, done, "fail", "reproduced: 60x slower than C", {"sides": [{
-        "side": "head", "sha": "a" * 40, "interval": {"low": 58.0, "point": 60.1, "high": 62.0}, "decision": "fail",
-        "measure": "wall", "against": "C", "language_seconds": [0.601] * 5, "c_seconds": [0.01] * 5}]})
+    finish_run(db, done, "fail", "reproduced: 60x slower than C", RunResult((SideResult(
+        "head", "a" * 40, (0.601,) * 5, (0.01,) * 5, interval=Interval(58.0, 60.1, 62.0), decision="fail"),),
+        verdict="fail"))
     queued = queue_run(db, repo.full_name, "perf_boxed_sum", base=None, head="b" * 40, purpose="fix")
     repo.close()
     db.dispose()

@@ -225,7 +225,7 @@ def check_each_handled_once(world: World, burst: Burst, result: Round) -> None:
             run = bench_store.get_run(db, run_id)
             # Any verdict the numbers give (five samples on a busy machine may not decide): measured, not broken.
             assert run.status == "done" and run.verdict not in ("", "error", "cancelled"), run
-            assert all(0 < len(side["c_seconds"]) <= BENCH_SAMPLES for side in run.result["sides"]), run.result
+            assert all(0 < len(side.second) <= BENCH_SAMPLES for side in run.result.sides), run.result
     finally:
         db.dispose()
     if result.workers > 1:

@@ -17,7 +17,7 @@ from bot.adapters.runners import LocalRunner
 from bot.cli import main
 from bot.core.config import parse_repo_config
 from bot.core.reports.parse import parse
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunOptions
 from bot.core.verify.vocabulary import Purpose, RunStatus
 from bot.services.bench.verify import verify
 from tests.bench_project import CONFIG, TRANSLATION, build_project, report
@@ -159,7 +159,7 @@ def test_the_actions_bench_script_ignores_committed_marks_and_links(tmp_path, ca
         _link(repo, name, target)
     head = repo.commit("links where the bench script used to write")
     run = BenchRun(id=7, repo="o/r", slug="perf_boxed_sum", purpose=Purpose.REPRODUCE, status=RunStatus.QUEUED,
-                   head=head, options={"samples": 2})
+                   head=head, options=RunOptions(samples=2))
     git_repo = GitRepository(repo.root)
     try:
         config, record = bench_inputs.for_run(git_repo, run)

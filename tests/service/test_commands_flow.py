@@ -10,6 +10,7 @@ import pytest
 import handlers
 from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.reviews.dedup_store import not_duplicates
+from bot.core.verify.run_parts import RunResult
 from bot.services.worker import Event
 from tests.bench_project import build_project
 from tests.flows import github_bot, pending_merges
@@ -110,7 +111,7 @@ def test_verify_on_a_pr_queues_a_run_whose_answer_follows_it_to_the_verdict(worl
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
     assert run.status == "done" and run.verdict == "pass", run.message  # decided on steps, however busy
-    assert (run.requested_by, run.options["samples"]) == (user, 30)
+    assert (run.requested_by, run.options.samples) == (user, 30)
     final = answer(github, comment_id)
     assert re.search(r"bench run 1, `perf_boxed_sum`: \*\*fixed\*\* \d+\.\d\dx \[", final), final
     assert "queued" not in final and "**pass**" not in final
@@ -126,7 +127,7 @@ def test_attach_detach_cancel_and_an_edit_that_adds_a_command(world, github, dat
     assert "**cancelled**" in answer(github, comment_id)  # the verify line heard of it too
     assert worker.run_once()  # the cancelled run's job finds it done and measures nothing
     run = bench_store.get_run(database, 1)
-    assert (run.verdict, run.result) == ("cancelled", {})
+    assert (run.verdict, run.result) == ("cancelled", RunResult())
     _, text = say(github, services, PULL, f"/perf detach {SLUG}", "alice")
     assert "detached" in text and fix_store.fixes_for(database, REPO, SLUG)[0].state == "detached"
 

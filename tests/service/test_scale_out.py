@@ -147,7 +147,7 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
     DeliveryQueue(store).enqueue(delivery)
     first = service_process(world, "bench-first", "worker").start()
     try:
-        wait_for(lambda: first.running() and (bench_store.get_run(store, run_id).progress or {}).get("taken", 0)
+        wait_for(lambda: first.running() and bench_store.get_run(store, run_id).progress.taken
                  >= 2, 300, "the bench run to take its first samples")
         first.kill()
     finally:
@@ -164,7 +164,7 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
         assert second.stop() == 0, second.text()[-3000:]
     run = bench_store.get_run(store, run_id)
     assert run.verdict not in ("", "error", "cancelled"), run
-    assert all(0 < len(side["c_seconds"]) <= 30 for side in run.result["sides"]), run.result
+    assert all(0 < len(side.second) <= 30 for side in run.result.sides), run.result
     done = row(store, delivery.id)
     assert (done.status, done.attempts, done.lease_generation) == ("done", 2, 2)
     assert len(bench_comments(world, full_name)) == 1  # one comment, edited by both workers, never two

@@ -19,6 +19,7 @@ from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import SQLITE_BUSY_SECONDS, Database
 from bot.adapters.store.queue import DeliveryQueue, LeaseLost, NewDelivery, NotStored
 from bot.cli import main
+from bot.core.verify.run_parts import RunProgress, RunResult
 from bot.errors import RateLimited, TransientError
 from bot.services.worker import Event, Lease, Leases, Worker, backoff_seconds
 
@@ -309,14 +310,14 @@ def test_a_bench_runs_progress_and_verdict_are_fenced_by_its_deliverys_lease(dat
     queue.enqueue(new(1, "perfbot.verify"), now=T0)
     first = queue.claim("w1", 30, now=T0)
     bench_store.start_run(database, run_id, "local", "here", queue.fence(first))
-    bench_store.save_progress(database, run_id, {"taken": 5}, None, queue.fence(first))
+    bench_store.save_progress(database, run_id, RunProgress(taken=5), None, queue.fence(first))
     second = queue.claim("w2", 30, now=T0 + timedelta(seconds=31))
     with pytest.raises(LeaseLost):
-        bench_store.save_progress(database, run_id, {"taken": 6}, None, queue.fence(first))
+        bench_store.save_progress(database, run_id, RunProgress(taken=6), None, queue.fence(first))
     with pytest.raises(LeaseLost):
-        bench_store.finish_run(database, run_id, "pass", "late", {}, queue.fence(first))
-    assert bench_store.get_run(database, run_id).progress == {"taken": 5}
-    bench_store.finish_run(database, run_id, "fail", "measured", {}, queue.fence(second))
+        bench_store.finish_run(database, run_id, "pass", "late", RunResult(), queue.fence(first))
+    assert bench_store.get_run(database, run_id).progress == RunProgress(taken=5)
+    bench_store.finish_run(database, run_id, "fail", "measured", RunResult(), queue.fence(second))
     assert (bench_store.get_run(database, run_id).verdict, bench_store.get_run(database, run_id).status) == \
         ("fail", "done")
 

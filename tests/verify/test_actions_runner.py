@@ -145,7 +145,7 @@ def test_a_fix_is_verified_on_github_actions_from_dispatch_to_verdict(world, git
     run = bench_store.get_run(database, 1)
     assert (run.status, run.verdict) == ("done", "pass"), run.message
     assert run.message.startswith("perf_boxed_sum on metal-box") and "language/C" in run.message
-    assert [s["decision"] for s in run.result["sides"]] == ["fail", "pass"]
+    assert [s.decision for s in run.result.sides] == ["fail", "pass"]
     assert fix_store.open_records(database, REPO)[SLUG].verdict == "pass"
     with github.state.lock:
         statuses = [(s.context, s.state) for s in repo_state(github).statuses if s.sha == run.head]

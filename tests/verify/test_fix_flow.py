@@ -43,7 +43,7 @@ def test_a_verified_fix_that_merges_closes_its_record_and_moves_the_report(world
     assert worker.run_once()
     run = bench_store.get_run(database, 1)
     assert (run.status, run.verdict, run.base, run.head) == ("done", "pass", heads["main"], fix.head_sha)
-    assert run.progress["taken"] >= 5 and run.host
+    assert run.progress.taken >= 5 and run.host
     body = comment(tracker, "bench")
     assert "| base |" in body and "| head |" in body and "```mermaid\nxychart-beta" in body
     assert "### ✅ perfbot verification of `perf_boxed_sum`: fixed" in body and "pass" not in body
@@ -119,7 +119,7 @@ def test_verify_on_open_flags_a_claim_that_does_not_reproduce(world, database, t
     services.reports.sync_and_mirror(key, None, None)
     again, first = bench_store.runs_for(database, SLUG)
     assert (again.purpose, again.status) == ("reproduce", "queued")
-    assert again.options["claim"] != first.options["claim"]
+    assert again.options.claim != first.options.claim
 
 
 def test_a_bug_while_measuring_ends_the_run_as_an_error_not_running_for_ever(world, database):

@@ -7,7 +7,7 @@ spread as a scheduler's would, so the plan's interval and a fresh bootstrap diff
 one a view shows; the comment is the real template's."""
 from __future__ import annotations
 
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunResult
 from bot.core.verify.bench_view import side_rows, status_description
 from bot.core.verify.scaling import holds_text, summary, sweep_text
 from bot.core.verify.scaling_view import scaling_tables
@@ -23,21 +23,21 @@ SPANS = {1: [100, 160, 70, 140, 80, 120, 95, 105], 2: [52, 90, 35, 75, 40, 62, 5
 CLAIMED, EFFICIENCY = 2, 0.75
 
 
-def par_result() -> tuple[dict, Side]:
+def par_result() -> tuple[RunResult, Side]:
     side = Side("head", "e" * 40, par=True, measure="metric:span", against=f"{CLAIMED} threads",
                 sweep_rules=(CLAIMED, EFFICIENCY, 0.5), sweep={n: list(v) for n, v in SPANS.items()})
     side.language, side.c = side.sweep[1], side.sweep[CLAIMED]
     step, interval = SamplingPlan(maximum=8).next_step(side.language, side.c, CLAIMED * EFFICIENCY, decide_at_least)
     side.interval, side.decision = interval, step
-    return {"sides": [side.as_dict()], "verdict": step}, side
+    return RunResult((side.stored(),), verdict=step), side
 
 
-def finished(result: dict) -> BenchRun:
+def finished(result: RunResult) -> BenchRun:
     return BenchRun(id=9, repo="o/r", slug="perf_uneven", purpose=Purpose.REPRODUCE, status=RunStatus.DONE,
                     head="e" * 40, verdict=IntervalTest.INCONCLUSIVE, result=result, runner="local")
 
 
-def rendered(result: dict) -> str:
+def rendered(result: RunResult) -> str:
     return comment_body("<!-- perfbot:bench 9 -->", finished(result), None, None)
 
 
@@ -67,7 +67,7 @@ def test_no_below_ideal_sentence_beside_an_efficiency_whose_interval_reaches_it(
     assert "below" not in label
     assert "undecided at 2 threads (0.96 [0.59, 1.56]), 4 threads (0.87 [0.61, 1.21])" in label
     assert "0.96 [0.59, 1.56]" in next(line for line in body.splitlines() if line.startswith("| 2 (claimed) |"))
-    assert "below" not in sweep_text(result["sides"][0]["sweep"])
+    assert "below" not in sweep_text(result.sides[0].sweep or {})
 
 
 def sweep_of(efficiencies: dict[int, tuple[float, float, float]]) -> dict:

@@ -1,6 +1,8 @@
 """The suite inside a verification: a fix that removes the report's slowdown but slows the suite fails."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bot.adapters.runners.local import LocalRunner
@@ -49,9 +51,11 @@ def test_a_fix_that_slows_the_suite_fails_and_says_which_benchmark(project):
     assert outcome.verdict == "fail" and outcome.suite.verdict == "fail"  # ... but the suite regressed
     assert [b.name for b in outcome.suite.regressions] == ["loop"] and "loop" in outcome.message
     run = BenchRun(id=1, repo="o/r", slug=record.slug, purpose=Purpose.FIX, status=RunStatus.DONE, head=slower,
-                   base=base, verdict=IntervalTest(outcome.verdict), message=outcome.message, result=outcome.as_dict(),
+                   base=base, verdict=IntervalTest(outcome.verdict), message=outcome.message, result=outcome.stored(),
                    runner="local", host="h")
-    assert "**Suite** (regression, tolerance 25%)" in comment_body("<!-- m -->", run, config, record)
+    body = comment_body("<!-- m -->", run, config, record)
+    assert "**Suite** (regression, tolerance 25%)" in body
+    assert re.search(r"- `loop`: head/base \d+\.\d\dx \[\d+\.\d\d, \d+\.\d\d\], regression", body), body
 
 
 def test_a_fix_that_leaves_the_suite_alone_passes_with_the_suite_measured(project):

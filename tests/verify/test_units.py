@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunResult
 from bot.core.verify.gpu_modes import GPU
 from bot.core.verify.stats import ratio_interval, speedup_interval
 from bot.core.verify.units import result_unit, unit_of
@@ -30,33 +30,33 @@ def samples(centre: float, measure: str, count: int = 5) -> list[float]:
     return [value] * count if SCALE[measure] >= 1 else [value * (1 + 0.01 * (i % 3 - 1)) for i in range(count)]
 
 
-def seq_result(measure: str) -> dict:
+def seq_result(measure: str) -> RunResult:
     sides = []
     for label, sha, language in (("base", "a" * 40, 3_703_701), ("head", "b" * 40, 1_234_567)):
         side = Side(label, sha, language=samples(language, measure), c=samples(411_522, measure), measure=measure)
         side.interval, side.decision = ratio_interval(side.language, side.c), "fail" if label == "base" else "pass"
-        sides.append(side.as_dict())
-    return {"sides": sides}
+        sides.append(side.stored())
+    return RunResult(tuple(sides))
 
 
-def sweep_result(measure: str) -> dict:
+def sweep_result(measure: str) -> RunResult:
     side = Side("head", "c" * 40, par=True, measure=measure, against="4 threads", sweep_rules=(4, 0.75, 0.5),
                 sweep={1: samples(1_234_567, measure), 2: samples(654_321, measure), 4: samples(345_678, measure)})
     side.language, side.c = side.sweep[1], side.sweep[4]
     side.interval, side.decision = speedup_interval(side.language, side.c), "pass"
-    return {"sides": [side.as_dict()]}
+    return RunResult((side.stored(),))
 
 
-def gpu_result(measure: str) -> dict:
+def gpu_result(measure: str) -> RunResult:
     side = Side("head", "d" * 40, par=True, measure=measure, against="the GPU (against one CPU thread)",
                 sweep={1: samples(1_234_567, measure)}, modes={GPU: samples(98_765, measure)},
                 sweep_rules=(1, 0.75, 0.5))
     side.language, side.c = side.sweep[1], side.modes[GPU]
     side.interval, side.decision = speedup_interval(side.language, side.c), "pass"
-    return {"sides": [side.as_dict()]}
+    return RunResult((side.stored(),))
 
 
-def comment(result: dict, slug: str = "perf_x") -> str:
+def comment(result: RunResult, slug: str = "perf_x") -> str:
     run = BenchRun(id=7, repo="o/r", slug=slug, purpose=Purpose.FIX, status=RunStatus.DONE, head="b" * 40,
                    verdict=IntervalTest.PASS, result=result, runner="local")
     return comment_body("<!-- perfbot:bench 7 -->", run, None, None)
@@ -78,8 +78,9 @@ def test_each_measure_has_its_words_and_old_results_are_wall_seconds():
     assert [(u.column, u.axis, u.counted) for u in map(unit_of, ("wall", "user", "instructions", "metric:steps"))] \
         == [("s", "seconds", False), ("user s", "user seconds", False), ("instructions", "instructions", True),
             ("steps", "steps", True)]
-    assert unit_of(None) == unit_of("wall") == result_unit({"sides": [{"language_seconds": [1.0]}]})
-    assert result_unit({}) == unit_of("wall")  # a run that failed before its first side still has words
+    old = RunResult.from_json({"sides": [{"language_seconds": [1.0]}]})
+    assert unit_of(None) == unit_of("wall") == result_unit(old)
+    assert result_unit(RunResult()) == unit_of("wall")  # a run that failed before its first side still has words
 
 
 @pytest.mark.parametrize("measure, value, shown, text", [

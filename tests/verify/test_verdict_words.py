@@ -5,7 +5,7 @@ import pytest
 
 from bot.core.tracker.issue_view import LABEL_COLORS, RecordView, issue_spec
 from bot.core.verify import verdict_words as words
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunResult
 from bot.core.verify.bench_view import side_rows, status_description, status_state
 from bot.core.verify.claim_size import in_claim_terms, judge
 from bot.core.verify.stats import Interval
@@ -40,10 +40,8 @@ def test_only_a_fix_that_holds_is_green():
 
 
 def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothing():
-    faster = run("fix", "fail")
-    faster.result["gain"] = {"low": 1.21, "point": 1.43, "high": 1.49}
-    nothing = run("fix", "fail")
-    nothing.result["gain"] = {"low": 0.95, "point": 1.02, "high": 1.1}
+    faster = run("fix", "fail", gain={"low": 1.21, "point": 1.43, "high": 1.49})
+    nothing = run("fix", "fail", gain={"low": 0.95, "point": 1.02, "high": 1.1})
     assert (words.of_run(faster).text, words.of_run(faster).tone) == ("faster but not fixed", words.UNSURE)
     assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
 
@@ -74,13 +72,15 @@ def test_a_claim_off_in_size_is_flagged_with_both_numbers_and_an_honest_one_is_n
     assert in_claim_terms(Interval(1.6, 2.0, 2.5), 8) == Interval(3.2, 4.0, 5.0)
 
 
-def run(purpose: str, test: str, claim: dict | None = None) -> BenchRun:
+def run(purpose: str, test: str, claim: dict | None = None, gain: dict | None = None) -> BenchRun:
+    """A finished run as the store reads it from the JSON below."""
     sides = [{"side": "base", "sha": "a" * 40, "language_seconds": [4.0], "c_seconds": [1.0], "decision": "fail",
               "interval": {"low": 3.5, "point": 4.0, "high": 4.5}},
              {"side": "head", "sha": "b" * 40, "language_seconds": [1.1], "c_seconds": [1.0], "decision": test,
               "interval": {"low": 1.0, "point": 1.1, "high": 1.2}}]
     return BenchRun(id=3, repo="o/r", slug="perf_x", purpose=Purpose(purpose), status=RunStatus.DONE, head="b" * 40,
-                    verdict=IntervalTest(test), result={"sides": sides, "claim": claim})
+                    verdict=IntervalTest(test),
+                    result=RunResult.from_json({"verdict": test, "sides": sides, "claim": claim, "gain": gain}))
 
 
 def test_a_run_is_shown_in_words_in_its_status_and_its_rows():
@@ -124,7 +124,6 @@ def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
     exact = fix_gain([3.0] * 5, [2.0] * 5)  # instruction counts do not vary: the interval is the point
     assert (exact.low, exact.point, exact.high) == (1.5, 1.5, 1.5) and fix_gain([], [1.0]) is None
     result = {"gain": {"low": 1.31, "point": 1.46, "high": 1.62}, "already_in_base": True}
-    assert gain_line(result) == "already in base: program 1.46x faster [1.31, 1.62]"
-    fixed = run("fix", "pass")
-    fixed.result["gain"] = result["gain"]
+    assert gain_line(RunResult.from_json(result)) == "already in base: program 1.46x faster [1.31, 1.62]"
+    fixed = run("fix", "pass", gain=result["gain"])
     assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; program 1.46x faster [1.31, 1.62]"

@@ -17,7 +17,7 @@ from bot.adapters.runners.actions import dispatch_inputs
 from bot.adapters.runners.base import BuildError
 from bot.adapters.runners.local import LocalRunner
 from bot.cli import main
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunOptions
 from bot.core.verify.vocabulary import Purpose, RunStatus
 from bot.errors import UserError
 from bot.services.bench import bench_inputs
@@ -190,7 +190,7 @@ def test_the_actions_plan_carries_the_default_branchs_script_and_the_bench_scrip
     git_repo = GitRepository(repo.root)
     try:
         run = BenchRun(id=41, repo="o/r", slug="perf_boxed_sum", purpose=Purpose.FIX, status=RunStatus.QUEUED,
-                       base=heads["old-slow"], head=heads["old-fast"], options={"samples": 3})
+                       base=heads["old-slow"], head=heads["old-fast"], options=RunOptions(samples=3))
         config, record = bench_inputs.for_run(git_repo, run)
     finally:
         git_repo.close()
@@ -236,12 +236,13 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
                     max_attempts=1)
     services.reports.sync_and_mirror(key, None, None)
     run_id = services.context.fixes.request_run(key, "perf_boxed_sum", base=heads["old-slow"], head=heads["old-fast"],
-                                                purpose=bench_inputs.FIX, installation_id=None, options={"samples": 12})
+                                                purpose=bench_inputs.FIX, installation_id=None,
+                                                options=RunOptions(samples=12))
     assert [d["id"] for d in queue.listing()] == [f"bench-{run_id}"] and worker.run_once()
     run = bench_store.get_run(database, run_id)
     assert run.status == "done" and run.verdict == "pass", run.message
-    base, head = run.result["sides"]
-    assert (base["sha"], base["decision"], head["sha"]) == (heads["old-slow"], "fail", heads["old-fast"])
+    base, head = run.result.sides
+    assert (base.sha, base.decision, head.sha) == (heads["old-slow"], "fail", heads["old-fast"])
     for old in ("old-slow", "old-fast"):
         assert (tmp_path / "bench" / "worktrees" / heads[old] / "build.log").read_text() == f"{heads[old]} U24_MASK\n"
 
@@ -249,4 +250,4 @@ def test_a_queued_run_verifies_commits_older_than_the_configuration(tmp_path, da
 def queued(slug: str, head: str, options: dict) -> BenchRun:
     """A queued claim run as the store hands it to bench_inputs.for_run."""
     return BenchRun(id=1, repo="o/r", slug=slug, purpose=Purpose.REPRODUCE, status=RunStatus.QUEUED, head=head,
-                    options=options)
+                    options=RunOptions.from_json(options))

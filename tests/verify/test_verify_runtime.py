@@ -12,6 +12,7 @@ from bot.adapters.runners import LocalRunner
 from bot.core.config import parse_repo_config
 from bot.core.config.instance import OperatorConfig
 from bot.core.reports.parse import parse
+from bot.core.verify.run_parts import RunResult
 from bot.errors import UserError
 from bot.services.bench.measures import find_counter
 from bot.services.bench.verify import MISMATCH, verify
@@ -192,7 +193,7 @@ def test_the_pr_comment_shows_the_runtimes_counts_beside_the_times(project):
     from bot.core.verify.units import result_unit
 
     outcome = _verify(project, report(), config(), "fix", base="main")
-    result = {"sides": [side.as_dict() for side in outcome.sides]}
+    result = RunResult(tuple(side.stored() for side in outcome.sides))
     rows = bench_view.side_rows(result)
     mips = bench_view.count_text(outcome.sides[-1].metric_medians("language")["mips"])
     assert rows[-1].metrics == f"`itrs {3 * N:,} vs {3 * N:,}; mips {mips} vs -`"

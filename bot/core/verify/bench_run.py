@@ -2,34 +2,20 @@
 
 The store (adapters/store/bench/bench_store.py) makes it; flows, views, templates and the CLI read its
 attributes; `as_dict()` is its one JSON shape (`perfbot verify --format json`, `perfbot show`, MCP).
-`options`, `progress` and `result` stay JSON objects in the store; the pieces perfbot reads from them are
-properties here, so their keys are spelled once.
+`progress`, `result` and `options` are JSON objects in the store, typed here (core/verify/run_parts.py, where
+their keys are spelled once); the store parses them when it reads a row and writes them from these types.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from bot.core.verify.noise import waiting_text
+from bot.core.verify.run_parts import ActionsDispatch, Follower, RunOptions, RunProgress, RunResult
 from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
-
-@dataclass(frozen=True)
-class Follower:
-    """A command's answer line that keeps current with a run: the answer's id and the line's index."""
-
-    id: int
-    index: int
-
-
-@dataclass(frozen=True)
-class ActionsDispatch:
-    """Where a run sent to GitHub Actions went: its workflow file and when it was dispatched."""
-
-    workflow: str
-    dispatched_at: datetime
+__all__ = ["ActionsDispatch", "BenchRun", "Follower", "RunOptions", "RunProgress", "RunResult"]
 
 
 @dataclass(frozen=True)
@@ -47,9 +33,9 @@ class BenchRun:
     host: str = ""
     pr: int | None = None
     requested_by: str = ""
-    progress: Mapping[str, Any] = field(default_factory=dict)  # where a running run is: side, taken, most, note
-    result: Mapping[str, Any] = field(default_factory=dict)  # verify.Outcome.as_dict(), or the samples so far
-    options: Mapping[str, Any] = field(default_factory=dict)  # what a command asked (runner, samples) and more
+    progress: RunProgress = field(default_factory=RunProgress)  # where a running run is
+    result: RunResult = field(default_factory=RunResult)  # verify.Outcome as stored, or the samples so far
+    options: RunOptions = field(default_factory=RunOptions)  # what a command asked (runner, samples) and more
     created: datetime | None = None
     started: datetime | None = None
     finished: datetime | None = None
@@ -66,7 +52,7 @@ class BenchRun:
     @property
     def measured(self) -> bool:
         """Did any side take a sample? A run that failed before one says nothing about the claim."""
-        return bool(self.result.get("sides"))
+        return bool(self.result.sides)
 
     @property
     def compares_base(self) -> bool:
@@ -76,39 +62,36 @@ class BenchRun:
     @property
     def runner_asked(self) -> str | None:
         """The runner a command named (`runner=`), None to let the report's backend choose."""
-        return self.options.get("runner")
+        return self.options.runner
 
     @property
     def noisy_tries(self) -> int:
         """How many times this run was measured again because its host was busy."""
-        return int(self.options.get("noisy_tries", 0))
+        return self.options.noisy_tries
 
     @property
     def remeasure_due(self) -> bool:
         """A noisy verdict is shown and a measurement that replaces it is still to come."""
-        return bool(self.options.get("remeasure_at"))
+        return self.options.remeasure_at is not None
 
     @property
     def waiting(self) -> str:
         """'measured again after 10:42 UTC' while a re-measure is due, else ''."""
-        return waiting_text(dict(self.options))
+        return waiting_text(self.options.remeasure_at)
 
     @property
     def followers(self) -> list[Follower]:
-        return [Follower(int(f["id"]), int(f["index"])) for f in self.options.get("answers", [])]
+        return list(self.options.answers)
 
     @property
     def actions(self) -> ActionsDispatch | None:
         """Set once the run was dispatched to GitHub Actions."""
-        found = self.options.get("actions")
-        if not found or not found.get("dispatched_at"):
-            return None
-        return ActionsDispatch(found["workflow"], datetime.fromisoformat(found["dispatched_at"]))
+        return self.options.actions
 
     def as_dict(self) -> dict[str, Any]:
         """The run as JSON: the words the store holds, `at` its creation time."""
         return {"id": self.id, "repo": self.repo, "slug": self.slug, "runner": self.runner, "host": self.host,
                 "base": self.base, "head": self.head, "verdict": str(self.verdict) if self.verdict else "",
                 "message": self.message, "status": str(self.status), "purpose": str(self.purpose), "pr": self.pr,
-                "requested_by": self.requested_by, "progress": dict(self.progress), "result": dict(self.result),
-                "options": dict(self.options), "at": self.at}
+                "requested_by": self.requested_by, "progress": self.progress.as_dict(),
+                "result": self.result.as_dict(), "options": self.options.as_dict(), "at": self.at}

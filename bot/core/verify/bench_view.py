@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bot.core.verify import verdict_words as words
 from bot.core.verify.claim_size import number
 from bot.core.verify.gain import gain_text
-from bot.core.verify.stats import Interval
+from bot.core.verify.run_parts import RunProgress, RunResult, SideResult
 from bot.core.verify.units import result_unit
 
 if TYPE_CHECKING:
@@ -39,32 +38,30 @@ class SideRow:
         return f"{number(self.point)}x [{number(self.low)}, {number(self.high)}]"
 
 
-def side_rows(result: Mapping[str, Any], purpose: str = "fix") -> list[SideRow]:
+def side_rows(result: RunResult, purpose: str = "fix") -> list[SideRow]:
     """`decision`: each side's answer (the base of a fix measures the claim, the head the fix)."""
     rows = []
-    for side in result.get("sides", []):
-        first = side.get("language_seconds", side.get("one_thread_seconds")) or []
-        second = side.get("c_seconds", side.get("n_threads_seconds")) or []
-        interval = side.get("interval") or {}
-        rows.append(SideRow(side_label(side), side["sha"], statistics.median(first) if first else None,
-                            statistics.median(second) if second else None, interval.get("low"),
-                            interval.get("point"), interval.get("high"), min(len(first), len(second)),
-                            words.text(words.of_side(purpose, side["side"], side.get("decision"),
-                                                     side.get("against") or "C", side.get("factor")), ""),
-                            _metrics_cell(side.get("metrics") or {})))
+    for side in result.sides:
+        interval = side.interval
+        rows.append(SideRow(side_label(side), side.sha, statistics.median(side.first) if side.first else None,
+                            statistics.median(side.second) if side.second else None,
+                            interval.low if interval else None, interval.point if interval else None,
+                            interval.high if interval else None, side.samples,
+                            words.text(words.of_side(purpose, side.side, side.decision or None, side.against,
+                                                     side.factor), ""),
+                            _metrics_cell(side)))
     return rows
 
 
-def side_label(side: dict) -> str:
+def side_label(side: SideResult) -> str:
     """'head', or 'head (input 2)' when a report measures several inputs: two rows never both read 'head'."""
-    given = side.get("input")
-    shown = " ".join(map(str, given)) if isinstance(given, list) else str(given or "")
-    return f"{side['side']} ({shown[:40]})" if shown else side["side"]
+    shown = side.input or ""
+    return f"{side.side} ({shown[:40]})" if shown else side.side
 
 
-def _metrics_cell(metrics: dict) -> str:
+def _metrics_cell(side: SideResult) -> str:
     """`[run] metrics` beside the times: a deterministic count is the least noisy signal a runtime gives."""
-    first, second = metrics.get("language") or {}, metrics.get("c") or {}
+    first, second = side.language_metrics, side.c_metrics
     names = sorted({*first, *second})
     shown = [f"{name} {count_text(first.get(name))} vs {count_text(second.get(name))}" for name in names]
     return code_span("; ".join(shown)) if shown else ""
@@ -76,24 +73,19 @@ def count_text(value: object) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
 
 
-def is_par(result: dict) -> bool:
-    return any("one_thread_seconds" in side for side in result.get("sides", []))
-
-
-def column_names(result: dict, threads: int | None) -> tuple[str, str, str]:
-    sides = result.get("sides") or [{}]
+def column_names(result: RunResult, threads: int | None) -> tuple[str, str, str]:
     unit = f"median {result_unit(result).column}"
-    if is_par(result):
+    if result.par:
         many = f"{threads} thread{'' if threads == 1 else 's'}" if threads else "N threads"
         return f"1 thread ({unit})", f"{many} ({unit})", "speedup [95% interval]"
-    against = sides[0].get("against", "C")
+    against = result.sides[0].against if result.sides else "C"
     if against != "C":  # a `reference:` report: one program run by this revision and by the reference
         name = against.split(" (")[0]
         return f"this revision ({unit})", f"{name} ({unit})", f"this revision/{name} [95% interval]"
     return f"language ({unit})", f"C ({unit})", "language/C [95% interval]"
 
 
-def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
+def mermaid_chart(slug: str, result: RunResult, threads: int | None) -> str:
     """A bar chart GitHub renders (mermaid xychart): the median of each program on each side, in its unit."""
     rows = [r for r in side_rows(result) if r.first is not None and r.second is not None]
     if not rows:
@@ -115,9 +107,9 @@ def mermaid_chart(slug: str, result: dict, threads: int | None) -> str:
             f'    y-axis "{unit.axis}" 0 --> {number(top)}\n    bar [{bars}]\n```')
 
 
-def progress_line(slug: str, progress: Mapping[str, Any], host: str) -> str:
+def progress_line(slug: str, progress: RunProgress, host: str) -> str:
     """'verifying perf_x: head 12/30 samples on mini-2' while a run goes on."""
-    side, taken, most = progress.get("side", ""), progress.get("taken", 0), progress.get("most", 0)
+    side, taken, most = progress.side, progress.taken, progress.most
     where = f" on {host}" if host else ""
     if not side:
         return f"verifying {slug}: building{where}"
@@ -132,15 +124,14 @@ def status_description(run: BenchRun) -> str:
     ratio = f" {rows[-1].ratio_text}" if rows else ""
     told = words.of_run(run)
     note = f"; {told.note}" if told and told.note else ""  # the claim off in size, measured where it was made
-    gain = f"; {gain_line(run.result)}" if run.result.get("gain") else ""
+    gain = f"; {gain_line(run.result)}" if run.result.gain else ""
     return f"{words.text(told, run.verdict or '')}{ratio}{gain}{note}"[:140]
 
 
-def gain_line(result: Mapping[str, Any]) -> str:
+def gain_line(result: RunResult) -> str:
     """'program 1.46x faster [1.31, 1.62]' base to head, and whether the fix was already in the base."""
-    gain = result.get("gain")
-    text = f"program {gain_text(Interval(**gain))}" if gain else ""
-    return ("already in base: " + text) if result.get("already_in_base") else text
+    text = f"program {gain_text(result.gain)}" if result.gain else ""
+    return ("already in base: " + text) if result.already_in_base else text
 
 
 def status_state(run: BenchRun) -> str:

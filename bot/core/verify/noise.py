@@ -49,10 +49,9 @@ def next_try(now: datetime, wait_seconds: float) -> datetime:
     return now + timedelta(seconds=wait_seconds)
 
 
-def waiting_text(options: dict) -> str:
+def waiting_text(due: datetime | None) -> str:
     """'waiting for a quiet host, next try at 10:32 UTC' while a run's re-measure is due; '' otherwise."""
-    due = options.get("remeasure_at")
-    if not due:
+    if due is None:
         return ""
-    at = datetime.fromisoformat(due).astimezone(UTC)
+    at = due.astimezone(UTC)
     return words.WAITING_TEXT.format(at=f"{at:%H:%M} UTC")

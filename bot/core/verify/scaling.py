@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
 from bot.core.verify.claim_size import number
@@ -119,7 +120,7 @@ def summary(samples: Mapping[int, Sequence[float]], claimed: int, par_efficiency
             "holds_to": holds_to(points, par_efficiency)}
 
 
-def sweep_text(sweep: dict) -> str:
+def sweep_text(sweep: Mapping[str, Any]) -> str:
     """'sweep efficiency 1.00 at 1, 0.98 at 2, 0.51 at 4; holds 0.75 of ideal up to 2 threads, below it at 4 ...'"""
     points = sweep.get("points") or []
     if not points:
@@ -130,7 +131,7 @@ def sweep_text(sweep: dict) -> str:
     return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}{said}"
 
 
-def holds_text(sweep: dict) -> str:
+def holds_text(sweep: Mapping[str, Any]) -> str:
     """What the efficiency intervals say against `par_efficiency`, count by count, and never more: a count holds
     when its whole interval reaches it, is below when its whole interval is under it, and is otherwise
     undecided, said with its figure ('holds 0.75 of ideal up to 2 threads; undecided at 4 threads (0.97
@@ -174,7 +175,7 @@ def _efficiency(point: dict) -> str:
     return f"{number(e['point'])} [{number(e['low'])}, {number(e['high'])}]"
 
 
-def highest(sweep: dict) -> dict | None:
+def highest(sweep: Mapping[str, Any]) -> dict | None:
     """The point at the highest count measured: what the digest ranks PAR records by."""
     points = sweep.get("points") or []
     return points[-1] if points else None
@@ -197,7 +198,7 @@ class ScalingFact:
     claimed: int | None
 
 
-def scaling_fact(sweep: dict | None) -> ScalingFact | None:
+def scaling_fact(sweep: Mapping[str, Any] | None) -> ScalingFact | None:
     """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
     points = (sweep or {}).get("points") or []
     if not sweep or not points:

@@ -2,9 +2,12 @@
 xychart with the ideal line, and the labels; all read from a bench run's stored result, without I/O."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from bot.core.verify.claim_size import number
+from bot.core.verify.run_parts import RunResult
 from bot.core.verify.scaling import holds_text
 
 
@@ -38,17 +41,16 @@ class SideScaling:
     holds: str  # "holds 0.75 of ideal up to 8 threads"
 
 
-def sweeps(result: dict) -> list[tuple[str, dict]]:
+def sweeps(result: RunResult) -> list[tuple[str, Mapping[str, Any]]]:
     """(side, sweep) for every side of a result that was swept (par runs since sweeps; none for seq)."""
-    return [(side["side"], side["sweep"]) for side in result.get("sides") or []
-            if isinstance(side.get("sweep"), dict) and side["sweep"].get("points")]
+    return [(side.side, side.sweep) for side in result.sides if side.sweep and side.sweep.get("points")]
 
 
 def _triple(interval: dict) -> tuple[float, float, float]:
     return interval["low"], interval["point"], interval["high"]
 
 
-def scaling_tables(result: dict) -> list[SideScaling]:
+def scaling_tables(result: RunResult) -> list[SideScaling]:
     """Each swept side's rows; the claimed count's row is the verdict's interval (scaling.summary), so it reads
     as the side's row of the verdict table does."""
     out = []
@@ -60,7 +62,7 @@ def scaling_tables(result: dict) -> list[SideScaling]:
     return out
 
 
-def mermaid_curve(slug: str, result: dict) -> str:
+def mermaid_curve(slug: str, result: RunResult) -> str:
     """Speedup by thread count, one line per side and the ideal line last; GitHub renders it in a comment.
     The x axis is the counts measured, as categories: a sweep need not be powers of two."""
     swept = sweeps(result)
@@ -81,6 +83,6 @@ def mermaid_curve(slug: str, result: dict) -> str:
             f"    line [{', '.join(str(n) for n in counts)}]\n```")
 
 
-def head_scaling(result: dict) -> dict | None:
+def head_scaling(result: RunResult) -> Mapping[str, Any] | None:
     """The head side's sweep (what was measured at the commit the run is about), else None."""
     return next((sweep for side, sweep in reversed(sweeps(result)) if side == "head"), None)

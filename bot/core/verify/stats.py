@@ -12,19 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from bot.core.verify.interval import Interval
+
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 RESAMPLES = 2000
 CONFIDENCE = 0.95
-
-
-@dataclass(frozen=True)
-class Interval:
-    low: float
-    point: float
-    high: float
-
-    def as_dict(self) -> dict:
-        return {"low": self.low, "point": self.point, "high": self.high}
 
 
 def ratio_interval(numerator: Sequence[float], denominator: Sequence[float], *, confidence: float = CONFIDENCE,

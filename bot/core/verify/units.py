@@ -3,6 +3,10 @@ instructions, or a count the runtime prints), and every table, chart and page na
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.core.verify.run_parts import RunResult
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,6 @@ def unit_of(measure: str | None) -> Unit:
     return Unit(measure, measure, True)  # instructions
 
 
-def result_unit(result: dict) -> Unit:
+def result_unit(result: RunResult) -> Unit:
     """A bench run's unit: every side of one run is measured alike, so the first says it."""
-    sides = result.get("sides") or [{}]
-    return unit_of(sides[0].get("measure"))
+    return unit_of(result.sides[0].measure if result.sides else None)

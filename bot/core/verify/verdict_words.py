@@ -8,15 +8,14 @@ a guard that passes still holds. People only ever see the answer, never the test
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.vocabulary import Outcome, Purpose, Test, Verdict
 
 if TYPE_CHECKING:
     from bot.core.verify.bench_run import BenchRun
+    from bot.core.verify.run_parts import RunResult
 
 # The JSON `verdict` enum (docs/verification.md, "What the verdicts mean"), named here as callers know it.
 REPRODUCED, NOT_REPRODUCED, FIXED = Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.FIXED
@@ -110,30 +109,22 @@ def of_run(run: BenchRun) -> Answer | None:
     return of_result(run.purpose, run.verdict, run.result) if run.done else None
 
 
-def of_result(purpose: str, test: str | None, result: Mapping[str, Any]) -> Answer | None:
+def of_result(purpose: str, test: str | None, result: RunResult) -> Answer | None:
     """A measurement's answer: its purpose, test and what its sides were measured against."""
-    sides = result.get("sides") or [{}]
-    found = answer(purpose, test, against=sides[-1].get("against") or "C", factor=sides[-1].get("factor"))
-    gain = result.get("gain") or {}
-    if found is not None and found.key == NOT_FIXED and (gain.get("low") or 0) > 1:
+    last = result.last
+    found = answer(purpose, test, against=last.against if last else "C", factor=last.factor if last else None)
+    if found is not None and found.key == NOT_FIXED and result.gain is not None and result.gain.low > 1:
         # faster, not enough: never the same words (or colour) as a fix that did nothing (core/lead/wording.py)
         found = Answer(NOT_FIXED, str(Outcome.FASTER_NOT_FIXED), UNSURE)
-    claim = result.get("claim") or {}
+    claim = result.claim
     if found is None or found.key in (MISMATCH, ERROR, CANCELLED):
         return found
     notes = [found.note] if found.note else []
-    if claim.get("off") and found.key != IMPLAUSIBLE:  # no claim is sized on a mismeasurement
-        notes.append(claim_text(claim))
-    if result.get("noisy"):  # taken on a busy host: said beside the answer
+    if claim is not None and claim.off and found.key != IMPLAUSIBLE:  # no claim is sized on a mismeasurement
+        notes.append(claim.text())
+    if result.noisy:  # taken on a busy host: said beside the answer
         notes.append(NOISY_TEXT)
     return replace(found, note="; ".join(notes)) if notes else found
-
-
-def claim_text(claim: dict) -> str:
-    from bot.core.verify.stats import Interval  # stats loads numpy; `perfbot lint` reads these words without it
-
-    m = claim["measured"]
-    return ClaimSize(claim["claimed"], Interval(m["low"], m["point"], m["high"]), True).text()
 
 
 def of_fix(verdict: str | None) -> Answer | None:

@@ -23,6 +23,7 @@ from bot.adapters.runners.actions import (
 from bot.adapters.store.bench import bench_store
 from bot.core.events import WorkflowRun
 from bot.core.verify.bench_run import ActionsDispatch, BenchRun
+from bot.core.verify.run_parts import RunProgress, RunResult
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.core.verify.vocabulary import Test
 from bot.errors import UserError
@@ -46,9 +47,8 @@ class ActionsFlow:
         actions.dispatch(conf.workflow, actions.default_branch(), inputs)
         db = self.bench.db
         bench_store.start_run(db, run.id, conf.name, HOST)
-        bench_store.set_options(db, run.id, actions={"workflow": conf.workflow,
-                                                     "dispatched_at": datetime.now(UTC).isoformat()})
-        bench_store.save_progress(db, run.id, {"note": "dispatched to GitHub Actions"})
+        bench_store.set_options(db, run.id, actions=ActionsDispatch(conf.workflow, datetime.now(UTC)))
+        bench_store.save_progress(db, run.id, RunProgress(note="dispatched to GitHub Actions"))
         run = bench_store.stored_run(db, run.id)
         self.bench.show(run, tracker, target, config, record)
         log.info("bench run %s of %s dispatched to %s (%s)", run.id, run.slug, conf.workflow, conf.name)
@@ -88,7 +88,7 @@ class ActionsFlow:
         return finished
 
     def _end(self, run: BenchRun, tracker, verdict: Test, message: str) -> BenchRun:
-        return self.bench.finish(run, verdict, message, {}, tracker, self.bench.target_of(run), None, None)
+        return self.bench.finish(run, verdict, message, RunResult(), tracker, self.bench.target_of(run), None, None)
 
     def complete(self, run_id: int, repo: GitRepository, tracker, workflow_run: WorkflowRun) -> BenchRun | None:
         """The workflow run of bench run `run_id` completed: its samples decide, or its failure is the error."""
@@ -103,8 +103,10 @@ class ActionsFlow:
                         workflow_run.path, workflow_run.event)
             return None
         target = self.bench.target_of(run)
-        def finish(verdict: Test, message: str, result=None, config=None, record=None, outcome=None) -> BenchRun:
-            return self.bench.finish(run, verdict, message, result or {}, tracker, target, config, record, outcome)
+        def finish(verdict: Test, message: str, result: RunResult | None = None, config=None, record=None,
+                   outcome=None) -> BenchRun:
+            return self.bench.finish(run, verdict, message, result or RunResult(), tracker, target, config, record,
+                                     outcome)
         if bench_store.cancel_requested(self.bench.db, run_id):
             return finish(Test.CANCELLED, "cancelled on request while GitHub Actions measured")
         try:
@@ -119,7 +121,7 @@ class ActionsFlow:
             outcome = self._outcome(run, record, config, self._samples(tracker, workflow_run, run_id))
         except UserError as exc:
             return finish(Test.ERROR, f"{exc} ({workflow_run.html_url})", config=config, record=record)
-        return finish(Test(outcome.verdict), outcome.message, outcome.as_dict(), config, record, outcome)
+        return finish(Test(outcome.verdict), outcome.message, outcome.stored(), config, record, outcome)
 
     @staticmethod
     def _samples(tracker, workflow_run: WorkflowRun, run_id: int) -> dict:

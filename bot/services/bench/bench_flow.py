@@ -27,6 +27,7 @@ from bot.core.tracker.untrusted import fenced
 from bot.core.verify import bench_view, noise, scaling_view
 from bot.core.verify import verdict_words as words
 from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.run_parts import RunProgress, RunResult
 from bot.core.verify.units import result_unit
 from bot.core.verify.vocabulary import Purpose, Test
 from bot.errors import TransientError, UserError
@@ -84,7 +85,7 @@ class BenchFlow:
                 return self.actions.dispatch(run, repo, tracker, target, config, record, conf)
             runner = self.make_runner(conf, repo.path, config)
         except UserError as exc:
-            return self.finish(run, Test.ERROR, str(exc), {}, tracker, target, config=None, record=None)
+            return self.finish(run, Test.ERROR, str(exc), RunResult(), tracker, target, config=None, record=None)
         # The worker's heartbeat keeps the lease however long the run; keep_alive raises LeaseLost once another
         # worker took the delivery over, so this one stops between two samples.
         keep_alive(0)
@@ -106,8 +107,8 @@ class BenchFlow:
             if again:
                 return  # the first verdict stays up until the re-measure replaces it
             live = [s for s in sides if s.c]
-            progress = {"side": live[-1].label, "taken": len(live[-1].c), "most": config.verify.max_samples}
-            partial = {"sides": [s.as_dict() for s in live]}  # the numbers so far, shown while they come in
+            progress = RunProgress(live[-1].label, len(live[-1].c), config.verify.max_samples)
+            partial = RunResult(tuple(s.stored() for s in live))  # the numbers so far, shown while they come in
             bench_store.save_progress(self.db, run_id, progress, partial, fence)
             shown = dataclasses.replace(shown, progress=progress, result=partial)
             if time.monotonic() - last_shown[0] >= self.comment_every:
@@ -118,15 +119,15 @@ class BenchFlow:
             outcome = verify(record, config, runner, run.head, run.base if run.purpose == FIX else None,
                              observe=observe)
         except Cancelled:
-            return self.finish(run, Test.CANCELLED, "cancelled on request while measuring", {}, tracker, target,
-                                config, record, fence=fence)
+            return self.finish(run, Test.CANCELLED, "cancelled on request while measuring", RunResult(), tracker,
+                               target, config, record, fence=fence)
         except (TransientError, LeaseLost):
             raise  # the host is unreachable, or another worker runs it now: the run stays where it was
         except UserError as exc:
-            return self.finish(run, Test.ERROR, str(exc), {}, tracker, target, config, record, fence=fence)
+            return self.finish(run, Test.ERROR, str(exc), RunResult(), tracker, target, config, record, fence=fence)
         except Exception:
             # A bug, not the report's fault: the run must not stay "running" for ever; the worker logs it.
-            self.finish(run, Test.ERROR, "internal error while measuring; the maintainers have the log", {},
+            self.finish(run, Test.ERROR, "internal error while measuring; the maintainers have the log", RunResult(),
                          tracker, target, config, record, fence=fence)
             raise
         if run.compares_base and run.base and repo.is_ancestor(run.head, run.base):
@@ -136,16 +137,16 @@ class BenchFlow:
             # Contention, not the code, may have made these numbers: the verdict is posted now, marked noisy,
             # and measured again once the host may have calmed; that measurement replaces it.
             due = noise.next_try(datetime.now(UTC), NOISY_WAIT)
-            bench_store.set_options(self.db, run_id, noisy_tries=tries + 1, remeasure_at=due.isoformat())
-            waiting = noise.waiting_text({"remeasure_at": due.isoformat()})
+            bench_store.set_options(self.db, run_id, noisy_tries=tries + 1, remeasure_at=due)
+            waiting = noise.waiting_text(due)
             outcome.message += f"; {waiting} ({words.REPLACES_TEXT})"
-            self.finish(run, Test(outcome.verdict), outcome.message, outcome.as_dict(), tracker, target, config,
+            self.finish(run, Test(outcome.verdict), outcome.message, outcome.stored(), tracker, target, config,
                         record, outcome, remeasure_due=True, fence=fence)
             raise TransientError(f"bench run {run_id}: {outcome.noisy}; verdict posted, {waiting} "
                                  f"({tries + 1} of {config.verify.noisy_retries})", retry_after=NOISY_WAIT)
         if outcome.noisy is not None and tries:
             outcome.message += f" (busy in all {tries + 1} measurements)"
-        return self.finish(run, Test(outcome.verdict), outcome.message, outcome.as_dict(), tracker, target, config,
+        return self.finish(run, Test(outcome.verdict), outcome.message, outcome.stored(), tracker, target, config,
                            record, outcome, fence=fence)
 
     @staticmethod
@@ -172,7 +173,7 @@ class BenchFlow:
             return RunTarget(run.pr, True)
         return RunTarget(issue_numbers(self.db, run.repo).get(run.slug), False)
 
-    def finish(self, run: BenchRun, verdict: Test, message: str, result: dict, tracker, target: RunTarget,
+    def finish(self, run: BenchRun, verdict: Test, message: str, result: RunResult, tracker, target: RunTarget,
                config: PerfbotFile | None, record: PerfIssue | None, outcome: Outcome | None = None,
                remeasure_due: bool = False, fence=None) -> BenchRun:
         """Store the verdict, leave it on the record, show it; the run as stored now."""
@@ -240,7 +241,7 @@ def reproduction(verdict: str | None, measured: bool) -> str:
 
 
 def comment_body(marker: str, run: BenchRun, config: PerfbotFile | None, record: PerfIssue | None) -> str:
-    result = dict(run.result)
+    result = run.result
     threads = record.threads if record else None
     told = words.of_run(run)
     if told is None:
@@ -267,8 +268,7 @@ def comment_body(marker: str, run: BenchRun, config: PerfbotFile | None, record:
         criterion = (f"{held} at a speedup of at least {(record.threads or 1) * config.verify.par_efficiency:g}x on "
                      f"{record.threads} threads")
     elif record.reference:
-        factor = next((side["factor"] for side in result.get("sides") or [] if side.get("factor")),
-                      config.verify.reference_factor)
+        factor = next((side.factor for side in result.sides if side.factor), config.verify.reference_factor)
         criterion = f"{held} when the whole interval is within {factor:g}x of the reference"
     else:
         criterion = f"{held} when the whole interval is at or under {config.verify.seq_threshold:g}x"
@@ -279,7 +279,7 @@ def comment_body(marker: str, run: BenchRun, config: PerfbotFile | None, record:
                   chart=scaling_view.mermaid_curve(run.slug, result)
                   or bench_view.mermaid_chart(run.slug, result, threads),
                   scaling=scaling_view.scaling_tables(result), result=result,
-                  fenced_message=fenced(run.message), suite=result.get("suite"), criterion=criterion,
-                  suite_said=words.text(words.of_suite((result.get("suite") or {}).get("verdict"))),
+                  fenced_message=fenced(run.message), suite=result.suite, criterion=criterion,
+                  suite_said=words.text(words.of_suite(result.suite_verdict)),
                   waiting=run.waiting, replaces=words.REPLACES_TEXT,
                   gain=bench_view.gain_line(result))

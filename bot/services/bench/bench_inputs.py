@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from weakref import WeakKeyDictionary
 
 from bot.adapters.git import GitRepository
@@ -15,7 +13,7 @@ from bot.core.config import BuildScript, ConfigFileError, PerfbotFile, parse_rep
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunOptions
 from bot.core.verify.verify_plan import with_measure
 from bot.core.verify.vocabulary import Purpose
 from bot.errors import UserError
@@ -113,9 +111,9 @@ def for_run(repo: GitRepository, run: BenchRun,
     return with_measure(config, record), record
 
 
-def with_options(config: PerfbotFile, options: Mapping[str, Any]) -> PerfbotFile:
+def with_options(config: PerfbotFile, options: RunOptions) -> PerfbotFile:
     """A command's samples=N caps the plan (and lowers its minimum to match)."""
-    samples = options.get("samples")
+    samples = options.samples
     if not samples:
         return config
     return config.with_verify(max_samples=samples, min_samples=min(config.verify.min_samples, samples))

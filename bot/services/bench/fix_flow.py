@@ -22,6 +22,7 @@ from bot.core.config.run import Verify
 from bot.core.events import PullInfo
 from bot.core.tracker.fixes import slugs_fixed, token_delta
 from bot.core.tracker.refnames import branch_name_problem
+from bot.core.verify.run_parts import RunOptions
 from bot.core.verify.verify_plan import claim_fingerprint
 from bot.core.verify.vocabulary import Purpose
 from bot.errors import UserError
@@ -47,7 +48,7 @@ class FixFlow:
 
     def request_run(self, full_name: str, slug: str, *, base: str | None, head: str, purpose: Purpose,
                     installation_id: int | None, pr_number: int | None = None, requested_by: str = "",
-                    options: dict | None = None) -> int:
+                    options: RunOptions | None = None) -> int:
         """A bench run of `slug` at `head` for `purpose`: the one already queued or running, else a new one, so
         however many PRs, branches or commands point at one head, it is measured once at a time."""
         with repo_lock(self.db, f"{full_name} bench runs"):  # not the repository's: a long sync holds that
@@ -154,7 +155,7 @@ class FixFlow:
         if not in_main or not verify or fix_store.has_run(self.db, full_name, slug, FIX, head):
             return None
         run_id = self.request_run(full_name, slug, base=base, head=head, purpose=FIX,
-                                  installation_id=installation_id, options={"in_main": True})
+                                  installation_id=installation_id, options=RunOptions(in_main=True))
         log.info("%s: %s names %s, already in main: measured against its parent %s in bench run %s",
                  full_name, slug, named, base[:12], run_id)
         return run_id
@@ -185,12 +186,12 @@ class FixFlow:
             except UserError:
                 continue  # not on the default branch (moved or deleted meanwhile): nothing to measure
             last = bench_store.last_options(self.db, full_name, slug, REPRODUCE)
-            if last is not None and last.get("claim") == claim:
+            if last is not None and last.claim == claim:
                 continue  # this very claim was measured already
             if last is None and records[slug].reproduced is not None:
                 continue  # measured by hand (`perfbot verify`) before any queued run
             queued.append(self.request_run(full_name, slug, base=None, head=default, purpose=REPRODUCE,
-                                           installation_id=installation_id, options={"claim": claim}))
+                                           installation_id=installation_id, options=RunOptions(claim=claim)))
         return queued
 
 

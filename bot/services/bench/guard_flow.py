@@ -19,7 +19,7 @@ from bot.adapters.store.bench import fix_store, guard_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import NewDelivery
 from bot.core.config import GuardSettings
-from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.bench_run import BenchRun, RunOptions
 from bot.errors import UserError
 from bot.services.bench.bench_flow import reproduction
 from bot.services.bench.bench_inputs import GUARD, read_config, read_record
@@ -72,7 +72,7 @@ class GuardFlow:
                      head[:12])
             return []
         settings = self.settings(repo)
-        options = {"runner": settings.runner} if settings.runner else {}
+        options = RunOptions(runner=settings.runner or None)
         runs = []
         for slug in guard_store.guarded(self.db, full_name):
             if fix_store.has_run(self.db, full_name, slug, GUARD, head):

@@ -24,6 +24,7 @@ from bot.core.verify.gain import fix_gain, gain_text
 from bot.core.verify.gpu_modes import AUTO, GPU, auto_target, modes_summary
 from bot.core.verify.noise import noise
 from bot.core.verify.outputs import mismatch, normalised
+from bot.core.verify.run_parts import RunResult, SideResult
 from bot.core.verify.scaling import summary as sweep_summary
 from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
@@ -91,18 +92,18 @@ class Side:
                 f"{len(self.c)} pairs  {decision or self.decision}")
         return line + _metrics_text(self)
 
+    def stored(self) -> SideResult:
+        """This side as a run stores and shows it (core/verify/run_parts.py spells its JSON)."""
+        return SideResult(self.label, self.sha, tuple(self.language), tuple(self.c), self.par, self.interval,
+                          self.decision, window(self.output) if self.output else self.output, self.input,
+                          self.against, self.measure, self.factor, tuple(self.runs["language"]),
+                          tuple(self.runs["c"]), self.metric_medians("language"), self.metric_medians("c"),
+                          self.sweep_summary() if self.sweep else None,
+                          modes_summary(self.sweep, self.modes.get(GPU, []), self.modes.get(AUTO, []))
+                          if self.modes else None)
+
     def as_dict(self) -> dict:
-        names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
-        return {"side": self.label, "sha": self.sha, names[0]: self.language, names[1]: self.c,
-                "interval": self.interval.as_dict() if self.interval else None, "decision": self.decision,
-                "output": window(self.output) if self.output else self.output, "input": self.input,
-                "against": self.against, "measure": self.measure,
-                **({"factor": self.factor} if self.factor is not None else {}),
-                "language_runs": self.runs["language"], "c_runs": self.runs["c"],
-                "metrics": {"language": self.metric_medians("language"), "c": self.metric_medians("c")},
-                **({"sweep": self.sweep_summary()} if self.sweep else {}),
-                **({"gpu": modes_summary(self.sweep, self.modes.get(GPU, []), self.modes.get(AUTO, []))}
-                   if self.modes else {})}
+        return self.stored().as_dict()
 
     def sweep_summary(self) -> dict:
         # The claimed count's point is the verdict's interval (a GPU side's interval is the GPU's, not a count's).
@@ -126,12 +127,14 @@ class Outcome:
         self.already_in_base = True
         self.message = f"already in base: the fix is an ancestor of {base[:12]}; {self.message}"
 
+    def stored(self) -> RunResult:
+        """The outcome as a run stores and shows it (core/verify/run_parts.py spells its JSON)."""
+        return RunResult(tuple(s.stored() for s in self.sides), self.verdict, self.message, self.runner,
+                         self.suite, self.claim, self.gain, self.already_in_base,
+                         self.noisy)
+
     def as_dict(self) -> dict:
-        return {"verdict": self.verdict, "message": self.message, "runner": self.runner,
-                "sides": [s.as_dict() for s in self.sides], "suite": self.suite.as_dict() if self.suite else None,
-                "claim": self.claim.as_dict() if self.claim else None,
-                "gain": self.gain.as_dict() if self.gain else None, "already_in_base": self.already_in_base,
-                "noisy": self.noisy}
+        return self.stored().as_dict()
 
 
 @dataclass(frozen=True)

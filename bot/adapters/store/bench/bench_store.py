@@ -1,6 +1,10 @@
-"""Bench runs in the store: queued, running with progress, done with every sample; and verdicts on records."""
+"""Bench runs in the store: queued, running with progress, done with every sample; and verdicts on records.
+
+The JSON columns (progress, result, options) are written from and read into their types (core/verify/run_parts.py)
+here only: a row of any earlier version reads, its missing keys at their defaults."""
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -11,6 +15,7 @@ from bot.adapters.store.models import Record, Repo
 from bot.adapters.store.queue import LeaseLost
 from bot.adapters.store.service_models import BenchRun as BenchRunRow
 from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.run_parts import Follower, RunOptions, RunProgress, RunResult
 from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
 QUEUED, RUNNING, DONE = RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.DONE
@@ -20,13 +25,14 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def save_run(db: Database, full_name: str, slug: str, base: str | None, head: str, outcome, host: str = "",
-             purpose: Purpose = Purpose.FIX) -> int:
+def save_run(db: Database, full_name: str, slug: str, base: str | None, head: str, result: RunResult,
+             host: str = "", purpose: Purpose = Purpose.FIX, options: RunOptions | None = None) -> int:
     """A run measured outside the queue (`perfbot verify`): stored done, in one step."""
     with db.session() as session:
-        run = BenchRunRow(full_name=full_name, slug=slug, runner=outcome.runner, base_sha=base, head_sha=head,
-                       verdict=outcome.verdict, message=outcome.message, result=outcome.as_dict(), status=DONE,
-                       purpose=purpose, host=host, created_at=_now(), started_at=_now(), finished_at=_now())
+        run = BenchRunRow(full_name=full_name, slug=slug, runner=result.runner, base_sha=base, head_sha=head,
+                          verdict=result.verdict or "", message=result.message, result=result.as_dict(), status=DONE,
+                          purpose=purpose, host=host, options=(options or RunOptions()).as_dict(), created_at=_now(),
+                          started_at=_now(), finished_at=_now())
         session.add(run)
         session.flush()
         return run.id
@@ -34,12 +40,12 @@ def save_run(db: Database, full_name: str, slug: str, base: str | None, head: st
 
 def queue_run(db: Database, full_name: str, slug: str, *, base: str | None, head: str, purpose: Purpose,
               pr_number: int | None = None, requested_by: str = "", runner: str = "",
-              options: dict | None = None) -> int:
+              options: RunOptions | None = None) -> int:
     """`options`: what a command asked for (runner, samples) and where its answer line is."""
     with db.session() as session:
         run = BenchRunRow(full_name=full_name, slug=slug, runner=runner, base_sha=base, head_sha=head, verdict="",
-                       message="queued", result={}, status=QUEUED, purpose=purpose, pr_number=pr_number,
-                       requested_by=requested_by, options=options or {}, created_at=_now())
+                          message="queued", result={}, status=QUEUED, purpose=purpose, pr_number=pr_number,
+                          requested_by=requested_by, options=(options or RunOptions()).as_dict(), created_at=_now())
         session.add(run)
         session.flush()
         return run.id
@@ -49,13 +55,16 @@ def start_run(db: Database, run_id: int, runner: str, host: str, fence=None) -> 
     _fenced(db, run_id, fence, status=RUNNING, runner=runner, host=host, started_at=_now(), message="running")
 
 
-def save_progress(db: Database, run_id: int, progress: dict, partial: dict | None = None, fence=None) -> None:
+def save_progress(db: Database, run_id: int, progress: RunProgress, partial: RunResult | None = None,
+                  fence=None) -> None:
     """Where a running run is, and its samples so far (the live page and comment show them)."""
-    _fenced(db, run_id, fence, progress=progress, **({} if partial is None else {"result": partial}))
+    _fenced(db, run_id, fence, progress=progress.as_dict(),
+            **({} if partial is None else {"result": partial.as_dict()}))
 
 
-def finish_run(db: Database, run_id: int, verdict: Test, message: str, result: dict, fence=None) -> None:
-    _fenced(db, run_id, fence, status=DONE, verdict=verdict, message=message, result=result, finished_at=_now())
+def finish_run(db: Database, run_id: int, verdict: Test, message: str, result: RunResult, fence=None) -> None:
+    _fenced(db, run_id, fence, status=DONE, verdict=verdict, message=message, result=result.as_dict(),
+            finished_at=_now())
 
 
 def _fenced(db: Database, run_id: int, fence, **values) -> None:
@@ -72,18 +81,19 @@ def _fenced(db: Database, run_id: int, fence, **values) -> None:
 
 
 def set_options(db: Database, run_id: int, **values) -> None:
+    """Change some of a run's options (RunOptions' fields; a name it lacks is a TypeError), keep the rest."""
     with db.session() as session:
         run = session.get_one(BenchRunRow, run_id)
-        run.options = {**(run.options or {}), **values}
+        run.options = dataclasses.replace(RunOptions.from_json(run.options), **values).as_dict()
 
 
-def add_follower(db: Database, run_id: int, answer: dict) -> None:
+def add_follower(db: Database, run_id: int, answer: Follower) -> None:
     """An answer line to keep current as the run goes on (`options.answers`); row-locked where the store can."""
     with db.session() as session:
         run = session.get_one(BenchRunRow, run_id, with_for_update=True)
-        followers = list((run.options or {}).get("answers", []))
-        if answer not in followers:
-            run.options = {**(run.options or {}), "answers": [*followers, answer]}
+        options = RunOptions.from_json(run.options)
+        if answer not in options.answers:
+            run.options = dataclasses.replace(options, answers=(*options.answers, answer)).as_dict()
 
 
 def unfinished_run(db: Database, full_name: str, slug: str, head: str, purpose: Purpose) -> int | None:
@@ -154,13 +164,13 @@ def runs_for(db: Database, slug: str, limit: int = 10, full_name: str | None = N
         return [to_run(r) for r in rows]
 
 
-def last_options(db: Database, full_name: str, slug: str, purpose: Purpose) -> dict | None:
+def last_options(db: Database, full_name: str, slug: str, purpose: Purpose) -> RunOptions | None:
     """The options of a record's latest run for `purpose` (what it measured), None when it has none."""
     with db.session() as session:
         run = session.scalars(select(BenchRunRow).where(BenchRunRow.full_name == full_name, BenchRunRow.slug == slug,
                                                      BenchRunRow.purpose == purpose)
                               .order_by(BenchRunRow.id.desc()).limit(1)).first()
-        return dict(run.options or {}) if run is not None else None
+        return RunOptions.from_json(run.options) if run is not None else None
 
 
 def latest_finished(db: Database) -> dict[tuple[str, str], BenchRun]:
@@ -185,10 +195,11 @@ def set_record_result(db: Database, full_name: str, slug: str, **values) -> bool
 
 
 def to_run(row: BenchRunRow) -> BenchRun:
-    """The stored row as the typed run every reader gets (the dashboard's queries too)."""
+    """The stored row as the typed run every reader gets (the dashboard's queries too): its JSON parsed here."""
     return BenchRun(id=row.id, repo=row.full_name, slug=row.slug, purpose=Purpose(row.purpose),
                     status=RunStatus(row.status), head=row.head_sha, base=row.base_sha,
                     verdict=Test(row.verdict) if row.verdict else None, message=row.message, runner=row.runner,
-                    host=row.host, pr=row.pr_number, requested_by=row.requested_by, progress=row.progress or {},
-                    result=row.result or {}, options=row.options or {}, created=row.created_at,
+                    host=row.host, pr=row.pr_number, requested_by=row.requested_by,
+                    progress=RunProgress.from_json(row.progress), result=RunResult.from_json(row.result),
+                    options=RunOptions.from_json(row.options), created=row.created_at,
                     started=row.started_at, finished=row.finished_at)

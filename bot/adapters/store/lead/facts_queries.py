@@ -23,6 +23,7 @@ from bot.core.lead.facts import (
     VerdictFact,
 )
 from bot.core.verify.bench_view import side_rows
+from bot.core.verify.run_parts import RunOptions, RunResult
 from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
 
@@ -93,15 +94,12 @@ def claim_measures(session, repo_id: int) -> dict[int, str]:
 
 def run_fact(run: BenchRun, slug: str) -> RunFact:
     """A stored run as the core reads it: its sides' intervals, its fix's own gain, and where its head is."""
-    result = run.result or {}
-    raw = result.get("sides") or []  # each side by its own name (base, head), whatever input it measured
-    sides = tuple(SidePoint(side.get("side", "?"), row.point, row.low, row.high, side.get("decision"))
-                  for row, side in zip(side_rows(result), raw, strict=False))
-    suite, gain = result.get("suite"), result.get("gain")
-    measure = next((side.get("measure") for side in result.get("sides") or [] if side.get("measure")), None)
+    result, options = RunResult.from_json(run.result), RunOptions.from_json(run.options)
+    # each side by its own name (base, head), whatever input it measured
+    sides = tuple(SidePoint(side.side, row.point, row.low, row.high, side.decision or None)
+                  for row, side in zip(side_rows(result), result.sides, strict=False))
+    gain = result.gain
     return RunFact(run.id, slug, run.runner, run.purpose, run.status, run.verdict, run.pr_number, run.created_at,
-                   run.finished_at, sides, suite.get("verdict") if isinstance(suite, dict) else None,
-                   scaling_fact(head_scaling(result)), run.head_sha, run.base_sha, measure,
-                   (gain["low"], gain["point"], gain["high"]) if isinstance(gain, dict) else None,
-                   bool(result.get("already_in_base") or result.get("in_main") or (run.options or {}).get("in_main")),
-                   bool(result.get("noisy")))
+                   run.finished_at, sides, result.suite_verdict, scaling_fact(head_scaling(result)), run.head_sha,
+                   run.base_sha, result.measure, (gain.low, gain.point, gain.high) if gain else None,
+                   result.already_in_base or result.in_main or options.in_main, bool(result.noisy))
