@@ -203,7 +203,7 @@ def test_close_and_reopen_are_logged_overrides(world, github, database):
 def test_malformed_unknown_and_not_yet_available_commands_say_how_to_retry(world, github):
     services, *_ = world
     _, text = say(github, services, ISSUE, "/perf verify samples=lots\n/perf frobnicate\n/perf digest", "wendy")
-    assert "(usage: /perf verify [SLUG...] [runner=NAME] [samples=N])" in text
+    assert "**To retry:** usage: /perf verify [SLUG...] [runner=NAME] [samples=N]" in text
     assert "unknown command 'frobnicate'" in text and "/perf help" in text
     assert ("the weekly digest as it stands now (a preview: nothing was posted)" in text
             and "<!-- perfbot:digest" in text)
