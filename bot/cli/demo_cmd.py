@@ -9,7 +9,6 @@ import click
 
 from bot.demo import create_demo
 from bot.demo.parity import KERNELS_PATH, PARITY_BRANCH
-from bot.errors import UserError
 
 WHAT = {
     "runtime.c": "a tiny interpreter standing in for the language runtime",
@@ -29,10 +28,7 @@ def demo_command(path: Path, runtime: bool) -> None:
     if runtime:
         _runtime(path)
         return
-    try:
-        info = create_demo(path)
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
+    info = create_demo(path)
     click.echo(f"created a demo repository in {path}")
     for name in info.files:
         note = WHAT.get(name)
@@ -67,10 +63,7 @@ def demo_command(path: Path, runtime: bool) -> None:
 def _runtime(path: Path) -> None:
     from bot.demo.runtime import OLD_TAG, create_runtime
 
-    try:
-        create_runtime(path)
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
+    create_runtime(path)
     click.echo(f"created the runtime `tally` in {path}: src/tally.c, its build line in README.md, a report in "
                f"devs/issues/, and tag {OLD_TAG} (a tally without --jobs); no .perfbot.toml yet")
     click.echo(f"next: cd {shlex.quote(str(path))} && perfbot init   (docs/adopt.md walks through the rest)")
