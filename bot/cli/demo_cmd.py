@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from bot.cli.common import reports_errors
 from bot.demo import create_demo
 from bot.demo.parity import KERNELS_PATH, PARITY_BRANCH
 
@@ -22,6 +23,7 @@ WHAT = {
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--runtime", "runtime", is_flag=True, help="Create instead the runtime docs/adopt.md adopts perfbot "
               "on (no .perfbot.toml yet).")
+@reports_errors
 def demo_command(path: Path, runtime: bool) -> None:
     """Create a demo git repository at PATH (a new or empty folder): a small C runtime, reports about it,
     and a fix branch that really removes one reported slowdown."""
