@@ -17,7 +17,7 @@ OWNER_FILE: dict[Owner, str] = {"operator": "the operator's instance file (insta
 class UserError(Exception):
     """Bad input from a person or an agent: shown to them, it says what is wrong and how to retry.
 
-    The base of the kinds below; raise a kind, never this (tests/core/test_refusals.py keeps it so)."""
+    The base of the kinds below; raise a kind, never this (tests/service/test_refusals.py keeps it so)."""
 
     kind = "refused"
     icon = "⚠️"
