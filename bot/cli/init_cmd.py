@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from bot.cli.common import reports_errors, settings_for
+from bot.errors import Invalid
 from bot.services.adopt.init import init
 
 
@@ -17,7 +18,7 @@ def init_command(repo_path, force) -> None:
     """Find the build, the runtime and its flags; write .perfbot.toml (TODO lines for what was not found)."""
     target = Path(repo_path) / ".perfbot.toml"
     if target.exists() and not force:
-        raise click.ClickException(f"{target} exists; check it with `perfbot check`, or pass --force to replace it")
+        raise Invalid(f"{target} exists", "check it with `perfbot check`, or pass --force to replace it")
     settings = settings_for(None)
     result = init(Path(repo_path).resolve(), settings.instance_dir / "bench" / "init")
     target.write_text(result.text, encoding="utf-8")

@@ -93,7 +93,8 @@ def test_new_scaffolds_reports_that_lint_clean(cli, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["perf_deep_match.md", "perf_tree_sum_gpu.md"]
     assert cli("lint", str(folder)).exit_code == 0
     again = cli("new", "deep_match", "--track", "seq", "--dir", str(folder))
-    assert again.exit_code == 1 and "already exists" in again.output
+    assert again.exit_code == 1 and again.stderr.splitlines() == [
+        f"error: {folder / 'perf_deep_match.md'} already exists", "fix: edit it, or pick another slug"]
 
 
 @pytest.mark.parametrize("args", [("Bad-Slug", "--track", "seq"), ("x", "--track", "seq", "--ratio", "1.5"),
