@@ -175,7 +175,7 @@ def test_bisect_queues_a_bisection_of_a_range_and_says_what_is_wrong_with_a_bad_
     _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main'][:10]}..", "alice")
     assert "same commit" in text  # main is that commit: there is nothing between
     _, text = say(github, services, ISSUE, f"/perf bisect perf_nothing {heads['main'][:10]}..main", "alice")
-    assert "`perf_nothing` is not a report here" in text
+    assert "⚠️ `perf_nothing` is not a report here\n\n**To retry:** `/perf status` lists what this thread knows" in text
     assert bisect_store.unfinished(database, REPO, SLUG) is None
 
     root = git.Repo(tmp_path / "remotes" / "team" / "runtime.git").commit(heads["main"]).parents[0].hexsha
