@@ -75,7 +75,7 @@ def check_command(repo_path, config_file, revision, write_script, runner_name) -
         config = bench_config(repo, source, settings.operator)
         sha = repo.resolve(revision) if revision else source.sha
         changes, _ = repo.snapshot(source.sha)
-    except BaseException:
+    except BaseException:  # a refusal before the run: reports_errors prints it; the clone is closed first
         repo.close()
         raise
 

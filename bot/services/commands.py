@@ -104,10 +104,10 @@ class CommandFlow:
             return self.answers.publish(answer.id, tracker)
 
     def _answer(self, invocation, where: Where, tracker, level: list[str], answer_id: int, index: int) -> str:
-        if invocation.unknown and invocation.error:
-            return f"{refusals.comment(invocation.error)}. What I understand:\n\n{grammar.help_text(self.bot_name)}"
-        if invocation.command is None:
-            return refusals.comment(invocation.error) if invocation.error else ""
+        if invocation.command is None:  # unknown or malformed: the grammar's refusal says which
+            assert invocation.error is not None
+            help_text = f". What I understand:\n\n{grammar.help_text(self.bot_name)}" if invocation.unknown else ""
+            return refusals.comment(invocation.error) + help_text
         try:
             if grammar.VERBS[invocation.verb].write:
                 if where.edited_by_other:  # else anyone able to edit could borrow the author's standing
