@@ -8,6 +8,7 @@ from datetime import datetime
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import fix_store
+from bot.core import refusals
 from bot.core.verify.bench_run import BenchRun
 from bot.errors import Invalid, NotConfigured, NotFound, UserError
 from bot.services.bench.bisect_flow import BisectFlow
@@ -72,7 +73,7 @@ class Guards:
             return self.bisections.start(repo, full_name, run.slug, good, run.head, requested_by="",
                                          installation_id=installation_id)
         except UserError as exc:
-            log.warning("%s: %s regressed; bisection not started: %s", full_name, run.slug, exc)
+            log.warning("%s: %s regressed; bisection not started: %s", full_name, run.slug, refusals.log_line(exc))
             return None
 
     def request_bisection(self, full_name: str, slug: str, good: str | None, bad: str | None, requested_by: str,
