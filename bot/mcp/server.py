@@ -27,7 +27,8 @@ from bot.mcp.drafts import dedup_answer, lint_answer, read_draft
 from bot.mcp.standing_view import measurement, rendered
 from bot.services.dedup.review import Reviewer
 
-# devs/ISSUE_FORMAT.md as package data: an installed perfbot has no checkout to read it from (a test keeps it equal)
+# devs/ISSUE_FORMAT.md as package data (bot/mcp/ISSUE_FORMAT.md links to it; a wheel carries its text): an installed
+# perfbot has no checkout to read it from
 FORMAT_FILE = resources.files("bot.mcp") / "ISSUE_FORMAT.md"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = ("perfbot knows every performance report of this repository. Before writing one: search_reports "
