@@ -250,6 +250,10 @@ def test_the_build_context_lets_through_everything_the_dockerfile_copies():
         copied.update(sources.split())
     assert copied == allowed
     assert all((PROJECT_ROOT / path).exists() for path in copied)
+    # A link in the package (bot/mcp/ISSUE_FORMAT.md) must find its target in the image's copy too.
+    for link in (p for folder in ("bot", "handlers") for p in (PROJECT_ROOT / folder).rglob("*") if p.is_symlink()):
+        target = link.resolve().relative_to(PROJECT_ROOT)
+        assert any(target == Path(c) or Path(c) in target.parents for c in copied), (link, target)
 
 
 def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
