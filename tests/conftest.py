@@ -1,5 +1,5 @@
 """Shared fixtures: a real PostgreSQL server and sshd for the session (each xdist worker has its own), and a
-store on SQLite or PostgreSQL."""
+store on SQLite or PostgreSQL; and the order xdist hands test files out in."""
 from __future__ import annotations
 
 import itertools
@@ -12,6 +12,23 @@ from tests.postgres import PostgresServer
 from tests.sshd import sshd  # noqa: F401  (one sshd per session: per xdist worker)
 
 _database_names = itertools.count(1)
+
+# The longest test files, longest first (each file runs on one xdist worker, `--dist loadfile`). ./test.sh passes
+# --no-loadscope-reorder so that xdist hands files out in collection order; this puts these first, so no worker
+# starts a long file when the others are about to finish. From `./test.sh --durations=0`, summed per file;
+# a file left off only runs later.
+SLOW_FIRST = (
+    "verify/test_verify_runtime_ssh.py", "verify/test_ssh_runner.py", "verify/test_actions_runner.py",
+    "service/test_scale_out.py", "wire/test_webhook.py", "service/test_commands_flow.py",
+    "security/test_no_write_through_links.py", "verify/test_guards.py", "lead/test_lead_dashboard.py",
+    "verify/test_verify_runtime.py", "reading/test_sync.py", "verify/test_sandbox.py", "lead/test_dashboard.py",
+    "service/test_worker.py", "service/test_push_order.py", "adopt/test_walkthrough.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {f"tests/{name}": n for n, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
 
 
 @pytest.fixture(scope="session")

@@ -62,3 +62,11 @@ def test_every_file_the_readme_links_to_exists():
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     targets = re.findall(r"\]\(([^)#]+)[^)]*\)", readme)
     assert targets and [t for t in targets if not (PROJECT / t).exists()] == []
+
+
+def test_the_slow_first_order_names_test_files_that_exist():
+    """A renamed or deleted file in tests/conftest.py's SLOW_FIRST would silently lose its place in the queue."""
+    from tests.conftest import SLOW_FIRST
+
+    assert len(set(SLOW_FIRST)) == len(SLOW_FIRST)
+    assert [name for name in SLOW_FIRST if not (PROJECT / "tests" / name).is_file()] == []
