@@ -282,6 +282,7 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
     perfbot("sync", "--repo", str(demo))
     digest = perfbot("digest", "--repo", str(demo), "--dry-run")
     assert "<!-- perfbot:" in digest and "perf_" in digest
+    assert "0 problem(s)" in perfbot("parity", str(demo / "gpu"))  # bot/parity/, a feature package, installed
     page = subprocess.run([str(venv / "bin" / "python"), "-c",
                            "import bot, os\n"
                            "from bot.app import create_app\n"
