@@ -1,5 +1,5 @@
 """Jinja templates (package data): every text perfbot writes starts in bot/templates/ or in the templates/ folder
-of a feature package (bot/digest/), kept beside the code that fills it."""
+of a feature package (bot/digest/, bot/bisect/), kept beside the code that fills it."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -11,7 +11,7 @@ from bot.core.tracker.untrusted import cell, fenced, no_links, quiet_mentions, u
 
 # Every feature package (ARCHITECTURE.md): tests/test_feature_packages.py holds each to the contracts, and one
 # with a templates/ folder keeps its templates there, beside its modules; a name is found once.
-FEATURE_PACKAGES = ("bot.digest", "bot.parity")
+FEATURE_PACKAGES = ("bot.digest", "bot.parity", "bot.bisect")
 
 
 def templated(folder: str = "templates") -> tuple[str, ...]:

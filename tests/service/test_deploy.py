@@ -263,6 +263,7 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "bot/templates/web/base.html" in names and "bot/digest/templates/digest.md.j2" in names
     assert "bot/digest/templates/web/digest.html" in names and "bot/digest/templates/web/digests.html" in names
+    assert "bot/bisect/templates/bisect_comment.md.j2" in names
     assert "bot/mcp/ISSUE_FORMAT.md" in names
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site, = venv.glob("lib/python*/site-packages")
