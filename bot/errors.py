@@ -1,9 +1,11 @@
 """The two kinds of failure every layer speaks: a user's mistake, and a passing outage worth a retry; and one
-permanent failure the composition root may mend once (credentials GitHub refused)."""
+permanent failure the composition root may mend once (credentials GitHub refused).
 
+A user's mistake is a refusal of one kind (bot/core/refusals.py: the kinds, their fields, their one renderer)."""
+from bot.core.refusals import Busy, Invalid, NotAllowed, NotConfigured, NotFound, Unreachable, UserError
 
-class UserError(Exception):
-    """Bad input from a person or an agent: the message is shown to them and says how to retry."""
+__all__ = ["Busy", "CredentialsRejected", "Invalid", "NotAllowed", "NotConfigured", "NotFound", "RateLimited",
+           "TransientError", "Unreachable", "UserError"]
 
 
 class TransientError(Exception):

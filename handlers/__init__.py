@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.core import refusals
 from bot.errors import TransientError, UserError
 from handlers import (
     bench,
@@ -80,7 +81,7 @@ def dispatch(event: Stored, services: BotServices,
     try:
         payload = parse(event.name, event.payload)
     except UserError as exc:  # one refusal for the delivery, not one per handler that would have read it
-        log.warning("delivery %s: %s", event.delivery_id, exc, extra={"delivery": event.delivery_id})
+        log.warning("delivery %s: %s", event.delivery_id, refusals.log_line(exc), extra={"delivery": event.delivery_id})
         return [("payload", exc)]
     delivery = Delivery(event.name, event.action, event.delivery_id, payload, event.repo, event.installation_id,
                         event.keep_alive)
@@ -90,7 +91,8 @@ def dispatch(event: Stored, services: BotServices,
         try:
             handler.handle(delivery, services)
         except Exception as exc:  # isolate handlers; the worker decides between retry and failure
-            log.warning("delivery %s: handler %s failed: %s", event.delivery_id, name, exc,
+            said = refusals.log_line(exc) if isinstance(exc, UserError) else exc
+            log.warning("delivery %s: handler %s failed: %s", event.delivery_id, name, said,
                         exc_info=not isinstance(exc, (TransientError, UserError)),
                         extra={"delivery": event.delivery_id})
             failures.append((name, exc))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.errors import UserError
 from handlers.payload import BenchRunDue, Delivery
 
 if TYPE_CHECKING:
@@ -13,7 +12,5 @@ WANTS = {"perfbot.verify": None}
 
 
 def handle(delivery: Delivery[BenchRunDue], services: BotServices) -> None:
-    if not delivery.repo:
-        raise UserError(f"perfbot.verify delivery {delivery.delivery_id} names no repository")
-    services.fixes.run_bench(delivery.payload.run, delivery.repo, delivery.installation_id, delivery.keep_alive,
+    services.fixes.run_bench(delivery.payload.run, delivery.named_repo, delivery.installation_id, delivery.keep_alive,
                              delivery.delivery_id)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.errors import UserError
 from handlers.payload import BisectionDue, Delivery
 
 if TYPE_CHECKING:
@@ -13,7 +12,5 @@ WANTS = {"perfbot.bisect": None}
 
 
 def handle(delivery: Delivery[BisectionDue], services: BotServices) -> None:
-    if not delivery.repo:
-        raise UserError(f"perfbot.bisect delivery {delivery.delivery_id} names no repository")
-    services.guards.run_bisection(delivery.payload.bisection, delivery.repo, delivery.installation_id,
+    services.guards.run_bisection(delivery.payload.bisection, delivery.named_repo, delivery.installation_id,
                                   delivery.keep_alive)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from bot.core.commands import find_commands, new_commands
 from bot.core.events import Where
-from bot.errors import UserError
+from bot.errors import Invalid
 from handlers.payload import CommentEvent, Delivery
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def handle(delivery: Delivery[CommentEvent], services: BotServices) -> None:
     review = delivery.name == "pull_request_review_comment"
     thread = event.pull_request if review else event.issue
     if thread is None:
-        raise UserError(f"{delivery.name} payload without an issue or pull request")
+        raise Invalid("has no issue or pull request", at=f"{delivery.name} payload")
     where = Where(event.full_name, thread.number, review or thread.pull_request is not None, comment.id, writer,
                   event.installation_id, delivery.delivery_id, review_comment=review, comment_author=author)
     services.commands.comment(where, invocations, name)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from bot.core.commands import find_commands
 from bot.core.lead.dashboard import MARKER
-from bot.errors import UserError
 from handlers.payload import (
     BenchRunDue,
     CommentEvent,
@@ -44,9 +43,7 @@ def handle(delivery: Delivery[NoticeDue | Tick | IssuesEvent | BenchRunDue | Red
         case IssuesEvent() as event:
             _edited(delivery.action, event, delivery.delivery_id, services)
         case BenchRunDue():
-            if not delivery.repo:
-                raise UserError(f"perfbot.verify delivery {delivery.delivery_id} names no repository")
-            services.lead.refresh_dashboard(delivery.repo, delivery.installation_id)
+            services.lead.refresh_dashboard(delivery.named_repo, delivery.installation_id)
         case Push() | PullRequestEvent() | WorkflowRunEvent() | CommentEvent() as event:
             if _changes_something(event, services):
                 services.lead.refresh_dashboard(event.full_name, event.installation_id)

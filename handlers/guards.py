@@ -4,7 +4,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.errors import UserError
 from handlers.payload import Delivery, GuardCheckDue, Push, Tick
 
 if TYPE_CHECKING:
@@ -19,8 +18,6 @@ def handle(delivery: Delivery[Push | GuardCheckDue | Tick], services: BotService
         case Tick():
             services.guards.schedule(datetime.now(UTC))
         case GuardCheckDue(head=head):
-            if not delivery.repo:
-                raise UserError(f"perfbot.guards delivery {delivery.delivery_id} names no repository")
-            services.guards.check(delivery.repo, head, delivery.installation_id)
+            services.guards.check(delivery.named_repo, head, delivery.installation_id)
         case Push() as push if push.to_default_branch:  # what fixed reports must stay fixed on
             services.guards.after_push(push.full_name, push.after, push.installation_id)

@@ -1,7 +1,7 @@
 """Webhook payloads parsed once into small typed models: only the fields perfbot reads, each checked.
 
 A delivery's payload is signed, but its values are still only data: `parse` turns it into the model of its event
-(or refuses it with a UserError that names the field), and every handler reads that model, never the dict.
+(or refuses it as Invalid, naming the field), and every handler reads that model, never the dict.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from bot.errors import UserError
+from bot.errors import Invalid, NotFound
 
 _NAME_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
@@ -63,7 +63,7 @@ class Envelope(Model):
     @property
     def full_name(self) -> str:
         if self.repository is None:
-            raise UserError("payload has no repository.full_name")
+            raise Invalid("has no repository.full_name", at="payload")
         return self.repository.full_name
 
     @property
@@ -237,15 +237,23 @@ class Delivery(Generic[P]):
     installation_id: int | None
     keep_alive: Callable[[float], object]
 
+    @property
+    def named_repo(self) -> str:
+        """The repository one of perfbot's own deliveries names; refused when it names none."""
+        if not self.repo:
+            raise Invalid("names no repository", at=f"{self.name} delivery {self.delivery_id}")
+        return self.repo
+
 
 def parse(name: str, payload: dict[str, Any]) -> Model:
-    """The payload as its event's model, or a UserError naming the first field that is wrong."""
+    """The payload as its event's model, or an Invalid refusal naming the first field that is wrong."""
     model = MODELS.get(name)
     if model is None:
-        raise UserError(f"no handler reads {name!r} deliveries")
+        raise NotFound(f"no handler reads {name!r} deliveries", name=name)
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "payload"
-        raise UserError(f"{name} payload: {where}: {first['msg']} (got {str(first.get('input'))[:80]!r})") from None
+        raise Invalid(f"{first['msg']} (got {str(first.get('input'))[:80]!r})", at=f"{name} payload",
+                      key=where) from None

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from bot.core.events import PullInfo
 from bot.core.tracker.refnames import branch_name_problem
-from bot.errors import UserError
+from bot.errors import NotAllowed
 from handlers.payload import Delivery, PullRequestEvent
 
 if TYPE_CHECKING:
@@ -32,7 +32,9 @@ def pull_info(event: PullRequestEvent) -> PullInfo:
     pr = event.pull_request
     for side, branch in (("head", pr.head), ("base", pr.base)):
         if problem := branch_name_problem(branch.ref):
-            raise UserError(f"PR #{pr.number}: the {side} branch {branch.ref[:80]!r} is refused: {problem}")
+            raise NotAllowed(f"PR #{pr.number}: the {side} branch {branch.ref[:80]!r} is refused: {problem}",
+                             "rename the branch",
+                             rule="branch names")
     head_repo = pr.head.repo.full_name if pr.head.repo else None
     return PullInfo(number=pr.number, head_ref=pr.head.ref, head_sha=pr.head.sha, base_ref=pr.base.ref,
                     base_sha=pr.base.sha, body=pr.body or "", author=pr.user.login if pr.user else "",

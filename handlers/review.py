@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.errors import UserError
 from handlers.payload import Delivery, ReviewDue
 
 if TYPE_CHECKING:
@@ -14,6 +13,4 @@ WANTS = {"perfbot.review": None}
 
 
 def handle(delivery: Delivery[ReviewDue], services: BotServices) -> None:
-    if not delivery.repo:
-        raise UserError(f"perfbot.review delivery {delivery.delivery_id} names no repository")
-    services.reports.review_waiting(delivery.repo, delivery.installation_id, set(delivery.payload.slugs))
+    services.reports.review_waiting(delivery.named_repo, delivery.installation_id, set(delivery.payload.slugs))

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.core.events import WorkflowRun
-from bot.errors import UserError
+from bot.errors import Invalid
 from handlers.payload import Delivery, Tick, WorkflowRunEvent
 
 if TYPE_CHECKING:
@@ -31,6 +31,6 @@ def workflow_run(event: WorkflowRunEvent) -> WorkflowRun:
     run = event.workflow_run
     missing = [key for key in ("path", "event", "status", "html_url", "created_at") if getattr(run, key) is None]
     if missing or run.created_at is None:
-        raise UserError(f"workflow_run {run.id} has no {', '.join(missing)}")
+        raise Invalid(f"has no {', '.join(missing)}", at=f"workflow_run {run.id}")
     return WorkflowRun(run.id, run.display_title or "", run.path or "", run.event or "", run.status or "",
                        run.conclusion, run.actor.login if run.actor else "", run.created_at, run.html_url or "")

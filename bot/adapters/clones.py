@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 
-from bot.errors import CredentialsRejected, TransientError, UserError
+from bot.errors import CredentialsRejected, Invalid, NotAllowed, TransientError
 
 _FULL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 # What git says when the remote answered and refused: retrying cannot help (GitHub's 404 for a repository it does
@@ -34,10 +34,10 @@ class Clones:
 
     def path_for(self, full_name: str) -> Path:
         if not _FULL_NAME.fullmatch(full_name) or any(p.strip(".") == "" for p in full_name.split("/")):
-            raise UserError(f"not a repository name: {full_name[:120]!r}")
+            raise Invalid(f"not a repository name: {full_name[:120]!r}")
         path = (self.root / f"{full_name}.git").resolve()
         if self.root.resolve() not in path.parents:
-            raise UserError(f"repository name escapes the clone folder: {full_name!r}")
+            raise NotAllowed(f"repository name escapes the clone folder: {full_name!r}", rule="the clone folder")
         return path
 
     def fetch(self, full_name: str, token: str | None = None) -> Path:
@@ -69,7 +69,8 @@ class Clones:
         """Publish a bot branch (never the default branch: callers only ever name perfbot/... branches)."""
         path = self.path_for(full_name)
         if not branch.startswith("perfbot/"):
-            raise UserError(f"perfbot only pushes its own perfbot/... branches, not {branch!r}")
+            raise NotAllowed(f"perfbot only pushes its own perfbot/... branches, not {branch!r}",
+                             rule="perfbot's own branches")
         repo = git.Repo(path)
         try:
             env = _auth_env(repo.remotes.origin.url, token)

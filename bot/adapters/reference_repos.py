@@ -10,7 +10,7 @@ import git
 
 from bot.adapters.git import GitError, GitRepository
 from bot.core.config.instance import source_allowed
-from bot.errors import UserError
+from bot.errors import NotAllowed, NotFound, Unreachable
 
 
 def reference_repository(repository: str | None, project: Path, name: str, allowed: tuple[str, ...]) -> Path:
@@ -18,9 +18,9 @@ def reference_repository(repository: str | None, project: Path, name: str, allow
     if repository is None:
         return Path(project)
     if not source_allowed(repository, allowed):
-        raise UserError(f"[references.{name}] repository {repository[:100]!r} is not a source the operator allows: "
-                        "leave repository out to compare with a branch of this repository, or ask the operator to "
-                        "allow its URL ([references] allow in the instance file)")
+        raise NotAllowed(f"[references.{name}] repository {repository[:100]!r} is not a source the operator allows",
+                         "leave repository out to compare with a branch of this repository, or ask the operator to "
+                         "allow its URL ([references] allow in the instance file)", rule="[references] allow")
     return _mirror(repository, Path(project), name)
 
 
@@ -33,7 +33,7 @@ def resolve_in(path: Path, ref: str | None, name: str) -> str:
                 return repo.resolve(candidate)
             except GitError as exc:
                 problem = str(exc)
-        raise UserError(f"reference {name}: {problem}; push the branch or fix the ref")
+        raise NotFound(f"reference {name}: {problem}", "push the branch or fix the ref", name=ref or "HEAD")
     finally:
         repo.close()
 
@@ -51,5 +51,5 @@ def _mirror(url: str, project: Path, name: str) -> Path:
             git.Repo.clone_from(url, folder, mirror=True)
     except git.GitCommandError as exc:  # git names the mirror's folder: the instance's layout is not for posting
         said = exc.stderr.strip().replace(str(folder), "the reference's mirror").replace(str(project), "the clone")
-        raise UserError(f"[references.{name}] cannot fetch {url}: {said[-300:]}") from None
+        raise Unreachable(f"[references.{name}] cannot fetch it: {said[-300:]}", host=url) from None
     return folder

@@ -25,7 +25,7 @@ from bot.bisect import search
 from bot.bisect import store as bisect_store
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import cell
-from bot.errors import TransientError, UserError
+from bot.errors import Busy, Invalid, TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of
 from bot.services.bench.verify import verify
@@ -46,20 +46,20 @@ class BisectFlow:
         """Check the range and queue the bisection; a user error says what is wrong with it."""
         running = bisect_store.unfinished(self.db, full_name, slug)
         if running is not None:
-            raise UserError(f"bisection {running['id']} of `{slug}` is still going; wait for its comment, then ask "
-                            "again")
+            raise Busy(f"bisection {running['id']} of `{slug}` is still going", waiting_for="its comment")
         try:
             good_sha, bad_sha = repo.resolve(good), repo.resolve(bad)
             line = repo.bisect_range(good_sha, bad_sha)
         except GitError as exc:
-            raise UserError(f"cannot bisect {slug}: {exc}") from None
+            raise Invalid(f"cannot bisect {slug}: {exc}", "name a good..bad range of the default branch") from None
         limit = bench_config(repo, source_of(repo, None, config_file), self.bench.operator).guards.max_bisect_commits
         if len(line) - 1 > limit:
-            raise UserError(f"cannot bisect {slug}: {len(line) - 1} first-parent commits lie between "
-                            f"{good_sha[:12]} and {bad_sha[:12]}, more than [guards] max_bisect_commits = {limit}; "
-                            "name a narrower good..bad")
+            raise Invalid(f"cannot bisect {slug}: {len(line) - 1} first-parent commits lie between "
+                          f"{good_sha[:12]} and {bad_sha[:12]}, more than [guards] max_bisect_commits = {limit}",
+                          "name a narrower good..bad")
         if len(line) < 2:
-            raise UserError(f"cannot bisect {slug}: {good_sha[:12]} and {bad_sha[:12]} are the same commit")
+            raise Invalid(f"cannot bisect {slug}: {good_sha[:12]} and {bad_sha[:12]} are the same commit",
+                          "name a passing commit older than the failing one")
         bisect_id = bisect_store.create(self.db, full_name, slug, line[0].sha, bad_sha, requested_by=requested_by,
                                         options=options)
         self.enqueue(NewDelivery(f"bisect-{bisect_id}", EVENT, None, full_name, installation_id,

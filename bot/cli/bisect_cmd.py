@@ -9,7 +9,6 @@ from bot.adapters.git import GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.bisect.flow import BisectFlow
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow
 
 EXIT = {"found": 0, "unresolved": 1, "error": 1}
@@ -56,8 +55,6 @@ def bisect_command(slug, good, bad, repo_path, config_file, db_url) -> None:
             bisect_id = flow.start(repo, repo.full_name, slug, good, bad or repo.default_ref(), requested_by="",
                                    installation_id=None, config_file=config_file)
             row = flow.run(bisect_id, repo, _Terminal(), lambda _seconds: None, on_step=show, config_file=config_file)
-    except (UserError, TransientError) as exc:
-        raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
     if row is None:

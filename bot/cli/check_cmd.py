@@ -11,7 +11,6 @@ from bot.adapters.runners import SshOptions, make_runner
 from bot.cli.common import reports_errors, settings_for
 from bot.core.config.lines import key_lines
 from bot.core.reports.parse import parse
-from bot.errors import UserError
 from bot.services.adopt.check import CheckResult, check
 from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, source_of
 
@@ -76,9 +75,9 @@ def check_command(repo_path, config_file, revision, write_script, runner_name) -
         config = bench_config(repo, source, settings.operator)
         sha = repo.resolve(revision) if revision else source.sha
         changes, _ = repo.snapshot(source.sha)
-    except UserError as exc:
+    except BaseException:  # a refusal before the run: reports_errors prints it; the clone is closed first
         repo.close()
-        raise click.ClickException(str(exc).replace("cannot verify", "cannot check")) from None
+        raise
 
     def introduced(text: str) -> str | None:
         found = repo.introduced(text, sha, source.sha)
@@ -96,8 +95,6 @@ def check_command(repo_path, config_file, revision, write_script, runner_name) -
                              secrets=settings.secret_values())
         result = check(config, key_lines(text), runner, sha, records, older=revision is not None and sha != source.sha,
                        introduced=introduced)
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
     if not text.strip() and config_file is None:

@@ -10,6 +10,8 @@ import click
 from bot.adapters.git import GitError
 from bot.adapters.store.engine import Database, StoreError
 from bot.config import ConfigError, Settings
+from bot.core import refusals
+from bot.errors import TransientError, UserError
 
 db_option = click.option(
     "--db", "db_url", metavar="URL", default=None,
@@ -48,14 +50,28 @@ def agent_fact_review(settings: Settings, db: Database):
     return fact_review_for(reviewer_for(settings), db)
 
 
+class Refused(click.ClickException):
+    """A refusal on the terminal: `error:` and `fix:` lines (refusals.cli) on stderr, exit code 1."""
+
+    def __init__(self, refusal: UserError) -> None:
+        super().__init__(str(refusal))
+        self.refusal = refusal
+
+    def show(self, file=None) -> None:
+        click.echo(refusals.cli(self.refusal), err=True, file=file)
+
+
 def reports_errors(func):
-    """Turn the adapters' user-facing errors into a one-line message and exit code 1."""
+    """Turn a refusal into its `error:`/`fix:` lines, and the adapters' other user-facing errors and outages
+    (an unreachable bench host is worth a sentence, not a traceback) into one line; exit code 1."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except (GitError, StoreError, ConfigError) as exc:
+        except UserError as exc:
+            raise Refused(exc) from None
+        except (GitError, StoreError, ConfigError, TransientError) as exc:
             raise click.ClickException(str(exc)) from None
 
     return wrapper

@@ -12,6 +12,7 @@ from bot.adapters.store.reviews.dedup_store import VerdictCache, not_duplicates
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.reports.parse import parse
 from bot.core.reports.records import ReadingOptions
+from bot.errors import Invalid
 from bot.services.bench.bench_inputs import reading_at
 from bot.services.dedup.review import Dedup, ReadOnlyCache
 
@@ -87,7 +88,7 @@ def dedup_command(files, backlog, repo_path, ref, k, fmt, db_url) -> None:
             for file in files:
                 result = parse(str(file), Path(file).read_bytes(), reading)
                 if result.record is None:
-                    raise click.ClickException(f"{file}: empty report; nothing to compare")
+                    raise Invalid("empty report; nothing to compare", "`perfbot lint` says what it lacks", at=str(file))
                 reviews += dedup.review(result.record)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reviews], indent=2))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from bot.cli.common import reports_errors
 from bot.demo import create_demo
 from bot.demo.parity import KERNELS_PATH, PARITY_BRANCH
-from bot.errors import UserError
 
 WHAT = {
     "runtime.c": "a tiny interpreter standing in for the language runtime",
@@ -23,16 +23,14 @@ WHAT = {
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--runtime", "runtime", is_flag=True, help="Create instead the runtime docs/adopt.md adopts perfbot "
               "on (no .perfbot.toml yet).")
+@reports_errors
 def demo_command(path: Path, runtime: bool) -> None:
     """Create a demo git repository at PATH (a new or empty folder): a small C runtime, reports about it,
     and a fix branch that really removes one reported slowdown."""
     if runtime:
         _runtime(path)
         return
-    try:
-        info = create_demo(path)
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
+    info = create_demo(path)
     click.echo(f"created a demo repository in {path}")
     for name in info.files:
         note = WHAT.get(name)
@@ -67,10 +65,7 @@ def demo_command(path: Path, runtime: bool) -> None:
 def _runtime(path: Path) -> None:
     from bot.demo.runtime import OLD_TAG, create_runtime
 
-    try:
-        create_runtime(path)
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
+    create_runtime(path)
     click.echo(f"created the runtime `tally` in {path}: src/tally.c, its build line in README.md, a report in "
                f"devs/issues/, and tag {OLD_TAG} (a tally without --jobs); no .perfbot.toml yet")
     click.echo(f"next: cd {shlex.quote(str(path))} && perfbot init   (docs/adopt.md walks through the rest)")

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from bot.cli.common import db_option, reports_errors, settings_for
-from bot.errors import TransientError, UserError
 
 
 def _moment(value: str | None) -> datetime | None:
@@ -47,8 +46,6 @@ def digest_command(repo: str, since: str | None, dry_run: bool, db_url: str | No
             click.echo(runtime.services.lead.preview_digest(full_name, None, now, _moment(since)))
             return
         posted = runtime.services.lead.post_digest(full_name, None, now, since=_moment(since))
-    except (UserError, TransientError) as exc:
-        raise click.ClickException(str(exc)) from None
     finally:
         runtime.db.dispose()
     if posted is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from bot.cli.common import reports_errors, settings_for
-from bot.errors import UserError
+from bot.errors import Invalid
 from bot.services.adopt.init import init
 
 
@@ -18,12 +18,9 @@ def init_command(repo_path, force) -> None:
     """Find the build, the runtime and its flags; write .perfbot.toml (TODO lines for what was not found)."""
     target = Path(repo_path) / ".perfbot.toml"
     if target.exists() and not force:
-        raise click.ClickException(f"{target} exists; check it with `perfbot check`, or pass --force to replace it")
+        raise Invalid(f"{target} exists", "check it with `perfbot check`, or pass --force to replace it")
     settings = settings_for(None)
-    try:
-        result = init(Path(repo_path).resolve(), settings.instance_dir / "bench" / "init")
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
+    result = init(Path(repo_path).resolve(), settings.instance_dir / "bench" / "init")
     target.write_text(result.text, encoding="utf-8")
     for line in result.guesses:
         click.echo(line if line.startswith(("note: ", "tried ")) else f"guessed {line}")

@@ -6,11 +6,13 @@ from pathlib import Path
 import click
 
 from bot.adapters.templates import render
+from bot.cli.common import reports_errors
 from bot.core.config import ConfigFileError, PerfbotFile, fill, parse_repo_config
 from bot.core.lint.rules import lint
 from bot.core.reports.codeblocks import LANGUAGE_TAGS
 from bot.core.reports.parse import parse
 from bot.core.reports.records import BACKENDS, SEQ_TOLERANCE, SLUG_RE, TRACKS, ReadingOptions
+from bot.errors import Invalid
 
 # Placeholder timings consistent with the requested ratio, so the scaffold's table agrees with its claim.
 C_SECONDS = 0.50
@@ -50,8 +52,7 @@ def _config(folder: Path) -> PerfbotFile | None:
             try:
                 return parse_repo_config((place / ".perfbot.toml").read_text(encoding="utf-8"))
             except ConfigFileError as exc:
-                raise click.ClickException(f"{place / '.perfbot.toml'}:{exc.line}: {exc.key}: {exc.problem}") \
-                    from None
+                raise Invalid(exc.problem, at=str(place / ".perfbot.toml"), line=exc.line, key=exc.key) from None
         if (place / ".git").exists():
             return None
     return None
@@ -74,6 +75,7 @@ def normalise_slug(raw: str) -> str:
               help="seq: language time / C time; par: ideal / achieved speedup.")
 @click.option("--title", default=None, help="One line saying what is slow.")
 @click.option("--dir", "folder", default="devs/issues", show_default=True, type=click.Path(file_okay=False))
+@reports_errors
 def new_command(slug, track, backend, threads, ratio, title, folder) -> None:
     """Create devs/issues/perf_SLUG.md from the template, ready to fill in."""
     slug = normalise_slug(slug)
@@ -88,7 +90,7 @@ def new_command(slug, track, backend, threads, ratio, title, folder) -> None:
     title = title or slug.removeprefix("perf_").replace("_", " ").capitalize()
     path = Path(folder) / f"{slug}.md"
     if path.exists():
-        raise click.ClickException(f"{path} already exists; edit it, or pick another slug")
+        raise Invalid(f"{path} already exists", "edit it, or pick another slug")
     config = _config(path.parent)
     text = scaffold(slug, track, backend, threads, ratio, title, config)
     reading = config.reading if config is not None else ReadingOptions()

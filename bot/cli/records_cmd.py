@@ -17,6 +17,7 @@ from bot.core.lead.wording import headline, ratio_text, said
 from bot.core.reports.records import BACKENDS, TRACKS
 from bot.core.verify import verdict_words as words
 from bot.core.verify.bench_run import BenchRun
+from bot.errors import Invalid, NotFound
 
 STATES = ("open", "regressed", "fixed", "closed", "merged", "deleted")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -84,10 +85,10 @@ def show_command(slug: str, full_name: str | None, fmt: str, db_url: str | None)
     with open_database(db_url) as db, db.session() as session:
         matches = find_records(session, slug, full_name)
         if not matches:
-            raise click.ClickException(f"no record named {slug!r}; `perfbot list --state all` shows every record")
+            raise NotFound(f"no record named {slug!r}", "`perfbot list --state all` shows every record", name=slug)
         if len(matches) > 1:
             repos = ", ".join(key for _, key in matches)
-            raise click.ClickException(f"{slug!r} exists in several repositories ({repos}); pass --full-name")
+            raise Invalid(f"{slug!r} exists in several repositories ({repos})", "pass --full-name")
         found = record_detail(session, *matches[0])
     with open_database(db_url) as db:
         detail = _in_words(found, all_standings(db, found["repo"]).get((found["repo"], found["slug"])))

@@ -10,6 +10,7 @@ import click
 from bot.adapters.store.queue import DONE, FAILED, PENDING, RUNNING, DeliveryQueue
 from bot.cli.common import db_option, open_database, reports_errors
 from bot.config import ConfigError, Settings, parse_bind
+from bot.errors import Busy, NotFound
 
 SERVE_THREADS = 8  # waitress's request threads: a delivery stuck on the store holds one (webhook.ACK_WAIT_SECONDS)
 
@@ -151,7 +152,7 @@ def redeliver_command(delivery_id: str, db_url: str | None) -> None:
         queue = DeliveryQueue(db)
         found = queue.get(delivery_id)
         if found is None:
-            raise click.ClickException(f"no delivery {delivery_id!r}; `perfbot deliveries` lists them")
+            raise NotFound(f"no delivery {delivery_id!r}", "`perfbot deliveries` lists them", name=delivery_id)
         if not queue.redeliver(delivery_id):
-            raise click.ClickException(f"delivery {delivery_id} is running right now; try again when it finishes")
+            raise Busy(f"delivery {delivery_id} is running right now", waiting_for="it to finish")
     click.echo(f"queued {delivery_id} ({found['event']}) to run again")

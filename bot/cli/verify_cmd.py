@@ -19,7 +19,7 @@ from bot.core.verify import verdict_words as words
 from bot.core.verify.run_parts import RunOptions
 from bot.core.verify.sweep_checks import knob_problem
 from bot.core.verify.vocabulary import Purpose
-from bot.errors import TransientError, UserError
+from bot.errors import Invalid, TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow, record_result
 from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, read_record, source_of
 from bot.services.bench.fix_flow import NOT_A_FIX, fix_refs
@@ -76,14 +76,12 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
             (repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace")
         no_knob = knob_problem(record, config, place(key_lines(text), "run", "language"))
         if no_knob is not None:  # refused before any build: a sweep that varies nothing is no verdict
-            raise UserError(no_knob)
+            raise Invalid(no_knob)
         base_sha, head_sha, in_main = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         full_name = repo.full_name
         # The service's choice of runner, word for word: by name, else by the report's backend.
         runner_conf = BenchFlow.runner_conf(config, record, runner_name)
-    except UserError as exc:
-        raise click.ClickException(str(exc)) from None
     finally:
         repo.close()
     click.echo(f"configuration: {source.describe()}", err=True)  # a person trying --config sees which one ran
@@ -101,8 +99,6 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
 
     try:
         outcome = verify(record, config, runner, head_sha, base_sha, progress)
-    except (UserError, TransientError) as exc:  # an unreachable bench host is worth a sentence, not a traceback
-        raise click.ClickException(str(exc)) from None
     finally:
         for bar in bars.values():
             bar.__exit__(None, None, None)

@@ -21,7 +21,7 @@ from bot.demo.reports import (
     xor_report,
 )
 from bot.demo.sources import CONFIG, GITIGNORE, README, RUNTIME_FIX, RUNTIME_MAIN, RUNTIME_V1, RUNTIME_XOR_BITS
-from bot.errors import UserError
+from bot.errors import Invalid
 
 BRANCH = "main"
 AUTHOR = git.Actor("perfbot demo", "demo@perfbot.invalid")
@@ -48,7 +48,7 @@ def create_demo(path: Path) -> DemoInfo:
     """Create the demo repository at `path`, which must be missing or an empty folder."""
     path = Path(path)
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UserError(f"{path} already exists and is not an empty folder; give a new or empty folder for the demo")
+        raise Invalid(f"{path} already exists and is not an empty folder", "give a new or empty folder for the demo")
     repo = git.Repo.init(path, initial_branch=BRANCH)
     try:
         writer = Writer(repo, path)

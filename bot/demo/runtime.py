@@ -12,7 +12,7 @@ from pathlib import Path
 import git
 
 from bot.demo.create import BRANCH, Writer
-from bot.errors import UserError
+from bot.errors import Invalid
 
 OLD_TAG = "v0.1"
 SLUG = "perf_slow_tally"
@@ -129,7 +129,7 @@ def create_runtime(path: Path) -> dict[str, str]:
     """Create `tally` at `path` (missing or an empty folder); its commits by name: `v0.1` and `main`."""
     path = Path(path)
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UserError(f"{path} already exists and is not an empty folder; give a new or empty folder")
+        raise Invalid(f"{path} already exists and is not an empty folder", "give a new or empty folder")
     repo = git.Repo.init(path, initial_branch=BRANCH)
     try:
         writer = Writer(repo, path)

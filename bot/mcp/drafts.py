@@ -10,6 +10,7 @@ from bot.core.lint.audit import audit
 from bot.core.lint.rules import lint
 from bot.core.reports.parse import parse
 from bot.core.reports.records import REPORT_DIR, ParseResult
+from bot.errors import Invalid
 from bot.mcp.catalog import Catalog
 from bot.services.dedup.review import Dedup, ReadOnlyCache, Reviewer
 
@@ -19,29 +20,30 @@ MAX_DRAFT_BYTES = 256 * 1024
 WORD_BUDGET = 500
 
 
-class DraftError(ValueError):
-    """A draft that cannot be read or judged; the message says what to send instead."""
+class DraftError(Invalid):
+    """A draft that cannot be read or judged: what is wrong, and what to send instead."""
 
 
 def read_draft(text: str | None, path: str | None, name: str | None) -> tuple[str, bytes]:
     """(the file name the draft is judged under, its bytes) from exactly one of `text` and `path`."""
     if (text is None) == (path is None):
-        raise DraftError("give exactly one of `text` (the draft's markdown) or `path` (a .md file)")
+        raise DraftError("neither or both of `text` and `path` were given",
+                         "give exactly one of `text` (the draft's markdown) or `path` (a .md file)")
     if path is not None:
         file = Path(path).expanduser()
         if file.suffix != ".md" or not file.is_file():
-            raise DraftError(f"{path}: not a .md file; give the draft's path, e.g. drafts/perf_my_slug.md")
+            raise DraftError("not a .md file", "give the draft's path, e.g. drafts/perf_my_slug.md", at=path)
         if file.stat().st_size > MAX_DRAFT_BYTES:
-            raise DraftError(f"{path}: {file.stat().st_size} bytes, over the {MAX_DRAFT_BYTES} bytes a draft may "
-                             "have; a report is at most 500 words of prose plus its code")
+            raise DraftError(f"{file.stat().st_size} bytes, over the {MAX_DRAFT_BYTES} bytes a draft may have",
+                             "a report is at most 500 words of prose plus its code", at=path)
         return str(file), file.read_bytes()
     assert text is not None
     data = text.encode("utf-8", errors="replace")
     if not text.strip():
-        raise DraftError("the draft is empty: send the report's markdown (front matter, title, sections)")
+        raise DraftError("the draft is empty", "send the report's markdown (front matter, title, sections)")
     if len(data) > MAX_DRAFT_BYTES:
-        raise DraftError(f"the draft is {len(data)} bytes, over the {MAX_DRAFT_BYTES} bytes a draft may have; a "
-                         "report is at most 500 words of prose plus its code")
+        raise DraftError(f"the draft is {len(data)} bytes, over the {MAX_DRAFT_BYTES} bytes a draft may have",
+                         "a report is at most 500 words of prose plus its code")
     return name or f"{REPORT_DIR}/perf_draft.md", data
 
 
@@ -62,7 +64,7 @@ def dedup_answer(catalog: Catalog, reviewer: Reviewer, file: str, data: bytes, k
     """Candidates with verdict, confidence and reasons; when some overlap, the merge rule's plan and a draft."""
     result: ParseResult = parse(file, data, catalog.reading)
     if result.record is None:
-        raise DraftError(f"{file}: nothing to compare; the draft has no report in it (lint_draft says why)")
+        raise DraftError("nothing to compare: the draft has no report in it", "lint_draft says why", at=file)
     draft = result.record
     index, records, summaries = catalog.current()
     # A draft is no record: cached verdicts are read (an agent reviewer's cost little then), never stored; the

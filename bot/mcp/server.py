@@ -7,8 +7,10 @@ retrieval feature cache the service keeps too (derived from records, by content 
 from __future__ import annotations
 
 import difflib
+import functools
+from collections.abc import Callable
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -17,9 +19,11 @@ from pydantic import Field
 
 from bot.adapters.store.bench.bench_store import runs_for, unfinished_runs
 from bot.adapters.store.queries import find_records
+from bot.core import refusals
 from bot.core.lint.rules import RULES
+from bot.errors import NotFound, UserError
 from bot.mcp.catalog import Catalog
-from bot.mcp.drafts import DraftError, dedup_answer, lint_answer, read_draft
+from bot.mcp.drafts import dedup_answer, lint_answer, read_draft
 from bot.mcp.standing_view import measurement, rendered
 from bot.services.dedup.review import Reviewer
 
@@ -42,11 +46,28 @@ def rules_table() -> str:
     return "\n".join(f"- `{rule.id}` ({rule.severity.value}): {rule.summary}" for rule in RULES)
 
 
+A = ParamSpec("A")
+R = TypeVar("R")
+
+
+def refusing(tool: Callable[A, R]) -> Callable[A, R]:
+    """A tool whose refusal reaches the agent as its tool error (refusals.tool: the kind, the problem, the fix)."""
+
+    @functools.wraps(tool)
+    def answered(*args: A.args, **kwargs: A.kwargs) -> R:
+        try:
+            return tool(*args, **kwargs)
+        except UserError as exc:
+            raise ToolError(refusals.tool(exc)) from None
+
+    return answered
+
+
 def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
     server = MCPServer("perfbot", instructions=INSTRUCTIONS)
 
     def standing_of(slug: str) -> dict[str, Any]:
-        """The record `slug` names (a former slug too) as rendered, or the tool error that says what to do."""
+        """The record `slug` names (a former slug too) as rendered, or the refusal that says what to do."""
         with catalog.db.session() as session:
             name = next((record.slug for record, _ in find_records(session, slug, catalog.full_name)), None)
         standings = catalog.standings()
@@ -55,13 +76,14 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
         summary = catalog.current()[2].get(name) or {}
         return rendered(standings[name], summary.get("path", f"devs/issues/{name}.md"))
 
-    def unknown(slug: str) -> ToolError:
+    def unknown(slug: str) -> NotFound:
         _, _, summaries = catalog.current()
         close = difflib.get_close_matches(slug, list(summaries), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; search_reports lists the records"
-        return ToolError(f"no record named {slug!r} in {catalog.full_name}{hint}")
+        hint = f"did you mean {', '.join(close)}?" if close else "search_reports lists the records"
+        return NotFound(f"no record named {slug!r} in {catalog.full_name}", hint, name=slug)
 
     @server.tool(annotations=READ_ONLY)
+    @refusing
     def search_reports(
         query: Annotated[str, Field(description="Words of the symptom, program or cause; empty: worst first.",
                                     max_length=2000)],
@@ -86,31 +108,29 @@ def build_server(catalog: Catalog, reviewer: Reviewer) -> MCPServer:
         return answer
 
     @server.tool(annotations=READ_ONLY)
+    @refusing
     def show_report(slug: Slug) -> dict[str, Any]:
         """One record's standing: claim, latest measurement, outcome, fix, culprit, and its file."""
         return standing_of(slug)
 
     @server.tool(annotations=READ_ONLY)
+    @refusing
     def lint_draft(text: Text = None, path: DraftPath = None, name: Name = None) -> dict[str, Any]:
         """Every problem `perfbot lint` finds in a draft, each with line, rule, severity, message and remedy."""
-        try:
-            file, data = read_draft(text, path, name)
-        except DraftError as exc:
-            raise ToolError(str(exc)) from None
+        file, data = read_draft(text, path, name)
         return lint_answer(catalog, file, data)
 
     @server.tool(annotations=READ_ONLY)
+    @refusing
     def dedup_draft(text: Text = None, path: DraftPath = None, name: Name = None,
                     k: Annotated[int, Field(ge=1, le=20, description="Candidates to judge.")] = 5) -> dict[str, Any]:
         """Is the draft new? Candidates with verdict, confidence and reasons; when it overlaps, the files the
         merge rule deletes, the file to write, what it must cover, and a merged draft to start from."""
-        try:
-            file, data = read_draft(text, path, name)
-            return dedup_answer(catalog, reviewer, file, data, k)
-        except DraftError as exc:
-            raise ToolError(str(exc)) from None
+        file, data = read_draft(text, path, name)
+        return dedup_answer(catalog, reviewer, file, data, k)
 
     @server.tool(annotations=READ_ONLY)
+    @refusing
     def verification_status(slug: Slug) -> dict[str, Any]:
         """A record's latest bench runs (newest first, with their verdicts) and the runs queued or running."""
         standing = standing_of(slug)

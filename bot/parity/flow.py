@@ -11,6 +11,7 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.git_fixes import branch_heads, merge_base
 from bot.adapters.git_tree import renamed_files, text_files
 from bot.adapters.github.checks import CheckResult
+from bot.core import refusals
 from bot.core.config import ParityConfig
 from bot.core.events import PullInfo
 from bot.errors import UserError
@@ -28,7 +29,7 @@ def parity_config(repo: GitRepository, full_name: str) -> ParityConfig | None:
     try:
         parity = read_config(repo, repo.resolve(repo.default_ref())).parity
     except UserError as exc:
-        log.warning("%s: %s; the parity guard waits until it is repaired", full_name, exc)
+        log.warning("%s: %s; the parity guard waits until it is repaired", full_name, refusals.log_line(exc))
         return None
     return parity if parity.declared else None
 

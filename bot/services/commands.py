@@ -16,6 +16,7 @@ from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.mirror_queries import record_by_issue
 from bot.adapters.store.reviews.dedup_store import remember_not_duplicate
 from bot.core import commands as grammar
+from bot.core import refusals
 from bot.core.commands.verbs import (
     Attach,
     Bisect,
@@ -36,7 +37,7 @@ from bot.core.events import PullInfo, Where
 from bot.core.tracker.fixes import slugs_fixed
 from bot.core.verify.bench_view import code_span
 from bot.core.verify.run_parts import RunOptions
-from bot.errors import TransientError, UserError
+from bot.errors import Invalid, NotAllowed, NotFound, TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.bench_inputs import FIX, REPRODUCE
 from bot.services.bench.fix_flow import FixFlow
@@ -104,24 +105,26 @@ class CommandFlow:
             return self.answers.publish(answer.id, tracker)
 
     def _answer(self, invocation, where: Where, tracker, level: list[str], answer_id: int, index: int) -> str:
-        if invocation.unknown:
-            return f"⚠️ {invocation.error}. What I understand:\n\n{grammar.help_text(self.bot_name)}"
-        if invocation.command is None:
-            return f"⚠️ {invocation.error}"
+        if invocation.command is None:  # unknown or malformed: the grammar's refusal says which
+            assert invocation.error is not None
+            help_text = f". What I understand:\n\n{grammar.help_text(self.bot_name)}" if invocation.unknown else ""
+            return refusals.comment(invocation.error) + help_text
         try:
             if grammar.VERBS[invocation.verb].write:
                 if where.edited_by_other:  # else anyone able to edit could borrow the author's standing
-                    return (f"🚫 `{invocation.verb}` was edited into {where.comment_author}'s comment by "
-                            f"@{where.author}; commands that spend bench time or change state run only from their "
-                            "author's own comment. Post it in a comment of your own.")
+                    raise NotAllowed(f"`{invocation.verb}` was edited into {where.comment_author}'s comment by "
+                                     f"@{where.author}; commands that spend bench time or change state run only "
+                                     "from their author's own comment", "post it in a comment of your own",
+                                     rule="the author's own comment")
                 if not level:
                     level.append(tracker.permission(where.author))
                 if level[0] not in WRITE_LEVELS:
-                    return (f"🚫 `{invocation.verb}` spends bench time or changes state, so it needs write access to "
-                            f"this repository; @{where.author} has {level[0]}. Ask a maintainer to run it.")
+                    raise NotAllowed(f"`{invocation.verb}` spends bench time or changes state, so it needs write "
+                                     f"access to this repository; @{where.author} has {level[0]}",
+                                     "ask a maintainer to run it", rule="write access")
             return self._carry_out(invocation.command, where, tracker, answer_id, index)
         except UserError as exc:
-            return f"⚠️ {exc}"
+            return refusals.comment(exc)
         except TransientError as exc:
             return f"⏳ could not finish: {exc}. Nothing was changed; post the command again to retry."
         except Exception:
@@ -176,7 +179,8 @@ class CommandFlow:
         records = fix_store.open_records(self.db, where.full_name)
         for slug in slugs:
             if slug not in records:
-                raise UserError(f"`{slug}` is not an open report here; `/perf status` lists what this thread knows")
+                raise NotFound(f"`{slug}` is not an open report here", "`/perf status` lists what this thread knows",
+                               name=slug)
         return records
 
     def _newer_first(self, where: Where, command: Merge) -> tuple[str, str]:
@@ -188,7 +192,7 @@ class CommandFlow:
     def _issue_slug(self, where: Where) -> str:
         found = record_by_issue(self.db, where.full_name, where.number)
         if found is None:
-            raise UserError("this issue mirrors no report; name one, e.g. `/perf status perf_x`")
+            raise NotFound("this issue mirrors no report", "name one, e.g. `/perf status perf_x`")
         return found[1]
 
     def _status(self, command: Status, where: Where) -> str:
@@ -204,7 +208,7 @@ class CommandFlow:
 
     def _pull(self, where: Where, tracker) -> PullInfo:
         if not where.is_pull:
-            raise UserError("this command works on a pull request: write it on the PR that holds the fix")
+            raise Invalid("this command works on a pull request", "write it on the PR that holds the fix")
         return PullInfo(**tracker.pull_request(where.number))
 
     def _verify(self, command: Verify, where: Where, tracker, answer_id: int, index: int) -> str:
@@ -216,8 +220,8 @@ class CommandFlow:
                 self.db, where.full_name, where.number) if f.state != fix_store.DETACHED}) or \
                 list(slugs_fixed(pull.body, pull.head_ref))
             if not slugs:
-                raise UserError("this PR names no report it fixes: write `/perf verify perf_x`, or add "
-                                "`Fixes perf_x` to its description")
+                raise NotFound("this PR names no report it fixes",
+                               "write `/perf verify perf_x`, or add `Fixes perf_x` to its description")
             self._records(where, *slugs)
             for slug in slugs:
                 fix = self._attach_pull(where, pull, slug)
@@ -251,7 +255,7 @@ class CommandFlow:
                 return self._accept_merge(where, slug)
             return self.answers.runs_text([self._verify_slug(where, slug, RunOptions())])
         except UserError as exc:
-            return f"⚠️ {exc}"
+            return refusals.comment(exc)
         except TransientError as exc:
             return f"⏳ could not finish: {exc}. Nothing was changed; tick the box again to retry."
         except Exception:
@@ -273,7 +277,8 @@ class CommandFlow:
         fix = next((f for f in fix_store.fixes_for(self.db, where.full_name, command.slug)
                     if f.branch == pull.head_ref and f.state != fix_store.DETACHED), None)
         if fix is None:
-            raise UserError(f"{code_span(pull.head_ref)} is not attached to `{command.slug}`")
+            raise NotFound(f"{code_span(pull.head_ref)} is not attached to `{command.slug}`",
+                           f"`/perf status {command.slug}` lists its fixes", name=pull.head_ref)
         fix_store.set_state(self.db, fix.id, fix_store.DETACHED)
         self.reports.mirror(where.full_name, where.installation_id, {command.slug})
         return f"detached {code_span(pull.head_ref)} from `{command.slug}`; only `/perf attach` attaches it again"
@@ -289,7 +294,7 @@ class CommandFlow:
     def _person_merge(self, where: Where, tracker, keep: str, drop: str) -> int:
         self._records(where, keep, drop)
         if keep == drop:
-            raise UserError("a report cannot be merged into itself")
+            raise Invalid("a report cannot be merged into itself", "name two different reports")
         with self.ctx.source.open(where.full_name, where.installation_id) as repo:
             return propose_person_merge(self.db, where.full_name, repo, tracker, lambda branch: self.ctx.source.publish(
                 where.full_name, where.installation_id, branch), keep, drop, where.author)
@@ -300,7 +305,8 @@ class CommandFlow:
         branch = f"perfbot/merge-{keep}"
         pull = next((p for p in tracker.open_pulls_from(branch) if p["head_ref"] == branch), None)
         if pull is None:
-            raise UserError(f"there is no open merge PR for `{keep}` any more; the dashboard is re-drawn")
+            raise NotFound(f"there is no open merge PR for `{keep}` any more", "the dashboard is re-drawn",
+                           name=branch)
         tracker.merge_pull(pull["number"], pull["head_sha"] or None, f"{pull['title']} (accepted by @{where.author})")
         return f"merged #{pull['number']}; the push it makes applies the merge to the records"
 
@@ -309,7 +315,7 @@ class CommandFlow:
         record = self.reports.override(where.full_name, slug, closing, where.author, where.delivery_id, reason)
         if record is None:
             wanted = "open" if closing else "closed by an override"
-            raise UserError(f"`{slug}` is not {wanted}; `/perf status {slug}` shows its state")
+            raise Invalid(f"`{slug}` is not {wanted}", f"`/perf status {slug}` shows its state")
         self.reports.mirror(where.full_name, where.installation_id, {slug})
         return f"`{slug}` {'closed' if closing else 'reopened'} as a logged override by @{where.author}" + \
             (f": {reason}" if reason else "")
@@ -318,7 +324,8 @@ class CommandFlow:
         if command.run is not None:
             run = bench_store.get_run(self.db, command.run)
             if run is None or run.repo != where.full_name:
-                raise UserError(f"there is no bench run {command.run} in this repository")
+                raise NotFound(f"there is no bench run {command.run} in this repository",
+                               "`/perf cancel` alone cancels the runs of this thread", name=str(command.run))
             ids = [command.run]
         elif where.is_pull:
             ids = bench_store.unfinished_runs(self.db, where.full_name, pr_number=where.number)

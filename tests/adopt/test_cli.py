@@ -93,7 +93,8 @@ def test_new_scaffolds_reports_that_lint_clean(cli, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["perf_deep_match.md", "perf_tree_sum_gpu.md"]
     assert cli("lint", str(folder)).exit_code == 0
     again = cli("new", "deep_match", "--track", "seq", "--dir", str(folder))
-    assert again.exit_code == 1 and "already exists" in again.output
+    assert again.exit_code == 1 and again.stderr.splitlines() == [
+        f"error: {folder / 'perf_deep_match.md'} already exists", "fix: edit it, or pick another slug"]
 
 
 @pytest.mark.parametrize("args", [("Bad-Slug", "--track", "seq"), ("x", "--track", "seq", "--ratio", "1.5"),
@@ -121,7 +122,9 @@ def test_sync_list_show_round_trip(cli, git_repo, db_url):
     assert shown.exit_code == 0 and "history (1 revision(s))" in shown.output and "lints clean" in shown.output
     detail = json.loads(cli("show", "perf_b", "--format", "json", "--db", db_url).output)
     assert detail["history"][0]["author"] == "SEQ agent"
-    assert cli("show", "perf_nope", "--db", db_url).exit_code == 1
+    nope = cli("show", "perf_nope", "--db", db_url)  # a refusal's two lines (bot/core/refusals.cli)
+    assert nope.exit_code == 1 and nope.stderr.splitlines() == [
+        "error: no record named 'perf_nope'", "fix: `perfbot list --state all` shows every record"]
 
 
 def test_sync_to_a_ref_older_than_the_stored_head_says_so_and_changes_nothing(cli, git_repo, db_url):

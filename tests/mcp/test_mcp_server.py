@@ -198,13 +198,14 @@ def test_bad_input_is_a_clear_tool_error_and_the_server_keeps_serving(demo, tmp_
         return said
 
     said = run(scenario, demo)
-    assert "no record named 'perf_boxed_summ'" in error_text(said["unknown"])
+    assert "not found: no record named 'perf_boxed_summ'" in error_text(said["unknown"])  # refusals.tool: kind first
     assert "did you mean perf_boxed_sum" in error_text(said["unknown"])
     assert "search_reports lists the records" in error_text(said["unknown_status"])
     assert "the draft is empty" in error_text(said["empty"]) and "the draft is empty" in error_text(said["empty_dedup"])
     assert "10485760 bytes, over the" in error_text(said["huge"])
     assert "over the" in error_text(said["huge_file"]) and str(big) in error_text(said["huge_file"])
     assert "exactly one of `text`" in error_text(said["neither"])
+    assert "invalid: the draft is empty\nfix: send the report's markdown" in error_text(said["empty"])
     assert "not a .md file" in error_text(said["not_md"])
     assert error_text(said["bad_track"])
     assert answer(said["after"])["slug"] == "perf_boxed_sum"

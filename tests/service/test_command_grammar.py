@@ -149,8 +149,8 @@ BAD = [
 def test_a_malformed_command_says_what_is_wrong_and_shows_the_right_form(body, verb, problem):
     invocation = only(body)
     assert invocation.command is None and not invocation.unknown and invocation.verb == verb
-    assert problem in invocation.error
-    assert invocation.error.endswith(f"(usage: {VERBS[verb].usage})")
+    assert invocation.error is not None and problem in str(invocation.error)
+    assert invocation.error.fix.endswith(f"usage: {VERBS[verb].usage}")
 
 
 @pytest.mark.parametrize("body,verb", [
@@ -162,12 +162,12 @@ def test_a_malformed_command_says_what_is_wrong_and_shows_the_right_form(body, v
 def test_an_unknown_verb_is_reported_as_unknown(body, verb):
     invocation = only(body)
     assert invocation.unknown and invocation.command is None
-    assert (invocation.verb, invocation.error) == (verb, f"unknown command '{verb}'")
+    assert (invocation.verb, str(invocation.error)) == (verb, f"unknown command '{verb}'")
 
 
 def test_a_long_unknown_verb_is_cut_in_the_answer():
     invocation = only("/perf " + "x" * 500)
-    assert invocation.unknown and len(invocation.verb) == 60 and invocation.error.endswith("…'")
+    assert invocation.unknown and len(invocation.verb) == 60 and str(invocation.error).endswith("…'")
 
 
 @pytest.mark.parametrize("body,bot_name,expected", [
@@ -283,7 +283,8 @@ def test_past_the_limit_one_error_stands_for_the_rest():
     assert [i.command for i in found[:MAX_COMMANDS]] == [Status(f"perf_{n}") for n in range(MAX_COMMANDS)]
     extra = found[-1]
     assert (extra.line, extra.verb, extra.command, extra.unknown) == (11, "status", None, False)
-    assert f"at most {MAX_COMMANDS} commands" in extra.error and "the 3 after it" in extra.error
+    assert f"at most {MAX_COMMANDS} commands" in str(extra.error) and "the 3 after it" in str(extra.error)
+    assert extra.error is not None and extra.error.fix == "put them in another comment"
 
 
 def test_exactly_the_limit_is_fine():
@@ -300,7 +301,7 @@ def test_a_hostile_body_is_read_in_linear_time(piece):
 
 def test_an_overlong_command_line_is_refused():
     invocation = only("/perf verify perf_a " + "perf_b " * 200)
-    assert invocation.command is None and invocation.verb == "verify" and "at most 1000" in invocation.error
+    assert invocation.command is None and invocation.verb == "verify" and "at most 1000" in str(invocation.error)
     assert only("/perf verify " + "perf_a " * 140).command == Verify(("perf_a",))
 
 

@@ -176,7 +176,7 @@ def test_bisect_queues_a_bisection_of_a_range_and_says_what_is_wrong_with_a_bad_
     _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main'][:10]}..", "alice")
     assert "same commit" in text  # main is that commit: there is nothing between
     _, text = say(github, services, ISSUE, f"/perf bisect perf_nothing {heads['main'][:10]}..main", "alice")
-    assert "`perf_nothing` is not a report here" in text
+    assert "⚠️ `perf_nothing` is not a report here\n\n**To retry:** `/perf status` lists what this thread knows" in text
     assert bisect_store.unfinished(database, REPO, SLUG) is None
 
     root = git.Repo(tmp_path / "remotes" / "team" / "runtime.git").commit(heads["main"]).parents[0].hexsha
@@ -204,7 +204,7 @@ def test_close_and_reopen_are_logged_overrides(world, github, database):
 def test_malformed_unknown_and_not_yet_available_commands_say_how_to_retry(world, github):
     services, *_ = world
     _, text = say(github, services, ISSUE, "/perf verify samples=lots\n/perf frobnicate\n/perf digest", "wendy")
-    assert "(usage: /perf verify [SLUG...] [runner=NAME] [samples=N])" in text
+    assert "**To retry:** usage: /perf verify [SLUG...] [runner=NAME] [samples=N]" in text
     assert "unknown command 'frobnicate'" in text and "/perf help" in text
     assert ("the weekly digest as it stands now (a preview: nothing was posted)" in text
             and "<!-- perfbot:digest" in text)

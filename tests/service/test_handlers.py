@@ -9,7 +9,7 @@ import pytest
 import handlers
 from bot.adapters.local_issues import FileIssues
 from bot.adapters.store import service_queries
-from bot.errors import TransientError, UserError
+from bot.errors import Invalid, TransientError
 from bot.services.usecases import BotServices, RepoSource
 from bot.services.worker import Event
 from tests.gitrepo import RepoBuilder
@@ -64,14 +64,18 @@ def test_pushes_that_are_not_to_the_default_branch_do_nothing(world, example):
     assert not tracker.state_file.exists()
 
 
-def test_a_push_with_a_hostile_payload_is_a_clear_permanent_error(world):
+def test_a_push_with_a_hostile_payload_is_a_clear_permanent_error(world, caplog):
     _, _, services = world
     payload = push_example("0" * 40)
     payload["repository"]["full_name"] = "../../etc/passwd"
     failures = handlers.dispatch(Event("push", None, "d1", payload, None, None), services)
     # The payload is parsed once, for every handler of a push, and refused once: nothing runs on it.
     assert [name for name, _ in failures] == ["payload"]
-    assert isinstance(failures[0][1], UserError) and "repository.full_name" in str(failures[0][1])
+    assert isinstance(failures[0][1], Invalid) and "repository.full_name" in str(failures[0][1])
+    # The log line is the refusal's one rendering for logs: its kind, where and what.
+    said = [r.getMessage() for r in caplog.records if r.name == "perfbot.handlers"]
+    assert len(said) == 1 and "\n" not in said[0], said
+    assert said[0].startswith("delivery d1: refused (invalid): push payload: repository.full_name: "), said
 
 
 @pytest.mark.parametrize("example", range(len(webhook_examples("installation"))))

@@ -116,5 +116,6 @@ def test_a_hostile_branch_name_is_refused_with_its_reason(world, github, databas
     _, heads, services, _worker, _queue = world
     failures = handlers.dispatch(pull_event(github, heads, "opened", branch="fix/perf_x;rm -rf ~"), services)
     assert len(failures) == 1
-    assert str(failures[0][1]) == "PR #2: the head branch 'fix/perf_x;rm -rf ~' is refused: it contains a space"
+    assert str(failures[0][1]) == ("PR #2: the head branch 'fix/perf_x;rm -rf ~' is refused: it contains a space; "
+                                   "rename the branch")
     assert fix_store.fixes_for(database, REPO, SLUG) == []

@@ -6,6 +6,7 @@ import pytest
 
 from bot.core.config import Suite, parse_repo_config
 from bot.core.verify.suite import INCONCLUSIVE, OK, REGRESSION, SuiteOutputError, compare_suites, parse_suite_output
+from bot.errors import NotConfigured
 from bot.services.bench.suite import SuiteError, measure_suites, run_suite
 
 
@@ -177,6 +178,6 @@ def test_a_suite_that_fails_or_prints_nonsense_is_a_clear_error(suite_project):
     slow = config.model_copy(update=dict(suite=Suite(command=("sleep", "5"), timeout_seconds=1)))
     with pytest.raises(SuiteError, match="ran past its 1s limit"):
         run_suite(slow, runner, base_workspace, 1)
-    with pytest.raises(SuiteError, match=r"no \[suite\]"):
+    with pytest.raises(NotConfigured, match=r"no \[suite\] in \.perfbot\.toml; add its command"):
         run_suite(config.model_copy(update=dict(suite=None)), runner, base_workspace, 1)
     assert set(run_suite(config, runner, base_workspace, 2)) == {"loop_a", "loop_b"}

@@ -107,7 +107,7 @@ def test_check_warns_and_verify_refuses_a_sweep_without_threads(tmp_path, perfbo
                        "--db", f"sqlite:///{tmp_path / 'v.sqlite3'}")
     assert verified.exit_code == 1, verified.output
     assert "{threads}" in verified.output and f"[run] language (.perfbot.toml:{line})" in verified.output
-    assert "speedup" not in verified.output.split("Error:")[0]  # nothing was measured
+    assert "speedup" not in verified.output.split("error:")[0]  # nothing was measured
 
 
 def test_a_runtime_that_prints_one_thread_at_every_count_is_refused(tmp_path):

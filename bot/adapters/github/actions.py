@@ -10,7 +10,7 @@ from github.Repository import Repository
 
 from bot.adapters.github.client import classified_errors
 from bot.core.events import WorkflowRun
-from bot.errors import TransientError, UserError
+from bot.errors import Invalid, NotAllowed, NotConfigured, TransientError, Unreachable
 
 DOWNLOAD_TIMEOUT_SECONDS = 30
 
@@ -28,7 +28,8 @@ def actions_of(tracker) -> GitHubActions:
     file tracker has none, and an actions runner needs GitHub."""
     repo = getattr(tracker, "repo", None)
     if not isinstance(repo, Repository):
-        raise UserError("an actions runner needs perfbot connected to GitHub (not local mode)")
+        raise NotConfigured("an actions runner needs perfbot connected to GitHub (not local mode)",
+                            "the operator sets the App's credentials (docs/deployment.md)", owner="operator")
     return GitHubActions(repo)
 
 
@@ -47,8 +48,9 @@ class GitHubActions:
                 self.repo.get_workflow(workflow).create_dispatch(ref, inputs, throw=True)
         except GithubException as exc:  # no such workflow, or not one with these inputs: the team's to fix
             message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
-            raise UserError(f"{message}; install deploy/github/perfbot-bench.yml as .github/workflows/{workflow} "
-                            f"and perfbot_bench.py as .github/perfbot/perfbot_bench.py on {ref}") from None
+            raise NotConfigured(str(message), f"install deploy/github/perfbot-bench.yml as .github/workflows/"
+                                f"{workflow} and perfbot_bench.py as .github/perfbot/perfbot_bench.py on {ref}",
+                                key=f".github/workflows/{workflow}") from None
 
     def find_run(self, workflow: str, title: str, created_after: datetime) -> WorkflowRun | None:
         """The dispatched run with this title: GitHub does not answer a dispatch with its run, so it is found
@@ -78,7 +80,7 @@ class GitHubActions:
         signed storage URL, fetched without perfbot's token (it would leak, and storage refuses it); PyGithub's
         own redirect-following only trusts GitHub's domains, which storage is not."""
         if artifact.size > limit:
-            raise UserError(f"artifact {artifact.name} is {artifact.size} bytes, over the {limit}-byte limit")
+            raise Invalid(f"{artifact.size} bytes, over the {limit}-byte limit", at=f"artifact {artifact.name}")
         url = f"{self.repo.url}/actions/artifacts/{artifact.id}/zip"
         with classified_errors(f"downloading artifact {artifact.name} of {self.full_name}"):
             status, headers, _body = self.repo.requester.requestJson("GET", url)
@@ -87,20 +89,22 @@ class GitHubActions:
             raise TransientError(f"artifact {artifact.name}: GitHub answered {status} without a download address")
         # https only, unless the API itself is plain http (a local double or a test server).
         if not location.startswith(("https://", self.repo.requester.base_url.split("://")[0] + "://")):
-            raise UserError(f"artifact {artifact.name}: refusing a download address that is not https")
+            raise NotAllowed(f"artifact {artifact.name}: refusing a download address that is not https",
+                             rule="https downloads only")
         try:
             with requests.get(location, stream=True, timeout=DOWNLOAD_TIMEOUT_SECONDS, allow_redirects=False) as reply:
                 if reply.status_code >= 500:
                     raise TransientError(f"artifact {artifact.name}: storage answered {reply.status_code}")
                 if reply.status_code != 200:
-                    raise UserError(f"artifact {artifact.name}: storage answered {reply.status_code}")
+                    raise Unreachable(f"artifact {artifact.name}: storage answered {reply.status_code}",
+                                      host="GitHub's artifact storage")
                 if int(reply.headers.get("Content-Length") or 0) > limit:
-                    raise UserError(f"artifact {artifact.name} is over the {limit}-byte limit")
+                    raise Invalid(f"over the {limit}-byte limit", at=f"artifact {artifact.name}")
                 data = bytearray()
                 for chunk in reply.iter_content(64 * 1024):
                     data += chunk
                     if len(data) > limit:
-                        raise UserError(f"artifact {artifact.name} is over the {limit}-byte limit")
+                        raise Invalid(f"over the {limit}-byte limit", at=f"artifact {artifact.name}")
                 return bytes(data)
         except requests.RequestException as exc:
             raise TransientError(f"artifact {artifact.name}: storage unreachable ({exc.__class__.__name__})") from None

@@ -9,7 +9,7 @@ from bot.adapters.runners import contain
 from bot.adapters.runners.local import LocalRunner
 from bot.adapters.runners.ssh import SshOptions, SshRunner
 from bot.core.config import BuildScript, PerfbotFile, Runner
-from bot.errors import UserError
+from bot.errors import Invalid, NotAllowed, NotConfigured
 
 __all__ = ["LocalRunner", "SshOptions", "SshRunner", "make_runner", "readable_problem"]
 
@@ -52,24 +52,28 @@ def make_runner(runner_conf: Runner, repo_path: Path, cache_dir: Path, config: P
                        "output_mb": config.operator.sandbox.output_mb, "secrets": secrets}
     if runner_conf.kind == "local":
         if service and not config.operator.runners_named:
-            raise UserError("benchmarks run on bench hosts, never on the bot's own machine: the operator adds a "
-                            "[[runners]] entry for a bench host (kind = \"ssh\") to the instance file "
-                            "(instance/perfbot.toml), or names kind = \"local\" there to allow this host on purpose")
+            raise NotAllowed("benchmarks run on bench hosts, never on the bot's own machine",
+                             "the operator adds a [[runners]] entry for a bench host (kind = \"ssh\") to the instance "
+                             "file (instance/perfbot.toml), or names kind = \"local\" there to allow this host on "
+                             "purpose", rule="the operator's runners")
         shown = tuple(Path(r) for r in config.operator.sandbox.readable)
         for folder in shown:
             problem = readable_problem(folder, private)
             if problem:
-                raise UserError(f"[sandbox] readable: {problem}")
+                raise NotAllowed(f"[sandbox] readable: {problem}",
+                                 "the operator names another folder in the instance file", rule="[sandbox] readable")
         return LocalRunner(runner_conf.name, repo_path, cache_dir, build=config.build.argv, readable=shown, **limits)
     if runner_conf.kind == "ssh":
         if ssh is None:
-            raise UserError(f"runner {runner_conf.name} is an ssh runner but no ssh settings were given")
+            raise NotConfigured(f"runner {runner_conf.name} is an ssh runner but no ssh settings were given",
+                                key="PERFBOT_SSH_KEY and PERFBOT_SSH_KNOWN_HOSTS", owner="operator")
         return SshRunner(runner_conf.name, runner_conf.host or "", options=ssh, repo_path=repo_path,
                          user=runner_conf.user, port=runner_conf.port, path=runner_conf.path, build=config.build.argv,
                          readable=config.operator.sandbox.readable, **limits)
     if runner_conf.kind == "actions":
         # A workflow run finishes minutes later through a webhook: only the service can wait for that.
-        raise UserError(f"runner {runner_conf.name} runs on GitHub Actions, which the service dispatches and hears "
-                        "back from: ask on the pull request (`/perf verify runner=" + runner_conf.name + "`), or pass "
-                        "--runner with a local or ssh runner")
-    raise UserError(f"runner {runner_conf.name}: unknown kind {runner_conf.kind!r}")
+        raise Invalid(f"runner {runner_conf.name} runs on GitHub Actions, which the service dispatches and hears "
+                      "back from", f"ask on the pull request (`/perf verify runner={runner_conf.name}`), or pass "
+                      "--runner with a local or ssh runner")
+    raise Invalid(f"unknown kind {runner_conf.kind!r}", 'kind is "local", "ssh" or "actions"',
+                  at=f"runner {runner_conf.name}", key="kind")

@@ -17,7 +17,7 @@ from bot.core.config import PerfbotFile, Runner
 from bot.core.reports.records import PerfIssue
 from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.verify_plan import programs
-from bot.errors import UserError
+from bot.errors import Invalid
 
 SAMPLES_FILE = "perfbot-samples.json"
 MAX_ZIP_BYTES = 10 * 1024 * 1024
@@ -27,8 +27,8 @@ MAX_INPUT_CHARS = 65_000  # GitHub caps a dispatch's inputs at 65,535 characters
 KINDS = ("language_seconds", "c_seconds"), ("one_thread_seconds", "n_threads_seconds")
 
 
-class ArtifactError(UserError):
-    """The samples artifact is refused; the message says why, for the run's comment."""
+class ArtifactError(Invalid):
+    """The samples artifact is refused: what is wrong with it, for the run's comment."""
 
 
 def artifact_name(run_id: int) -> str:
@@ -57,9 +57,9 @@ def dispatch_inputs(run: BenchRun, record: PerfIssue, config: PerfbotFile, runne
     inputs = {"run": str(run.id), "plan": json.dumps(plan, separators=(",", ":")),
               "runs_on": json.dumps(list(runner.runs_on))}
     if sum(len(v) for v in inputs.values()) > MAX_INPUT_CHARS:
-        raise UserError(f"cannot verify {record.slug} on {runner.name}: the report's programs (and the build "
-                        "script) are too large for a workflow_dispatch (GitHub allows "
-                        f"{MAX_INPUT_CHARS} characters of inputs)")
+        raise Invalid(f"cannot verify {record.slug} on {runner.name}: the report's programs (and the build "
+                      f"script) are too large for a workflow_dispatch (GitHub allows {MAX_INPUT_CHARS} characters of "
+                      "inputs)", "run it on a local or ssh runner (`/perf verify runner=NAME`)")
     return inputs
 
 
@@ -74,8 +74,8 @@ def _refuse_what_the_workflow_cannot_do(record: PerfIssue, config: PerfbotFile, 
                                                     config.measure != "wall"),
     ) if used]
     if asked:
-        raise UserError(f"cannot verify {record.slug} on {runner.name}: the GitHub Actions bench script does not "
-                        f"support {', '.join(asked)} yet; run it on a local or ssh runner (`/perf verify runner=NAME`)")
+        raise Invalid(f"cannot verify {record.slug} on {runner.name}: the GitHub Actions bench script does not "
+                      f"support {', '.join(asked)} yet", "run it on a local or ssh runner (`/perf verify runner=NAME`)")
 
 
 def read_samples(data: bytes) -> dict:

@@ -12,13 +12,14 @@ from typing import Protocol, TypeVar
 from bot.core.config import BuildScript, build_argv
 from bot.core.tracker.outgoing import scrub
 from bot.core.verify.failures import Evidence, Failure, classify
-from bot.errors import UserError
+from bot.errors import Invalid, NotConfigured
 
 SHA_RE = re.compile(r"[0-9a-f]{40}")
 
 
-class BuildError(UserError):
-    """The project does not build at a commit; the message carries the command and the end of its output."""
+class BuildError(Invalid):
+    """The project does not build (or check out) at a commit: the input measured is not runnable as given; the
+    problem carries the command and the end of its output."""
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,9 @@ class RunResult:
     @classmethod
     def from_answer(cls, answer: dict, runner: str, secrets: tuple[str, ...] = ()) -> RunResult:
         """contain.run's answer, scrubbed of `secrets`; a refused run (no sandbox where one is required) is a
-        UserError."""
+        refusal of the host's configuration."""
         if answer.get("refused"):
-            raise UserError(f"runner {runner}: {answer['refused']}")
+            raise NotConfigured(f"runner {runner}: {answer['refused']}", owner="operator")
         return cls(int(answer["returncode"]), scrub(answer["stdout"], secrets), scrub(answer["stderr"], secrets),
                    float(answer["seconds"]),
                    bool(answer["timed_out"]), answer.get("user"), answer.get("system"), answer.get("faults"),
@@ -129,5 +130,5 @@ def run_folder_name(sha: str, slug: str) -> str:
 def script_folder(script: BuildScript) -> str:
     """`scripts/<digest>`: content-addressed, so two configurations tried one after the other never share one."""
     if script.text is None:
-        raise UserError(f"build.script {script.path} was not loaded from the configuration's source")
+        raise Invalid(f"build.script {script.path} was not loaded from the configuration's source")
     return f"scripts/{hashlib.sha256(script.text.encode('utf-8')).hexdigest()[:16]}"

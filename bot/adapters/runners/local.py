@@ -27,7 +27,7 @@ from bot.adapters.runners import contain
 from bot.adapters.runners.base import SHA_RE, BuildError, RunResult, build_at, recipe, run_folder_name, script_folder
 from bot.core.config import BuildScript
 from bot.core.reports.records import SLUG_RE
-from bot.errors import UserError
+from bot.errors import Invalid, NotAllowed, NotConfigured
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +56,14 @@ class LocalRunner:
         if sandbox == "bwrap":
             problem = contain.bwrap_problem()
             if problem:
-                raise UserError(f"runner {name} runs reports' code only in a sandbox, and {problem}; the operator "
-                                "installs bubblewrap there (docs/deployment.md)")
+                raise NotConfigured(f"runner {name} runs reports' code only in a sandbox, and {problem}",
+                                    "the operator installs bubblewrap there (docs/deployment.md)")
         elif sandbox == "none":
             log.warning("runner %s runs reports' code UNCONTAINED (sandbox = \"none\"): it sees this host's "
                         "files and sockets; its results say so", name)
         else:
-            raise UserError(f'runner {name}: sandbox must be "bwrap" or "none", not {sandbox[:40]!r}')
+            raise Invalid(f'sandbox must be "bwrap" or "none", not {sandbox[:40]!r}', at=f"runner {name}",
+                          key="sandbox")
 
     def cores(self) -> int:
         """The CPUs this process may run on (a container's or taskset's share): the default sweep's top."""
@@ -86,7 +87,7 @@ class LocalRunner:
     def prepare(self, sha: str) -> Path:
         """The project checked out and built at `sha`; reused when it was built before by the same recipe."""
         if not SHA_RE.fullmatch(sha):
-            raise UserError(f"not a full commit sha: {sha[:60]!r}")
+            raise Invalid(f"not a full commit sha: {sha[:60]!r}")
         workspace = self.cache_dir / "worktrees" / sha
         mark = self.cache_dir / "built" / sha
         wanted = recipe(self.build, self.build_script)
@@ -121,10 +122,11 @@ class LocalRunner:
     def run_dir(self, workspace: Path, slug: str) -> Path:
         """A fresh folder for one report's programs, outside the checkout; gone when the benchmark ends."""
         if not SLUG_RE.fullmatch(slug):
-            raise UserError(f"not a report slug: {slug[:80]!r}")
+            raise Invalid(f"not a report slug: {slug[:80]!r}")
         workspace = Path(workspace)
         if workspace.parent != self.cache_dir / "worktrees" or not SHA_RE.fullmatch(workspace.name):
-            raise UserError(f"{str(workspace)[:120]} is not a workspace of runner {self.name}")
+            raise NotAllowed(f"{str(workspace)[:120]} is not a workspace of runner {self.name}",
+                             rule="a runner's own folders")
         folder = Path(contain.fresh(str(self.cache_dir / "runs"), run_folder_name(workspace.name, slug)))
         self._made.add(folder)
         return folder
@@ -133,7 +135,8 @@ class LocalRunner:
         """A file straight in a run folder this runner made, written without following a link."""
         path = Path(path)
         if path.parent not in self._made or path.name.startswith(".") or "/" in path.name:
-            raise UserError(f"{str(path)[:120]} is not in a run folder runner {self.name} made")
+            raise NotAllowed(f"{str(path)[:120]} is not in a run folder runner {self.name} made",
+                             rule="a runner's own folders")
         contain.put(str(path), text.encode("utf-8"))
 
     def run(self, argv: list[str], cwd: Path, timeout: float) -> RunResult:

@@ -30,7 +30,7 @@ from bot.adapters.runners import contain
 from bot.adapters.runners.base import SHA_RE, BuildError, RunResult, build_at, recipe, run_folder_name, script_folder
 from bot.core.config import BuildScript, remote_path_ok
 from bot.core.reports.records import SLUG_RE
-from bot.errors import TransientError, UserError
+from bot.errors import Invalid, NotAllowed, NotConfigured, TransientError, Unreachable, UserError
 
 log = logging.getLogger(__name__)
 HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
@@ -72,9 +72,9 @@ class SshRunner:
         """`cgroups` False makes the host use the fallback limits even where it could make a cgroup."""
         folder = path or f"~/.cache/perfbot/{name}"
         if not HOST_RE.fullmatch(host) or (user is not None and not USER_RE.fullmatch(user)):
-            raise UserError(f"runner {name}: not a valid host or user: {host[:60]!r} {str(user)[:40]!r}")
+            raise Invalid(f"not a valid host or user: {host[:60]!r} {str(user)[:40]!r}", at=f"runner {name}")
         if not remote_path_ok(folder):
-            raise UserError(f"runner {name}: {folder[:80]!r} is not an absolute or ~/ folder")
+            raise Invalid(f"{folder[:80]!r} is not an absolute or ~/ folder", at=f"runner {name}", key="path")
         self.name, self.host, self.user, self.port, self.folder = name, host, user, port, folder
         self.options = options
         self.repo_path = Path(repo_path)
@@ -83,7 +83,8 @@ class SshRunner:
         self.memory_mb = memory_mb
         self.build_timeout = build_timeout
         if sandbox not in ("bwrap", "none"):
-            raise UserError(f'runner {name}: sandbox must be "bwrap" or "none", not {sandbox[:40]!r}')
+            raise Invalid(f'sandbox must be "bwrap" or "none", not {sandbox[:40]!r}', at=f"runner {name}",
+                          key="sandbox")
         self.sandbox, self.readable, self.processes, self.output_mb = sandbox, tuple(readable), processes, output_mb
         self.secrets, self.cgroups = secrets, cgroups
         self._made: set[PurePosixPath] = set()  # the run folders made for this runner: write_file's only places
@@ -140,7 +141,7 @@ class SshRunner:
     def prepare(self, sha: str) -> PurePosixPath:
         """The commit unpacked with `git archive` into worktrees/<sha> on the host, built once, then reused."""
         if not SHA_RE.fullmatch(sha):
-            raise UserError(f"not a full commit sha: {sha[:60]!r}")
+            raise Invalid(f"not a full commit sha: {sha[:60]!r}")
         workspace = self.root() / "worktrees" / sha
         mark = self.root() / "built" / sha
         wanted = recipe(self.build, self.build_script)
@@ -169,10 +170,10 @@ class SshRunner:
     def run_dir(self, workspace: PurePosixPath, slug: str) -> PurePosixPath:
         """A fresh folder on the host for one report's programs, outside the checkout (contain.fresh)."""
         if not SLUG_RE.fullmatch(slug):
-            raise UserError(f"not a report slug: {slug[:80]!r}")
+            raise Invalid(f"not a report slug: {slug[:80]!r}")
         workspace = self._inside(workspace)
         if workspace.parent != self.root() / "worktrees" or not SHA_RE.fullmatch(workspace.name):
-            raise UserError(f"{workspace} is not a workspace of runner {self.name}")
+            raise NotAllowed(f"{workspace} is not a workspace of runner {self.name}", rule="a runner's own folders")
         runs = self.root() / "runs"
         request = json.dumps({"parent": str(runs), "prefix": run_folder_name(workspace.name, slug)})
         code, out, err = self._exec(self._python("fresh", request), timeout=MARGIN)
@@ -186,7 +187,8 @@ class SshRunner:
         """A file straight in a run folder this runner made, written on the host without following a link."""
         path = self._inside(path)
         if path.parent not in self._made or path.name.startswith("."):
-            raise UserError(f"{str(path)[:120]} is not in a run folder runner {self.name} made")
+            raise NotAllowed(f"{str(path)[:120]} is not in a run folder runner {self.name} made",
+                             rule="a runner's own folders")
         self._put(path, text.encode("utf-8"))
 
     def _put(self, path: PurePosixPath, data: bytes, mode: int = 0o644) -> None:
@@ -271,7 +273,8 @@ class SshRunner:
     def _inside(self, path: PurePosixPath) -> PurePosixPath:
         path, root = PurePosixPath(path), self.root()
         if ".." in path.parts or not path.is_absolute() or (path != root and root not in path.parents):
-            raise UserError(f"{str(path)[:120]} is outside the folder of runner {self.name}")
+            raise NotAllowed(f"{str(path)[:120]} is outside the folder of runner {self.name}",
+                             rule="a runner's own folders")
         return path
 
     def _python(self, command: str, arg: str) -> str:
@@ -280,7 +283,7 @@ class SshRunner:
     def _checked(self, remote: str, what: str, data: bytes | None = None) -> None:
         code, _, err = self._exec(remote, data=data, timeout=MARGIN)
         if code != 0:
-            raise UserError(f"{what} on {self.host}: {err.decode(errors='replace').strip()[-300:]}")
+            raise Unreachable(f"{what}: {err.decode(errors='replace').strip()[-300:]}", host=self.host)
 
     def _exec(self, remote: str, *, timeout: float, data: bytes | None = None,
               stdin=subprocess.DEVNULL) -> tuple[int, bytes, bytes]:
@@ -305,33 +308,37 @@ class SshRunner:
         add = (f"add the host key of {self.host} to {known} (ssh-keyscan -p {self.port} {self.host} >> {known}) "
                "after checking its fingerprint")
         if "IDENTIFICATION HAS CHANGED" in text or ("host key for" in text.lower() and "changed" in text):
-            raise UserError(f"the host key of {self.where} does not match {known}: if the host was reinstalled, "
-                            f"remove the old key (ssh-keygen -R '{name}' -f {known}) and {add}")
+            raise Unreachable(f"its host key does not match {known}", f"if the host was reinstalled, remove the old "
+                              f"key (ssh-keygen -R '{name}' -f {known}) and {add}", host=self.where)
         if "Host key verification failed" in text or "host key is known" in text:
-            raise UserError(f"the host key of {self.where} is not in {known}: {add}")
+            raise Unreachable(f"its host key is not in {known}", add, host=self.where)
         if "Permission denied" in text:
-            raise UserError(f"{self.where} refused the key {key}: add {key}.pub to ~/.ssh/authorized_keys of "
-                            f"{self.user or 'the bench user'} on {self.host}")
+            raise Unreachable(f"refused the key {key}", f"add {key}.pub to ~/.ssh/authorized_keys of "
+                              f"{self.user or 'the bench user'} on {self.host}", host=self.where)
         if code == 127 and "python3" in text:
-            raise UserError(f"{self.host} has no python3 on the PATH of {self.user or 'its bench user'}: install it")
+            raise Unreachable(f"no python3 on the PATH of {self.user or 'its bench user'}", "install it",
+                              host=self.host)
         last = text.strip().splitlines()[-1][:300] if text.strip() else f"exit {code}"
         if code == 255 and any(sign in text for sign in _NETWORK):
             raise TransientError(f"cannot reach {self.where} over ssh: {last}", retry_after=60)
-        raise UserError(f"{what} on {self.where}: {last}")
+        raise Unreachable(f"{what}: {last}", host=self.where)
 
     def _ssh_argv(self, extra: list[str] | None = None) -> list[str]:
         opts = self.options
         for setting, path in (("PERFBOT_SSH_KEY", opts.identity_file), ("PERFBOT_SSH_KNOWN_HOSTS",
                               opts.known_hosts_file), ("the ssh control folder", opts.control_dir)):
             if _UNSAFE_LOCAL.search(str(path)):
-                raise UserError(f"{setting}: {path} has blanks, quotes or %, which ssh options cannot carry")
+                raise NotConfigured(f"{setting}: {path} has blanks, quotes or %, which ssh options cannot carry",
+                                    "the operator names a path without them", owner="operator")
         if not opts.known_hosts_file.is_file():
-            raise UserError(f"no known_hosts file at {opts.known_hosts_file} (PERFBOT_SSH_KNOWN_HOSTS): create it "
-                            f"and add the host key of {self.host} (ssh-keyscan -p {self.port} {self.host} >> "
-                            f"{opts.known_hosts_file}) after checking its fingerprint")
+            raise NotConfigured(f"no known_hosts file at {opts.known_hosts_file} (PERFBOT_SSH_KNOWN_HOSTS)",
+                                f"create it and add the host key of {self.host} (ssh-keyscan -p {self.port} "
+                                f"{self.host} >> {opts.known_hosts_file}) after checking its fingerprint",
+                                key="PERFBOT_SSH_KNOWN_HOSTS", owner="operator")
         if not opts.identity_file.is_file():
-            raise UserError(f"no ssh key at {opts.identity_file} (PERFBOT_SSH_KEY): create one (ssh-keygen -t "
-                            f"ed25519 -N '' -f {opts.identity_file}) and authorize its .pub on {self.host}")
+            raise NotConfigured(f"no ssh key at {opts.identity_file} (PERFBOT_SSH_KEY)",
+                                f"create one (ssh-keygen -t ed25519 -N '' -f {opts.identity_file}) and authorize its "
+                                f".pub on {self.host}", key="PERFBOT_SSH_KEY", owner="operator")
         # A master already past host key checking is only shared by runners with the same trust and key.
         socket = _control_socket(opts.control_dir, f"{self.where} {opts.known_hosts_file} {opts.identity_file}")
         argv = ["ssh", "-F", "none", "-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
@@ -356,8 +363,10 @@ def _control_socket(folder: Path, identity: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
     if folder.stat().st_uid != os.getuid():
-        raise UserError(f"ssh control folder {folder} belongs to someone else")
+        raise NotAllowed(f"ssh control folder {folder} belongs to someone else",
+                         "give perfbot an instance folder of its own", rule="a private control folder")
     socket = folder / hashlib.sha256(identity.encode()).hexdigest()[:16]
     if len(str(socket)) > 86:  # ssh binds <path>.<16 random chars>; sun_path holds 104 bytes on macOS
-        raise UserError(f"ssh control folder {folder} is too long for a unix socket path; use a shorter instance dir")
+        raise NotConfigured(f"ssh control folder {folder} is too long for a unix socket path",
+                            "use a shorter instance dir", owner="operator")
     return socket

@@ -41,7 +41,7 @@ class Invocation:
     line: int                # 1-based line in the comment body
     text: str                # the command line as written, stripped
     command: Command | None   # the verb's dataclass, or None when malformed or unknown
-    error: str | None        # what is wrong, then "(usage: ...)" for a malformed command
+    error: CommandSyntaxError | None  # what is wrong, and the usage (or help) to retry with
     unknown: bool = False    # the verb is not ours: the caller answers with help_text()
 
 
@@ -52,8 +52,8 @@ def find_commands(body: str | None, bot_name: str = "perfbot") -> list[Invocatio
     if len(lines) > MAX_COMMANDS:
         number, text, rest = lines[MAX_COMMANDS]
         left = len(lines) - MAX_COMMANDS
-        error = (f"a comment may hold at most {MAX_COMMANDS} commands; this one and the {left - 1} after it "
-                 f"were not run (put them in another comment)")
+        error = CommandSyntaxError(f"a comment may hold at most {MAX_COMMANDS} commands; this one and the "
+                                   f"{left - 1} after it were not run", "put them in another comment")
         found.append(Invocation(_verb_of(rest), number, text, None, error))
     return found
 
@@ -127,10 +127,11 @@ def _invocation(number: int, text: str, rest: str) -> Invocation:
     verb = _verb_of(rest)
     grammar = VERBS.get(verb)
     if grammar is None:
-        return Invocation(shown(verb), number, text, None, f"unknown command '{shown(verb)}'", unknown=True)
+        return Invocation(shown(verb), number, text, None, CommandSyntaxError(f"unknown command '{shown(verb)}'"),
+                          unknown=True)
     if len(text) > MAX_LINE:
-        return Invocation(verb, number, text, None,
-                          f"the command line is {len(text)} characters; at most {MAX_LINE} are read")
+        return Invocation(verb, number, text, None, CommandSyntaxError(
+            f"the command line is {len(text)} characters; at most {MAX_LINE} are read", f"usage: {grammar.usage}"))
     try:
         try:
             tokens = shlex.split(rest.translate(_CURLY), posix=True)
@@ -139,7 +140,8 @@ def _invocation(number: int, text: str, rest: str) -> Invocation:
         args, options = split_arguments(tokens[1:])
         command = grammar.parse(args, options)
     except CommandSyntaxError as error:
-        return Invocation(verb, number, text, None, f"{error} (usage: {grammar.usage})")
+        error.fix = "; ".join(filter(None, (error.fix, f"usage: {grammar.usage}")))
+        return Invocation(verb, number, text, None, error)
     return Invocation(verb, number, text, command, None)
 
 

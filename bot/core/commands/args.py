@@ -4,15 +4,15 @@ from __future__ import annotations
 import re
 
 from bot.core.reports.records import SLUG_RE
-from bot.errors import UserError
+from bot.errors import Invalid
 
 # An option key starts with a letter, so a token like `=x` or `#12=` stays a (bad) positional argument.
 _OPTION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)=(.*)", re.DOTALL)
 _SHOWN = 60
 
 
-class CommandSyntaxError(UserError):
-    """A command that is ours but malformed; the message says what is wrong (find_commands adds the usage)."""
+class CommandSyntaxError(Invalid):
+    """A command that is ours but malformed: what is wrong, and how to write it (find_commands adds the usage)."""
 
 
 def shown(token: str) -> str:
@@ -44,7 +44,7 @@ def check_options(verb: str, options: dict[str, str], allowed: tuple[str, ...] =
         if not allowed:
             raise CommandSyntaxError(f"{verb} takes no key=value options (got {shown(key)}=)")
         names = ", ".join(f"{name}=" for name in allowed)
-        raise CommandSyntaxError(f"unknown option {shown(key)}=; {verb} takes only {names}")
+        raise CommandSyntaxError(f"unknown option {shown(key)}=", f"{verb} takes only {names}")
 
 
 def check_count(verb: str, args: tuple[str, ...], least: int, most: int, what: str) -> None:
@@ -66,13 +66,13 @@ def slug(token: str) -> str:
     if SLUG_RE.fullmatch(token):
         return token
     if re.fullmatch(r"#\d+", token):
-        raise CommandSyntaxError(f"'{token}' is an issue or PR number; name the report by its slug (perf_...)")
+        raise CommandSyntaxError(f"'{token}' is an issue or PR number", "name the report by its slug (perf_...)")
     # People write the file name, a path, the bare name, capitals or dashes: suggest, never guess silently.
     guess = token.strip().lower().replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".md").replace("-", "_")
     if not guess.startswith("perf_"):
         guess = f"perf_{guess}"
     if SLUG_RE.fullmatch(guess):
-        raise CommandSyntaxError(f"'{shown(token)}' is not a report slug; did you mean {guess}?")
+        raise CommandSyntaxError(f"'{shown(token)}' is not a report slug", f"did you mean {guess}?")
     raise CommandSyntaxError(
         f"'{shown(token)}' is not a report slug (perf_ followed by lowercase letters, digits and _)")
 

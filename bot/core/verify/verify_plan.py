@@ -9,15 +9,15 @@ from typing import Protocol
 
 from bot.core.config import PROGRAM_NAME, PerfbotFile, Reference, measure_problem, par_measure_problem
 from bot.core.reports.records import PerfIssue
-from bot.errors import UserError
+from bot.errors import Invalid, NotConfigured, NotFound
 
 _SAFE_TAG = re.compile(r"[a-z0-9_+-]{1,16}")
 
 
 def configured(argv: tuple[str, ...] | None, key: str) -> tuple[str, ...]:
-    """A command the run needs from .perfbot.toml; a UserError naming the key when the file lacks it."""
+    """A command the run needs from .perfbot.toml; a refusal naming the key when the file lacks it."""
     if argv is None:
-        raise UserError(f"{key} is not set in .perfbot.toml, and this run needs it")
+        raise NotConfigured(f"{key} is not set in .perfbot.toml, and this run needs it", key=key)
     return argv
 
 
@@ -35,18 +35,18 @@ def with_input(template: tuple[str, ...], given: str | None) -> tuple[str, ...]:
 
 
 def programs(record: PerfIssue, config: PerfbotFile) -> tuple[str, str]:
-    """The report's program and C translation ("" when it compares with a reference), or a UserError that says
+    """The report's program and C translation ("" when it compares with a reference), or a refusal that says
     what a plan for it lacks."""
     if record.track == "par" and (record.threads or 1) < 2:
-        raise UserError(f"{record.slug} is a par report without a thread count above 1; set `threads:`")
+        raise Invalid("a par report without a thread count above 1", "set `threads:`", at=record.slug, key="threads")
     if record.track == "par" and record.reference:
-        raise UserError(f"{record.slug}: a par report compares thread counts, a `reference:` compares "
-                        "implementations; make it `track: seq` or drop the reference")
+        raise Invalid("a par report compares thread counts, a `reference:` compares implementations",
+                      "make it `track: seq` or drop the reference", at=record.slug, key="reference")
     problem = par_measure_problem(config.measure) if record.track == "par" else None
     if problem:
         fix = ("change the report's `measure:`" if record.measure else "keep it for seq reports only with "
                f'[verify] measure = {{seq = "{config.measure}", par = "wall"}} in .perfbot.toml')
-        raise UserError(f"cannot verify {record.slug}: measure {problem}; {fix}")
+        raise Invalid(f"measure {problem}", fix, at=record.slug)
     language = next((b.code for b in record.code_blocks if b.lang == "language"), None)
     translation = next((b.code for b in record.code_blocks if b.lang == "c"), None)
     if record.reference and translation is None:
@@ -54,7 +54,7 @@ def programs(record: PerfIssue, config: PerfbotFile) -> tuple[str, str]:
     if language is None or translation is None or config.run.language is None:
         missing = "the program" if language is None else "the C translation" if translation is None else \
             "[run] language in .perfbot.toml"
-        raise UserError(f"cannot verify {record.slug}: {missing} is missing")
+        raise Invalid(f"cannot verify: {missing} is missing", at=record.slug)
     return language, translation
 
 
@@ -75,15 +75,16 @@ def reference_of(record: PerfIssue, config: PerfbotFile) -> Reference | None:
     name, _, ref = record.reference.partition("@")
     if name == "runtime":
         if not ref:
-            raise UserError(f"{record.slug}: `reference: runtime` needs the ref to compare with, e.g. "
-                            "`reference: runtime@v1`")
+            raise Invalid("`reference: runtime` needs the ref to compare with", "e.g. `reference: runtime@v1`",
+                          at=record.slug, key="reference")
         return Reference.model_construct(name="runtime", run=config.run.language or (), branch=ref,
                                          build=config.build.argv)
     table = config.reference(name)
     if table is None:
         known = ", ".join(config.references) or "none"
-        raise UserError(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
-                        f"[references.{name}] (known: {known}); add one, or write `reference: runtime@<ref>`")
+        raise NotFound(f"{record.slug} names `reference: {record.reference}` but .perfbot.toml has no "
+                       f"[references.{name}] (known: {known})", "add one, or write `reference: runtime@<ref>`",
+                       name=f"references.{name}")
     return table.model_copy(update={"branch": ref}) if ref else table
 
 
@@ -92,7 +93,7 @@ def with_measure(config: PerfbotFile, record: PerfIssue) -> PerfbotFile:
     measure = config.measure_for(record.track, record.measure)
     problem = measure_problem(measure, dict(config.run.metrics)) if record.measure else None
     if problem:  # .perfbot.toml checked its own measures; a report's names a metric the runtime may not print
-        raise UserError(f"cannot verify {record.slug}: `measure: {measure}`: {problem}")
+        raise Invalid(f"cannot verify: `measure: {measure}`: {problem}", at=record.slug)
     if measure == config.measure:
         return config
     return config.with_verify(measure=measure)

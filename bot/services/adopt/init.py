@@ -17,7 +17,7 @@ from bot.core.config.build import Build
 from bot.core.config.init_guess import BuildGuess, Findings
 from bot.core.reports.codeblocks import undeclared_tag
 from bot.core.reports.parse import parse
-from bot.errors import UserError
+from bot.errors import NotConfigured
 from bot.services.adopt import workspace as workspace_files
 
 _DECIDING = ("Cargo.toml",)  # read for what they name; .c files are read when there is one
@@ -41,7 +41,8 @@ def init(repo_path: Path, cache_dir: Path) -> InitResult:
         repo.close()
     compiler = next((c for c in ("gcc", "clang") if shutil.which(c)), None)
     if compiler is None:
-        raise UserError("neither gcc nor clang is installed here: a report's C translation needs one")
+        raise NotConfigured("neither gcc nor clang is installed here: a report's C translation needs one",
+                            "install gcc or clang")
     root = Path(repo_path)
     found = Findings(compiler, fences=_report_tags(root))
     guesses = _build_guesses(root, compiler)

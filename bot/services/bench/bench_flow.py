@@ -30,7 +30,7 @@ from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.run_parts import RunProgress, RunResult
 from bot.core.verify.units import result_unit
 from bot.core.verify.vocabulary import Purpose, Test
-from bot.errors import TransientError, UserError
+from bot.errors import NotConfigured, NotFound, TransientError, UserError
 from bot.services.answers import Answers
 from bot.services.bench.actions_flow import ActionsFlow
 from bot.services.bench.bench_inputs import FIX, GUARD, REPRODUCE, for_run
@@ -156,13 +156,14 @@ class BenchFlow:
         if name is not None:
             conf = next((r for r in config.operator.runners if r.name == name), None)
             if conf is None:
-                raise UserError(f"no runner named {name} in the instance's configuration; runners: "
-                                f"{', '.join(r.name for r in config.operator.runners)}")
+                raise NotFound(f"no runner named {name} in the instance's configuration",
+                               f"runners: {', '.join(r.name for r in config.operator.runners)}", name=name)
             return conf
         conf = config.runner_for(record.backend or "c")
         if conf is None:
-            raise UserError(f"no runner for backend {record.backend or 'c'}: the operator's instance file has no "
-                            f"[[runners]] entry whose labels include \"{record.backend or 'c'}\"")
+            raise NotConfigured(f"no runner for backend {record.backend or 'c'}: the operator's instance file has no "
+                                f"[[runners]] entry whose labels include \"{record.backend or 'c'}\"",
+                                key="[[runners]]", owner="operator")
         return conf
 
     # The public surface ActionsFlow shares: where a run is shown, how it is shown, and how it ends.

@@ -16,7 +16,7 @@ from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOp
 from bot.core.verify.bench_run import BenchRun, RunOptions
 from bot.core.verify.verify_plan import with_measure
 from bot.core.verify.vocabulary import Purpose
-from bot.errors import UserError
+from bot.errors import Invalid, NotFound, UserError
 
 FIX, REPRODUCE, GUARD = Purpose.FIX, Purpose.REPRODUCE, Purpose.GUARD  # guard: a fixed claim measured again
 CONFIG_FILE = ".perfbot.toml"
@@ -51,7 +51,7 @@ def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorCo
             text = source.file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             why = getattr(exc, "strerror", None) or exc
-            raise UserError(f"cannot verify: cannot read {source.file}: {why}") from None
+            raise Invalid(f"cannot read it: {why}", at=str(source.file)) from None
         config = _parsed(text, str(source.file))
     else:
         config = _parsed((repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace"), CONFIG_FILE)
@@ -62,7 +62,7 @@ def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorCo
     loaded = BuildScript(script.path, _script_text(repo, source, script.path))
     problem = script_problem(loaded, config.build.argv)
     if problem:
-        raise UserError(f"cannot verify: {source.describe()}: build.script: {problem}")
+        raise Invalid(problem, at=source.describe(), key="build.script")
     return config.with_script_text(loaded.content)
 
 
@@ -98,7 +98,7 @@ def read_record(repo: GitRepository, slug: str, *shas: str, reading: ReadingOpti
             record = parse(candidate, data, reading).record if data is not None else None
             if record is not None:
                 return record
-    raise UserError(f"cannot verify {slug}: {path} is not on {where}")
+    raise NotFound(f"cannot verify {slug}: {path} is not on {where}", name=slug)
 
 
 def for_run(repo: GitRepository, run: BenchRun,
@@ -123,7 +123,7 @@ def _parsed(text: str, name: str) -> PerfbotFile:
     try:
         return parse_repo_config(text)
     except ConfigFileError as exc:
-        raise UserError(f"cannot verify: {name}:{exc.line}: {exc.key}: {exc.problem}") from None
+        raise Invalid(exc.problem, at=name, line=exc.line, key=exc.key) from None
 
 
 def _script_text(repo: GitRepository, source: ConfigSource, path: str) -> str:
@@ -133,9 +133,9 @@ def _script_text(repo: GitRepository, source: ConfigSource, path: str) -> str:
     else:
         data, where = repo.read_file(source.sha, path), f"{source.ref} ({source.sha[:12]})"
     if data is None:
-        raise UserError(f"cannot verify: {source.describe()}: build.script: {path} is not in {where}; commit it "
-                        "there (it is never taken from the commits measured)")
+        raise NotFound(f"{source.describe()}: build.script: {path} is not in {where}",
+                       "commit it there (it is never taken from the commits measured)", name=path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise UserError(f"cannot verify: {source.describe()}: build.script: {path} is not UTF-8 text") from None
+        raise Invalid(f"{path} is not UTF-8 text", at=source.describe(), key="build.script") from None

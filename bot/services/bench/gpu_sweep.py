@@ -15,7 +15,7 @@ from bot.core.verify import gpu_modes
 from bot.core.verify.outputs import normalised
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.core.verify.verify_plan import configured, from_root, program_name, with_input
-from bot.errors import UserError
+from bot.errors import NotConfigured
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.sweep import host_cores, points_must_differ, warm_up
 
@@ -39,8 +39,9 @@ def measure_gpu(side, record: PerfIssue, language: str, config: PerfbotFile, run
     gpu = config.gpu
     auto = record.mode == gpu_modes.AUTO
     if auto and gpu.auto is None:
-        raise UserError(f"{record.slug} claims the automatic CPU/GPU choice (mode: auto), but .perfbot.toml has no "
-                        '[gpu] auto = [...]: add how the runtime runs a program choosing by itself')
+        raise NotConfigured(f"{record.slug} claims the automatic CPU/GPU choice (mode: auto), but .perfbot.toml has "
+                            "no [gpu] auto = [...]", "add how the runtime runs a program choosing by itself",
+                            key="[gpu] auto")
     side.measure = config.measure
     workspace = runner.prepare(side.sha)
     folder = runner.run_dir(workspace, record.slug)

@@ -10,14 +10,14 @@ from bot.core.verify.counters import counted, instructions
 from bot.core.verify.outputs import metrics_of
 from bot.core.verify.scaling import round_order
 from bot.core.verify.stats import INCONCLUSIVE, ratio_interval
-from bot.errors import UserError
+from bot.errors import NotConfigured
 
 MISMATCH, ERROR = "mismatch", "error"  # a verification that measured nothing, and why
 
 
 def find_counter(runner, cwd) -> str:
     """The instruction counter that really counts on this runner's host: perf stat where hardware counters
-    exist, else cachegrind; a UserError that says what each answered when neither does."""
+    exist, else cachegrind; a refusal that says what each answered when neither does."""
     answers = []
     for name in ("perf", "cachegrind"):
         result = runner.run(counted(name, ["true"]), cwd, 60)
@@ -25,9 +25,11 @@ def find_counter(runner, cwd) -> str:
             return name
         why = result.stderr.strip().splitlines()[-1][:160] if result.stderr.strip() else f"exit {result.returncode}"
         answers.append(f"{'perf stat' if name == 'perf' else 'valgrind --tool=cachegrind'}: {why}")
-    raise UserError(f'[verify] measure = "instructions" needs `perf stat` with hardware counters or '
-                    f"`valgrind --tool=cachegrind` on {runner.host}, and neither counts there ({'; '.join(answers)}). "
-                    'Install valgrind on that host, or use measure = "user" (CPU time) or "wall"')
+    raise NotConfigured(f'[verify] measure = "instructions" needs `perf stat` with hardware counters or '
+                        f"`valgrind --tool=cachegrind` on {runner.host}, and neither counts there "
+                        f"({'; '.join(answers)})",
+                        'install valgrind on that host, or use measure = "user" (CPU time) or "wall"',
+                        key="verify.measure")
 
 
 def wrap_for_measure(argv: list[str], config: PerfbotFile, runner, cwd, counter: dict) -> list[str]:

@@ -16,13 +16,13 @@ from pathlib import PurePath
 
 from bot.core.config import PerfbotFile
 from bot.core.verify.suite import SuiteOutputError, parse_suite_output
-from bot.errors import UserError
+from bot.errors import Invalid, NotConfigured
 
 Samples = dict[str, list[float]]
 
 
-class SuiteError(UserError):
-    """The suite did not give timings: the message says where, why and what it printed last."""
+class SuiteError(Invalid):
+    """The suite did not give timings: where, why and what it printed last."""
 
 
 def run_suite(config: PerfbotFile, runner, workspace: PurePath, samples: int, *, side: str = "") -> Samples:
@@ -48,7 +48,8 @@ def measure_suites(config: PerfbotFile, runner, base_workspace: PurePath, head_w
 def _run_once(config: PerfbotFile, runner, workspace: PurePath, side: str) -> dict[str, float]:
     suite = config.suite
     if suite is None:
-        raise SuiteError("no [suite] in .perfbot.toml: add its command and format to measure the project's suite")
+        raise NotConfigured("no [suite] in .perfbot.toml", "add its command and format to measure the project's suite",
+                            key="[suite]")
     timeout = suite.timeout_seconds or config.verify.timeout_seconds
     command = " ".join(suite.command)
     where = f" at {side}" if side else ""

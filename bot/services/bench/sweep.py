@@ -17,7 +17,7 @@ from bot.core.verify.scaling import sweep_counts
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.core.verify.sweep_checks import IMPLAUSIBLE, above_ideal, plausible_step, same_points
 from bot.core.verify.verify_plan import configured, from_root, program_name, with_input
-from bot.errors import UserError
+from bot.errors import Invalid, UserError
 from bot.services.bench.measures import ERROR, MISMATCH, timed_rounds, wrap_for_measure
 
 
@@ -58,7 +58,7 @@ def points_must_differ(argv: dict, warmed: dict, config: PerfbotFile) -> None:
     printed = {n: metrics_of(r.stdout, r.stderr, config.run) for n, r in warmed.items() if isinstance(n, int)}
     problem = same_points(counts, printed, "[run] language in .perfbot.toml")
     if problem is not None:
-        raise UserError(problem)
+        raise Invalid(problem)
 
 
 def _threads(n: int) -> str:

@@ -41,7 +41,7 @@ from bot.core.verify.verify_plan import (
     with_input,
     with_measure,
 )
-from bot.errors import UserError
+from bot.errors import Invalid
 from bot.services.bench.gpu_sweep import is_gpu_report, measure_gpu
 from bot.services.bench.measures import timed_rounds, wrap_for_measure
 from bot.services.bench.references import ReferenceTarget, prepare_reference
@@ -156,7 +156,7 @@ def verify(record: PerfIssue, config: PerfbotFile, runner, head: str, base: str 
     language, translation = programs(record, config)
     no_knob = knob_problem(record, config, "[run] language in .perfbot.toml")
     if no_knob is not None:  # a sweep that can vary nothing is refused before it measures anything
-        raise UserError(no_knob)
+        raise Invalid(no_knob)
     reference = reference_of(record, config)
     par = record.track == "par"
     sides = []

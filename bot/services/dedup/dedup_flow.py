@@ -24,7 +24,7 @@ from bot.core.dedup.offline_reviewer import merge_reports
 from bot.core.dedup.verdicts import PROMPT_VERSION
 from bot.core.reports.records import REPORT_DIR, ReadingOptions
 from bot.core.tracker.issue_view import comment_marker
-from bot.errors import UserError
+from bot.errors import NotFound
 from bot.services.dedup.budget import BudgetSpent
 from bot.services.dedup.live_index import LiveIndexes
 from bot.services.dedup.review import Dedup, PairReview, Reviewer
@@ -114,7 +114,7 @@ def propose_person_merge(db: Database, full_name: str, repo: GitRepository, trac
     """A person's `dup`/`merge`: the same branch and PR as a reviewer's merge, on their word instead."""
     reports = {r.slug: r for r in live_reports(db, full_name)}
     if keep not in reports or drop not in reports:
-        raise UserError(f"both reports must be open to merge them: {keep}, {drop}")
+        raise NotFound(f"both reports must be open to merge them: {keep}, {drop}", name=f"{keep}, {drop}")
     base_ref = repo.default_ref()
     branch = f"perfbot/merge-{keep}"
     files = {f"{REPORT_DIR}/{drop}.md": None,

@@ -20,6 +20,7 @@ from bot.adapters.store.lead import notice_store
 from bot.adapters.store.lead.lead_queries import lead_facts
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
+from bot.core import refusals
 from bot.core.config import PerfbotFile
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
 from bot.core.lead.dashboard import (
@@ -70,7 +71,7 @@ class DashboardFlow:
         try:
             config = self.config(repo)
         except UserError as exc:  # lint and verification already say what is wrong with the file, with its line
-            log.warning("%s: no dashboard while .perfbot.toml does not parse: %s", full_name, exc)
+            log.warning("%s: no dashboard while .perfbot.toml does not parse: %s", full_name, refusals.log_line(exc))
             return "off"
         if not config.notify.declared:
             return "off"

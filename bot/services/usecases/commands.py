@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from bot.adapters.store.lead import notice_store
 from bot.adapters.store.locks import repo_lock
+from bot.core import refusals
 from bot.core.events import Where
 from bot.core.lead.dashboard import VERBS, newly_ticked
+from bot.errors import NotAllowed
 from bot.services.commands import WRITE_LEVELS, CommandFlow
 from bot.services.usecases.context import Context
 from bot.services.usecases.guards import Guards
@@ -46,8 +48,9 @@ class Commands:
             flow = self._flow()
             for action in ticked:
                 if level not in WRITE_LEVELS:
-                    lines.append(f"🚫 **{VERBS[action.verb]}** `{action.slug}`: only people with write access act "
-                                 f"from this dashboard; @{actor} has {level}. I unticked the box; ask a maintainer.")
+                    refused = NotAllowed(f"only people with write access act from this dashboard; @{actor} has "
+                                         f"{level}. I unticked the box", "ask a maintainer", rule="write access")
+                    lines.append(f"**{VERBS[action.verb]}** `{action.slug}`: {refusals.comment(refused)}")
                 else:
                     lines.append(f"**{VERBS[action.verb]}** `{action.slug}` (ticked by @{actor}): "
                                  f"{flow.act_on_box(where, action.verb, action.slug)}")

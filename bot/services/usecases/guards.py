@@ -9,8 +9,9 @@ from datetime import datetime
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import fix_store
 from bot.bisect.flow import BisectFlow
+from bot.core import refusals
 from bot.core.verify.bench_run import BenchRun
-from bot.errors import UserError
+from bot.errors import Invalid, NotConfigured, NotFound, UserError
 from bot.services.bench.guard_flow import GuardFlow
 from bot.services.posting import CleanTracker
 from bot.services.usecases.context import Context
@@ -72,26 +73,28 @@ class Guards:
             return self.bisections.start(repo, full_name, run.slug, good, run.head, requested_by="",
                                          installation_id=installation_id)
         except UserError as exc:
-            log.warning("%s: %s regressed; bisection not started: %s", full_name, run.slug, exc)
+            log.warning("%s: %s regressed; bisection not started: %s", full_name, run.slug, refusals.log_line(exc))
             return None
 
     def request_bisection(self, full_name: str, slug: str, good: str | None, bad: str | None, requested_by: str,
                           installation_id: int | None, options: dict | None = None) -> int:
         """`/perf bisect SLUG [good..bad]`: without a side, the last passing commit and the default head."""
         if self.bisections is None or self.flow is None:
-            raise UserError("this perfbot runs no benchmarks, so it cannot bisect")
+            raise NotConfigured("this perfbot runs no benchmarks, so it cannot bisect", key="[[runners]]",
+                                owner="operator")
         installation_id = self.ctx.installation(full_name, installation_id)
         if fix_store.record_standing(self.ctx.db, full_name, slug) is None:
-            raise UserError(f"`{slug}` is not a report here; `/perf status` lists what this thread knows")
+            raise NotFound(f"`{slug}` is not a report here", "`/perf status` lists what this thread knows", name=slug)
         with self.ctx.source.open(full_name, installation_id) as repo:
             try:
                 bad = repo.resolve(bad or repo.default_ref())
             except GitError as exc:
-                raise UserError(f"cannot bisect {slug}: {exc}") from None
+                raise Invalid(f"cannot bisect {slug}: {exc}",
+                              f"name a range, e.g. `/perf bisect {slug} v1.2..main`") from None
             good = good or self.flow.last_good(repo, full_name, slug, bad)
             if good is None:
-                raise UserError(f"no passing commit of `{slug}` is known (no guard held, no fix merged): name one, "
-                                f"e.g. `/perf bisect {slug} v1.2..main`")
+                raise NotFound(f"no passing commit of `{slug}` is known (no guard held, no fix merged)",
+                               f"name one, e.g. `/perf bisect {slug} v1.2..main`")
             return self.bisections.start(repo, full_name, slug, good, bad, requested_by=requested_by,
                                          installation_id=installation_id, options=options)
 
