@@ -10,7 +10,7 @@ from bot.adapters.charts import ratio_chart
 from bot.adapters.store.engine import Database
 from bot.adapters.store.lead import dashboard_queries as queries
 from bot.adapters.store.lead.standing_queries import all_standings
-from bot.adapters.templates import FEATURE_PACKAGES
+from bot.adapters.templates import templated
 from bot.app import dashboard_auth
 from bot.app import dashboard_render as render
 from bot.core.lead import wording
@@ -154,7 +154,7 @@ def digest(digest_id: int):
 
 # A feature package's pages live with it (bot/digest/templates/web/): a blueprint per package, without routes,
 # lends Flask that folder, so render_template finds digest.html there and the base.html it extends here.
-for package in FEATURE_PACKAGES:
+for package in templated("templates/web"):
     dashboard.register_blueprint(Blueprint(f"{package.rpartition('.')[2]}_pages", package,
                                            template_folder="templates/web"))
 web.register_blueprint(dashboard)

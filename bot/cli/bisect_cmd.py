@@ -7,9 +7,9 @@ import click
 
 from bot.adapters.git import GitRepository
 from bot.adapters.runners import SshOptions, make_runner
+from bot.bisect.flow import BisectFlow
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.services.bench.bench_flow import BenchFlow
-from bot.services.bench.bisect_flow import BisectFlow
 
 EXIT = {"found": 0, "unresolved": 1, "error": 1}
 

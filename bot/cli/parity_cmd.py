@@ -9,8 +9,8 @@ import click
 from bot.adapters.git import GitRepository
 from bot.cli.common import reports_errors
 from bot.core.config import ConfigFileError, ParityConfig, parse_repo_config
-from bot.core.parity import view as parity_view
-from bot.core.parity.check import check_change, check_files
+from bot.parity import view as parity_view
+from bot.parity.check import check_change, check_files
 
 SOURCE_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cu", ".cuh", ".metal", ".m", ".mm"}
 

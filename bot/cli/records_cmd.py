@@ -5,11 +5,11 @@ import json
 
 import click
 
-from bot.adapters.store.bench import bisect_store
 from bot.adapters.store.bench.bench_store import latest_finished, runs_for
 from bot.adapters.store.bench.fix_store import fixes_for
 from bot.adapters.store.lead.standing_queries import all_standings
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
+from bot.bisect import store as bisect_store
 from bot.cli.common import db_option, open_database, reports_errors
 from bot.core.lead.campaign import rank_key, tally
 from bot.core.lead.standing import Standing

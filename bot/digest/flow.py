@@ -16,14 +16,14 @@ from bot.adapters.git import GitRepository
 from bot.adapters.schedule import last_due
 from bot.adapters.store.engine import Database
 from bot.core.config import PerfbotFile
-from bot.core.parity.check import ParityReport
 from bot.core.tracker.issue_view import BOT_LABEL
 from bot.digest import store as digest_store
 from bot.digest.model import week_of
 from bot.digest.render import make_digest, marker
 from bot.errors import TransientError
+from bot.parity.check import ParityReport
+from bot.parity.flow import ParityFlow
 from bot.services.bench.bench_inputs import read_config
-from bot.services.lead.parity_flow import ParityFlow
 
 log = logging.getLogger("perfbot.digest")
 

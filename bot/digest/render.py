@@ -10,10 +10,10 @@ from bot.adapters.store.lead.facts_queries import campaign_facts
 from bot.adapters.templates import render
 from bot.core.config import PerfbotFile
 from bot.core.lead import wording
-from bot.core.parity.check import ParityReport
-from bot.core.parity.view import digest_rows
 from bot.core.tracker.untrusted import cell, code_cell, title_cell
 from bot.digest.model import STALE_AFTER, Digest, build_digest
+from bot.parity.check import ParityReport
+from bot.parity.view import digest_rows
 
 TOP_OPEN = 25  # the ranking is a prompt for the week, not an inventory; the dashboard lists every report
 # Backslash-escaping ASCII punctuation is always literal in GitHub markdown: no links, emphasis, HTML or math.

@@ -14,7 +14,7 @@ from bot.core.config import parse_repo_config
 from bot.core.reports.parse import parse
 from bot.demo import create_demo
 from bot.errors import UserError
-from bot.services.lead.parity_flow import check_commit, check_range
+from bot.parity.flow import check_commit, check_range
 
 
 @pytest.fixture(scope="module")

@@ -1,1 +1,1 @@
-"""What the lead reads: digest, dashboards, notices, charts, the parity guard."""
+"""What the lead reads: dashboards, notices, charts (the digest and the parity guard have folders of their own)."""

@@ -163,7 +163,7 @@ def test_a_merge_pr_is_kept_as_pending_for_the_dashboard_until_github_says_it_cl
 def test_bisect_queues_a_bisection_of_a_range_and_says_what_is_wrong_with_a_bad_one(world, github, database, tmp_path):
     import git
 
-    from bot.adapters.store.bench import bisect_store
+    from bot.bisect import store as bisect_store
 
     services, _worker, queue, heads = world
     _, text = say(github, services, ISSUE, f"/perf bisect {SLUG} {heads['main'][:10]}..main", "rita")

@@ -260,13 +260,24 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
     """The wheel as pip builds it, installed into a fresh venv and run from outside the checkout: its own
     templates render the digest and the dashboard. The fresh venv sees this one's third-party packages through
     a path entry (no download), whose .pth files are not run: this checkout's editable `bot` stays invisible."""
-    dist, venv = tmp_path / "dist", tmp_path / "venv"
+    dist, venv, source = tmp_path / "dist", tmp_path / "venv", tmp_path / "source"
+    # Built from a copy of what the Dockerfile copies: setuptools adds what an earlier build left in build/lib, so a
+    # checkout's build/ would ship modules and templates that have moved since (a template found twice).
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(PROJECT_ROOT / name, source / name)
+    for name in ("bot", "handlers"):
+        shutil.copytree(PROJECT_ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(dist), str(PROJECT_ROOT)], check=True, capture_output=True)
+                    "--wheel-dir", str(dist), str(source)], check=True, capture_output=True)
     wheel, = dist.glob("perfbot-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    shipped = [n for n in names if n.startswith(("bot/", "handlers/"))]
+    assert shipped and all((PROJECT_ROOT / n).is_file() for n in shipped), [
+        n for n in shipped if not (PROJECT_ROOT / n).is_file()]  # nothing stale, nothing from elsewhere
     assert "bot/templates/web/base.html" in names and "bot/digest/templates/digest.md.j2" in names
     assert "bot/digest/templates/web/digest.html" in names and "bot/digest/templates/web/digests.html" in names
+    assert "bot/bisect/templates/bisect_comment.md.j2" in names
     assert "bot/mcp/ISSUE_FORMAT.md" in names
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site, = venv.glob("lib/python*/site-packages")
@@ -286,6 +297,7 @@ def test_the_built_wheel_works_installed_outside_the_checkout(tmp_path):
     perfbot("sync", "--repo", str(demo))
     digest = perfbot("digest", "--repo", str(demo), "--dry-run")
     assert "<!-- perfbot:" in digest and "perf_" in digest
+    assert "0 problem(s)" in perfbot("parity", str(demo / "gpu"))  # bot/parity/, a feature package, installed
     page = subprocess.run([str(venv / "bin" / "python"), "-c",
                            "import bot, os\n"
                            "from bot.app import create_app\n"

@@ -5,9 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.config import ConfigFileError, parse_repo_config
-from bot.core.lead.notices import NoticeFacts, ReportState, current_notices
-from bot.core.verify.bisect import (
+from bot.bisect.search import (
     BAD,
     GOOD,
     RESAMPLE,
@@ -20,6 +18,8 @@ from bot.core.verify.bisect import (
     next_step,
     steps_at_most,
 )
+from bot.core.config import ConfigFileError, parse_repo_config
+from bot.core.lead.notices import NoticeFacts, ReportState, current_notices
 
 COMMITS = tuple(f"c{n}" for n in range(9))  # c0 passes (the fix), c8 fails (the guard)
 

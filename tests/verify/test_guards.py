@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.adapters.local_issues import FileIssues
-from bot.adapters.store.bench import bench_store, bisect_store, fix_store
+from bot.adapters.store.bench import bench_store, fix_store
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.bisect import store as bisect_store
 from bot.services.worker import Worker
 from tests.bench_project import SLOW, build_project
 from tests.flows import local_bot

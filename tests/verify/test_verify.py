@@ -161,8 +161,8 @@ def test_the_verify_command_checks_the_reports_own_fix_by_default(tmp_path, monk
     text = cli.invoke(main, ["list"]).output
     assert re.search(r"perf_boxed_sum .* fixed ", text) and "1 fix(es) waiting for merge" in text, text
     assert listed[0]["outcome"] == "fixed" and listed[0]["standing"].startswith("fixed: ")
-    from bot.adapters.store.bench import bisect_store
     from bot.adapters.store.engine import Database
+    from bot.bisect import store as bisect_store
 
     database = Database(f"sqlite:///{tmp_path / 'instance' / 'perfbot.sqlite3'}")
     bisection = bisect_store.create(database, shown["repo"], "perf_boxed_sum", heads["main"], heads["not-a-fix"],

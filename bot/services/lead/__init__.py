@@ -1,1 +1,1 @@
-"""What the lead reads: the digest, the dashboard issue, the parity report."""
+"""What the lead reads: the dashboard issue (the digest and the parity guard have packages of their own)."""

@@ -10,12 +10,12 @@ from bot.adapters.git import GitRepository
 from bot.adapters.store.bench import fix_store, merge_store
 from bot.adapters.store.locks import repo_lock
 from bot.core.events import PullInfo, WorkflowRun
-from bot.core.parity.check import ParityReport
 from bot.core.verify.bench_run import BenchRun
 from bot.core.verify.vocabulary import Purpose, Test
+from bot.parity.check import ParityReport
+from bot.parity.flow import ParityFlow
 from bot.services.bench.closing import close_if_verified
 from bot.services.bench.fix_flow import FixFlow
-from bot.services.lead.parity_flow import ParityFlow
 from bot.services.posting import CleanTracker
 from bot.services.usecases.context import Context
 from bot.services.usecases.guards import Guards

@@ -8,10 +8,10 @@ from datetime import datetime
 
 from bot.adapters.git import GitError, GitRepository
 from bot.adapters.store.bench import fix_store
+from bot.bisect.flow import BisectFlow
 from bot.core import refusals
 from bot.core.verify.bench_run import BenchRun
 from bot.errors import Invalid, NotConfigured, NotFound, UserError
-from bot.services.bench.bisect_flow import BisectFlow
 from bot.services.bench.guard_flow import GuardFlow
 from bot.services.posting import CleanTracker
 from bot.services.usecases.context import Context

@@ -9,8 +9,8 @@ from bot.adapters import outgoing_webhook
 from bot.adapters.store.locks import repo_lock
 from bot.core.config.instance import DEFAULT_OPERATOR
 from bot.digest.flow import DigestFlow
+from bot.parity.flow import ParityFlow
 from bot.services.lead.dashboard_flow import DashboardFlow
-from bot.services.lead.parity_flow import ParityFlow
 from bot.services.usecases.context import Context
 
 log = logging.getLogger("perfbot.services")

@@ -1,1 +1,1 @@
-"""Fixes, bench runs, guards, bisections and merge PRs in the store."""
+"""Fixes, bench runs, guards and merge PRs in the store (bisections: bot/bisect/store.py)."""

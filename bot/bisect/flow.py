@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from bot.adapters.git import GitError, GitRepository
-from bot.adapters.store.bench import bisect_store, guard_store
+from bot.adapters.store.bench import guard_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.mirror_queries import issue_numbers
 from bot.adapters.store.queue import NewDelivery
 from bot.adapters.templates import render
+from bot.bisect import search
+from bot.bisect import store as bisect_store
 from bot.core.tracker.issue_view import comment_marker
 from bot.core.tracker.untrusted import cell
-from bot.core.verify import bisect
 from bot.errors import Busy, Invalid, TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow, reproduction
 from bot.services.bench.bench_inputs import bench_config, read_record, source_of
@@ -31,7 +32,7 @@ from bot.services.bench.verify import verify
 
 log = logging.getLogger("perfbot.bisect")
 EVENT = "perfbot.bisect"
-MARK_ICONS = {bisect.GOOD: "✅ good", bisect.BAD: "❌ bad", bisect.SKIP: "⏭️ skipped", bisect.RESAMPLE: "❔ again"}
+MARK_ICONS = {search.GOOD: "✅ good", search.BAD: "❌ bad", search.SKIP: "⏭️ skipped", search.RESAMPLE: "❔ again"}
 
 
 class BisectFlow:
@@ -85,10 +86,10 @@ class BisectFlow:
         quiet = runner.build_timeout + 5 * config.verify.timeout_seconds + 60
         marks = self._known_marks(row, commits)
         while True:
-            step = bisect.next_step(commits, marks)
-            if not isinstance(step, bisect.Probe):
+            step = search.next_step(commits, marks)
+            if not isinstance(step, search.Probe):
                 return self._conclude(row, step, summaries, tracker)
-            attempt = 1 + sum(1 for s in row["steps"] if s["sha"] == step.sha and s["mark"] == bisect.RESAMPLE)
+            attempt = 1 + sum(1 for s in row["steps"] if s["sha"] == step.sha and s["mark"] == search.RESAMPLE)
             planned = config if attempt == 1 else config.with_verify(
                 max_samples=config.verify.max_samples * 2, budget_seconds=config.verify.budget_seconds * 2)
             keep_alive(quiet)
@@ -100,13 +101,13 @@ class BisectFlow:
                 return self._finish(row, "error", str(exc), None, summaries, tracker)
             found = reproduction(outcome.verdict, True)
             side = outcome.sides[-1] if outcome.sides else None
-            saved: dict[str, Any] = {"sha": step.sha, "mark": bisect.mark_of(found, attempt), "attempt": attempt,
+            saved: dict[str, Any] = {"sha": step.sha, "mark": search.mark_of(found, attempt), "attempt": attempt,
                                      "found": found,
                      "interval": side.interval.as_dict() if side and side.interval else None,
                      "pairs": len(side.c) if side else 0, "message": outcome.message[:500]}
             bisect_store.add_step(self.db, bisect_id, saved)
             row["steps"].append(saved)
-            if saved["mark"] != bisect.RESAMPLE:
+            if saved["mark"] != search.RESAMPLE:
                 marks[step.sha] = saved["mark"]
             log.info("bisection %s of %s: %s at %s (%s left)", bisect_id, row["slug"], saved["mark"], step.sha[:12],
                      step.left)
@@ -116,20 +117,20 @@ class BisectFlow:
 
     def _known_marks(self, row: dict, commits: tuple[str, ...]) -> dict[str, str]:
         """Guard runs already measured some of these commits (the failing end at least); saved steps come next."""
-        marks = {sha: bisect.GOOD if verdict == "pass" else bisect.BAD
+        marks = {sha: search.GOOD if verdict == "pass" else search.BAD
                  for sha, verdict in guard_store.guard_results(self.db, row["repo"], row["slug"]).items()
                  if sha in commits and verdict in ("pass", "fail")}
         for step in row["steps"]:
-            if step["mark"] != bisect.RESAMPLE:
+            if step["mark"] != search.RESAMPLE:
                 marks[step["sha"]] = step["mark"]
         return marks
 
     def _conclude(self, row: dict, step, summaries: dict[str, str], tracker) -> dict:
-        if isinstance(step, bisect.Found):
+        if isinstance(step, search.Found):
             message = (f"introduced by {step.sha[:12]} ({summaries.get(step.sha, '')}); "
                        f"last good {step.last_good[:12]}")
             return self._finish(row, "found", message, step.sha, summaries, tracker)
-        if isinstance(step, bisect.Unresolved):
+        if isinstance(step, search.Unresolved):
             names = ", ".join(sha[:12] for sha in step.suspects)
             message = (f"introduced by one of {names}: all but the last could not be decided "
                        f"(last good {step.last_good[:12]})")

@@ -1,7 +1,7 @@
 """How a parity report reads: lint-style text lines, JSON, a check run's output and annotations, a status line."""
 from __future__ import annotations
 
-from bot.core.parity.check import ParityReport
+from bot.parity.check import ParityReport
 
 TITLES = {"missing-twin": "a block without its twin", "drifted-twin": "twins whose shapes differ",
           "one-sided-change": "a twin changed on one side only", "duplicate-block": "two blocks of one name",

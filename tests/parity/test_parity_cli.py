@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from tests.gitrepo import RepoBuilder
-from tests.lead.test_parity import CUDA_ADD, NAMES, marked
+from tests.parity.test_parity import CUDA_ADD, NAMES, marked
 
 KERNELS = "runtime/gpu/kernels.h"
 

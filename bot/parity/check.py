@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from bot.core.config import ParityConfig
-from bot.core.parity.blocks import CUDA, METAL, RawBlock, Token, find_blocks, lex_code
+from bot.parity.blocks import CUDA, METAL, RawBlock, Token, find_blocks, lex_code
 
 BRANCHES = {"if", "else", "switch", "case", "default"}
 LOOPS = {"for", "while", "do"}

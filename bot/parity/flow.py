@@ -14,9 +14,9 @@ from bot.adapters.github.checks import CheckResult
 from bot.core import refusals
 from bot.core.config import ParityConfig
 from bot.core.events import PullInfo
-from bot.core.parity import view as parity_view
-from bot.core.parity.check import ParityReport, check_change, check_files
 from bot.errors import UserError
+from bot.parity import view as parity_view
+from bot.parity.check import ParityReport, check_change, check_files
 from bot.services.bench.bench_inputs import read_config
 
 log = logging.getLogger("perfbot.parity")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.config import ConfigFileError, parse_repo_config
-from bot.core.parity.check import check_change, check_files
+from bot.parity.check import check_change, check_files
 
 NAMES = """
 [parity.names]

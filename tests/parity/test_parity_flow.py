@@ -12,8 +12,8 @@ import handlers
 from bot.adapters.local_issues import FileIssues
 from bot.services.worker import Event
 from tests.gitrepo import RepoBuilder
-from tests.lead.test_parity import CUDA_ADD, NAMES, marked
 from tests.npm_fixtures import webhook_examples
+from tests.parity.test_parity import CUDA_ADD, NAMES, marked
 
 REPO, APP_ID, INSTALLATION_ID = "team/gpu", 4242, 77
 CONFIG = '[parity]\nfiles = ["runtime/gpu/*.h"]\n' + NAMES
@@ -194,7 +194,7 @@ def test_local_mode_sets_a_status_on_the_default_head_and_on_every_branch(remote
 
 def test_a_one_sided_edit_in_a_renamed_file_is_still_compared_with_the_old_file(remote, database, tmp_path):
     from bot.adapters.git import GitRepository
-    from bot.services.lead.parity_flow import check_range, parity_config
+    from bot.parity.flow import check_range, parity_config
 
     repo, heads = remote
     repo.repo.git.checkout("-q", "-b", "moved", heads["main"])
