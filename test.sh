@@ -13,10 +13,10 @@ scripts/ensure-npm-fixtures
 scripts/bootstrap test,docs
 # Parallel by default (pytest-xdist): two workers per core, each test file on one worker so that its module
 # fixtures (built projects, servers) are made once; every worker starts its own PostgreSQL and sshd. Two per
-# core because the real-process tests (workers killed, servers restarted, leases taken over) mostly wait:
-# 8.6 min against 10.3 with one per core (docs/benchmarks.md). The longest files go first (tests/conftest.py,
-# SLOW_FIRST), not xdist's default of the files with the most tests. `-n 0` runs everything in this process,
-# `-n N` picks the count.
+# core because the real-process tests (workers killed, servers restarted, leases taken over) often wait:
+# 8.6 min against 10.3 with one per core when measured (docs/benchmarks.md). The longest files go first
+# (tests/conftest.py, SLOW_FIRST), not xdist's default of the files with the most tests. `-n 0` runs everything
+# in this process, `-n N` picks the count.
 parallel=(-n "$(( $(nproc) * 2 ))" --dist loadfile --no-loadscope-reorder)
 for arg in "$@"; do
   case "$arg" in -n*|--numprocesses*) parallel=() ;; esac
