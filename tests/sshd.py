@@ -38,6 +38,9 @@ class SshServer:
         self.known_hosts = self.root / "known_hosts"
         self.control_dir = self.root / "ctl"
         self.log = self.root / "sshd.log"
+        # The remote user's home: a clean folder, as a bench user's is, so that a login shell reads no profile of
+        # this machine's (root's ~/.bashrc runs `pyenv init` here: 100 ms at every command, the suite's minutes).
+        self.home = self.root / "home"
         self.process: subprocess.Popen | None = None
 
     def start(self) -> SshServer:
@@ -57,6 +60,7 @@ class SshServer:
 
     def _serve(self) -> SshServer:
         config = self.root / "sshd_config"
+        self.home.mkdir(exist_ok=True)
         config.write_text(f"""Port {self.port}
 ListenAddress 127.0.0.1
 HostKey {self.host_key}
@@ -70,6 +74,7 @@ PermitRootLogin prohibit-password
 MaxSessions 30
 MaxStartups 30:30:60
 LogLevel INFO
+SetEnv HOME={self.home}
 """)
         with open(self.log, "wb") as log:
             # Its own session, so teardown reaches every per-connection child too.

@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import pwd
 import shutil
 import signal
 import subprocess
@@ -104,7 +103,7 @@ def test_the_remote_folder_is_expanded_by_the_host_not_here(sshd, monkeypatch):
     folder = f"~/.cache/perfbot-test-{uuid.uuid4().hex[:8]}"
     runner = SshRunner("bench", "127.0.0.1", options=SshOptions(sshd.client_key, sshd.known_hosts, sshd.root / "ctl"),
                        repo_path=sshd.root, port=sshd.port, path=folder)
-    home = pwd.getpwuid(os.getuid()).pw_dir  # what sshd gives the remote user
+    home = str(sshd.home)  # what sshd gives the remote user (tests/sshd.py sets it)
     try:
         assert str(runner.root()) == f"{home}/{folder[2:]}" and Path(home, folder[2:]).is_dir()
     finally:
