@@ -18,11 +18,12 @@ _database_names = itertools.count(1)
 # starts a long file when the others are about to finish. From `./test.sh --durations=0`, summed per file;
 # a file left off only runs later.
 SLOW_FIRST = (
-    "verify/test_verify_runtime_ssh.py", "verify/test_ssh_runner.py", "verify/test_actions_runner.py",
-    "service/test_scale_out.py", "wire/test_webhook.py", "service/test_commands_flow.py",
-    "security/test_no_write_through_links.py", "verify/test_guards.py", "lead/test_lead_dashboard.py",
-    "verify/test_verify_runtime.py", "reading/test_sync.py", "verify/test_sandbox.py", "lead/test_dashboard.py",
-    "service/test_worker.py", "service/test_push_order.py", "adopt/test_walkthrough.py",
+    "service/test_scale_out.py", "verify/test_guards.py", "service/test_commands_flow.py",
+    "verify/test_verify_runtime_ssh.py", "verify/test_actions_runner.py", "verify/test_verify_runtime.py",
+    "lead/test_lead_dashboard.py", "wire/test_webhook.py", "verify/test_fix_flow.py", "verify/test_sandbox.py",
+    "adopt/test_demo.py", "service/test_answer_crash.py", "verify/test_verify_history.py",
+    "service/test_push_order.py", "verify/test_verify.py", "verify/test_noise.py", "adopt/test_adopt.py",
+    "verify/test_ssh_runner.py", "parity/test_parity_flow.py", "lead/test_fix_in_main.py",
 )
 
 
