@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.demo.runtime import OUTPUT, TRANSLATION, N  # the walkthrough's tally program and its C twin
+from bot.demo.runtime import OUTPUT, TRANSLATION  # the walkthrough's tally program and its C twin
+from bot.demo.runtime import REPORT as DEMO_REPORT
 from tests.gitrepo import RepoBuilder
 
 TALLY = r"""
@@ -56,46 +57,10 @@ int main(int argc, char **argv) {
 """
 SLOW = TALLY.replace("SLOWDOWN", "for (volatile int k = 0; k < 60; k++) {}")
 FAST = TALLY.replace("SLOWDOWN", "")
-REPORT = f"""---
-track: seq
-backend: c
-threads: 1
-ratio: 40
-fix: fix/perf_slow_tally
----
-# Every tally step spins in the dispatcher
-
-## Context
-
-A plain counting loop runs 40x slower than its C translation; every program pays it per step.
-
-## Reproduction
-
-```tally
-tally {N}
-```
-
-```c
-{TRANSLATION}
-```
-
-Both print `{OUTPUT}`.
-
-## Measurements
-
-| implementation | time (s) | machine | command |
-| --- | --- | --- | --- |
-| tally | 0.0400 | dev-box | `./tally main.tl` |
-| C (gcc -O2) | 0.0010 | dev-box | `gcc -O2 t.c && ./a.out` |
-
-## Root cause
-
-`tally.c: main` spins an empty loop before each step.
-
-## Fix
-
-Branch `fix/perf_slow_tally` drops the loop.
-"""
+# The demo runtime's report, for this one-folder tally (no src/) and with its fix on a branch.
+REPORT = (DEMO_REPORT.replace("ratio: 40\n---", "ratio: 40\nfix: fix/perf_slow_tally\n---")
+          .replace("./src/tally", "./tally").replace("`src/tally.c: main`", "`tally.c: main`")
+          .replace("## Fix\n\nNone yet.", "## Fix\n\nBranch `fix/perf_slow_tally` drops the loop."))
 
 
 def build_tally(root: Path) -> tuple[RepoBuilder, dict[str, str]]:
