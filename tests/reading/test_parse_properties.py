@@ -130,9 +130,11 @@ ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_adversarial_inputs_stay_fast_and_sane(text):
-    started = time.perf_counter()
+    # This thread's CPU time, not wall time: waiting for a loaded core does not count. Every input takes
+    # under 0.2 s quiet; catastrophic backtracking on inputs this long would take minutes, so 5 s has room.
+    started = time.thread_time()
     check_invariants(text.encode())
-    assert time.perf_counter() - started < 2.0  # linear-time regexes: no catastrophic backtracking
+    assert time.thread_time() - started < 5.0
 
 
 def test_str_input_is_accepted_as_utf8():

@@ -294,9 +294,9 @@ def test_exactly_the_limit_is_fine():
 @pytest.mark.parametrize("piece", ["` ", "`` x ", "<!-- ", "\\`", "> ", "- ", "/perf x\n"])
 def test_a_hostile_body_is_read_in_linear_time(piece):
     body = piece * (65536 // len(piece))  # GitHub's largest comment
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: waiting for a loaded core does not count
     find_commands(body)
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
 
 
 def test_an_overlong_command_line_is_refused():
