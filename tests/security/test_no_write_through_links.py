@@ -176,3 +176,54 @@ def test_the_actions_bench_script_ignores_committed_marks_and_links(tmp_path, ca
     _untouched(canary)
     assert result["error"] is None, result["error"]  # built despite the mark, measured despite the links
     assert [(s["side"], s["output"], len(s["c_seconds"])) for s in result["sides"]] == [("head", "4463072", 2)]
+
+
+def test_a_fork_pr_verified_on_a_writers_word_writes_through_none_of_its_links(github, tmp_path, canary):
+    """The fork-PR probe of issue 38, through the service's entry points: a fork's head that commits links where
+    perfbot once wrote is attached and not measured unasked; a writer's `/perf verify` on the PR measures it,
+    and nothing is written through a link (one store is enough: what is probed is the runner's writes)."""
+    import handlers
+    from bot.adapters.store.bench import bench_store
+    from bot.adapters.store.engine import Database
+    from bot.services.worker import Event
+    from tests.flows import github_bot
+    from tests.npm_fixtures import webhook_examples
+    from tests.verify.test_fix_pull_requests import REPO, pull_event
+
+    github.add_repo(REPO)
+    remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
+    remote.repo.git.checkout("-q", "--detach", heads["fix/perf_boxed_sum"])
+    for name, target in ((".perfbot-run/perf_boxed_sum/program.bend", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/translation.c", canary / "new"),
+                         (".perfbot-built", canary / "file"), (".perfbot-recipe", canary / "built")):
+        _link(remote, name, target)
+    fork = remote.commit("a fork's fix, with links where perfbot used to write")
+    remote.repo.git.update_ref("refs/pull/2/head", fork)  # where GitHub keeps a fork's head in the base repository
+    remote.repo.git.checkout("-q", "main")
+    remote.repo.git.branch("-D", "fix/perf_boxed_sum")
+    database = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")
+    try:
+        with github_bot(github, database, tmp_path) as (services, worker, _queue):
+            services.reports.sync_and_mirror(REPO, None, None)
+            github.add_pull(REPO, head_ref="fix", head_sha=fork, base_ref="main", base_sha=heads["main"],
+                            body="Fixes perf_boxed_sum", user="someone")
+            opened = pull_event(github, {**heads, "fix/perf_boxed_sum": fork}, "opened", fork=True, branch="fix")
+            assert handlers.dispatch(opened, services) == []
+            assert not worker.run_once()  # a fork's head is never built unasked
+            github.set_permission(REPO, "wendy", "write")
+            body = "/perf verify perf_boxed_sum"
+            payload = next(p for p in webhook_examples("issue_comment") if p["action"] == "created")
+            payload["comment"].update(id=github.add_comment(REPO, 2, body, user="wendy"), body=body)
+            payload["comment"]["user"]["login"] = payload["sender"]["login"] = "wendy"
+            payload["repository"]["full_name"] = REPO
+            payload["issue"].update(number=2, pull_request={"url": "x"})
+            payload.pop("installation", None)
+            assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
+            assert worker.run_once()
+        run = bench_store.get_run(database, 1)
+    finally:
+        database.dispose()
+    assert (run.verdict, run.head) == ("pass", fork), run.message  # measured as if the links were not there
+    _untouched(canary)
+    assert (tmp_path / "bench" / "worktrees" / fork / ".perfbot-built").is_symlink()  # still there, unused
+    assert not (tmp_path / "bench" / "runs").exists(), "a run folder outlived its benchmark"
