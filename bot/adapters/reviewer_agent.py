@@ -24,6 +24,10 @@ from bot.core.reports.records import REPORT_DIR, PerfIssue
 from bot.errors import TransientError
 
 TOOL = "record_verdict"
+# The API refused this one request (too long, too large, malformed): asking again will not help, and the rest of
+# a push must not wait on it, so the pair goes to people and the audit to the offline one. (A bad key, 401/403,
+# is the operator's and still fails the delivery; 429 and 5xx are retried.)
+REFUSED = frozenset({400, 413, 422})
 AUDIT_TOOL = "record_audit"
 RULES = """You review performance reports for a language runtime team. Their agents write one markdown report per
 finding: a program in the team's language, its 1-to-1 C translation, the measured ratio, a root cause and a
@@ -84,7 +88,13 @@ class AgentReviewer:
         usage: dict[str, int] = {}
         problem = ""
         for attempt in range(2):
-            response = self._ask(messages, usage)
+            try:
+                response = self._ask(messages, usage)
+            except anthropic.APIStatusError as exc:
+                if exc.status_code not in REFUSED:
+                    raise
+                return Verdict("needs-people", 0.0, (f"the reviewer's API refused this pair ({exc.status_code}); "
+                                                     "people must judge it",), None, self.name, usage=dict(usage))
             call = next((b for b in response.content if b.type == "tool_use" and b.name == TOOL), None)
             if call is None:
                 problem = "the reviewer answered without calling record_verdict"
@@ -171,7 +181,13 @@ class AgentReviewer:
         messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
         problem = ""
         for _ in range(2):
-            response = self._ask(messages, usage, AUDIT_TOOL)
+            try:
+                response = self._ask(messages, usage, AUDIT_TOOL)
+            except anthropic.APIStatusError as exc:
+                if exc.status_code not in REFUSED:
+                    raise
+                problem = f"the API refused the request ({exc.status_code})"
+                break
             call = next((b for b in response.content if b.type == "tool_use" and b.name == AUDIT_TOOL), None)
             if call is None:
                 break
@@ -185,8 +201,9 @@ class AgentReviewer:
                                                        "content": f"Rejected: {problem}. Call {AUDIT_TOOL} again."}]}]
         # The agent could not answer in shape: fall back to what the structure alone shows, and say so.
         offline = offline_audit(record, path)
-        return AuditResult(offline.findings, (f"the agent's audit did not fit the schema ({problem or 'no tool call'})",
-                                              *offline.not_checked), self.name, dict(usage))
+        why = problem if problem.startswith("the API refused") else \
+            f"the agent's audit did not fit the schema ({problem or 'no tool call'})"
+        return AuditResult(offline.findings, (why, *offline.not_checked), self.name, dict(usage))
 
     def read_facts(self, record: PerfIssue, text: str) -> FactReading:
         """The facts the offline reading left open, as the agent reads them from the report's own lines."""

@@ -87,10 +87,15 @@ def test_an_ssh_runner_may_name_its_remote_folder_and_only_a_plain_one():
      'sandbox = "none"\n', "runners", 4),
     ('[run]\nlanguage = ["./run", "{file}"]\n[sandbox]\nreadable = ["/srv"]\n', "sandbox", 3),
     ('[sandbox]\nprocesses = 4\n', "sandbox", 1),
+    ('[verify]\nmemory_mb = 64\n\n[limits]\nmemory_mb = 999999\n', "limits", 4),
+    ('[llm]\nreviews_per_push = 100000\n', "llm", 1),
+    ('[service]\ngithub_api_url = "http://127.0.0.1/"\n', "service", 1),
+    ('[references.old]\nrun = ["./old", "{file}"]\n\n[references]\nallow = ["file:///"]\n', "references.allow", 5),
 ])
 def test_the_repository_cannot_set_runners_or_the_sandbox(text, key, line):
-    """A `.perfbot.toml` on main that names a local runner without a sandbox, or a readable folder, is refused
-    at the key's line, and the message says where the key belongs: the instance file."""
+    """A `.perfbot.toml` on main that names a local runner without a sandbox, or a readable folder, or raises a
+    ceiling, a budget or its own reference sources, is refused at the key's line, and the message says where
+    the key belongs: the instance file."""
     with pytest.raises(ConfigFileError) as info:
         parse_repo_config(text)
     assert (info.value.key, info.value.line) == (key, line), str(info.value)

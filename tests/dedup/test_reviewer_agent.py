@@ -1,6 +1,7 @@
 """The agent reviewer over real HTTP against a local Messages API double that checks every request."""
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -181,3 +182,37 @@ def test_a_push_gets_the_agent_audit_once_per_content(anthropic_api, database, g
     import json as _json
     comments = _json.loads(tracker.state_file.read_text())["issues"]["1"]["comments"]
     assert len(comments) == 1 and "audit-claim" in comments[0]["body"]
+
+
+def test_a_report_whose_requests_the_api_refuses_fails_nothing_else_of_its_push(anthropic_api, database, git_repo,
+                                                                                tmp_path):
+    """Issue 38: one report made its whole push fail for good (the LLM request was too large), so no report of
+    that push was mirrored. The API's refusal of one request (400: too long) now sends that pair to people and
+    that audit to the offline one; every report of the push is mirrored, the others reviewed by the agent."""
+    from bot.adapters.local_issues import FileIssues
+    from bot.adapters.reviewer_agent import AUDIT_TOOL
+    from bot.services.usecases import BotServices, RepoSource
+    from tests.anthropic_double.answers import error_answer
+
+    def responder(body):
+        if "perf_huge" in json.dumps(body["messages"]):
+            return error_answer(400, "invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum")
+        if body["tool_choice"]["name"] == AUDIT_TOOL:
+            return {"one_to_one": True, "minimal": True, "numbers_support_claim": True, "findings": [],
+                    "not_checked": []}
+        return {"verdict": "distinct", "confidence": 0.9, "reasons": ["different causes"]}
+
+    anthropic_api.responder = responder
+    tracker = FileIssues(tmp_path / "issues")
+    services = BotServices(database, lambda *_: tracker, RepoSource(local={"team/runtime": git_repo.root}),
+                           bot_login="perfbot[bot]", reviewer=reviewer(anthropic_api))
+    git_repo.write("devs/issues/perf_a.md", canonical_report("perf_a")).commit("a")
+    services.reports.sync_and_mirror("team/runtime", None, None)
+    git_repo.write("devs/issues/perf_huge.md", canonical_report("perf_huge")) \
+        .write("devs/issues/perf_b.md", canonical_report("perf_b")).commit("two more, one the API refuses")
+    services.reports.sync_and_mirror("team/runtime", None, None)
+    issues = json.loads(tracker.state_file.read_text())["issues"]
+    assert len(issues) == 3 and any("perf_huge" in i["body"] for i in issues.values())
+    asked = [r.json for r in anthropic_api.requests_to("/v1/messages")]
+    refused = [b for b in asked if "perf_huge" in json.dumps(b["messages"])]
+    assert refused and len(asked) > len(refused)  # the others were still asked about

@@ -12,6 +12,7 @@ from flask import Flask, request
 
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.lead import notice_store
+from bot.core.config.instance import parse_instance_config
 from tests.bench_project import CONFIG
 from tests.lead.test_lead_dashboard import NOTIFY, REPO, STUCK, world  # noqa: F401  (the same repository and double)
 from tests.servers import serving
@@ -53,6 +54,7 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
     monkeypatch.setenv("PERFBOT_NOTIFY_SECRET", SECRET)
     app, got, state = receiver(outages=1)
     with serving(app) as url:
+        services.context.bench.operator = parse_instance_config(f'[notify]\nallow = ["{url}/"]\n')[1]
         remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3",
                                                               f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
         remote.commit("notices go to chat too")
@@ -72,6 +74,27 @@ def test_each_notice_reaches_the_webhook_once_signed_and_an_outage_is_retried(wo
     stuck = next(n for _, n in got if n["kind"] == "stuck-no-root-cause")
     assert stuck["subject"] == STUCK and stuck["blocker"] and stuck["repository"] == REPO
     assert stuck["dashboard_issue"] == 3 and len({d for d, _ in got}) == 2
+
+
+def test_a_repository_cannot_point_the_notices_at_an_address_the_operator_did_not_allow(world, database, monkeypatch):
+    """Issue 38's blind SSRF, through `[notify]`: a `.perfbot.toml` on main names an internal address as its
+    webhook; the notices are queued as always, but the worker POSTs nothing there, and says why."""
+    services, worker, queue, remote = world
+    bench_store.request_cancel(database, 1)
+    monkeypatch.setenv("PERFBOT_NOTIFY_SECRET", SECRET)
+    app, got, state = receiver(outages=0)
+    with serving(app) as url:
+        services.context.bench.operator = parse_instance_config('[notify]\nallow = ["https://chat.example/"]\n')[1]
+        remote.write(".perfbot.toml", CONFIG + NOTIFY.replace("stuck_days = 3",
+                                                              f'stuck_days = 3\nwebhook_url = "{url}/hook"'))
+        remote.commit("notices go to an internal address")
+        services.lead.refresh_dashboard(REPO)
+        queued = [d for d in queue.listing() if d["event"] == "perfbot.notify"]
+        assert len(queued) == 2
+        drain(worker, queue, datetime.now(UTC) + timedelta(hours=1))
+    assert got == [] and state["bad"] == 0  # nothing reached the address, signed or not
+    errors = [queue.get(d["id"])["error"] or "" for d in queue.listing() if d["event"] == "perfbot.notify"]
+    assert len(errors) == 2 and all("not an address the operator allows" in e for e in errors), errors
 
 
 def test_a_wrong_secret_is_refused_by_the_receiver(monkeypatch):

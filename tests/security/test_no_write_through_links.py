@@ -1,7 +1,8 @@
 """perfbot never writes through a link it did not make: not one a commit carries, not one a program planted.
 
-Each probe goes in as an attacker would (a pushed commit verified with `perfbot verify`, a report's program
-that plants links for the next verification, locally and on an ssh bench host) and ends by looking at the
+Each probe goes in as an attacker would (a push to main and a fork PR verified on a writer's comment, through the
+service; a report's program that plants links for the next verification, locally and on an ssh bench host; the
+Actions bench script) and ends by looking at the
 canary: a file whose content must not change and a path that must not come to exist.
 """
 from __future__ import annotations
@@ -11,10 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from bot.adapters.runners import LocalRunner
-from bot.cli import main
 from bot.core.config import parse_repo_config
 from bot.core.reports.parse import parse
 from bot.core.verify.bench_run import BenchRun, RunOptions
@@ -46,38 +45,6 @@ def _link(repo, path: str, target: Path) -> None:
     where.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(target, where)
     repo.repo.git.add("--", path)
-
-
-def test_links_a_pushed_commit_carries_are_never_written_through(tmp_path, canary, monkeypatch):
-    """The probe of issue 38: `.perfbot-run/<slug>/program.bend -> /a/file` made perfbot overwrite the file
-    with the report's program. Here every name perfbot once wrote in a checkout is a link to the canary, on
-    main as files and on the fix branch as a whole `.perfbot-run` folder; `perfbot verify` measures both."""
-    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
-    repo, heads = build_project(tmp_path / "runtime")
-    repo.repo.git.checkout("-q", "main")
-    for name, target in ((".perfbot-run/perf_boxed_sum/program.bend", canary / "file"),
-                         (".perfbot-run/perf_boxed_sum/translation.c", canary / "new"),
-                         (".perfbot-built", canary / "file"), (".perfbot-recipe", canary / "built")):
-        _link(repo, name, target)
-    heads["main"] = repo.commit("links where perfbot used to write")
-    repo.repo.git.checkout("-q", "fix/perf_boxed_sum")
-    repo.repo.git.merge("-q", "--no-edit", "main")
-    repo.repo.git.rm("-r", "-q", ".perfbot-run")
-    _link(repo, ".perfbot-run", canary)
-    repo.commit("the run folder itself a link")
-    repo.repo.git.checkout("-q", "main")
-
-    result = CliRunner().invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.output[result.output.index("{"):])
-    assert data["verdict"] == "fixed" and [s["side"] for s in data["sides"]] == ["base", "head"]
-    _untouched(canary)
-    bench = tmp_path / "instance" / "bench" / "local"
-    for sha in (data["plan"]["base"], data["plan"]["head"]):  # the links are still in the checkouts, unused
-        assert (bench / "worktrees" / sha / ".perfbot-run").is_symlink() or \
-            (bench / "worktrees" / sha / ".perfbot-run" / "perf_boxed_sum" / "program.bend").is_symlink()
-        assert (bench / "built" / sha).is_file()
-    assert not (bench / "runs").exists(), "a run folder outlived its benchmark"
 
 
 # The report's C translation, hostile: besides its work it plants a link in its run folder under the names
@@ -176,3 +143,65 @@ def test_the_actions_bench_script_ignores_committed_marks_and_links(tmp_path, ca
     _untouched(canary)
     assert result["error"] is None, result["error"]  # built despite the mark, measured despite the links
     assert [(s["side"], s["output"], len(s["c_seconds"])) for s in result["sides"]] == [("head", "4463072", 2)]
+
+
+def test_links_a_push_and_a_fork_pr_commit_are_never_written_through(github, tmp_path, canary):
+    """The probes of issue 38, through the service's entry points: `.perfbot-run/<slug>/program.bend -> /a/file`
+    pushed to main made perfbot overwrite the file with the report's program, and a fork PR created a new file
+    once a writer asked `/perf verify`. Here main carries a link to the canary under every name perfbot once
+    wrote in a checkout, and a fork's head makes the whole `.perfbot-run` a link to the canary's folder. The push
+    is synced, the fork PR attached (never built unasked), and a writer's comment measures base and head: nothing
+    is written through a link. (One store: what is probed is the runner's writes.)"""
+    import handlers
+    from bot.adapters.store.bench import bench_store
+    from bot.adapters.store.engine import Database
+    from bot.services.worker import Event
+    from tests.flows import github_bot
+    from tests.npm_fixtures import webhook_examples
+    from tests.verify.test_fix_pull_requests import REPO, pull_event
+
+    github.add_repo(REPO)
+    remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
+    remote.repo.git.checkout("-q", "main")
+    for name, target in ((".perfbot-run/perf_boxed_sum/program.bend", canary / "file"),
+                         (".perfbot-run/perf_boxed_sum/translation.c", canary / "new"),
+                         (".perfbot-built", canary / "file"), (".perfbot-recipe", canary / "built")):
+        _link(remote, name, target)
+    heads["main"] = remote.commit("links where perfbot used to write")
+    remote.repo.git.checkout("-q", "--detach", heads["fix/perf_boxed_sum"])
+    remote.repo.git.merge("-q", "--no-edit", "main")
+    remote.repo.git.rm("-r", "-q", ".perfbot-run")
+    _link(remote, ".perfbot-run", canary)
+    fork = remote.commit("a fork's fix, its run folder itself a link")
+    remote.repo.git.update_ref("refs/pull/2/head", fork)  # where GitHub keeps a fork's head in the base repository
+    remote.repo.git.checkout("-q", "main")
+    remote.repo.git.branch("-D", "fix/perf_boxed_sum")
+    database = Database(f"sqlite:///{tmp_path / 'perfbot.sqlite3'}")
+    try:
+        with github_bot(github, database, tmp_path) as (services, worker, _queue):
+            services.reports.sync_and_mirror(REPO, None, None)
+            github.add_pull(REPO, head_ref="fix", head_sha=fork, base_ref="main", base_sha=heads["main"],
+                            body="Fixes perf_boxed_sum", user="someone")
+            opened = pull_event(github, {**heads, "fix/perf_boxed_sum": fork}, "opened", fork=True, branch="fix")
+            assert handlers.dispatch(opened, services) == []
+            assert not worker.run_once()  # a fork's head is never built unasked
+            github.set_permission(REPO, "wendy", "write")
+            body = "/perf verify perf_boxed_sum"
+            payload = next(p for p in webhook_examples("issue_comment") if p["action"] == "created")
+            payload["comment"].update(id=github.add_comment(REPO, 2, body, user="wendy"), body=body)
+            payload["comment"]["user"]["login"] = payload["sender"]["login"] = "wendy"
+            payload["repository"]["full_name"] = REPO
+            payload["issue"].update(number=2, pull_request={"url": "x"})
+            payload.pop("installation", None)
+            assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
+            assert worker.run_once()
+        run = bench_store.get_run(database, 1)
+    finally:
+        database.dispose()
+    assert (run.verdict, run.head, run.base) == ("pass", fork, heads["main"]), run.message  # as if no link were there
+    _untouched(canary)
+    bench = tmp_path / "bench"
+    assert (bench / "worktrees" / heads["main"] / ".perfbot-run" / "perf_boxed_sum" / "program.bend").is_symlink()
+    assert (bench / "worktrees" / fork / ".perfbot-run").is_symlink()  # the links are still there, unused
+    assert (bench / "built" / heads["main"]).is_file() and (bench / "built" / fork).is_file()
+    assert not (bench / "runs").exists(), "a run folder outlived its benchmark"

@@ -15,6 +15,8 @@
     threads = 64
     [references]
     allow = ["https://github.com/org/"]   # URL prefixes a [references.NAME] repository may name
+    [notify]
+    allow = ["https://chat.example/hooks/"]  # URL prefixes a repository's [notify] webhook_url may POST to
     [llm]
     report_max_bytes = 262144    # a larger report is mirrored with a lint error, never sent to the LLM
     reviews_per_push = 20        # LLM reviews one push may ask for; the rest wait in the queue
@@ -71,6 +73,13 @@ class ReferenceSources(Section):
     allow: Annotated[tuple[str, ...], BeforeValidator(_prefixes)] = ()
 
 
+class NotifySources(Section):
+    """Where perfbot's notices may be POSTed: a repository's `[notify] webhook_url` is sent only under one of
+    these prefixes, so a `.perfbot.toml` cannot point the bot host at an internal address."""
+
+    allow: Annotated[tuple[str, ...], BeforeValidator(_prefixes)] = ()
+
+
 class LlmBudget(Section):
     report_max_bytes: Count = Field(REPORT_MAX_BYTES, description="a larger report is never sent to the LLM")
     reviews_per_push: Count = Field(20, description="LLM reviews one push may ask for; the rest wait")
@@ -84,6 +93,7 @@ class InstanceFile(Section):
     sandbox: SandboxSettings = SandboxSettings()
     limits: Limits = Limits()
     references: ReferenceSources = ReferenceSources()
+    notify: NotifySources = NotifySources()
     llm: LlmBudget = LlmBudget()
 
     @model_validator(mode="after")
@@ -107,13 +117,14 @@ class OperatorConfig:
     sandbox: SandboxSettings = _SANDBOX
     limits: Limits = _LIMITS
     reference_sources: tuple[str, ...] = ()
+    notify_sources: tuple[str, ...] = ()
     llm: LlmBudget = _LLM
 
     @classmethod
     def of(cls, file: InstanceFile) -> OperatorConfig:
         return cls(runners=file.runners if file.runners is not None else (LOCAL_RUNNER,),
                    runners_named=file.runners is not None, sandbox=file.sandbox, limits=file.limits,
-                   reference_sources=file.references.allow, llm=file.llm)
+                   reference_sources=file.references.allow, notify_sources=file.notify.allow, llm=file.llm)
 
     def without_sandbox(self) -> OperatorConfig:
         """`perfbot verify --no-sandbox`: the person at the terminal is the operator and says so."""
@@ -152,7 +163,8 @@ def parse_instance_config(text: str, file: str = INSTANCE_FILE) -> tuple[dict, O
 
 
 def source_allowed(url: str, allowed: tuple[str, ...]) -> bool:
-    """A reference's URL is fetched only under a prefix the operator wrote; `..` never climbs out of one."""
+    """A reference's URL is fetched, and a notice POSTed, only under a prefix the operator wrote; `..` never
+    climbs out of one."""
     if ".." in url.split("/") or not re.fullmatch(r"[\x21-\x7e]+", url):
         return False
     return any(url.startswith(prefix) for prefix in allowed)

@@ -133,7 +133,14 @@ OPERATOR_KEYS = {
     "runners": "runners and their hosts are the operator's: [[runners]] in " + INSTANCE_FILE,
     "sandbox": f"the sandbox and its readable folders are the operator's: [sandbox] in {INSTANCE_FILE} (a "
                "repository may ask fewer processes with [verify] processes)",
+    "limits": f"the ceilings are the operator's: [limits] in {INSTANCE_FILE} (a repository may ask less with "
+              "[verify] memory_mb, timeout_seconds, budget_seconds and threads)",
+    "llm": f"the LLM budgets are the operator's: [llm] in {INSTANCE_FILE}",
+    "service": f"perfbot's settings are the operator's: [service] in {INSTANCE_FILE} or PERFBOT_* variables",
 }
+# `[references] allow` in the repository's file would name its own sources: the one key of a repository's
+# section that is the operator's.
+REFERENCE_SOURCES = f"where references come from is the operator's: [references] allow in {INSTANCE_FILE}"
 
 
 def parse_repo_config(text: str) -> PerfbotFile:
@@ -142,6 +149,10 @@ def parse_repo_config(text: str) -> PerfbotFile:
     for key, belongs in OPERATOR_KEYS.items():
         if key in data:
             raise ConfigFileError(key, line_for(key_lines(text), (key,)), f"not here: {belongs}")
+    references = data.get("references")
+    if isinstance(references, dict) and "allow" in references and not isinstance(references["allow"], dict):
+        raise ConfigFileError("references.allow", line_for(key_lines(text), ("references", "allow")),
+                              f"not here: {REFERENCE_SOURCES}")
     try:
         return PerfbotFile.model_validate(data)
     except ValidationError as exc:

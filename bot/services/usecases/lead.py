@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 from bot.adapters import outgoing_webhook
 from bot.adapters.store.locks import repo_lock
-from bot.core.config.instance import DEFAULT_OPERATOR
+from bot.core.config.instance import DEFAULT_OPERATOR, source_allowed
 from bot.digest.flow import DigestFlow
+from bot.errors import NotAllowed
 from bot.parity.flow import ParityFlow
 from bot.services.lead.dashboard_flow import DashboardFlow
 from bot.services.usecases.context import Context
@@ -71,5 +72,11 @@ class Lead:
         return outcome
 
     def send_notice(self, url: str, notice: dict, delivery_id: str) -> int:
-        """A queued `perfbot.notify` delivery: the notice POSTed, signed; a failure is retried by the queue."""
+        """A queued `perfbot.notify` delivery: the notice POSTed, signed; a failure is retried by the queue.
+        The URL is the repository's, so it is POSTed to only under a prefix the operator allows."""
+        operator = self.ctx.bench.operator if self.ctx.bench is not None else DEFAULT_OPERATOR
+        if not source_allowed(url, operator.notify_sources):
+            raise NotAllowed(f"[notify] webhook_url {url[:100]!r} is not an address the operator allows, so no "
+                             "notice is sent there", "the operator adds its prefix to [notify] allow in the "
+                             "instance file", rule="[notify] allow")
         return outgoing_webhook.send(url, notice, delivery_id, outgoing_webhook.notify_secret())
