@@ -91,4 +91,4 @@ def test_the_old_commit_script_drops_a_new_flag_and_picks_the_define_by_name():
                           flags=(("-T", "rt", "abc (rt: -T)"),))
     assert "then define=HEAP_BYTES; else define=HEAP_CELLS; fi" in script
     assert 'gcc "-D$define=1024" -o rt rt.c\n' in script and "exec gcc" not in script  # the wrapper comes after
-    assert "case \"$a\" in -T) skip=1; continue;; -T?*) continue;; esac" in script and "mv rt rt.perfbot-real" in script
+    assert 'drop="$drop  -T) skip=1; continue;; -T?*) continue;;\\n"' in script and "mv rt rt.perfbot-real" in script

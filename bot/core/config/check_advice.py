@@ -100,11 +100,11 @@ def toml_table(pairs: list[tuple[str, str]]) -> str:
 
 
 def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | None = None,
-                 flags: tuple[tuple[str, str, str], ...] = ()) -> str:
+                 flags: tuple[tuple[str, str, str], ...] = (), lone: tuple[str, ...] = ()) -> str:
     """A `[build] script` that builds old commits too. A define the failing commit calls by another name (its
     error names it, or `renamed`) is picked by the name the checkout uses; each of `flags` (flag, runtime,
-    since) that older commits do not accept is dropped there by a wrapper the script puts in the runtime's
-    place, so `[run] language` stays one line for every revision."""
+    since) that older commits do not accept is dropped there, with the value after it unless it is in `lone`, by a
+    wrapper the script puts in the runtime's place, so `[run] language` stays one line for every revision."""
     command = list(build or ("make",))
     ours = next(((i, m) for i, arg in enumerate(command) if (m := _DEFINE.match(arg))), None)
     theirs = renamed or next((a or b for a, b in _MENTIONED.findall(failure)
@@ -121,15 +121,20 @@ def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | 
         if not flags:
             lines.append("# adapt the build to what differs at older commits, e.g. a renamed define or target")
         lines.append(run + " ".join(shlex.quote(arg) for arg in command))
-    for flag, runtime, since in flags:
-        binary = shlex.quote(runtime)
-        lines += [f"# {runtime} takes {flag} since {since}; before that, a wrapper drops it (and its value)",
-                  f"if ! grep -rqs --exclude-dir=.git --exclude='*.md' --exclude='*.toml' -- '\"{flag}' .; then",
-                  f"  mv {binary} {binary}.perfbot-real",
-                  f"  cat > {binary} <<'EOF'", "#!/bin/sh", "skip=", "for a do", "  shift",
-                  '  if [ -n "$skip" ]; then skip=; continue; fi',
-                  f'  case "$a" in {flag}) skip=1; continue;; {flag}?*) continue;; esac',
-                  '  set -- "$@" "$a"', "done", 'exec "$0.perfbot-real" "$@"', "EOF", f"  chmod +x {binary}", "fi"]
+    if flags:  # one wrapper for all of them: a second `mv` would wrap the first wrapper and lose the runtime
+        binary = shlex.quote(flags[0][1])
+        lines.append("drop=")
+        for flag, runtime, since in flags:
+            value = "" if flag in lone else "skip=1; "
+            lines += [f"# {runtime} takes {flag} since {since}; before that, a wrapper drops it"
+                      + ("" if flag in lone else " (and its value)"),
+                      f"if ! grep -rqs --exclude-dir=.git --exclude='*.md' --exclude='*.toml' -- '\"{flag}' .; then",
+                      f"  drop=\"$drop  {flag}) {value}continue;; {flag}?*) continue;;\\n\"", "fi"]
+        lines += ['if [ -n "$drop" ]; then', f"  mv {binary} {binary}.perfbot-real",
+                  "  { cat <<'EOF'", "#!/bin/sh", "skip=", "for a do", "  shift",
+                  '  if [ -n "$skip" ]; then skip=; continue; fi', '  case "$a" in', "EOF",
+                  '  printf "$drop"', "  cat <<'EOF'", "  esac", '  set -- "$@" "$a"', "done",
+                  'exec "$0.perfbot-real" "$@"', "EOF", f"  }} > {binary}", f"  chmod +x {binary}", "fi"]
     return "\n".join(lines) + "\n"
 
 

@@ -53,7 +53,8 @@ def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, intr
     runtime = config.run.language[0].removeprefix("./")
     rejected = {option_base(r.failure.flag) for r in failed if r.failure and r.failure.flag}
     flags: dict[str, tuple[str, str, str]] = {}
-    for flag in dict.fromkeys(a for a in config.run.language if re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", a)):
+    options = language_options(config.run.language)
+    for flag in options:
         since = introduced(f'"{flag}') if introduced else None
         # New since this commit: the runtime said so, or its sources here lack the option the default branch added.
         if flag in rejected or (since and sources and not any(f'"{flag}' in text for text in sources.values())):
@@ -76,7 +77,22 @@ def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, intr
     if not flags and not renamed:
         return []
     return _script_fixes(index, advice.build_script(config.build.argv, "", renamed=renamed,
-                                                    flags=tuple(flags.values())))
+                                                    flags=tuple(flags.values()),
+                                                    lone=tuple(f for f in flags if not options[f])))
+
+
+def language_options(language: tuple[str, ...]) -> dict[str, bool]:
+    """The options `[run] language` passes, each with whether a value goes with it: `-T {threads}` and the glued
+    `-T{threads}`, `--threads={threads}`, `--mem=2G` (True), `-s` before `{file}` (False)."""
+    found: dict[str, bool] = {}
+    for arg, following in zip(language, (*language[1:], ""), strict=True):
+        bare = re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", arg)
+        glued = re.match(r"(-{1,2}[A-Za-z][\w-]*?)(?:=|\{)", arg)
+        if glued:
+            found.setdefault(option_base(glued.group(1)), True)
+        elif bare:
+            found.setdefault(arg, bool(following) and not following.startswith("-") and "{file}" not in following)
+    return found
 
 
 def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> str | None:
