@@ -2,16 +2,20 @@
 holds (services/adopt/fixes.py), and the script it proposes run for real on a stand-in runtime: no compiler."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from bot.adapters.runners.base import RunResult
 from bot.core.config import parse_repo_config
 from bot.core.config.lines import key_lines
+from bot.core.reports.parse import parse
 from bot.core.verify.failures import Failure, Kind
 from bot.services.adopt import fixes
-from bot.services.adopt.check import CheckResult, ReportCheck
+from bot.services.adopt.check import CheckResult, ReportCheck, check
+from tests.adopt_project import sum_report
 
 CONFIG = """[build]
 command = ["true"]
@@ -19,6 +23,7 @@ command = ["true"]
 [run]
 language = LANGUAGE
 program = "main.tl"
+fence = ["rt"]
 """
 # The runtime as the build leaves it: a stand-in that prints the arguments it was given.
 STAND_IN = '#!/bin/sh\necho "$@"\n'
@@ -42,7 +47,7 @@ def proposed(tmp_path: Path, language: str, rejected: str, introduced: dict[str,
 def ran_through(tmp_path: Path, script: str, *args: str) -> str:
     """What the runtime receives after the proposed script built a checkout of an old commit."""
     checkout = tmp_path / "checkout"
-    checkout.mkdir()
+    checkout.mkdir(parents=True)
     (checkout / "rt").write_text(STAND_IN)
     (checkout / "rt").chmod(0o755)
     (tmp_path / "build.sh").write_text(script)
@@ -78,3 +83,46 @@ def test_the_options_of_a_run_template_and_whether_a_value_follows():
     assert fixes.language_options(("./rt", "-T{threads}", "--mem=2G", "-s", "{file}", "-x", "--jobs", "{threads}",
                                    "--out", "-q")) == \
         {"-T": True, "--mem": True, "-s": False, "-x": False, "--jobs": True, "--out": False, "-q": False}
+
+
+class OldRuntime:
+    """A runner at an old commit whose runtime (getopt_long: no `"--threads` in its source) lists its options in
+    --help and, not knowing --threads, opens it as the program file."""
+    memory_mb = 1024
+
+    def __init__(self, workspace: Path):
+        self.workspace, self.ran = workspace, []
+
+    def exclusive(self):
+        return contextlib.nullcontext()
+
+    def prepare(self, sha):
+        (self.workspace / "rt.c").write_text('struct option options[] = {{"verbose", no_argument, 0, 1}};\n')
+        return self.workspace
+
+    def run_dir(self, workspace, slug):
+        (workspace / slug).mkdir(exist_ok=True)
+        return workspace / slug
+
+    def write_file(self, path, text):
+        path.write_text(text)
+
+    def run(self, argv, cwd, timeout):
+        self.ran.append(argv[1:])
+        if argv[1] in ("--help", "-h"):
+            return RunResult(0, "usage: rt [--verbose] FILE\n", "", 0.0)
+        return RunResult(1, "", f"rt: cannot read {argv[1]}\n", 0.0)
+
+
+def test_an_option_the_old_runtimes_help_does_not_list_is_dropped_there_since_the_commit_that_added_it(tmp_path):
+    text = CONFIG.replace("LANGUAGE", '["./rt", "--verbose", "--threads", "{threads}", "{file}"]')
+    config = parse_repo_config(text)
+    record = parse("devs/issues/perf_slow_x.md", sum_report("rt").encode(), config.reading).record
+    runner = OldRuntime(tmp_path)
+    texts = {"--threads": "abc123def456 (rt: --threads N)", "--verbose": "0123456789ab (rt: --verbose)"}
+    result = check(config, key_lines(text), runner, "0" * 40, [record], older=True, introduced=texts.get)
+    assert ["--help"] in runner.ran and ["-h"] in runner.ran  # asked, at this commit, only because a run failed
+    assert result.reports[0].fixes[0].startswith("--threads is in [run] language, and the runtime takes it only "
+                                                 "since abc123def456 (rt: --threads N)"), result.reports[0].fixes
+    assert result.script is not None and "'\"--verbose'" not in result.script  # its help lists --verbose
+    assert ran_through(tmp_path / "x", result.script, "--verbose", "--threads", "4", "main.tl") == "--verbose main.tl\n"

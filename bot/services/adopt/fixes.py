@@ -42,10 +42,12 @@ def _script_fixes(index, script: str) -> list[str]:
             _SCRIPT_FIX + script.rstrip("\n")]
 
 
-def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, introduced: Introduced | None
-                 ) -> list[str]:
+def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, introduced: Introduced | None,
+                help_text: str = "") -> list[str]:
     """Runs that fail at an old commit while it builds: what differs from the default branch (a flag its
-    runtime does not take yet, a define it calls by another name) goes into a per-revision build script."""
+    runtime does not take yet, a define it calls by another name) goes into a per-revision build script.
+    A flag is new when the runtime rejected it, when the old sources lack the `"-T` the default branch added,
+    or when the old runtime's `--help` (`help_text`) lists options but not this one and a later commit added it."""
     failed = [r for r in result.reports if r.failure is not None]
     if not failed or config.run.language is None:
         return []
@@ -54,10 +56,16 @@ def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, intr
     rejected = {option_base(r.failure.flag) for r in failed if r.failure and r.failure.flag}
     flags: dict[str, tuple[str, str, str]] = {}
     options = language_options(config.run.language)
+    usage = help_text if re.search(r"usage|options", help_text, re.IGNORECASE) else ""
     for flag in options:
         since = introduced(f'"{flag}') if introduced else None
-        # New since this commit: the runtime said so, or its sources here lack the option the default branch added.
-        if flag in rejected or (since and sources and not any(f'"{flag}' in text for text in sources.values())):
+        unlisted = bool(usage) and not re.search(rf"(?<![\w-]){re.escape(flag)}(?![a-z_-])", usage)
+        # getopt's "T:" and a long option's table hold no `"-T`: the commit that added the flag's text then.
+        since = since or (introduced(flag) if introduced and (flag in rejected or unlisted) else None)
+        # New since this commit: the runtime said so, its sources here lack the option the default branch added,
+        # or its help here does not list it.
+        unquoted = bool(sources) and not any(f'"{flag}' in text for text in sources.values())
+        if flag in rejected or (since and (unlisted or unquoted)):
             flags[flag] = (flag, runtime, since or "a later commit")
             for report in failed:
                 report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
