@@ -84,6 +84,12 @@ def test_a_heap_define_is_read_sized_and_passed_to_the_compiler_the_build_runs()
         ("gcc", "-DHEAP_WORDS=4", "-O2", "rt.c")
     assert with_define(("sh", "-c", "cd c && cc -O2 rt.c"), "HEAP", 4) == ("sh", "-c", "cd c && cc -DHEAP=4 -O2 rt.c")
     assert with_define(("make",), "HEAP", 4) is None
+    # The runtime lives in clang/: the define goes to the compiler, not to the `cd` into that folder.
+    assert with_define(("sh", "-c", "cd clang && gcc -O2 -o hvm hvm.c"), "HEAP", 4) == \
+        ("sh", "-c", "cd clang && gcc -DHEAP=4 -O2 -o hvm hvm.c")
+    assert with_define(("sh", "-c", "cd clang; /usr/bin/clang -DHEAP=3 hvm.c"), "HEAP", 4) == \
+        ("sh", "-c", "cd clang; /usr/bin/clang -DHEAP=4 hvm.c")
+    assert with_define(("sh", "-c", "cd clang && make"), "HEAP", 4) is None
 
 
 def test_the_old_commit_script_drops_a_new_flag_and_picks_the_define_by_name():

@@ -213,7 +213,19 @@ def with_define(command: tuple[str, ...], name: str, value: int) -> tuple[str, .
     kept = tuple(arg for arg in command if not arg.startswith(f"-D{name}="))
     if kept and kept[0].rsplit("/", 1)[-1] in ("cc", "gcc", "clang"):
         return (kept[0], define, *kept[1:])
-    if len(kept) == 3 and kept[:2] == ("sh", "-c") and re.search(r"\b(?:cc|gcc|clang)\b", kept[2]):
-        script = re.sub(rf" -D{name}=\S+", "", kept[2])
-        return ("sh", "-c", re.sub(r"\b(cc|gcc|clang)\b", rf"\1 {define}", script, count=1))
+    if len(kept) == 3 and kept[:2] == ("sh", "-c"):
+        script = _with_compiler_flag(re.sub(rf" -D{name}=\S+", "", kept[2]), define)
+        return ("sh", "-c", script) if script else None
+    return None
+
+
+def _with_compiler_flag(script: str, flag: str) -> str | None:
+    """`flag` after the first command of a shell line that runs a C compiler (`cd clang && gcc ...`: the gcc,
+    not the folder named clang)."""
+    parts = re.split(r"(&&|\|\||;|\|)", script)
+    for i, part in enumerate(parts):
+        found = re.match(r"\s*(?:\S*/)?(?:cc|gcc|clang)(?=\s|$)", part)
+        if found:
+            parts[i] = f"{found.group(0)} {flag}{part[found.end():]}"
+            return "".join(parts)
     return None
