@@ -97,4 +97,8 @@ def test_the_old_commit_script_drops_a_new_flag_and_picks_the_define_by_name():
                           flags=(("-T", "rt", "abc (rt: -T)"),))
     assert "then define=HEAP_BYTES; else define=HEAP_CELLS; fi" in script
     assert 'gcc "-D$define=1024" -o rt rt.c\n' in script and "exec gcc" not in script  # the wrapper comes after
+    assert "[[:space:]]+[A-Z0-9_]*HEAP[A-Z0-9_]*'" in script  # a third name: the guard on the word both share
+    readme = build_script(("sh", "-c", "cd clang && gcc -DHEAP_SIZE=8 -o hvm hvm.c"), "", renamed="HEAP_WORDS")
+    assert "define=HEAP_SIZE; else define=HEAP_WORDS; fi" in readme
+    assert '\n(cd clang && gcc -D"$define"=8 -o hvm hvm.c)\n' in readme  # the README's line, its define picked
     assert 'drop="$drop  -T) skip=1; continue;; -T?*) continue;;\\n"' in script and "mv rt rt.perfbot-real" in script

@@ -99,6 +99,13 @@ def toml_table(pairs: list[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{name} = '{pattern}'" for name, pattern in pairs) + "}"
 
 
+def build_defines(build: tuple[str, ...] | None) -> list[str]:
+    """The names a build command defines for the compiler: `-DNAME=...` arguments, or inside a `sh -c` line."""
+    if build and len(build) == 3 and build[:2] == ("sh", "-c"):
+        return re.findall(r"(?:^|\s)-D([A-Za-z_][A-Za-z0-9_]*)", build[2])
+    return [m.group(1) for arg in build or () if (m := _DEFINE.match(arg))]
+
+
 def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | None = None,
                  flags: tuple[tuple[str, str, str], ...] = (), lone: tuple[str, ...] = ()) -> str:
     """A `[build] script` that builds old commits too. A define the failing commit calls by another name (its
@@ -106,17 +113,23 @@ def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | 
     since) that older commits do not accept is dropped there, with the value after it unless it is in `lone`, by a
     wrapper the script puts in the runtime's place, so `[run] language` stays one line for every revision."""
     command = list(build or ("make",))
-    ours = next(((i, m) for i, arg in enumerate(command) if (m := _DEFINE.match(arg))), None)
-    theirs = renamed or next((a or b for a, b in _MENTIONED.findall(failure)
-                              if (a or b) != (ours and ours[1].group(1))), None)
+    defines = build_defines(tuple(command))
+    new = defines[0] if defines else None
+    theirs = renamed or next((a or b for a, b in _MENTIONED.findall(failure) if (a or b) != new), None)
     lines = ["#!/bin/sh", "# Builds any revision: $1 is the checkout, $2 the commit.", "set -eu", 'cd "$1"']
     run = "" if flags else "exec "
-    if ours and theirs:
-        index, match = ours
-        new = match.group(1)
+    if new and theirs:
         lines.append(f"if grep -rqs {new} --include='*.[ch]' .; then define={new}; else define={theirs}; fi")
-        command[index] = f'"-D$define{match.group(2) or ""}"'
-        lines.append(run + " ".join(arg if arg.startswith('"-D$') else shlex.quote(arg) for arg in command))
+        shared = sorted(set(new.split("_")) & set(theirs.split("_")) - {""}, key=len)
+        if shared:  # renamed more than once: the name this checkout guards on, by the word the names share
+            lines += ["if ! grep -rqs $define --include='*.[ch]' .; then",
+                      "  define=$(grep -rhoE '#[[:space:]]*ifndef[[:space:]]+[A-Z0-9_]*"
+                      f"{shared[-1]}[A-Z0-9_]*' --include='*.[ch]' . | awk '{{print $NF}}' | head -n 1)", "fi"]
+        if len(command) == 3 and command[:2] == ["sh", "-c"]:  # a README's line: run here, in a subshell
+            lines.append("(" + re.sub(rf"-D{new}(?=[=\s]|$)", '-D"$define"', command[2]) + ")")
+        else:
+            lines.append(run + " ".join(f'"-D$define{arg[len(new) + 2:]}"' if _DEFINE.match(arg) and
+                                        arg[2:].split("=")[0] == new else shlex.quote(arg) for arg in command))
     else:
         if not flags:
             lines.append("# adapt the build to what differs at older commits, e.g. a renamed define or target")

@@ -65,7 +65,8 @@ def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, intr
         # New since this commit: the runtime said so, its sources here lack the option the default branch added,
         # or its help here does not list it.
         unquoted = bool(sources) and not any(f'"{flag}' in text for text in sources.values())
-        if flag in rejected or (since and (unlisted or unquoted)):
+        # A build script may drop the flag already: then only the runtime's own refusal says it does not.
+        if flag in rejected or (since and (unlisted or unquoted) and config.build_script is None):
             flags[flag] = (flag, runtime, since or "a later commit")
             for report in failed:
                 report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
@@ -106,9 +107,8 @@ def language_options(language: tuple[str, ...]) -> dict[str, bool]:
 def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> str | None:
     """A define the build passes that this checkout does not know, and the one it guards on instead (the
     guarded name sharing most words with it; an include guard is none)."""
-    for arg in build or ():
-        name = arg[2:].split("=", 1)[0] if arg.startswith("-D") else None
-        if name and sources and not any(name in text for text in sources.values()):
+    for name in advice.build_defines(build):
+        if sources and not any(name in text for text in sources.values()):
             words = set(name.split("_"))
             guarded = {other for text in sources.values()
                        for other in re.findall(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Z_][A-Z0-9_]{2,})", text)
