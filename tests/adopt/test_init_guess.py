@@ -45,6 +45,9 @@ def test_the_readme_build_lines_are_joined_and_its_clone_is_left_out():
                                      BuildGuess(("sh", "-c", "mkdir -p out && cc -O3 -o out/rt rt.c -lm"),
                                                 "the README's build line")]
     assert readme_builds("```sh\ncd somewhere\n```\n") == []
+    # HVM's README installs with cargo; a make line may install too: neither is a build the sandbox can run.
+    assert readme_builds("```\n$ cargo install hvm\n$ make && make install\n$ cmake --install build\n```\n") == \
+        [BuildGuess(("sh", "-c", "make"), "the README's build line")]
 
 
 def test_the_statistics_option_is_found_beside_the_thread_option():

@@ -93,7 +93,9 @@ def readme_builds(readme: str) -> list[BuildGuess]:
         cloned = False
         for line in block.group(2).splitlines():
             line = re.sub(r"^\s*[$#>]\s+", "", line.strip()).strip()
-            parts = [part.strip() for part in line.split("&&")]
+            # `make install`, `cargo install hvm`: installing is no build (and the sandbox can do neither).
+            parts = [part.strip() for part in line.split("&&") if not re.search(r"\binstall\b", part)]
+            line = " && ".join(parts)
             if line.startswith("git clone"):
                 cloned = True
             elif any(_BUILD_WORD.match(part) for part in parts):
