@@ -90,8 +90,8 @@ class OldRuntime:
     --help and, not knowing --threads, opens it as the program file."""
     memory_mb = 1024
 
-    def __init__(self, workspace: Path):
-        self.workspace, self.ran = workspace, []
+    def __init__(self, workspace: Path, says: str = "rt: cannot read {}\n"):
+        self.workspace, self.ran, self.says = workspace, [], says
 
     def exclusive(self):
         return contextlib.nullcontext()
@@ -111,7 +111,7 @@ class OldRuntime:
         self.ran.append(argv[1:])
         if argv[1] in ("--help", "-h"):
             return RunResult(0, "usage: rt [--verbose] FILE\n", "", 0.0)
-        return RunResult(1, "", f"rt: cannot read {argv[1]}\n", 0.0)
+        return RunResult(1, "", self.says.format(argv[1]), 0.0)
 
 
 def test_an_option_the_old_runtimes_help_does_not_list_is_dropped_there_since_the_commit_that_added_it(tmp_path):
@@ -126,3 +126,15 @@ def test_an_option_the_old_runtimes_help_does_not_list_is_dropped_there_since_th
                                                  "since abc123def456 (rt: --threads N)"), result.reports[0].fixes
     assert result.script is not None and "'\"--verbose'" not in result.script  # its help lists --verbose
     assert ran_through(tmp_path / "x", result.script, "--verbose", "--threads", "4", "main.tl") == "--verbose main.tl\n"
+
+
+def test_an_option_the_default_branch_rejects_is_named_with_the_line_that_passes_it(tmp_path):
+    text = CONFIG.replace("LANGUAGE", '["./rt", "--jobs", "{threads}", "{file}"]')
+    runner = OldRuntime(tmp_path, "rt: unrecognized option '{}'\n")
+    record = parse("devs/issues/perf_slow_x.md", sum_report("rt").encode(), parse_repo_config(text).reading).record
+    result = check(parse_repo_config(text), key_lines(text), runner, "0" * 40, [record], introduced={}.get)
+    assert result.reports[0].fixes == ["the runtime does not take --jobs: take it out of [run] language "
+                                       f"(.perfbot.toml:5) (it ran {tmp_path}/rt --jobs 1 "
+                                       f"{tmp_path}/perf_slow_x/main.tl), "
+                                       "or use the option its --help names"], result.reports[0].fixes
+    assert result.script is None and ["--help"] not in runner.ran  # the default branch: no script, no old help
