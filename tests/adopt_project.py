@@ -250,3 +250,52 @@ def build_reserving(root: Path) -> tuple[RepoBuilder, str]:
     old = repo.write("big.c", RESERVING.replace("HEAP_BYTES", "HEAP_CELLS")).commit("big")
     repo.write("big.c", RESERVING).write("devs/issues/perf_slow_add.md", sum_report("big")).commit("big: HEAP_BYTES")
     return repo, old
+
+
+HVM = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#ifndef HEAP
+#define HEAP (1ULL << 35)  /* 32 GiB reserved at start */
+#endif
+int main(int argc, char **argv) {
+  int a = 1;
+  for (; a < argc && argv[a][0] == '-'; a++) {
+    if (!strcmp(argv[a], "--help")) { puts("usage: hvm OPTIONS FILE.hvm"); return 0; }
+    THREADS
+    else { fprintf(stderr, "Unknown option: %s\n", argv[a]); return 2; }
+  }
+  void *heap = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (heap == MAP_FAILED) {
+    fprintf(stderr, "hvm: cannot reserve %llu bytes: %s\n", (unsigned long long)HEAP, strerror(errno));
+    return 1;
+  }
+  FILE *f = a < argc ? fopen(argv[a], "r") : NULL;
+  unsigned long n = 0, acc = 0;
+  if (!f || fscanf(f, "add %lu", &n) != 1) { fputs("hvm: parse error\n", stderr); return 3; }
+  for (unsigned long i = 0; i < n; i++) acc += i;
+  printf("%lu\n", acc);
+  return 0;
+}
+"""
+
+
+def _hvm(define: str, glued_threads: bool) -> str:
+    threads = '    if (!strncmp(argv[a], "-T", 2)) {}\n' if glued_threads else ""
+    return HVM.replace("HEAP", define).replace("OPTIONS", "[-TN]" if glued_threads else "").replace(
+        "    THREADS\n", threads)
+
+
+def build_as_the_issue_found_it(root: Path) -> tuple[RepoBuilder, str, str]:
+    """The runtime issue #41 was filed from: one C file under `clang/`, its build line in its README, a thread
+    option glued to its count (`-T1`) only the newest commit takes, and a 32 GiB heap whose define was renamed
+    twice (HEAP_WORDS, then HEAP_CELLS, then HEAP_SIZE). Returns the two older commits."""
+    repo = RepoBuilder(root, branch="main")
+    first = repo.write("clang/hvm.c", _hvm("HEAP_WORDS", False)).write(
+        "README.md", "# hvm\n\n```\ncd clang && gcc -O2 -o hvm hvm.c\n```\n").commit("hvm")
+    second = repo.write("clang/hvm.c", _hvm("HEAP_CELLS", False)).commit("hvm: HEAP_CELLS")
+    repo.write("clang/hvm.c", _hvm("HEAP_SIZE", True)).commit("hvm: -TN, HEAP_SIZE")
+    repo.write("devs/issues/perf_slow_add.md", sum_report("hvm")).commit("a report")
+    return repo, first, second

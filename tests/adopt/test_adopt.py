@@ -129,6 +129,8 @@ def test_a_runtime_with_statistics_and_a_renamed_define_reaches_a_verdict(tmp_pa
      "bend"),
     ("x", "usage: x <file>\n  -j, --jobs N  worker threads\n", ("./x", "--jobs", "{threads}", "{file}"), None),
     ("x", "x: give it something", ("./x", "{file}"), None),
+    ("hvm", "usage: hvm [-TN] FILE.hvm", ("./hvm", "-T{threads}", "{file}"), "hvm"),  # one argument, as the help has it
+    ("x", "usage: x [--threads=N] FILE.x", ("./x", "--threads={threads}", "{file}"), "x"),
 ])
 def test_init_reads_the_run_template_from_a_usage_line(binary, help_text, language, extension):
     from bot.core.config.init_guess import guess_run

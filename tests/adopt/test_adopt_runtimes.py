@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from bot.cli import main
 from tests.adopt.test_adopt import pasted
 from tests.adopt_project import (
+    build_as_the_issue_found_it,
     build_flags_across_commits,
     build_in_subfolder,
     build_readme_only,
@@ -109,6 +110,34 @@ def test_a_reservation_larger_than_the_host_is_fixed_by_its_define_not_the_cap(t
     repo.repo.git.commit("-q", "-m", "perfbot: a build script for every revision")
     for revision in (old, "main"):
         check = perfbot("check", "--repo", str(repo.root), "--revision", revision)
+        assert check.exit_code == 0 and re.search(r"perf_slow_add\s+yes\s+yes", check.output), check.output
+
+
+def test_the_runtime_the_issue_was_filed_from_is_adopted_for_every_revision_from_what_perfbot_printed(tmp_path,
+                                                                                                        perfbot):
+    """clang/ and a README line; -T glued to its count, newer than two commits; a 32 GiB heap whose define was
+    renamed twice: init, the fix check printed, and the script check wrote, and every revision passes."""
+    repo, first, second = build_as_the_issue_found_it(tmp_path / "hvm")
+    root, config = str(repo.root), repo.root / ".perfbot.toml"
+    text = adopted(perfbot, repo.root)
+    assert 'command = ["sh", "-c", "cd clang && gcc -O2 -o hvm hvm.c"]' in text, text
+    assert 'language = ["./clang/hvm", "-T{threads}", "{file}"]' in text, text  # -TN: one argument
+    check = perfbot("check", "--repo", root, "--config", str(config))
+    assert check.exit_code == 1 and "raising [verify] memory_mb will not help" in check.output, check.output
+    fix = pasted(check.output, "HEAP_SIZE sizes that reservation")
+    assert fix == 'command = ["sh", "-c", "cd clang && gcc -DHEAP_SIZE=1073741824 -O2 -o hvm hvm.c"]\n', fix
+    config.write_text(re.sub(r"^command = .*\n", fix, text, count=1, flags=re.M))
+    assert perfbot("check", "--repo", root, "--config", str(config)).exit_code == 0
+    repo.repo.git.add(".perfbot.toml")
+    repo.repo.git.commit("-q", "-m", "adopt perfbot")
+    check = perfbot("check", "--repo", root, "--revision", first, "--write-script", ".perfbot/build.sh")
+    assert check.exit_code == 1 and "Unknown option: -T1" in check.output, check.output
+    assert "-T is in [run] language, and the runtime takes it only since" in check.output
+    assert "(hvm: -TN, HEAP_SIZE)" in check.output and "wrote .perfbot/build.sh" in check.output
+    repo.repo.git.add(".perfbot.toml", ".perfbot/build.sh")
+    repo.repo.git.commit("-q", "-m", "perfbot: a build script for every revision")
+    for revision in (first, second, "main"):  # `second` calls the define a name neither end of the range does
+        check = perfbot("check", "--repo", root, "--revision", revision)
         assert check.exit_code == 0 and re.search(r"perf_slow_add\s+yes\s+yes", check.output), check.output
 
 

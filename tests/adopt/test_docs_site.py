@@ -77,6 +77,20 @@ def test_the_site_builds_strict_with_its_generated_pages(tmp_path):
     assert "Usage: perfbot verify [OPTIONS] SLUG" in commands and "Usage: perfbot config reference" in commands
     assert "open|regressed|fixed|closed|merged|deleted|all" in commands and "\\|" not in commands, \
         "a table's escaped pipe shows"
+    adopt = (tmp_path / "adopt" / "index.html").read_text(encoding="utf-8")  # long command lines wrap, not cut off
+    assert "stylesheets/extra.css" in adopt and "white-space: pre-wrap" in (tmp_path / "stylesheets" /
+                                                                           "extra.css").read_text(encoding="utf-8")
     configuration = (tmp_path / "configuration" / "index.html").read_text(encoding="utf-8")
     assert "max_samples" in configuration and "generated: config-reference" not in configuration
     assert "Performance report format" in (tmp_path / "format-spec" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_docs_are_served_beside_the_dashboard_and_the_readme_says_how_to_get_perfbot_on_path():
+    from bot.config import DEFAULT_BIND
+
+    served = re.search(r"^dev_addr: (\S+)", (PROJECT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    assert served and served.group(1).rsplit(":", 1)[1] != DEFAULT_BIND.rsplit(":", 1)[1]
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    assert f"mkdocs serve      # http://{served.group(1)}/" in readme
+    assert "`pipx install .`" in readme and "`uv tool install .`" in readme
+    assert 'export PATH="$PWD/.venv/bin:$PATH"' in readme.replace("\n", " ")

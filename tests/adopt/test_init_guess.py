@@ -45,6 +45,9 @@ def test_the_readme_build_lines_are_joined_and_its_clone_is_left_out():
                                      BuildGuess(("sh", "-c", "mkdir -p out && cc -O3 -o out/rt rt.c -lm"),
                                                 "the README's build line")]
     assert readme_builds("```sh\ncd somewhere\n```\n") == []
+    # HVM's README installs with cargo; a make line may install too: neither is a build the sandbox can run.
+    assert readme_builds("```\n$ cargo install hvm\n$ make && make install\n$ cmake --install build\n```\n") == \
+        [BuildGuess(("sh", "-c", "make"), "the README's build line")]
 
 
 def test_the_statistics_option_is_found_beside_the_thread_option():
@@ -84,6 +87,12 @@ def test_a_heap_define_is_read_sized_and_passed_to_the_compiler_the_build_runs()
         ("gcc", "-DHEAP_WORDS=4", "-O2", "rt.c")
     assert with_define(("sh", "-c", "cd c && cc -O2 rt.c"), "HEAP", 4) == ("sh", "-c", "cd c && cc -DHEAP=4 -O2 rt.c")
     assert with_define(("make",), "HEAP", 4) is None
+    # The issue's runtime lives in clang/: the define goes to the compiler, not to the `cd` into that folder.
+    assert with_define(("sh", "-c", "cd clang && gcc -O2 -o hvm hvm.c"), "HEAP", 4) == \
+        ("sh", "-c", "cd clang && gcc -DHEAP=4 -O2 -o hvm hvm.c")
+    assert with_define(("sh", "-c", "cd clang; /usr/bin/clang -DHEAP=3 hvm.c"), "HEAP", 4) == \
+        ("sh", "-c", "cd clang; /usr/bin/clang -DHEAP=4 hvm.c")
+    assert with_define(("sh", "-c", "cd clang && make"), "HEAP", 4) is None
 
 
 def test_the_old_commit_script_drops_a_new_flag_and_picks_the_define_by_name():
@@ -91,4 +100,8 @@ def test_the_old_commit_script_drops_a_new_flag_and_picks_the_define_by_name():
                           flags=(("-T", "rt", "abc (rt: -T)"),))
     assert "then define=HEAP_BYTES; else define=HEAP_CELLS; fi" in script
     assert 'gcc "-D$define=1024" -o rt rt.c\n' in script and "exec gcc" not in script  # the wrapper comes after
-    assert "case \"$a\" in -T) skip=1; continue;; -T?*) continue;; esac" in script and "mv rt rt.perfbot-real" in script
+    assert "[[:space:]]+[A-Z0-9_]*HEAP[A-Z0-9_]*'" in script  # a third name: the guard on the word both share
+    readme = build_script(("sh", "-c", "cd clang && gcc -DHEAP_SIZE=8 -o hvm hvm.c"), "", renamed="HEAP_WORDS")
+    assert "define=HEAP_SIZE; else define=HEAP_WORDS; fi" in readme
+    assert '\n(cd clang && gcc -D"$define"=8 -o hvm hvm.c)\n' in readme  # the README's line, its define picked
+    assert 'drop="$drop  -T) skip=1; continue;; -T?*) continue;;\\n"' in script and "mv rt rt.perfbot-real" in script

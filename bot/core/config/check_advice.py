@@ -99,37 +99,55 @@ def toml_table(pairs: list[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{name} = '{pattern}'" for name, pattern in pairs) + "}"
 
 
+def build_defines(build: tuple[str, ...] | None) -> list[str]:
+    """The names a build command defines for the compiler: `-DNAME=...` arguments, or inside a `sh -c` line."""
+    if build and len(build) == 3 and build[:2] == ("sh", "-c"):
+        return re.findall(r"(?:^|\s)-D([A-Za-z_][A-Za-z0-9_]*)", build[2])
+    return [m.group(1) for arg in build or () if (m := _DEFINE.match(arg))]
+
+
 def build_script(build: tuple[str, ...] | None, failure: str, *, renamed: str | None = None,
-                 flags: tuple[tuple[str, str, str], ...] = ()) -> str:
+                 flags: tuple[tuple[str, str, str], ...] = (), lone: tuple[str, ...] = ()) -> str:
     """A `[build] script` that builds old commits too. A define the failing commit calls by another name (its
     error names it, or `renamed`) is picked by the name the checkout uses; each of `flags` (flag, runtime,
-    since) that older commits do not accept is dropped there by a wrapper the script puts in the runtime's
-    place, so `[run] language` stays one line for every revision."""
+    since) that older commits do not accept is dropped there, with the value after it unless it is in `lone`, by a
+    wrapper the script puts in the runtime's place, so `[run] language` stays one line for every revision."""
     command = list(build or ("make",))
-    ours = next(((i, m) for i, arg in enumerate(command) if (m := _DEFINE.match(arg))), None)
-    theirs = renamed or next((a or b for a, b in _MENTIONED.findall(failure)
-                              if (a or b) != (ours and ours[1].group(1))), None)
+    defines = build_defines(tuple(command))
+    new = defines[0] if defines else None
+    theirs = renamed or next((a or b for a, b in _MENTIONED.findall(failure) if (a or b) != new), None)
     lines = ["#!/bin/sh", "# Builds any revision: $1 is the checkout, $2 the commit.", "set -eu", 'cd "$1"']
     run = "" if flags else "exec "
-    if ours and theirs:
-        index, match = ours
-        new = match.group(1)
+    if new and theirs:
         lines.append(f"if grep -rqs {new} --include='*.[ch]' .; then define={new}; else define={theirs}; fi")
-        command[index] = f'"-D$define{match.group(2) or ""}"'
-        lines.append(run + " ".join(arg if arg.startswith('"-D$') else shlex.quote(arg) for arg in command))
+        shared = sorted(set(new.split("_")) & set(theirs.split("_")) - {""}, key=len)
+        if shared:  # renamed more than once: the name this checkout guards on, by the word the names share
+            lines += ["if ! grep -rqs $define --include='*.[ch]' .; then",
+                      "  define=$(grep -rhoE '#[[:space:]]*ifndef[[:space:]]+[A-Z0-9_]*"
+                      f"{shared[-1]}[A-Z0-9_]*' --include='*.[ch]' . | awk '{{print $NF}}' | head -n 1)", "fi"]
+        if len(command) == 3 and command[:2] == ["sh", "-c"]:  # a README's line: run here, in a subshell
+            lines.append("(" + re.sub(rf"-D{new}(?=[=\s]|$)", '-D"$define"', command[2]) + ")")
+        else:
+            lines.append(run + " ".join(f'"-D$define{arg[len(new) + 2:]}"' if _DEFINE.match(arg) and
+                                        arg[2:].split("=")[0] == new else shlex.quote(arg) for arg in command))
     else:
         if not flags:
             lines.append("# adapt the build to what differs at older commits, e.g. a renamed define or target")
         lines.append(run + " ".join(shlex.quote(arg) for arg in command))
-    for flag, runtime, since in flags:
-        binary = shlex.quote(runtime)
-        lines += [f"# {runtime} takes {flag} since {since}; before that, a wrapper drops it (and its value)",
-                  f"if ! grep -rqs --exclude-dir=.git --exclude='*.md' --exclude='*.toml' -- '\"{flag}' .; then",
-                  f"  mv {binary} {binary}.perfbot-real",
-                  f"  cat > {binary} <<'EOF'", "#!/bin/sh", "skip=", "for a do", "  shift",
-                  '  if [ -n "$skip" ]; then skip=; continue; fi',
-                  f'  case "$a" in {flag}) skip=1; continue;; {flag}?*) continue;; esac',
-                  '  set -- "$@" "$a"', "done", 'exec "$0.perfbot-real" "$@"', "EOF", f"  chmod +x {binary}", "fi"]
+    if flags:  # one wrapper for all of them: a second `mv` would wrap the first wrapper and lose the runtime
+        binary = shlex.quote(flags[0][1])
+        lines.append("drop=")
+        for flag, runtime, since in flags:
+            value = "" if flag in lone else "skip=1; "
+            lines += [f"# {runtime} takes {flag} since {since}; before that, a wrapper drops it"
+                      + ("" if flag in lone else " (and its value)"),
+                      f"if ! grep -rqs --exclude-dir=.git --exclude='*.md' --exclude='*.toml' -- '\"{flag}' .; then",
+                      f"  drop=\"$drop  {flag}) {value}continue;; {flag}?*) continue;;\\n\"", "fi"]
+        lines += ['if [ -n "$drop" ]; then', f"  mv {binary} {binary}.perfbot-real",
+                  "  { cat <<'EOF'", "#!/bin/sh", "skip=", "for a do", "  shift",
+                  '  if [ -n "$skip" ]; then skip=; continue; fi', '  case "$a" in', "EOF",
+                  '  printf "$drop"', "  cat <<'EOF'", "  esac", '  set -- "$@" "$a"', "done",
+                  'exec "$0.perfbot-real" "$@"', "EOF", f"  }} > {binary}", f"  chmod +x {binary}", "fi"]
     return "\n".join(lines) + "\n"
 
 
@@ -208,7 +226,19 @@ def with_define(command: tuple[str, ...], name: str, value: int) -> tuple[str, .
     kept = tuple(arg for arg in command if not arg.startswith(f"-D{name}="))
     if kept and kept[0].rsplit("/", 1)[-1] in ("cc", "gcc", "clang"):
         return (kept[0], define, *kept[1:])
-    if len(kept) == 3 and kept[:2] == ("sh", "-c") and re.search(r"\b(?:cc|gcc|clang)\b", kept[2]):
-        script = re.sub(rf" -D{name}=\S+", "", kept[2])
-        return ("sh", "-c", re.sub(r"\b(cc|gcc|clang)\b", rf"\1 {define}", script, count=1))
+    if len(kept) == 3 and kept[:2] == ("sh", "-c"):
+        script = _with_compiler_flag(re.sub(rf" -D{name}=\S+", "", kept[2]), define)
+        return ("sh", "-c", script) if script else None
+    return None
+
+
+def _with_compiler_flag(script: str, flag: str) -> str | None:
+    """`flag` after the first command of a shell line that runs a C compiler (`cd clang && gcc ...`: the gcc,
+    not the folder named clang)."""
+    parts = re.split(r"(&&|\|\||;|\|)", script)
+    for i, part in enumerate(parts):
+        found = re.match(r"\s*(?:\S*/)?(?:cc|gcc|clang)(?=\s|$)", part)
+        if found:
+            parts[i] = f"{found.group(0)} {flag}{part[found.end():]}"
+            return "".join(parts)
     return None

@@ -16,7 +16,7 @@ from bot.core.reports.codeblocks import FENCE_TAG, LANGUAGE_TAGS, RESERVED_TAGS
 _FILE_OPERAND = re.compile(r"^[<\[]?([A-Za-z_]*(?:file|prog|program|source|script|input)[A-Za-z_]*)"
                            r"(?:\.([A-Za-z0-9]{1,8}))?[>\]]?$", re.IGNORECASE)
 _EXTENSION_OPERAND = re.compile(r"^[<]?[A-Za-z_]+\.([A-Za-z0-9]{1,8})[>]?$")
-_THREADS_OPTION = re.compile(r"(--?[A-Za-z][A-Za-z-]*)[ =]?(?:<?[A-Z_]*THREADS?[A-Z_]*>?|N|NUM)\b|"
+_THREADS_OPTION = re.compile(r"(--?[A-Za-z][A-Za-z-]*)([ =]?)(?:<?[A-Z_]*THREADS?[A-Z_]*>?|N|NUM)\b|"
                              r"(--?[A-Za-z][A-Za-z-]*)\s+(?:<\w+>\s+|\w+\s+)?.{0,30}threads", re.IGNORECASE)
 _STATS_OPTION = re.compile(r"(?:^|[\s\[])(--?[A-Za-z][A-Za-z-]*)\]?[ \t]+[^\n]{0,40}?\b(?:stat(?:istic)?s?|"
                            r"counters|profile)\b", re.IGNORECASE | re.MULTILINE)
@@ -93,7 +93,9 @@ def readme_builds(readme: str) -> list[BuildGuess]:
         cloned = False
         for line in block.group(2).splitlines():
             line = re.sub(r"^\s*[$#>]\s+", "", line.strip()).strip()
-            parts = [part.strip() for part in line.split("&&")]
+            # `make install`, `cargo install hvm`: installing is no build (and the sandbox can do neither).
+            parts = [part.strip() for part in line.split("&&") if not re.search(r"\binstall\b", part)]
+            line = " && ".join(parts)
             if line.startswith("git clone"):
                 cloned = True
             elif any(_BUILD_WORD.match(part) for part in parts):
@@ -129,7 +131,10 @@ def guess_run(binary: str, help_text: str) -> RunGuess:
     usage = next((line for line in help_text.splitlines() if re.match(r"\s*usage:", line, re.IGNORECASE)), "")
     words = usage.split()[2:] if usage else []  # after "usage:" and the program's own name
     threads = _THREADS_OPTION.search(help_text)
-    option = (threads.group(1) or threads.group(2)) if threads else None
+    option = (threads.group(1) or threads.group(3)) if threads else None
+    # As the help writes it: `-T N` two arguments, `-TN` one, `--threads=N` one with its `=`.
+    given = [option, "{threads}"] if not threads or not threads.group(1) or threads.group(2) == " " else \
+        [f"{option}{threads.group(2)}{{threads}}"]
     argv: list[str] = [binary if binary.startswith("/") else f"./{binary.removeprefix('./')}"]
     extension, notes, seen_file = None, [], False
     for word in words:
@@ -141,12 +146,12 @@ def guess_run(binary: str, help_text: str) -> RunGuess:
         found = _FILE_OPERAND.match(word) or _EXTENSION_OPERAND.match(word)
         if found:
             extension = found.groups()[-1]
-            argv += [option, "{threads}", "{file}"] if option else ["{file}"]
+            argv += [*given, "{file}"] if option else ["{file}"]
             seen_file = True
         elif re.fullmatch(r"[a-z][a-z0-9-]*", bare):
             argv.append(bare)  # a subcommand, e.g. `bend run FILE`
     if not seen_file:
-        argv += [option, "{threads}", "{file}"] if option else ["{file}"]
+        argv += [*given, "{file}"] if option else ["{file}"]
         notes.append(f"{binary} --help names no program file; assumed it is the last argument")
     if not option:
         notes.append(f"{binary} --help names no thread option; par reports need one in [run] language")

@@ -70,8 +70,9 @@ def check(config: PerfbotFile, index: dict[Path, int] | None, runner, sha: str, 
             return failed
         result = CheckResult(sha, True, configured,
                              reports=[_report(config, index, runner, workspace, sha, r, older) for r in records])
+        said = _help(config, runner, workspace) if older and any(r.failure for r in result.reports) else ""
     if older:
-        result.build_fixes = fixes.older_fixes(config, index, result, workspace, introduced)
+        result.build_fixes = fixes.older_fixes(config, index, result, workspace, introduced, said)
         result.script = fixes.script_of(result.build_fixes)
     return result
 
@@ -183,6 +184,16 @@ def _with_larger_cap(result: ReportCheck, failure: Failure, config: PerfbotFile,
             f"raising the cap to {host} MB, all of this host's memory, changed nothing: the cap is not the reason; "
             "look at what the runtime reserves (an mmap or calloc at start, the define that sizes its heap)"))
     return failure
+
+
+def _help(config: PerfbotFile, runner, workspace) -> str:
+    """What the runtime at this commit answers to `--help` and `-h`: the options it took then."""
+    if not config.run.language:
+        return ""
+    binary = from_root([config.run.language[0]], workspace)[0]
+    answers = [runner.run([binary, flag], workspace, min(10, config.verify.timeout_seconds))
+               for flag in ("--help", "-h")]
+    return "\n".join(ran.stdout + ran.stderr for ran in answers)
 
 
 def _runtime_failed(result: ReportCheck, failure: Failure, config: PerfbotFile, index, argv: list[str], workspace,

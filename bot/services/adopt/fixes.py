@@ -42,10 +42,12 @@ def _script_fixes(index, script: str) -> list[str]:
             _SCRIPT_FIX + script.rstrip("\n")]
 
 
-def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, introduced: Introduced | None
-                 ) -> list[str]:
+def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, introduced: Introduced | None,
+                help_text: str = "") -> list[str]:
     """Runs that fail at an old commit while it builds: what differs from the default branch (a flag its
-    runtime does not take yet, a define it calls by another name) goes into a per-revision build script."""
+    runtime does not take yet, a define it calls by another name) goes into a per-revision build script.
+    A flag is new when the runtime rejected it, when the old sources lack the `"-T` the default branch added,
+    or when the old runtime's `--help` (`help_text`) lists options but not this one and a later commit added it."""
     failed = [r for r in result.reports if r.failure is not None]
     if not failed or config.run.language is None:
         return []
@@ -53,10 +55,18 @@ def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, intr
     runtime = config.run.language[0].removeprefix("./")
     rejected = {option_base(r.failure.flag) for r in failed if r.failure and r.failure.flag}
     flags: dict[str, tuple[str, str, str]] = {}
-    for flag in dict.fromkeys(a for a in config.run.language if re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", a)):
+    options = language_options(config.run.language)
+    usage = help_text if re.search(r"usage|options", help_text, re.IGNORECASE) else ""
+    for flag in options:
         since = introduced(f'"{flag}') if introduced else None
-        # New since this commit: the runtime said so, or its sources here lack the option the default branch added.
-        if flag in rejected or (since and sources and not any(f'"{flag}' in text for text in sources.values())):
+        unlisted = bool(usage) and not re.search(rf"(?<![\w-]){re.escape(flag)}(?![a-z_-])", usage)
+        # getopt's "T:" and a long option's table hold no `"-T`: the commit that added the flag's text then.
+        since = since or (introduced(flag) if introduced and (flag in rejected or unlisted) else None)
+        # New since this commit: the runtime said so, its sources here lack the option the default branch added,
+        # or its help here does not list it.
+        unquoted = bool(sources) and not any(f'"{flag}' in text for text in sources.values())
+        # A build script may drop the flag already: then only the runtime's own refusal says it does not.
+        if flag in rejected or (since and (unlisted or unquoted) and config.build_script is None):
             flags[flag] = (flag, runtime, since or "a later commit")
             for report in failed:
                 report.fixes.insert(0, f"{flag} is in [run] language, and the runtime takes it only "
@@ -76,15 +86,29 @@ def older_fixes(config: PerfbotFile, index, result: CheckResult, workspace, intr
     if not flags and not renamed:
         return []
     return _script_fixes(index, advice.build_script(config.build.argv, "", renamed=renamed,
-                                                    flags=tuple(flags.values())))
+                                                    flags=tuple(flags.values()),
+                                                    lone=tuple(f for f in flags if not options[f])))
+
+
+def language_options(language: tuple[str, ...]) -> dict[str, bool]:
+    """The options `[run] language` passes, each with whether a value goes with it: `-T {threads}` and the glued
+    `-T{threads}`, `--threads={threads}`, `--mem=2G` (True), `-s` before `{file}` (False)."""
+    found: dict[str, bool] = {}
+    for arg, following in zip(language, (*language[1:], ""), strict=True):
+        bare = re.fullmatch(r"-{1,2}[A-Za-z][\w-]*", arg)
+        glued = re.match(r"(-{1,2}[A-Za-z][\w-]*?)(?:=|\{)", arg)
+        if glued:
+            found.setdefault(option_base(glued.group(1)), True)
+        elif bare:
+            found.setdefault(arg, bool(following) and not following.startswith("-") and "{file}" not in following)
+    return found
 
 
 def _renamed_define(build: tuple[str, ...] | None, sources: dict[str, str]) -> str | None:
     """A define the build passes that this checkout does not know, and the one it guards on instead (the
     guarded name sharing most words with it; an include guard is none)."""
-    for arg in build or ():
-        name = arg[2:].split("=", 1)[0] if arg.startswith("-D") else None
-        if name and sources and not any(name in text for text in sources.values()):
+    for name in advice.build_defines(build):
+        if sources and not any(name in text for text in sources.values()):
             words = set(name.split("_"))
             guarded = {other for text in sources.values()
                        for other in re.findall(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Z_][A-Z0-9_]{2,})", text)
