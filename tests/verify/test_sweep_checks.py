@@ -142,7 +142,8 @@ def test_the_service_answers_a_sweep_without_threads_with_an_error_not_a_verdict
     assert [d["id"] for d in queue.listing()] == ["bench-1"] and worker.run_once()
     run = bench_store.get_run(database, 1)
     assert (run.status, run.verdict) == ("done", "error")
-    assert "has no {threads}" in run.message and "[run] language in .perfbot.toml" in run.message
+    line = next(n for n, text in enumerate(NO_KNOB.splitlines(), 1) if text.startswith("language = "))
+    assert "has no {threads}" in run.message and f"[run] language (.perfbot.toml:{line})" in run.message
     assert not run.measured
 
 
