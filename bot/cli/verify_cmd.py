@@ -13,6 +13,7 @@ from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench.bench_store import save_run
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
 from bot.core.tracker.refnames import branch_name_problem
+from bot.core.verify import noise
 from bot.core.verify import verdict_words as words
 from bot.core.verify.run_parts import RunOptions
 from bot.core.verify.vocabulary import Purpose
@@ -97,6 +98,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
             bar.__exit__(None, None, None)
     if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
+    if outcome.noisy is not None:  # the service measures its runs again by itself; a command cannot
+        outcome.message += f"; {noise.ONCE_TEXT}"
     purpose = Purpose.FIX if base_sha else Purpose.REPRODUCE
     stored = outcome.stored()
     told = words.of_result(purpose, outcome.verdict, stored)
