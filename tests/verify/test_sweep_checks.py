@@ -79,6 +79,10 @@ def test_identical_points_are_a_configuration_error():
     said = same_points(differ, {1: {"threads": 1.0, "span": 9.0}, 2: {"threads": 1.0, "span": 9.0}})
     assert said is not None and said.startswith("the runtime printed threads 1 at every thread count")
     assert same_points(differ, {1: {"span": 9.0}, 2: {"span": 9.0}}) is None  # equal work is a verdict, not this
+    three = {1: ["./rt", "-T1"], 2: ["./rt", "-T2"], 4: ["./rt", "-T4"]}
+    clamped = same_points(three, {1: {"workers": 1.0}, 2: {"workers": 2.0}, 4: {"workers": 2.0}})
+    assert clamped is not None and clamped.startswith("the runtime printed workers 2 at thread counts 2 and 4")
+    assert same_points(three, {1: {"workers": 1.0}, 2: {"workers": 2.0}, 4: {"workers": 4.0}}) is None
 
 
 def test_a_speedup_past_the_ideal_samples_to_the_budget_then_is_implausible():
