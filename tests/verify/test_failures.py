@@ -121,3 +121,24 @@ def test_a_fork_bomb_that_runs_to_the_timeout_is_named_by_the_process_limit():
     assert not result.ok and "Resource temporarily unavailable" in result.stderr, result
     said = result.failure("the program", "at abc", 2, 512)
     assert "hit the process limit" in said and "[sandbox] processes" in said and "2s limit" not in said
+
+
+def test_perfbot_verify_gives_a_reservation_past_the_host_the_hint_that_follows_it(tmp_path, monkeypatch):
+    """Item 5 through `perfbot verify` (the service's runs share verify and RunResult.failure): the runtime that
+    reserves a terabyte at start is told the cap will not help, and which define sizes the reservation is check's."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+    from tests.adopt_project import build_reserving
+
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    perfbot = CliRunner()
+    repo, _old = build_reserving(tmp_path / "big")
+    assert perfbot.invoke(main, ["init", "--repo", str(repo.root)], catch_exceptions=False).exit_code == 0
+    said = perfbot.invoke(main, ["verify", "perf_slow_add", "--repo", str(repo.root), "--head", "main", "--config",
+                                 str(repo.root / ".perfbot.toml"), "--db", f"sqlite:///{tmp_path / 'v.sqlite3'}"],
+                          catch_exceptions=False)
+    assert said.exit_code == 1 and "cannot reserve 1099511627776 bytes" in said.output, said.output
+    assert "asks for 1048576 MB at once, more than this host's" in said.output
+    assert "raising [verify] memory_mb will not help" in said.output
+    assert "raise [verify] memory_mb if" not in said.output
