@@ -12,16 +12,14 @@ from bot.adapters.git import GitError, GitRepository
 from bot.adapters.runners import SshOptions, make_runner
 from bot.adapters.store.bench.bench_store import save_run
 from bot.cli.common import db_option, open_database, reports_errors, settings_for
-from bot.core.config.check_advice import place
-from bot.core.config.lines import key_lines
 from bot.core.tracker.refnames import branch_name_problem
+from bot.core.verify import noise
 from bot.core.verify import verdict_words as words
 from bot.core.verify.run_parts import RunOptions
-from bot.core.verify.sweep_checks import knob_problem
 from bot.core.verify.vocabulary import Purpose
-from bot.errors import Invalid, TransientError, UserError
+from bot.errors import TransientError, UserError
 from bot.services.bench.bench_flow import BenchFlow, record_result
-from bot.services.bench.bench_inputs import CONFIG_FILE, bench_config, read_record, source_of
+from bot.services.bench.bench_inputs import bench_config, read_record, refuse_without_knob, source_of
 from bot.services.bench.fix_flow import NOT_A_FIX, fix_refs
 from bot.services.bench.verify import verify
 
@@ -72,11 +70,7 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
         config = bench_config(repo, source, operator)
         record = read_record(repo, slug, source.sha, reading=config.reading,
                              where=f"{source.ref} ({source.sha[:12]}) of {repo.path}")
-        text = config_file.read_text(encoding="utf-8") if config_file else \
-            (repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace")
-        no_knob = knob_problem(record, config, place(key_lines(text), "run", "language"))
-        if no_knob is not None:  # refused before any build: a sweep that varies nothing is no verdict
-            raise Invalid(no_knob)
+        refuse_without_knob(repo, source, config, record)  # before any build: a sweep that varies nothing
         base_sha, head_sha, in_main = _choose_refs(repo, record, base, head)
         in_base = base_sha is not None and repo.is_ancestor(head_sha, base_sha)
         full_name = repo.full_name
@@ -104,6 +98,8 @@ def verify_command(slug, repo_path, base, head, runner_name, ref, config_file, n
             bar.__exit__(None, None, None)
     if in_base and base_sha is not None:
         outcome.mark_in_base(base_sha)
+    if outcome.noisy is not None:  # the service measures its runs again by itself; a command cannot
+        outcome.message += f"; {noise.ONCE_TEXT}"
     purpose = Purpose.FIX if base_sha else Purpose.REPRODUCE
     stored = outcome.stored()
     told = words.of_result(purpose, outcome.verdict, stored)

@@ -98,3 +98,15 @@ def test_a_named_measure_is_read_in_its_column_only():
     wrong = findings(text)["ratio-mismatch"]
     assert "'HEAD' / 'runtime v1.2' in instructions = 1.31x" in wrong
     assert "ratio-mismatch" not in findings(text.replace("measure: instructions\n", ""))  # no measure: any column
+
+
+def test_a_bare_c_beside_an_input_size_names_the_c_row():
+    # Found by tests/data/lint_heldout_b's first run: `| 1M | C | 30 ms |` was read as a row of no
+    # implementation (one letter was not a word), so no pair existed and a wrong ratio went unflagged.
+    table = ("| n | implementation | median time |\n| --- | --- | --- |\n| 10k | bend | 1.80 ms |\n"
+             "| 10k | C | 0.30 ms |\n| 1M | bend | 420 ms |\n| 1M | C | 30 ms |\n")
+    text = with_table(edit(canonical_report(), ("ratio: 3.4\n", "ratio: 14.0\n")), table)
+    assert [r.impl for r in parse(PATH, text.encode()).record.measurements] == ["language", "c"] * 2
+    assert "ratio-mismatch" not in findings(text)
+    wrong = findings(text.replace("ratio: 14.0", "ratio: 20.0"))["ratio-mismatch"]
+    assert "the closest pair of its rows, '1M · bend' / '1M · C' in time = 14x" in wrong

@@ -33,6 +33,18 @@ def test_an_address_space_refusal_under_the_cap_gets_the_memory_hint_with_the_si
     assert "if a larger cap fails the same way, look at what the runtime reserves" in plain.hint
 
 
+def test_a_refusal_under_a_cap_past_the_hosts_memory_does_not_repeat_raise_the_cap():
+    """Issue 40: at 40000 MB on a 24 GiB host the runtime failed as at 4096 MB, and perfbot said 'raise
+    [verify] memory_mb' again. With no size in the output, the cap against the host is the evidence."""
+    refused = failed("rt: mmap failed: Cannot allocate memory", host_memory_mb=24105)
+    raised = classify(refused, "the program", "at abc", 60, 40000)
+    assert raised.kind is Kind.ADDRESS_SPACE and "raise [verify] memory_mb if" not in raised.hint
+    assert "cap of 40000 MB is already at or past this host's 24105 MB: raising [verify] memory_mb will not help" \
+        in raised.hint and "what the runtime reserves" in raised.hint
+    below = classify(refused, "the program", "at abc", 60, 4096)  # a larger cap may still help here
+    assert "raise [verify] memory_mb if the program needs more" in below.hint
+
+
 def test_a_refused_fork_names_the_process_limit_even_when_the_run_then_timed_out():
     bomb = failed("sh: 1: Cannot fork\n" * 3, returncode=-9, timed_out=True, limit="time")
     failure = classify(bomb, "the program", "at abc", 30, 512)
@@ -109,3 +121,24 @@ def test_a_fork_bomb_that_runs_to_the_timeout_is_named_by_the_process_limit():
     assert not result.ok and "Resource temporarily unavailable" in result.stderr, result
     said = result.failure("the program", "at abc", 2, 512)
     assert "hit the process limit" in said and "[sandbox] processes" in said and "2s limit" not in said
+
+
+def test_perfbot_verify_gives_a_reservation_past_the_host_the_hint_that_follows_it(tmp_path, monkeypatch):
+    """Item 5 through `perfbot verify` (the service's runs share verify and RunResult.failure): the runtime that
+    reserves a terabyte at start is told the cap will not help, and which define sizes the reservation is check's."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+    from tests.adopt_project import build_reserving
+
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    perfbot = CliRunner()
+    repo, _old = build_reserving(tmp_path / "big")
+    assert perfbot.invoke(main, ["init", "--repo", str(repo.root)], catch_exceptions=False).exit_code == 0
+    said = perfbot.invoke(main, ["verify", "perf_slow_add", "--repo", str(repo.root), "--head", "main", "--config",
+                                 str(repo.root / ".perfbot.toml"), "--db", f"sqlite:///{tmp_path / 'v.sqlite3'}"],
+                          catch_exceptions=False)
+    assert said.exit_code == 1 and "cannot reserve 1099511627776 bytes" in said.output, said.output
+    assert "asks for 1048576 MB at once, more than this host's" in said.output
+    assert "raising [verify] memory_mb will not help" in said.output
+    assert "raise [verify] memory_mb if" not in said.output

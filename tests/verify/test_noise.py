@@ -99,3 +99,28 @@ def test_the_service_posts_a_noisy_verdict_at_once_and_the_re_measure_replaces_i
     assert queue.listing()[0]["status"] == "done"
     page = make_client(database, tmp_path).get("/dashboard/runs/1").get_data(as_text=True)
     assert 'id="run-waiting"' not in page
+
+
+def test_perfbot_verify_answers_at_once_on_a_busy_host_and_says_what_replaces_it(tmp_path, busy, monkeypatch):
+    """The CLI half of the one policy: the verdict now, marked noisy, and since a command measures once, the
+    person is told that running it again on a quiet host replaces it (the service schedules that itself)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from bot.adapters.store.engine import Database
+    from bot.cli import main
+    from bot.core.verify.noise import ONCE_TEXT
+
+    monkeypatch.setenv("PERFBOT_INSTANCE_DIR", str(tmp_path / "instance"))
+    repo, _ = build_project(tmp_path / "runtime")
+    repo.write(".perfbot.toml", CONFIG.replace("max_samples = 30", "max_samples = 5")
+               .replace("busy_load = 1000", "busy_load = 1.25")).commit("a real busy threshold")
+    db = f"sqlite:///{tmp_path / 'v.sqlite3'}"
+    said = CliRunner().invoke(main, ["verify", "perf_boxed_sum", "--repo", str(repo.root), "--head", "main",
+                                     "--db", db, "--format", "json"], catch_exceptions=False)
+    answer = json.loads(said.output[said.output.index("{"):])
+    assert answer["noisy"].startswith("the host was busy: load 9.0 on") and answer["verdict"] != "error"
+    assert answer["message"].endswith(f"; {ONCE_TEXT}") and "next try at" not in answer["message"]
+    stored = bench_store.get_run(Database(db), answer["run"])
+    assert ONCE_TEXT in stored.message and not stored.remeasure_due  # no service run waits on it

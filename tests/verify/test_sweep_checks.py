@@ -79,6 +79,10 @@ def test_identical_points_are_a_configuration_error():
     said = same_points(differ, {1: {"threads": 1.0, "span": 9.0}, 2: {"threads": 1.0, "span": 9.0}})
     assert said is not None and said.startswith("the runtime printed threads 1 at every thread count")
     assert same_points(differ, {1: {"span": 9.0}, 2: {"span": 9.0}}) is None  # equal work is a verdict, not this
+    three = {1: ["./rt", "-T1"], 2: ["./rt", "-T2"], 4: ["./rt", "-T4"]}
+    clamped = same_points(three, {1: {"workers": 1.0}, 2: {"workers": 2.0}, 4: {"workers": 2.0}})
+    assert clamped is not None and clamped.startswith("the runtime printed workers 2 at thread counts 2 and 4")
+    assert same_points(three, {1: {"workers": 1.0}, 2: {"workers": 2.0}, 4: {"workers": 4.0}}) is None
 
 
 def test_a_speedup_past_the_ideal_samples_to_the_budget_then_is_implausible():
@@ -142,7 +146,8 @@ def test_the_service_answers_a_sweep_without_threads_with_an_error_not_a_verdict
     assert [d["id"] for d in queue.listing()] == ["bench-1"] and worker.run_once()
     run = bench_store.get_run(database, 1)
     assert (run.status, run.verdict) == ("done", "error")
-    assert "has no {threads}" in run.message and "[run] language in .perfbot.toml" in run.message
+    line = next(n for n, text in enumerate(NO_KNOB.splitlines(), 1) if text.startswith("language = "))
+    assert "has no {threads}" in run.message and f"[run] language (.perfbot.toml:{line})" in run.message
     assert not run.measured
 
 
@@ -165,3 +170,25 @@ def test_a_gpu_report_compared_with_the_best_cpu_count_is_refused_without_thread
     runner = LocalRunner("local", tmp_path, tmp_path / "cache", build=None)  # never reached: refused first
     with pytest.raises(UserError, match=r"GPU report: perfbot measures the CPU at several thread counts.*\{threads\}"):
         verify(gpu, config, runner, "0" * 40)
+
+
+def test_the_service_posts_a_superlinear_sweep_as_implausible_not_as_a_verdict(tmp_path, database):
+    """Item 2 through the service: the queued fix run samples to its budget and its comment, run page and record
+    say implausible, with the count past the ideal; no claim is sized on it."""
+    from tests.lead.test_dashboard import make_client
+
+    repo = project(tmp_path / "runtime", SUPERLINEAR, SWEEP_CONFIG.replace("max_samples = 30", "max_samples = 5"))
+    key, queue, tracker, services, worker = local_bot(database, repo.root, tmp_path)
+    services.reports.sync_and_mirror(key, None, None)
+    assert [d["id"] for d in queue.listing()] == ["bench-1"] and worker.run_once()
+    run = bench_store.get_run(database, 1)
+    assert (run.status, run.verdict) == ("done", IMPLAUSIBLE), run.message
+    assert [len(side.second) for side in run.result.sides] == [5, 5]  # the whole budget, though [4, 4] decides
+    assert all(side.decision == IMPLAUSIBLE for side in run.result.sides)
+    assert "reaches 4.00x, past the ideal 2x" in run.message
+    comments = [c["body"] for i in json.loads(tracker.state_file.read_text())["issues"].values()
+                for c in i["comments"] if "perfbot:bench perf_irregular_items" in c["body"]]
+    assert len(comments) == 1 and "implausible: above ideal, noisy or mismeasured" in comments[0]
+    assert "fixed" not in comments[0].splitlines()[1] and "slower" not in comments[0].splitlines()[1]
+    page = make_client(database, tmp_path).get("/dashboard/runs/1").get_data(as_text=True)
+    assert "implausible" in page and "above ideal, noisy or mismeasured" in page

@@ -144,13 +144,19 @@ def _row_run(header: _Header, cells: list[str], raw_cells: tuple[str, ...], labe
         threads = threads_in(label) or threads_in(_cell(cells, header.roles.get("command")))
     command_at = header.roles.get("command")
     return Measurement(
-        label=label, impl=impl_of(label), seconds=seconds_of(_cell(cells, header.roles.get("time")), header.unit),
+        label=label, impl=impl_of(label) or _impl_among(more),
+        seconds=seconds_of(_cell(cells, header.roles.get("time")), header.unit),
         threads=threads, machine=_cell(cells, header.roles.get("machine")),
         command=raw_cells[command_at].strip().strip("`").strip() if command_at is not None
         and command_at < len(raw_cells) else "",
         line=line, backend=backend_of(label), speedup=_speedup_of(_cell(cells, header.roles.get("speedup"))),
         counts=counts,
     )
+
+
+def _impl_among(words: list[str]) -> str:
+    """`| 1M | C | 30 ms |`: the implementation a label cell names when the joined label ('1M · C') names none."""
+    return next((found for found in map(impl_of, words) if found), "")
 
 
 def _other_columns(header: _Header, cells: list[str]) -> tuple[tuple[tuple[str, float], ...], list[str]]:
@@ -162,8 +168,8 @@ def _other_columns(header: _Header, cells: list[str]) -> tuple[tuple[tuple[str, 
         value = measure_of(text)
         if value is not None:
             counts.append((name, value))
-        elif re.search(r"[A-Za-z]{2}", text) and len(text) <= 60:
-            words.append(text)
+        elif (re.search(r"[A-Za-z]{2}", text) or impl_of(text)) and len(text) <= 60:
+            words.append(text)  # a bare `C` too: it names the row's implementation
     return tuple(counts), words
 
 

@@ -98,6 +98,13 @@ def classify(evidence: Evidence, what: str, at: str, timeout: float, memory_mb: 
                 f"the runtime asks for {reserved} MB at once, past the memory cap of {memory_mb} MB (the cap bounds "
                 f"address space: a reservation counts even untouched); raise [verify] memory_mb above {reserved} "
                 "or make the runtime reserve less"), reserved_mb=reserved)
+        if host is not None and memory_mb >= host:
+            # The cap already allows all the host has: a larger one cannot be what this run lacks.
+            return Failure(Kind.ADDRESS_SPACE, exited, (
+                f"the memory cap of {memory_mb} MB is already at or past this host's {host} MB: raising [verify] "
+                "memory_mb will not help; look at what the runtime reserves at start (an mmap or calloc of its "
+                "heap, the define or flag that sizes it: `perfbot check` names the define when it finds it)"),
+                reserved_mb=reserved)
         return Failure(Kind.ADDRESS_SPACE, exited, (
             f"it may have hit the memory cap of {memory_mb} MB a process: raise [verify] memory_mb if the program "
             "needs more; if a larger cap fails the same way, look at what the runtime reserves"), reserved_mb=reserved)

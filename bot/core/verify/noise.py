@@ -44,6 +44,10 @@ def noise(runs: list[dict], measure: str, quiet: Quiet = Quiet()) -> str | None:
     return None
 
 
+# What `perfbot verify` adds to a noisy verdict: the command measures once, so the "when" is the person's to choose.
+ONCE_TEXT = "measured once: run perfbot verify again once the host is quiet, and that run replaces this verdict"
+
+
 def next_try(now: datetime, wait_seconds: float) -> datetime:
     """When a run measured on a busy host is measured again (its verdict is posted at once meanwhile)."""
     return now + timedelta(seconds=wait_seconds)

@@ -59,12 +59,28 @@ def same_points(argv: Mapping[int, Sequence[str]], printed: Mapping[int, Mapping
                 f"({' '.join(argv[counts[0]])}): {language_at} must pass {THREADS} to the runtime")
     names = {name for n in counts for name in printed.get(n, {}) if _COUNT_NAME.search(name)}
     for name in sorted(names):
-        values = {printed.get(n, {}).get(name) for n in counts}
-        if len(values) == 1 and None not in values:
-            return (f"the runtime printed {name} {values.pop():g} at every thread count of the sweep "
+        values = {n: printed.get(n, {}).get(name) for n in counts}
+        if None in values.values():
+            continue
+        if len(set(values.values())) == 1:
+            return (f"the runtime printed {name} {values[counts[0]]:g} at every thread count of the sweep "
                     f"({', '.join(map(str, counts))}): it does not take the count {language_at} passes it "
                     f"({THREADS}); check the flag the runtime reads")
+        same = _repeated(values)
+        if same:  # a runtime that clamps the count (to its cores, a maximum): two points are one run
+            shown = " and ".join(map(str, same))
+            return (f"the runtime printed {name} {values[same[0]]:g} at thread counts {shown} of the sweep: "
+                    f"those points run the same count, so their speedups are one measurement; name counts it "
+                    f"runs in [verify] threads, or check how the runtime reads {THREADS}")
     return None
+
+
+def _repeated(values: Mapping[int, float | None]) -> list[int]:
+    """The first group of asked counts for which the runtime printed one and the same count."""
+    seen: dict[float | None, list[int]] = {}
+    for n, value in values.items():
+        seen.setdefault(value, []).append(n)
+    return next((group for group in seen.values() if len(group) > 1), [])
 
 
 def above_ideal(interval: Interval | None, threads: int) -> bool:

@@ -10,10 +10,13 @@ from weakref import WeakKeyDictionary
 
 from bot.adapters.git import GitRepository
 from bot.core.config import BuildScript, ConfigFileError, PerfbotFile, parse_repo_config, script_problem
+from bot.core.config.check_advice import place
 from bot.core.config.instance import DEFAULT_OPERATOR, OperatorConfig
+from bot.core.config.lines import key_lines
 from bot.core.reports.parse import parse
 from bot.core.reports.records import FIXED_DIR, REPORT_DIR, PerfIssue, ReadingOptions
 from bot.core.verify.bench_run import BenchRun, RunOptions
+from bot.core.verify.sweep_checks import knob_problem
 from bot.core.verify.verify_plan import with_measure
 from bot.core.verify.vocabulary import Purpose
 from bot.errors import Invalid, NotFound, UserError
@@ -66,6 +69,16 @@ def bench_config(repo: GitRepository, source: ConfigSource, operator: OperatorCo
     return config.with_script_text(loaded.content)
 
 
+def refuse_without_knob(repo: GitRepository, source: ConfigSource, config: PerfbotFile, record: PerfIssue) -> None:
+    """A PAR or GPU report whose `[run] language` has no {threads} is refused before any build, at the key's
+    line in the file read (the CLI and a queued run alike): a sweep that varies nothing is no verdict."""
+    if knob_problem(record, config) is None:
+        return
+    text = source.file.read_text(encoding="utf-8") if source.file else \
+        (repo.read_file(source.sha, CONFIG_FILE) or b"").decode("utf-8", "replace")
+    raise Invalid(knob_problem(record, config, place(key_lines(text), "run", "language")) or "")
+
+
 def read_config(repo: GitRepository, sha: str) -> PerfbotFile:
     """`.perfbot.toml` at `sha` (the default branch), parsed only: for what does not build (digest, fix flags).
     Parsed once per opened clone and commit: a delivery's handlers share one clone (RepoSource.session), and a
@@ -108,6 +121,7 @@ def for_run(repo: GitRepository, run: BenchRun,
     source = source_of(repo)
     config = with_options(bench_config(repo, source, operator), run.options)
     record = read_record(repo, run.slug, source.sha, run.head, reading=config.reading)
+    refuse_without_knob(repo, source, config, record)
     return with_measure(config, record), record
 
 
