@@ -117,3 +117,53 @@ def test_threads_waiting_for_a_repository_lock_hold_no_database_connection(db_ur
         if rival is not None:
             rival.dispose()
     assert sorted(done) == list(range(16))
+
+
+def test_work_that_would_not_wait_is_told_the_repository_is_busy_and_leaves_no_lock_behind(database):
+    """Held by another process (its own connection or file handle): `wait=False` raises at once and takes
+    nothing, of this process's lock or the other's; once free, the same call takes it."""
+    import fcntl
+    import hashlib
+    from pathlib import Path
+
+    from sqlalchemy import text
+
+    from bot.adapters.store import locks
+
+    name = "team/held-elsewhere"
+    if database.engine.dialect.name == "postgresql":
+        other = database.engine.connect()  # another process's session lock, as pg_try_advisory_lock sees it
+        other.execute(text("SELECT pg_advisory_lock(:key)"), {"key": locks._key(name)})
+
+        def release() -> None:
+            other.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": locks._key(name)})
+            other.close()
+    else:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        path = Path(database.engine.url.database).parent / f".perfbot-lock-{digest}"
+        other_handle = open(path, "a")  # noqa: SIM115 (a second open file: flock treats it as another process's)
+        fcntl.flock(other_handle, fcntl.LOCK_EX)
+
+        def release() -> None:
+            fcntl.flock(other_handle, fcntl.LOCK_UN)
+            other_handle.close()
+    outcome: list[str] = []
+
+    def attempt() -> None:
+        try:
+            with repo_lock(database, name, wait=False):
+                outcome.append("taken")
+        except locks.RepositoryBusy:
+            outcome.append("busy")
+            outcome.append("left held" if name in locks._held.releases else "left nothing")
+
+    try:
+        trying = threading.Thread(target=attempt, daemon=True)
+        trying.start()
+        trying.join(60)  # bounded so that a lock that waits fails the test instead of hanging it; nothing is timed
+        assert outcome == ["busy", "left nothing"] and not locks._process_lock(name).locked()
+    finally:
+        release()
+    with repo_lock(database, name, wait=False):
+        assert locks._process_lock(name).locked()
+    assert not locks._process_lock(name).locked()

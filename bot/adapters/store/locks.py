@@ -18,8 +18,10 @@ from pathlib import Path
 from sqlalchemy import text
 
 from bot.adapters.store.engine import Database
+from bot.errors import TransientError
 
 POLL_SECONDS = (0.02, 0.5)  # a waiter's first and longest pause between two tries of another process's lock
+BUSY_RETRY_SECONDS = 15.0  # when work that would not wait (`wait=False`) is due again
 
 
 class _Held(threading.local):
@@ -30,6 +32,11 @@ class _Held(threading.local):
         self.releases: dict[str, ExitStack] = {}
         self.depth: dict[str, int] = {}
         self.kept: set[str] = set()
+
+
+class RepositoryBusy(TransientError):
+    """`repo_lock(..., wait=False)` found the lock held by other work (a long sync): the caller's work waits in the
+    queue, no failed attempt, instead of holding its thread (the worker settles it as a wait)."""
 
 
 _held = _Held()
@@ -48,12 +55,13 @@ def _key(name: str) -> int:
 
 
 @contextmanager
-def repo_lock(db: Database, full_name: str) -> Iterator[None]:
+def repo_lock(db: Database, full_name: str, *, wait: bool = True) -> Iterator[None]:
     """Two deliveries for one repository (a push and the hourly reconcile, say) must not mirror the same new
-    record at once: each would open its own issue. Deliveries of different repositories still run in parallel."""
+    record at once: each would open its own issue. Deliveries of different repositories still run in parallel.
+    `wait=False`: RepositoryBusy at once when other work holds the lock (work that may as well run later)."""
     if full_name not in _held.releases:
         _let_go_of_idle()  # never wait for a lock while holding one no running code needs: lock order as ever
-        _held.releases[full_name] = _take(db, full_name)
+        _held.releases[full_name] = _take(db, full_name, wait)
     _held.depth[full_name] = _held.depth.get(full_name, 0) + 1
     try:
         yield
@@ -87,13 +95,17 @@ def _let_go_of_idle() -> None:
         _held.releases.pop(name).close()
 
 
-def _take(db: Database, full_name: str) -> ExitStack:
+def _take(db: Database, full_name: str, wait: bool = True) -> ExitStack:
     """The lock of this process, then the one across processes; what closing the stack returns lets go of both."""
     taken = ExitStack()
     try:
-        taken.enter_context(_process_lock(full_name))
-        taken.enter_context(_advisory_lock(db, full_name) if db.engine.dialect.name == "postgresql"
-                            else _file_lock(db, full_name))
+        lock = _process_lock(full_name)
+        if not lock.acquire(blocking=wait):
+            raise RepositoryBusy(f"{full_name} is busy with other work (a long sync or reconcile); tried again "
+                                 "later", retry_after=BUSY_RETRY_SECONDS)
+        taken.callback(lock.release)
+        taken.enter_context(_advisory_lock(db, full_name, wait) if db.engine.dialect.name == "postgresql"
+                            else _file_lock(db, full_name, wait))
     except BaseException:
         taken.close()
         raise
@@ -101,9 +113,9 @@ def _take(db: Database, full_name: str) -> ExitStack:
 
 
 @contextmanager
-def _advisory_lock(db: Database, full_name: str) -> Iterator[None]:
+def _advisory_lock(db: Database, full_name: str, wait: bool = True) -> Iterator[None]:
     """The session lock lives on one connection for as long as it is held; while another process holds it, this
-    one tries again and again, handing its connection back to the pool between tries."""
+    one tries again and again, handing its connection back to the pool between tries (`wait=False`: once)."""
     key, pause = _key(full_name), POLL_SECONDS[0]
     while True:
         connection = db.engine.connect()
@@ -116,6 +128,9 @@ def _advisory_lock(db: Database, full_name: str) -> Iterator[None]:
         if taken:
             break
         connection.close()
+        if not wait:
+            raise RepositoryBusy(f"{full_name} is busy with another process's work; tried again later",
+                                 retry_after=BUSY_RETRY_SECONDS)
         time.sleep(pause)
         pause = min(pause * 2, POLL_SECONDS[1])
     try:
@@ -129,12 +144,16 @@ def _advisory_lock(db: Database, full_name: str) -> Iterator[None]:
 
 
 @contextmanager
-def _file_lock(db: Database, full_name: str) -> Iterator[None]:
+def _file_lock(db: Database, full_name: str, wait: bool = True) -> Iterator[None]:
     database = db.engine.url.database
     folder = Path(database).parent if database and database != ":memory:" else Path("/tmp")
     path = folder / f".perfbot-lock-{hashlib.sha256(full_name.encode()).hexdigest()[:16]}"
     with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise RepositoryBusy(f"{full_name} is busy with another process's work; tried again later",
+                                 retry_after=BUSY_RETRY_SECONDS) from None
         try:
             yield
         finally:
