@@ -4,6 +4,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from bot.adapters.store.locks import repo_lock
 
 
@@ -167,3 +169,41 @@ def test_work_that_would_not_wait_is_told_the_repository_is_busy_and_leaves_no_l
     with repo_lock(database, name, wait=False):
         assert locks._process_lock(name).locked()
     assert not locks._process_lock(name).locked()
+
+
+@pytest.mark.postgres
+def test_a_lock_the_database_dropped_stops_the_next_post_and_is_let_go_cleanly(postgres_server):
+    """A restart ends the lock's session while its holder's job goes on, and another worker may take the lock:
+    the holder's next post (an issue, a comment) is refused with LockLost before it reaches GitHub."""
+    from sqlalchemy import text
+
+    from bot.adapters.store import locks
+    from bot.adapters.store.engine import Database
+    from bot.core.tracker.outgoing import Outgoing
+    from bot.services.posting import CleanTracker
+
+    posted: list[str] = []
+
+    class Tracker:
+        def upsert_comment(self, number, marker, body, comment_id):
+            posted.append(body)
+            return 1
+
+    db = Database(postgres_server.create_database("perfbot_test_lock_dropped"))
+    tracker = CleanTracker(Tracker(), Outgoing(()))
+    try:
+        with repo_lock(db, "team/dropped"):
+            assert tracker.upsert_comment(1, "<!-- m -->", "while held", None) == 1
+            with db.engine.connect() as other:  # what a restart does to the lock's session
+                other.execute(text("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                                   "AND pid <> pg_backend_pid() AND database = (SELECT oid FROM pg_database "
+                                   "WHERE datname = current_database())"))
+            with pytest.raises(locks.LockLost):
+                tracker.upsert_comment(1, "<!-- m -->", "after the restart", None)
+        assert posted == ["while held"]
+        assert db.pool_in_use()[0] == 0 and "team/dropped" not in locks._held.checks
+        with repo_lock(db, "team/dropped", wait=False):  # free again: nothing of the dead session kept
+            tracker.upsert_comment(1, "<!-- m -->", "taken anew", None)
+        assert posted == ["while held", "taken anew"]
+    finally:
+        db.dispose()

@@ -11,11 +11,12 @@ import fcntl
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.store.engine import Database
 from bot.errors import TransientError
@@ -32,11 +33,17 @@ class _Held(threading.local):
         self.releases: dict[str, ExitStack] = {}
         self.depth: dict[str, int] = {}
         self.kept: set[str] = set()
+        self.checks: dict[str, Callable[[], None]] = {}  # a PostgreSQL lock's session asked whether it still lives
 
 
 class RepositoryBusy(TransientError):
     """`repo_lock(..., wait=False)` found the lock held by other work (a long sync): the caller's work waits in the
     queue, no failed attempt, instead of holding its thread (the worker settles it as a wait)."""
+
+
+class LockLost(TransientError):
+    """The database dropped a repository lock this thread held (a restart or fail-over ended the lock's session,
+    and another worker may hold it now): the work stops before its next post and is tried again."""
 
 
 _held = _Held()
@@ -90,6 +97,14 @@ def kept_for(full_name: str | None) -> Iterator[None]:
             _held.releases.pop(full_name).close()
 
 
+def confirm_held() -> None:
+    """Before an effect only the lock's holder may have (opening an issue, posting a comment): LockLost when the
+    database dropped a lock this thread holds. A file lock (SQLite) lasts as long as its process; a PostgreSQL
+    session lock ends with its connection, which a database restart cuts while the holder's job goes on."""
+    for check in list(_held.checks.values()):
+        check()
+
+
 def _let_go_of_idle() -> None:
     for name in [name for name in _held.releases if name not in _held.depth]:
         _held.releases.pop(name).close()
@@ -133,12 +148,25 @@ def _advisory_lock(db: Database, full_name: str, wait: bool = True) -> Iterator[
                                  retry_after=BUSY_RETRY_SECONDS)
         time.sleep(pause)
         pause = min(pause * 2, POLL_SECONDS[1])
+
+    def check() -> None:
+        try:
+            connection.execute(text("SELECT 1"))
+            connection.commit()
+        except SQLAlchemyError as exc:  # the driver's error, then sqlalchemy's about the failed transaction
+            raise LockLost(f"the database dropped this worker's lock on {full_name} (its session ended: a restart "
+                           "or fail-over); the work stops here and is tried again") from exc
+
+    _held.checks[full_name] = check
     try:
         yield
     finally:
+        _held.checks.pop(full_name, None)
         try:
             connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
             connection.commit()
+        except SQLAlchemyError:  # the session is gone, or its state unknown: closed for real, never pooled locked
+            connection.invalidate()
         finally:
             connection.close()
 
