@@ -11,8 +11,9 @@ tests/reading/test_scale.py (each delivery claimed once and done, each repositor
 measured once, one issue per record).
 
 Recovery, with the lease the deployment uses (PERFBOT_LEASE_SECONDS, 30 by default) and a second worker (two
-threads) beside the first: the first is SIGKILLed in the middle of a long push, and of a bench run, and SIGTERMed in the
-middle of a push; the clock runs from the signal to the second worker's claim of that delivery (its generation 2).
+threads and the comment lane), started first and frozen while the first takes the job: the first is SIGKILLed in
+the middle of a long push, and of a bench run, and SIGTERMed in the middle of a push; the second resumes at the
+signal, and the clock runs from the signal to its claim of that delivery (its generation 2).
 """
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from sqlalchemy import select
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.adapters.store.bench import bench_store
 from bot.adapters.store.engine import Database
 from bot.adapters.store.queue import DeliveryQueue, NewDelivery
+from bot.adapters.store.service_models import Delivery
 from tests.github_double import GitHubDouble
 from tests.postgres import PostgresServer
 from tests.reading import test_scale
@@ -45,6 +49,14 @@ def throughput(world: World, server: PostgresServer, workers: int, pushes: int, 
     return len(burst.deliveries) / result.seconds
 
 
+def idle(db: Database) -> bool:
+    """The hour's reconcile (which every worker queues as it starts) was handled, and nothing runs now."""
+    with db.session() as session:
+        rows = session.execute(select(Delivery.event, Delivery.status)).all()
+    reconciles = [status for event, status in rows if event == "perfbot.reconcile"]
+    return bool(reconciles) and set(reconciles) <= {"done", "failed"} and all(s != "running" for _, s in rows)
+
+
 def recovery(world: World, server: PostgresServer, lease: float, how: str) -> float:
     """Seconds from the first worker's signal to the second worker's claim of the delivery it held."""
     world.db_url = server.create_database(f"recover_{how.replace('-', '_')}")
@@ -55,26 +67,36 @@ def recovery(world: World, server: PostgresServer, lease: float, how: str) -> fl
             test_scale.BENCH_SAMPLES = 30
             burst = make_burst(world, "rb", 0, 1)
             delivery, run_id = burst.deliveries[0], burst.bench_runs[0]
-            started = lambda: (bench_store.get_run(db, run_id)["progress"] or {}).get("taken", 0) >= 2  # noqa: E731
+            started = lambda: bench_store.get_run(db, run_id).progress.taken >= 2  # noqa: E731
         else:
             name = f"team/{how}"
             payload = push_repo(world, name, 16)
             delivery = NewDelivery(f"{how}-push", "push", None, name, None, json.dumps(payload))
             started = lambda: row(db, delivery.id).status == "running"  # noqa: E731
-        DeliveryQueue(db).enqueue(delivery)
-        first = service_process(world, f"{how}-first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1", **env).start()
-        wait_for(lambda: first.running() and started(), 600, "the first worker to be mid-job")
-        # Two general threads (and the comment lane): the scheduled reconcile, which waits for the repository the
-        # first worker holds, must not keep the second from claiming what is handed back.
+        # The second worker is started first and frozen (SIGSTOP) once idle: warm, it claims nothing while the first
+        # takes the job, and its start-up (10 s and more on a busy machine) can neither enter the figure nor outlast
+        # a short job. Two general threads (and the comment lane): the scheduled reconcile, which waits for the
+        # repository the first worker holds, must not keep the second from claiming what is handed back.
         second = service_process(world, f"{how}-second", "worker", "--workers", "3", **env).start()
-        wait_for(second.running, 120, "the second worker to start")
-        began = time.monotonic()
-        # The signal alone: the clock must not wait for the first process to exit.
-        first.process.send_signal(signal.SIGKILL if how.startswith("kill") else signal.SIGTERM)
-        wait_for(lambda: row(db, delivery.id).lease_generation >= 2, 10 * lease + 120, "the takeover", poll=0.05)
-        seconds = time.monotonic() - began
-        first.stop()
-        second.stop()
+        first = service_process(world, f"{how}-first", "worker", PERFBOT_GITHUB_WRITE_INTERVAL="1", **env)
+        try:
+            wait_for(lambda: second.running() and idle(db), 300, "the second worker to start and finish its own jobs")
+            second.process.send_signal(signal.SIGSTOP)
+            DeliveryQueue(db).enqueue(delivery)
+            first.start()
+            wait_for(lambda: first.running() and started(), 600, "the first worker to be mid-job")
+            if row(db, delivery.id).status != "running":
+                raise SystemExit(f"{how}: the job ended before the signal; nothing to take over")
+            second.process.send_signal(signal.SIGCONT)
+            began = time.monotonic()
+            # The signal alone: the clock must not wait for the first process to exit.
+            first.process.send_signal(signal.SIGKILL if how.startswith("kill") else signal.SIGTERM)
+            wait_for(lambda: row(db, delivery.id).lease_generation >= 2, 10 * lease + 120, "the takeover", poll=0.05)
+            seconds = time.monotonic() - began
+        finally:
+            second.process.send_signal(signal.SIGCONT)
+            first.stop()
+            second.stop()
         return seconds
     finally:
         db.dispose()

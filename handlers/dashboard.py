@@ -46,7 +46,10 @@ def handle(delivery: Delivery[NoticeDue | Tick | IssuesEvent | BenchRunDue | Red
             services.lead.refresh_dashboard(delivery.named_repo, delivery.installation_id)
         case Push() | PullRequestEvent() | WorkflowRunEvent() | CommentEvent() as event:
             if _changes_something(event, services):
-                services.lead.refresh_dashboard(event.full_name, event.installation_id)
+                # A comment's answer is posted by now; its re-draw waits in the queue rather than hold the
+                # comment lane while a long job holds the repository (every later comment would wait behind it).
+                services.lead.refresh_dashboard(event.full_name, event.installation_id,
+                                                wait=not isinstance(event, CommentEvent))
 
 
 def _changes_something(event: Redrawn, services: BotServices) -> bool:

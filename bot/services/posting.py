@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.adapters.store.locks import confirm_held
 from bot.core.tracker.outgoing import Outgoing
 
 
@@ -21,15 +22,18 @@ class CleanTracker:
         return getattr(self._tracker, name)
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...]) -> int:
+        confirm_held()  # found-or-created under a lock: only while the lock is still this worker's
         return self._tracker.create_issue(self._out(title)[:256], self._out(body), labels)
 
     def update_issue(self, number: int, *, title: str, body: str, **fields) -> None:
         self._tracker.update_issue(number, title=self._out(title)[:256], body=self._out(body), **fields)
 
     def upsert_comment(self, number: int, marker: str, body: str, comment_id: int | None) -> int:
+        confirm_held()
         return self._tracker.upsert_comment(number, marker, self._out(body), comment_id)
 
     def open_pull(self, head: str, base: str, title: str, body: str) -> int:
+        confirm_held()
         return self._tracker.open_pull(head, base, self._out(title)[:256], self._out(body))
 
     def merge_pull(self, number: int, head_sha: str | None, message: str) -> str:

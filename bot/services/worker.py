@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.adapters.store.engine import STORE_AWAY, STORE_BUSY
+from bot.adapters.store.locks import RepositoryBusy
 from bot.adapters.store.queue import Claimed, DeliveryQueue, LeaseLost
 from bot.errors import RateLimited, TransientError
 
@@ -179,10 +180,12 @@ class Worker:
         if not failures:
             return "done" if self.queue.finish(claimed) else "taken over"
         summary = "; ".join(f"{name}: {exc.__class__.__name__}: {exc}" for name, exc in failures)
-        # A pool timeout is the process's own congestion, not the delivery's fault: back to the queue, uncounted;
-        # a store that went away mid-delivery (a restart) is tried again too, counted.
+        # A pool timeout is the process's own congestion, not the delivery's fault: back to the queue, uncounted,
+        # as is work that would not wait for a repository a long job holds (RepositoryBusy); a store that went
+        # away mid-delivery (a restart) is tried again too, counted.
         transient = [exc for _, exc in failures if isinstance(exc, (TransientError, *STORE_BUSY, *STORE_AWAY))]
-        waiting = bool(transient) and all(isinstance(exc, (RateLimited, *STORE_BUSY)) for exc in transient) and \
+        waiting = bool(transient) and \
+            all(isinstance(exc, (RateLimited, RepositoryBusy, *STORE_BUSY)) for exc in transient) and \
             datetime.now(UTC) - claimed.received_at < RATE_LIMIT_PATIENCE
         if len(transient) == len(failures) and (waiting or claimed.attempts < self.max_attempts):
             retry_after = max((getattr(exc, "retry_after", None) or 0.0) for exc in transient)

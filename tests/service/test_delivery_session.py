@@ -33,9 +33,9 @@ def counted(monkeypatch) -> tuple[Counter, Counter]:
         fetches[full_name] += 1
         return fetch(self, full_name, token)
 
-    def counting_take(db, name):
+    def counting_take(db, name, wait=True):
         takes[name] += 1
-        return take(db, name)
+        return take(db, name, wait)
 
     monkeypatch.setattr(Clones, "fetch", counting_fetch)
     monkeypatch.setattr(locks, "_take", counting_take)
@@ -120,9 +120,9 @@ def test_the_runtime_runs_each_delivery_in_one_session(tmp_path, monkeypatch):
         opened[full_name] += 1
         return real_repository(path, full_name=full_name)
 
-    def counting_take(db, name):
+    def counting_take(db, name, wait=True):
         takes[name] += 1
-        return take(db, name)
+        return take(db, name, wait)
 
     monkeypatch.setattr(source, "GitRepository", counting_repository)
     monkeypatch.setattr(locks, "_take", counting_take)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from bot.adapters.store.locks import repo_lock
 
 
@@ -117,3 +119,91 @@ def test_threads_waiting_for_a_repository_lock_hold_no_database_connection(db_ur
         if rival is not None:
             rival.dispose()
     assert sorted(done) == list(range(16))
+
+
+def test_work_that_would_not_wait_is_told_the_repository_is_busy_and_leaves_no_lock_behind(database):
+    """Held by another process (its own connection or file handle): `wait=False` raises at once and takes
+    nothing, of this process's lock or the other's; once free, the same call takes it."""
+    import fcntl
+    import hashlib
+    from pathlib import Path
+
+    from sqlalchemy import text
+
+    from bot.adapters.store import locks
+
+    name = "team/held-elsewhere"
+    if database.engine.dialect.name == "postgresql":
+        other = database.engine.connect()  # another process's session lock, as pg_try_advisory_lock sees it
+        other.execute(text("SELECT pg_advisory_lock(:key)"), {"key": locks._key(name)})
+
+        def release() -> None:
+            other.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": locks._key(name)})
+            other.close()
+    else:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        path = Path(database.engine.url.database).parent / f".perfbot-lock-{digest}"
+        other_handle = open(path, "a")  # noqa: SIM115 (a second open file: flock treats it as another process's)
+        fcntl.flock(other_handle, fcntl.LOCK_EX)
+
+        def release() -> None:
+            fcntl.flock(other_handle, fcntl.LOCK_UN)
+            other_handle.close()
+    outcome: list[str] = []
+
+    def attempt() -> None:
+        try:
+            with repo_lock(database, name, wait=False):
+                outcome.append("taken")
+        except locks.RepositoryBusy:
+            outcome.append("busy")
+            outcome.append("left held" if name in locks._held.releases else "left nothing")
+
+    try:
+        trying = threading.Thread(target=attempt, daemon=True)
+        trying.start()
+        trying.join(60)  # bounded so that a lock that waits fails the test instead of hanging it; nothing is timed
+        assert outcome == ["busy", "left nothing"] and not locks._process_lock(name).locked()
+    finally:
+        release()
+    with repo_lock(database, name, wait=False):
+        assert locks._process_lock(name).locked()
+    assert not locks._process_lock(name).locked()
+
+
+@pytest.mark.postgres
+def test_a_lock_the_database_dropped_stops_the_next_post_and_is_let_go_cleanly(postgres_server):
+    """A restart ends the lock's session while its holder's job goes on, and another worker may take the lock:
+    the holder's next post (an issue, a comment) is refused with LockLost before it reaches GitHub."""
+    from sqlalchemy import text
+
+    from bot.adapters.store import locks
+    from bot.adapters.store.engine import Database
+    from bot.core.tracker.outgoing import Outgoing
+    from bot.services.posting import CleanTracker
+
+    posted: list[str] = []
+
+    class Tracker:
+        def upsert_comment(self, number, marker, body, comment_id):
+            posted.append(body)
+            return 1
+
+    db = Database(postgres_server.create_database("perfbot_test_lock_dropped"))
+    tracker = CleanTracker(Tracker(), Outgoing(()))
+    try:
+        with repo_lock(db, "team/dropped"):
+            assert tracker.upsert_comment(1, "<!-- m -->", "while held", None) == 1
+            with db.engine.connect() as other:  # what a restart does to the lock's session
+                other.execute(text("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                                   "AND pid <> pg_backend_pid() AND database = (SELECT oid FROM pg_database "
+                                   "WHERE datname = current_database())"))
+            with pytest.raises(locks.LockLost):
+                tracker.upsert_comment(1, "<!-- m -->", "after the restart", None)
+        assert posted == ["while held"]
+        assert db.pool_in_use()[0] == 0 and "team/dropped" not in locks._held.checks
+        with repo_lock(db, "team/dropped", wait=False):  # free again: nothing of the dead session kept
+            tracker.upsert_comment(1, "<!-- m -->", "taken anew", None)
+        assert posted == ["while held", "taken anew"]
+    finally:
+        db.dispose()

@@ -82,6 +82,7 @@ def test_deliveries_refused_while_the_store_was_locked_are_redelivered_and_store
     """The GitHub double sends as GitHub would; the store is locked past the webhook's wait, so three deliveries
     are answered 503 and recorded failed; the scheduled check lists them and asks for each again, once."""
     monkeypatch.setattr(import_module("bot.app.webhook"), "ACK_WAIT_SECONDS", 0.5)
+    github.validate_responses = True  # the listing and the redelivery answer as GitHub's description says
     github.add_repo("acme/runtime")
     github.install_app(77, ["acme/runtime"], github_app_key, app_id=1234)
     path = tmp_path / "perfbot.sqlite3"
@@ -125,6 +126,7 @@ def test_the_deliveries_list_is_followed_page_by_page(tmp_path, github, github_a
 
     from bot.adapters.github.client import GitHubClients
 
+    github.validate_responses = True  # the double's delivery listing must read as GitHub's description says
     github.add_repo("acme/runtime")
     github.install_app(77, ["acme/runtime"], github_app_key, app_id=1234)
     github.set_app_webhook("http://127.0.0.1:9/webhook", SECRET)  # nobody listens: every attempt fails

@@ -53,11 +53,13 @@ class Lead:
             return DigestFlow(self.ctx.db).preview(repo, full_name, now, since)
 
     def refresh_dashboard(self, full_name: str, installation_id: int | None = None, *, force: bool = False,
-                          now: datetime | None = None) -> str:
+                          now: datetime | None = None, wait: bool = True) -> str:
+        """`wait=False`: RepositoryBusy rather than wait while a long job holds the repository (after a comment,
+        whose thread must stay free for the next comment; the delivery waits in the queue instead)."""
         installation_id = self.ctx.installation(full_name, installation_id)
         tracker = self.ctx.trackers(full_name, installation_id)
         # One writer per repository: two workers re-drawing at once could each tell a new notice.
-        with repo_lock(self.ctx.db, full_name), self.ctx.source.open(full_name, installation_id) as repo:
+        with repo_lock(self.ctx.db, full_name, wait=wait), self.ctx.source.open(full_name, installation_id) as repo:
             return self.dashboards.refresh(repo, tracker, full_name, now or datetime.now(UTC), force=force)
 
     def refresh_dashboards(self, now: datetime | None = None) -> dict[str, str]:
