@@ -127,3 +127,11 @@ def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
     assert gain_line(RunResult.from_json(result)) == "already in base: program 1.46x faster [1.31, 1.62]"
     fixed = run("fix", "pass", gain=result["gain"])
     assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; program 1.46x faster [1.31, 1.62]"
+
+
+def test_a_gain_is_rounded_by_the_one_rule_of_every_view():
+    from bot.core.verify.gain import gain_text
+
+    # three significant figures, as the standing says it (core/lead/wording.py): never 30.10x beside 30.1x
+    assert gain_text(Interval(15.47, 30.10, 39.51)) == "30.1x faster [15.5, 39.5]"
+    assert gain_text(Interval(0.5, 0.8, 0.9)) == "1.25x slower [1.11, 2.00]"
