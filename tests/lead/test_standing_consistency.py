@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from bot.adapters import charts
 from bot.adapters.store.engine import Database
@@ -28,7 +28,7 @@ from bot.adapters.store.queue import DeliveryQueue
 from bot.adapters.store.service_models import BenchRun, Bisection, Fix, IssueMirror
 from bot.adapters.templates import render
 from bot.app import create_app
-from bot.cli.records_cmd import list_command
+from bot.cli.records_cmd import list_command, show_command
 from bot.config import Settings
 from bot.core.config import PerfbotFile
 from bot.core.lead import wording
@@ -112,6 +112,7 @@ def seed(db: Database, campaign: list[dict]) -> None:
                             content_hash=f"{n:064d}", supersedes=[], created_at=T0, updated_at=T0)
             session.add(record)
             session.flush()
+            session.add(SlugAlias(repo_id=repo.id, slug=slug, record_id=record.id))
             session.add(Revision(record_id=record.id, commit_sha="c" * 40, author_name="agent",
                                  author_email="agent@example.invalid", path=record.path, committed_at=T0,
                                  change="added", content_hash=f"{n:064d}", content=f"# Report {n}\n",
@@ -259,3 +260,26 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
         {s.slug: (str(s.outcome), s.ranked_figure, wording.said(s)) for s in every}
     cli_open = [r["slug"] for r in listed_json if r["state"] == "open" and r["measured"] is not None]
     assert cli_open == [s.slug for s in ranked if s.state == "open"]
+    # what is listed apart keeps the ranking's order too, never the order of its claims
+    cli_apart = [r["slug"] for r in listed_json if r["state"] in ("open", "regressed") and r["measured"] is None]
+    assert cli_apart == [s.slug for s in apart]
+    for s in every[:2]:  # `perfbot show` (two records an example: each call opens the store): the same sentence
+        shown = CliRunner().invoke(show_command, [s.slug, "--db", db.url])
+        assert shown.exit_code == 0, shown.output
+        assert f"  standing  {wording.said(s)}" in shown.output.splitlines()
+        assert f"claimed {wording.claim_cell(s)}" in shown.output if s.claim.figure is not None else True
+
+    # Every run page says where its record stands, in the same words.
+    with db.session() as session:
+        run_slugs = {run_id: slug for run_id, slug in session.execute(select(BenchRun.id, BenchRun.slug))}
+    for run_id, slug in run_slugs.items():
+        page = client.get(f"/dashboard/runs/{run_id}").get_data(as_text=True)
+        assert _texts(page, r'<dd id="record-standing">.*?</span> (.*?)</dd>') == [wording.said(standings[slug])]
+
+    # The digest's sections of the week never say what the standing does not.
+    for section, agrees in (("## Claims not reproduced", lambda s: s.outcome is Outcome.NOT_REPRODUCED),
+                            ("## Verified fixes", lambda s: s.outcome is Outcome.FIXED_IN_MAIN),
+                            ("## Fixes that pass on their branch", lambda s: s.outcome is Outcome.FIXED)):
+        if section in digest:
+            part = digest[digest.index(section):].split("\n## ", 1)[0]
+            assert all(agrees(standings[slug]) for slug in re.findall(r"^\| `(perf_r\d+)` \|", part, re.M)), part
