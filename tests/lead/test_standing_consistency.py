@@ -47,7 +47,7 @@ T0 = NOW - timedelta(days=3)
 ratios = st.floats(min_value=0.05, max_value=900, allow_nan=False).map(lambda v: round(v, 3))
 runs = st.fixed_dictionaries({
     "purpose": st.sampled_from(["reproduce", "fix", "guard"]),
-    "verdict": st.sampled_from(["pass", "fail", "fail", "inconclusive", "mismatch", "error"]),
+    "verdict": st.sampled_from(["pass", "fail", "fail", "inconclusive", "mismatch", "implausible", "error"]),
     "head": ratios, "base": ratios, "width": st.floats(min_value=0.01, max_value=0.6),
     "gain": st.one_of(st.none(), st.floats(min_value=0.5, max_value=50)),
     "in_main": st.booleans(), "noisy": st.booleans(), "measure": st.sampled_from([None, "instructions"]),
@@ -178,6 +178,8 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     assert all(s.ranked_figure is not None and s.outcome.measured for s in ranked)
     assert {s.slug for s in ranked} | {s.slug for s in apart} == {s.slug for s in every if s.live}
     assert all(s.outcome is not Outcome.MISMATCH for s in ranked)
+    # why a record is listed apart never contradicts its outcome: "unmeasured" only beside "unmeasured"
+    assert all(s.outcome is Outcome.UNMEASURED for s in apart if s.apart_reason == "unmeasured")
 
     client = app.test_client()
 
