@@ -12,7 +12,7 @@ from bot.core.lead.campaign import Tally, act_first, ranking, tally
 from bot.core.lead.facts import CampaignFacts, EventFact, FixFact, RecordFact, RevisionFact, RunFact, VerdictFact
 from bot.core.lead.milestones import MilestoneProgress, as_ratio, latest_suites, progress
 from bot.core.lead.standing import Standing, standings_of
-from bot.core.verify.vocabulary import Outcome, Purpose, Test
+from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus, Test
 from bot.digest.scaling import ParScaling, par_scaling
 
 STALE_AFTER = timedelta(days=14)
@@ -165,7 +165,7 @@ def build_digest(facts: CampaignFacts, window_start: datetime, window_end: datet
     revisions: Revisions = defaultdict(list)
     for rev in sorted((r for r in facts.revisions if before_end(r.at)), key=lambda r: r.at):
         revisions[rev.slug].append(rev)
-    runs = sorted((r for r in facts.runs if r.status == "done" and before_end(r.finished_at or r.created_at)),
+    runs = sorted((r for r in facts.runs if r.status == RunStatus.DONE and before_end(r.finished_at or r.created_at)),
                   key=lambda r: (r.finished_at or r.created_at, r.id))
     runs_of: RunsOf = defaultdict(list)
     for run in runs:
