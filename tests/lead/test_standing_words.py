@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from bot.core.lead.facts import BisectFact, FixFact, RecordFact, RunFact, SidePoint
 from bot.core.lead.standing import standing_of
 from bot.core.lead.wording import said
-from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus, Test
+from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 
 AT = datetime(2026, 6, 1, 12, tzinfo=UTC)
 FIX = "f9fb80b" + "0" * 33
@@ -21,13 +22,13 @@ def record(**kw) -> RecordFact:
                          "created_at": AT, **kw})
 
 
-def run(id_: int, purpose: Purpose, verdict: Test, *sides: SidePoint, **kw) -> RunFact:
+def run(id_: int, purpose: Purpose, verdict: IntervalTest, *sides: SidePoint, **kw) -> RunFact:
     return RunFact(id_, "perf_x", "mini", purpose, RunStatus.DONE, verdict, None, AT, AT, sides, None,
                    **{"head_sha": FIX, "base_sha": "a" * 40, **kw})
 
 
 def test_a_fix_in_main_that_helped_without_closing_the_gap_says_both_numbers():
-    fix = run(1, Purpose.FIX, Test.FAIL, SidePoint("base", 169.0, 160.0, 175.0, "fail"),
+    fix = run(1, Purpose.FIX, IntervalTest.FAIL, SidePoint("base", 169.0, 160.0, 175.0, "fail"),
               SidePoint("head", 118.0, 110.0, 125.0), gain=(1.21, 1.43, 1.49), in_main=True)
     s = standing_of(record(ratio=150.0, fix=FIX[:7]), [fix])
     assert s.outcome is Outcome.FASTER_NOT_FIXED and s.fix is not None and s.fix.merged
@@ -36,7 +37,7 @@ def test_a_fix_in_main_that_helped_without_closing_the_gap_says_both_numbers():
 
 
 def test_a_fix_in_main_that_closes_the_gap_is_fixed_in_main_since_its_commit():
-    fix = run(1, Purpose.FIX, Test.PASS, SidePoint("base", 60.0, 55.0, 66.0, "fail"),
+    fix = run(1, Purpose.FIX, IntervalTest.PASS, SidePoint("base", 60.0, 55.0, 66.0, "fail"),
               SidePoint("head", 1.1, 1.0, 1.2), gain=(40.0, 52.0, 60.0), in_main=True)
     s = standing_of(record(ratio=63.6, fix=FIX[:7]), [fix])
     assert s.outcome is Outcome.FIXED_IN_MAIN
@@ -45,14 +46,14 @@ def test_a_fix_in_main_that_closes_the_gap_is_fixed_in_main_since_its_commit():
 
 
 def test_an_overstated_claim_names_both_figures_and_both_measures():
-    claim = run(1, Purpose.REPRODUCE, Test.FAIL, SidePoint("head", 218.0, 138.0, 361.0), measure="instructions")
+    claim = run(1, Purpose.REPRODUCE, IntervalTest.FAIL, SidePoint("head", 218.0, 138.0, 361.0), measure="instructions")
     s = standing_of(record(ratio=517.0), [claim])
     assert s.outcome is Outcome.OVERSTATED
     assert said(s) == "overstated: measured 218x [138, 361] in instructions; claimed 517x in wall time"
 
 
 def test_a_reference_report_bisected_says_its_culprit_and_no_guard_words():
-    claim = run(1, Purpose.REPRODUCE, Test.FAIL, SidePoint("head", 1.31, 1.21, 1.42))
+    claim = run(1, Purpose.REPRODUCE, IntervalTest.FAIL, SidePoint("head", 1.31, 1.21, 1.42))
     found = BisectFact(3, "perf_x", "found", "c" * 40, f"introduced by {'c' * 12}; last good {'b' * 12}", "1" * 40,
                        "2" * 40)
     s = standing_of(record(ratio=1.3, reference="runtime@v1"), [claim], (), [found])
@@ -64,8 +65,8 @@ def test_a_reference_report_bisected_says_its_culprit_and_no_guard_words():
 
 
 def test_an_unmerged_fix_branch_names_the_branch_and_what_main_measures():
-    fix = run(1, Purpose.FIX, Test.PASS, SidePoint("base", 9.2, 9.0, 9.4, "fail"), SidePoint("head", 1.5, 1.4, 1.6),
-              head_sha="b" * 40)
+    fix = run(1, Purpose.FIX, IntervalTest.PASS, SidePoint("base", 9.2, 9.0, 9.4, "fail"),
+              SidePoint("head", 1.5, 1.4, 1.6), head_sha="b" * 40)
     branch = FixFact("perf_x", "fix/x", 7, "pr", "open", None, AT, AT, "b" * 40)
     s = standing_of(record(ratio=9.5), [fix], [branch])
     assert s.outcome is Outcome.FIXED and not s.fix.merged  # type: ignore[union-attr]
