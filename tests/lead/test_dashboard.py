@@ -88,6 +88,9 @@ def test_every_page_answers_with_html(client, ids):
             assert needle in text, f"{name}: {needle!r} missing"
     done = client.get(f"/dashboard/runs/{ids['run_done']}").get_data(as_text=True)
     assert "refresh" not in done  # a finished run stops refreshing
+    # base against head on one chart, each side's ratio with its interval and measure in the chart's own title
+    assert 'aria-label="bench run 1: perf_boxed_sum; language/C in wall time: base 4.49x [4.17, 4.80], head 1.14x ' \
+        '[1.06, 1.22]"' in done.replace(f"bench run {ids['run_done']}:", "bench run 1:")
     # the stored suite, read back typed: its summary said again from its benchmarks, each one's interval
     assert "suite pass: 1 ok, 0 regressed, 0 inconclusive at 5% tolerance" in done
     assert re.search(r'<td class="mono">fib</td><td class="num">0.99x? \[0.970, 1.010\]', done), done
