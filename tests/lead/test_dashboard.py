@@ -102,7 +102,7 @@ def test_verdicts_are_shown_as_answers_coloured_by_what_they_mean(client, ids):
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed</span>' in done
     assert re.search(r"<td>base</td>.*?<td>reproduced</td>", done, re.S) and ">pass<" not in done
     par = client.get(f"/dashboard/runs/{ids['run_par']}").get_data(as_text=True)
-    assert '<span class="badge verdict-bad" data-verdict="not_fixed">not fixed</span>' in par
+    assert '<span class="badge verdict-bad" data-verdict="not_fixed">no effect</span>' in par
     overview = client.get("/dashboard/").get_data(as_text=True)
     # each record's one outcome, never a run's interval test; the claim beside the measured figure, never ranked
     assert 'data-outcome="fixed"' in overview and 'data-outcome="accurate"' in overview and ">pass<" not in overview

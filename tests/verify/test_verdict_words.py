@@ -43,7 +43,7 @@ def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothin
     faster = run("fix", "fail", gain={"low": 1.21, "point": 1.43, "high": 1.49})
     nothing = run("fix", "fail", gain={"low": 0.95, "point": 1.02, "high": 1.1})
     assert (words.of_run(faster).text, words.of_run(faster).tone) == ("faster but not fixed", words.UNSURE)
-    assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
+    assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("no effect", words.BAD)  # the outcome's word
 
 
 def test_a_par_claim_is_told_in_the_claim_words_not_as_a_reference():
