@@ -349,6 +349,12 @@ def test_counts_are_in_the_singular_when_there_is_one(client, ids):
     assert column_names(RunResult.from_json({"sides": [{"one_thread_seconds": [1.0]}]}), 1)[1] == "1 thread (median s)"
 
 
+def test_a_lint_remedy_shows_its_code_as_code_never_literal_backticks(client, ids):
+    page = client.get(f"/dashboard/records/{ids['perf_mod_shift_subtract']}").get_data(as_text=True)
+    findings = page[page.index('id="findings"'):page.index('id="runs"')]
+    assert "set <code>ratio:</code> to what the table measures" in findings and "`" not in findings
+
+
 def test_a_record_shows_its_bisections_and_says_how_to_start_one(client, ids):
     bisected = client.get(f"/dashboard/records/{ids['perf_u24_arith_boxing']}").get_data(as_text=True)
     table = bisected[bisected.index('id="bisection-table"'):]

@@ -134,7 +134,7 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
             if errors:
                 findings.append({"file": f"devs/issues/{slug}.md", "line": 30, "rule": "ratio-mismatch",
                                  "severity": "error", "message": "stated 9.8x, the table says 7.1x",
-                                 "remedy": "state the ratio the table measures"})
+                                 "remedy": "set `ratio:` to what the table measures"})
             for k, change in enumerate(("added", "modified")):
                 session.add(Revision(record_id=record.id, commit_sha=f"{n}{k}".ljust(40, "c"), author_name="agent-7",
                                      author_email="agent7@example.invalid", path=f"devs/issues/{slug}.md",
