@@ -199,6 +199,8 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     open_rows = client.get("/dashboard/records?state=open").get_data(as_text=True)
     order = [slug for slug in _texts(open_rows, r'data-slug="([^"]+)"') if standings[slug].ranked_figure is not None]
     assert order == [s.slug for s in ranked if s.state == "open"]
+    rest = [slug for slug in _texts(open_rows, r'data-slug="([^"]+)"') if standings[slug].ranked_figure is None]
+    assert rest == [s.slug for s in apart if s.state == "open"]  # after the ranked, never ordered by their claim
     for outcome, count in t.outcomes:
         filtered = client.get(f"/dashboard/records?state=all&outcome={outcome}").get_data(as_text=True)
         assert len(re.findall(r'class="record-row"', filtered)) == sum(
