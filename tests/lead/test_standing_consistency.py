@@ -252,7 +252,9 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     # Each record's issue: its body says the standing, its labels are the outcome and whether a fix is known.
     for row in load_mirror_rows(db, REPO, None):
         s = standings[row.view.slug]
-        labels = issue_spec(row.view).labels
+        spec = issue_spec(row.view)
+        labels = spec.labels
+        assert spec.title.endswith(f" (claimed {wording.claim_cell(s)})" if s.claim.figure is not None else "")
         assert ("has fix" in labels) == (s.fix is not None)
         assert [label for label in labels if label.startswith("outcome: ")] == \
             ([] if s.outcome is Outcome.UNMEASURED else [f"outcome: {s.outcome}"])
