@@ -28,7 +28,7 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
               help="Records in these states (repeatable; default: open).")
 @click.option("--track", type=click.Choice(TRACKS))
 @click.option("--backend", type=click.Choice(BACKENDS))
-@click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose ratio is at least this.")
+@click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose claimed ratio is at least this.")
 @click.option("--errors/--clean", "with_errors", default=None, help="Only records with (or without) lint errors.")
 @click.option("--full-name", default=None,
               help="Only this repository (owner/name or path), when the store holds several.")
