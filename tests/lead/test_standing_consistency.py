@@ -36,7 +36,8 @@ from bot.core.lead.campaign import ranking, tally
 from bot.core.lead.dashboard import build_dashboard
 from bot.core.tracker.issue_view import issue_spec
 from bot.core.tracker.untrusted import cell
-from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus, Test
+from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.digest.render import make_digest
 from bot.services.lead.dashboard_flow import render_dashboard
 
@@ -242,8 +243,8 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     # The dashboard issue: the same figures and words.
     facts, issues, _ = lead_facts(db, REPO, NOW)
     # the core reads a run's purpose, status and verdict as enums, never as loose strings
-    assert all(type(r.purpose) is Purpose and type(r.status) is RunStatus and type(r.verdict) in (Test, type(None))
-               for r in facts.runs)
+    assert all(type(r.purpose) is Purpose and type(r.status) is RunStatus
+               and type(r.verdict) in (IntervalTest, type(None)) for r in facts.runs)
     board = render_dashboard(build_dashboard(REPO, facts.records, facts.runs, facts.fixes, issues, (), (), (),
                                              facts.bisections))
     for s in ranked + apart:
