@@ -132,7 +132,9 @@ def run(run_id: int):
         found = queries.run_page(session, run_id)
     if found is None:
         abort(404, f"no bench run {run_id}")
-    return render_template("run.html", run=found, live=not found.done, refresh=LIVE_SECONDS,
+    # The record as it stands now, in the words of every other view: this run may be one of several it weighs.
+    standing = all_standings(_db(), found.repo).get((found.repo, found.slug))
+    return render_template("run.html", run=found, s=standing, live=not found.done, refresh=LIVE_SECONDS,
                            chart=render.run_chart(found, found.threads),
                            tables=render.sample_tables(found, found.threads), scaling=render.scaling(found))
 

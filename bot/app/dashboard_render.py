@@ -107,7 +107,12 @@ def run_chart(run: BenchRun, threads: int | None = None) -> Markup:
     for side in result.sides:
         first, second = _series(side)
         groups.append((bench_view.side_label(side), [(names[0], first), (names[1], second)]))
-    title = f"bench run {run.id}: {run.slug}"
+    # each side's ratio with its 95% interval in the chart's own title: the answer read beside the samples
+    ratio_name = bench_view.column_names(result, threads)[2].split(" [")[0]
+    ratios = ", ".join(f"{row.side} {row.ratio_text}" for row in bench_view.side_rows(result, run.purpose)
+                       if row.point is not None)
+    measure = wording.measure_words(result.measure)
+    title = f"bench run {run.id}: {run.slug}" + (f"; {ratio_name} in {measure}: {ratios}" if ratios else "")
     return Markup(charts.sides_chart(groups, title, y_label=result_unit(result).axis))
 
 

@@ -11,9 +11,9 @@ from bot.adapters.store.lead.standing_queries import all_standings
 from bot.adapters.store.queries import SORTS, RecordFilter, find_records, list_records, record_detail
 from bot.bisect import store as bisect_store
 from bot.cli.common import db_option, open_database, reports_errors
-from bot.core.lead.campaign import rank_key, tally
+from bot.core.lead.campaign import apart_key, rank_key, tally
 from bot.core.lead.standing import Standing
-from bot.core.lead.wording import headline, ratio_text, said
+from bot.core.lead.wording import headline, measure_words, ratio_text, said
 from bot.core.reports.records import BACKENDS, TRACKS
 from bot.core.verify import verdict_words as words
 from bot.core.verify.bench_run import BenchRun
@@ -28,7 +28,7 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
               help="Records in these states (repeatable; default: open).")
 @click.option("--track", type=click.Choice(TRACKS))
 @click.option("--backend", type=click.Choice(BACKENDS))
-@click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose ratio is at least this.")
+@click.option("--min-ratio", type=click.FloatRange(min=0), help="Only records whose claimed ratio is at least this.")
 @click.option("--errors/--clean", "with_errors", default=None, help="Only records with (or without) lint errors.")
 @click.option("--full-name", default=None,
               help="Only this repository (owner/name or path), when the store holds several.")
@@ -46,10 +46,12 @@ def list_command(states, track, backend, min_ratio, with_errors, full_name, sort
         last = latest_finished(db)
         standings = all_standings(db, full_name)
     rows = [_in_words(row, standings.get((row["repo"], row["slug"]))) for row in rows]
-    if sort == "ratio":  # rankings use measured figures only: a record without one is listed after, by slug
+    if sort == "ratio":  # rankings use measured figures only: one without is listed after, by outcome and slug
         measured = sorted((r for r in rows if r["measured"] is not None),
                           key=lambda r: rank_key(standings[(r["repo"], r["slug"])]))
-        rows = measured + [r for r in rows if r["measured"] is None]
+        apart = sorted((r for r in rows if r["measured"] is None), key=lambda r: (
+            apart_key(standings[(r["repo"], r["slug"])]) if (r["repo"], r["slug"]) in standings else ("", r["slug"])))
+        rows = measured + apart  # the order of campaign.ranking: its claim never ranks a record
     for row in rows:
         row["last_run"] = _run_in_words(last.get((row["repo"], row["slug"])))
     if fmt == "json":
@@ -58,14 +60,14 @@ def list_command(states, track, backend, min_ratio, with_errors, full_name, sort
     if not rows:
         click.echo("no records match; run `perfbot sync --repo PATH` first if the store is empty")
         return
-    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'measured':>9} {'claimed':>9} {'of':<14} {'state':<8} "
+    click.echo(f"{'slug':<36} {'track':<5} {'backend':<7} {'measured':>22} {'claimed':>22} {'of':<14} {'state':<8} "
                f"{'lint':<9} {'standing':<28} title")
     for row in rows:
         lint = f"{row['errors']}E {row['warnings']}W" if row["errors"] or row["warnings"] else "clean"
         merged = f" (merged into {row['merged_into']})" if row["merged_into"] else ""
         click.echo(f"{row['slug']:<36} {row['track'] or '-':<5} {row['backend'] or '-':<7} "
-                   f"{ratio_text(row['measured']) if row['measured'] is not None else 'not ranked':>9} "
-                   f"{ratio_text(row['ratio']):>9} {row['ratio_kind']:<14} "
+                   f"{_with_measure(row['measured'], row['measure']) if row['measured'] else 'not ranked':>22} "
+                   f"{_with_measure(row['ratio'], row['claim_measure']):>22} {row['ratio_kind']:<14} "
                    f"{row['state']:<8} {lint:<9} {row['headline']:<28} {row['title']}{merged}")
     listed = [s for s in standings.values() if s.slug in {row["slug"] for row in rows}]
     t = tally(listed)
@@ -113,15 +115,23 @@ def _run_in_words(run: BenchRun | None) -> dict | None:
     return shown
 
 
+def _with_measure(ratio: float | None, measure: str | None) -> str:
+    """'218x in instructions': every figure with its measure, rounded as every view rounds it."""
+    return f"{ratio_text(ratio)} in {measure_words(measure)}" if ratio is not None else "-"
+
+
 def _in_words(row: dict, standing: Standing | None) -> dict:
     """A record with its standing (core/lead/standing.py), the words and figures of every other view: its outcome,
     the measured figure it is ranked by (None: not ranked), and the whole sentence."""
     row = {key: value for key, value in row.items() if key not in ("verdict", "reproduced")}
     if standing is None:
         return {**row, "outcome": None, "headline": "-", "standing": "not measured", "measured": None,
+                "measure": None, "claim_measure": None,
                 "real": None, "overstated": False, "fixed_in_main": False, "culprit": None}
     return {**row, "outcome": str(standing.outcome), "headline": headline(standing), "standing": said(standing),
             "measured": standing.ranked_figure, "real": standing.checked.real, "overstated": standing.overstated,
+            "measure": standing.measured.figure.measure if standing.measured else None,
+            "claim_measure": standing.claim.measure,
             "fixed_in_main": standing.fixed_in_main,
             "culprit": standing.culprit.commit if standing.culprit else None}
 
@@ -130,10 +140,10 @@ def _print_detail(d: dict) -> None:
     merged = f" into {d['merged_into']}" if d["merged_into"] else ""
     click.echo(f"{d['slug']}: {d['title'] or '(no title)'}")
     click.echo(f"  state     {d['state']}{merged}    repo {d['repo']}    file {d['path']}")
-    ratio = f"{d['ratio']:.2f}x" if d["ratio"] is not None else "-"
-    table = f" (table says {d['table_ratio']:.2f}x)" if d["table_ratio"] is not None else ""
+    ratio = _with_measure(d["ratio"], d["claim_measure"])
+    table = f" (table says {ratio_text(d['table_ratio'])})" if d["table_ratio"] is not None else ""
     click.echo(f"  track     {d['track'] or '-'}    backend {d['backend'] or '-'}    threads {d['threads'] or '-'}"
-               f"    ratio {ratio}{table}")
+               f"    claimed {ratio}{table}")
     click.echo(f"  fix       {d['fix'] or '-'}    supersedes {', '.join(d['supersedes']) or '-'}"
                + (f"    host {d['host']}" if d.get("host") else ""))
     for explanation in d.get("derived", {}).values():  # facts not stated in front matter: where each came from

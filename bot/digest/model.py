@@ -12,6 +12,7 @@ from bot.core.lead.campaign import Tally, act_first, ranking, tally
 from bot.core.lead.facts import CampaignFacts, EventFact, FixFact, RecordFact, RevisionFact, RunFact, VerdictFact
 from bot.core.lead.milestones import MilestoneProgress, as_ratio, latest_suites, progress
 from bot.core.lead.standing import Standing, standings_of
+from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus, Test
 from bot.digest.scaling import ParScaling, par_scaling
 
 STALE_AFTER = timedelta(days=14)
@@ -54,6 +55,7 @@ class VerifiedFix:
     after_high: float | None
     at: datetime
     merged: bool = False  # "verified" only once merged; before that it passes on its branch
+    measure: str | None = None  # what its ratios are made of (None: wall time)
 
 
 @dataclass(frozen=True)
@@ -64,18 +66,8 @@ class NotReproduced:
     measured: float | None
     run_id: int
     at: datetime
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """A claim whose C translation (or reference) prints a different result: nothing was timed, so its ratio
-    says nothing, and it is never ranked by it."""
-
-    slug: str
-    title: str
-    claimed: float | None
-    run_id: int
-    at: datetime
+    measure: str | None = None  # what the measured ratio is made of (None: wall time)
+    claim_measure: str | None = None  # what the claimed one is made of
 
 
 @dataclass(frozen=True)
@@ -112,7 +104,6 @@ class Digest:
     authors: tuple[AuthorQuality, ...]
     milestones: tuple[MilestoneProgress, ...]
     par_scaling: tuple[ParScaling, ...] = ()  # live PAR records, least efficient at their highest count first
-    mismatches: tuple[Mismatch, ...] = ()  # live records whose last measurement found an output mismatch
     standings: tuple[Standing, ...] = ()  # every record as it stood at the window's end, by slug
     tally: Tally | None = None  # the counts every view shows (core/lead/campaign.py)
 
@@ -174,7 +165,7 @@ def build_digest(facts: CampaignFacts, window_start: datetime, window_end: datet
     revisions: Revisions = defaultdict(list)
     for rev in sorted((r for r in facts.revisions if before_end(r.at)), key=lambda r: r.at):
         revisions[rev.slug].append(rev)
-    runs = sorted((r for r in facts.runs if r.status == "done" and before_end(r.finished_at or r.created_at)),
+    runs = sorted((r for r in facts.runs if r.status == RunStatus.DONE and before_end(r.finished_at or r.created_at)),
                   key=lambda r: (r.finished_at or r.created_at, r.id))
     runs_of: RunsOf = defaultdict(list)
     for run in runs:
@@ -186,8 +177,6 @@ def build_digest(facts: CampaignFacts, window_start: datetime, window_end: datet
     kinds: dict[tuple[str, str], int] = defaultdict(int)
     for r in new:
         kinds[(r.track or "?", r.backend or "?")] += 1
-    mismatches = _mismatches(records, runs_of)
-    merged = {f.slug for f in fixes if f.state == "merged"} | {r.slug for r in records if r.state == "fixed"}
     return Digest(
         facts.full_name, window_start, window_end, week_of(window_end),
         tuple(NewReport(r.slug, r.title, r.track, r.backend, r.ratio, r.state, _author(revisions[r.slug])[0], at)
@@ -195,25 +184,15 @@ def build_digest(facts: CampaignFacts, window_start: datetime, window_end: datet
         tuple((track, backend, n) for (track, backend), n in sorted(kinds.items())),
         _merged(records, revisions, facts.verdicts, inside),
         tuple(sorted((f for f in fixes if inside(f.created_at)), key=lambda f: (f.created_at, f.slug, f.branch))),
-        _verified(by_slug, runs, inside, merged),
-        _not_reproduced(by_slug, runs, inside),
+        _verified(by_slug, runs, inside, standings),
+        _not_reproduced(by_slug, runs, inside, standings),
         _stale(records, revisions, facts.runs, fixes, facts.events, window_end),
         _authors(new, revisions, runs_of),
         tuple(progress(m, standings, latest_suites(runs), seq_threshold, window_end.date()) for m in milestones),
         par_scaling(records, runs),
-        mismatches,
         tuple(standings[slug] for slug in sorted(standings)),
         tally(standings.values()),
     )
-
-
-def _mismatches(records: list[RecordFact], runs_of: RunsOf) -> tuple[Mismatch, ...]:
-    out = []
-    for r in records:
-        last = runs_of[r.slug][-1] if runs_of[r.slug] else None
-        if r.state in ("open", "regressed") and last is not None and last.verdict == "mismatch":
-            out.append(Mismatch(r.slug, r.title, r.ratio, last.id, last.finished_at or last.created_at))
-    return tuple(sorted(out, key=lambda m: m.slug))
 
 
 def _merged(records: list[RecordFact], revisions: Revisions, verdicts: tuple[VerdictFact, ...], inside: Inside
@@ -228,26 +207,35 @@ def _merged(records: list[RecordFact], revisions: Revisions, verdicts: tuple[Ver
     return tuple(sorted(out, key=lambda m: (m.at, m.slug)))
 
 
-def _verified(by_slug: dict[str, RecordFact], runs: list[RunFact], inside: Inside, merged: set[str]
-              ) -> tuple[VerifiedFix, ...]:
+def _verified(by_slug: dict[str, RecordFact], runs: list[RunFact], inside: Inside,
+              standings: dict[str, Standing]) -> tuple[VerifiedFix, ...]:
+    """Fixes that passed in the window and that the record still stands by: a later run, or a regression, that
+    says otherwise leaves the fix out, so this section never disagrees with the report's standing."""
     out = []
-    for run in _latest_per_slug(r for r in runs if r.purpose == "fix" and r.verdict == "pass" and r.side("head")
-                                and inside(r.finished_at or r.created_at)):
+    for run in _latest_per_slug(r for r in runs if r.purpose == Purpose.FIX and r.verdict == Test.PASS
+                                and r.side("head") and inside(r.finished_at or r.created_at)):
         record, head, base = by_slug.get(run.slug), run.side("head"), run.side("base")
-        if head is None:  # the filter above kept only runs with a head
+        standing = standings.get(run.slug)
+        if head is None or standing is None or standing.fix is None or standing.fix.run_id != run.id \
+                or standing.outcome not in (Outcome.FIXED, Outcome.FIXED_IN_MAIN):
             continue
         low, high = sorted((as_ratio(record, head.low), as_ratio(record, head.high)), key=lambda b: b or 0)
         out.append(VerifiedFix(run.slug, record.track if record else None, run.id, run.pr_number,
                                as_ratio(record, base.point) if base else None, as_ratio(record, head.point),
-                               low, high, run.finished_at or run.created_at, run.slug in merged))
+                               low, high, run.finished_at or run.created_at,
+                               standing.outcome is Outcome.FIXED_IN_MAIN, run.measure))
     return tuple(out)
 
 
-def _not_reproduced(by_slug: dict[str, RecordFact], runs: list[RunFact], inside: Inside) -> tuple[NotReproduced, ...]:
-    found = _latest_per_slug(r for r in runs if r.claim_failed and inside(r.finished_at or r.created_at))
+def _not_reproduced(by_slug: dict[str, RecordFact], runs: list[RunFact], inside: Inside,
+                    standings: dict[str, Standing]) -> tuple[NotReproduced, ...]:
+    """Claims a run in the window did not reproduce, and that the record's standing still calls not reproduced."""
+    found = _latest_per_slug(r for r in runs if r.claim_failed and inside(r.finished_at or r.created_at)
+                             and (s := standings.get(r.slug)) is not None and s.outcome is Outcome.NOT_REPRODUCED)
     return tuple(NotReproduced(r.slug, by_slug[r.slug].title if r.slug in by_slug else "",
                                by_slug[r.slug].ratio if r.slug in by_slug else None,
-                               as_ratio(by_slug.get(r.slug), _head_point(r)), r.id, r.finished_at or r.created_at)
+                               as_ratio(by_slug.get(r.slug), _head_point(r)), r.id, r.finished_at or r.created_at,
+                               r.measure, by_slug[r.slug].claim_measure if r.slug in by_slug else None)
                  for r in found)
 
 

@@ -46,6 +46,7 @@ def render_digest(digest: Digest, parity: ParityReport | None = None) -> str:
                   cell=cell, title=title_cell, code=code_cell, label=mermaid_label, ratio=ratio, t=digest.tally,
                   said=lambda s: cell(wording.said(s)), headline=lambda s: cell(wording.headline(s)),
                   measured=wording.measured_cell, claimed=wording.claim_cell, interval=wording.interval_text,
+                  measure=wording.measure_words,
                   yes_no=lambda v: "not known" if v is None else "yes" if v else "no",
                   when=lambda t: t.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
                   top=TOP_OPEN, stale_days=STALE_AFTER.days, charted=charted, top_ratio=top_ratio,

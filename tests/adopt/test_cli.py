@@ -113,8 +113,9 @@ def test_sync_list_show_round_trip(cli, git_repo, db_url):
     assert result.exit_code == 0 and "snapshot" in result.output and "2 added" in result.output
 
     listed = json.loads(cli("list", "--format", "json", "--db", db_url).output)
-    assert [(r["slug"], r["track"], r["backend"], r["ratio"], r["state"]) for r in listed] == [
-        ("perf_b", "par", "cuda", 7.5, "open"), ("perf_a", "seq", "c", 3.0, "open")]
+    # neither is measured: listed apart by outcome and slug, never ranked by the larger claim
+    assert [(r["slug"], r["track"], r["backend"], r["ratio"], r["state"], r["measured"]) for r in listed] == [
+        ("perf_a", "seq", "c", 3.0, "open", None), ("perf_b", "par", "cuda", 7.5, "open", None)]
     assert [r["slug"] for r in json.loads(cli("list", "--format", "json", "--track", "seq", "--db",
                                               db_url).output)] == ["perf_a"]
 

@@ -95,7 +95,7 @@ def test_verify_passes_the_reports_own_fix_and_main_reproduces_the_claim(demo):
     assert base["output"] == head["output"] == "4463072"
     gain = data["gain"]  # the program's own base/head times, beside each side's ratio to C
     assert gain["low"] <= gain["point"] <= gain["high"] and data["already_in_base"] is False
-    assert re.search(r"; the program itself: \d+\.\d\dx (faster|slower) \[\d+\.\d\d, \d+\.\d\d\], base to head",
+    assert re.search(r"; the program itself: [\d.]+x (faster|slower) \[[\d.]+, [\d.]+\], base to head",
                      data["message"]), data["message"]
     fix = data["plan"]["head"]
     code, merged = verify(demo, "perf_boxed_sum", "--base", fix, "--head", "main")  # main is behind the fix
@@ -221,7 +221,7 @@ def test_a_report_measured_by_the_runtimes_step_count_is_decided_by_it(demo):
     assert data["verdict_text"] == "slower than runtime@v1", data["verdict_text"]  # 12.4x claimed is not off
     assert all(s["measure"] == "metric:steps" and s["interval"] == {"low": 12.5, "point": 12.5, "high": 12.5}
                for s in data["sides"])
-    assert "head/runtime@v1" in data["message"] and "(metric:steps) 12.50x [12.50, 12.50]" in data["message"]
+    assert "head/runtime@v1" in data["message"] and "(metric:steps) 12.5x [12.5, 12.5]" in data["message"]
 
 
 def test_the_demos_own_settings_time_both_programs_in_wall_time(demo):

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "adopt.md"
-VERDICT = re.compile(r"^(?:fixed|reproduced|not reproduced|not fixed|inconclusive)\b", re.M)
+VERDICT = re.compile(r"^(?:fixed|reproduced|not reproduced|not fixed|no effect|faster but not fixed|inconclusive)\b",
+                     re.M)
 
 
 def steps(page: str) -> list[tuple[str, int, list[str]]]:

@@ -402,7 +402,6 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
                      START, END, (), 2.0)
     # only measured figures are ranked: the two fixes' bases; the claims of par and v1 are listed apart
     assert {s.slug: s.kind for s in d.ranked} == {"perf_slow": "language/C", "perf_done": "language/C"}
-    assert [(m.slug, m.claimed, m.run_id) for m in d.mismatches] == [("perf_bogus", 1016.0, 1)]
     assert [(s.slug, s.apart_reason) for s in d.apart] == [("perf_bogus", "output mismatch: nothing was timed"),
                                                            ("perf_par", "unmeasured"), ("perf_v1", "unmeasured")]
     assert [v.slug for v in d.merged_fixes] == ["perf_done"] and [v.slug for v in d.branch_fixes] == ["perf_slow"]
@@ -426,3 +425,29 @@ def test_a_mismatch_is_a_problem_of_its_own_and_a_fix_is_verified_only_once_merg
 ])
 def test_a_title_keeps_its_code_spans_and_nothing_else_acts(title, shown):
     assert title_cell(title) == shown
+
+
+def test_the_weeks_fixes_and_unreproduced_claims_are_only_those_the_standing_still_says():
+    """A fix that passed this week, then failed on a later head; a claim not reproduced, then reproduced: the
+    digest's sections of the week follow the record's standing, never an older run's answer beside it."""
+    undone = RecordFact("perf_undone", "Undone", "seq", "c", None, 9.0, "open", None, None, at(1))
+    back = RecordFact("perf_back", "Back", "seq", "c", None, 5.0, "open", None, None, at(1))
+    gone = RecordFact("perf_gone", "Gone", "seq", "c", None, 5.0, "open", None, None, at(1), claim_measure="user")
+    base, head = SidePoint("base", 9.2, 9.0, 9.4, "fail"), SidePoint("head", 1.5, 1.4, 1.6)
+    runs = (RunFact(1, "perf_undone", "mini", "fix", "done", "pass", 7, at(24), at(24), (base, head), None),
+            RunFact(2, "perf_undone", "mini", "fix", "done", "fail", 7, at(25), at(25),
+                    (base, SidePoint("head", 8.0, 7.5, 8.5)), None),
+            RunFact(3, "perf_back", "mini", "reproduce", "done", "pass", None, at(24), at(24),
+                    (SidePoint("head", 1.1, 1.0, 1.2),), None),
+            RunFact(4, "perf_back", "mini", "reproduce", "done", "fail", None, at(25), at(25),
+                    (SidePoint("head", 4.9, 4.5, 5.3),), None),
+            RunFact(5, "perf_gone", "mini", "reproduce", "done", "pass", None, at(24), at(24),
+                    (SidePoint("head", 1.1, 1.0, 1.2),), None, measure="instructions"))
+    d = build_digest(CampaignFacts(REPO, records=(undone, back, gone), runs=runs), START, END, (), 2.0)
+    outcomes = {s.slug: s.outcome for s in d.standings}
+    assert outcomes == {"perf_undone": Outcome.NO_EFFECT, "perf_back": Outcome.ACCURATE,
+                        "perf_gone": Outcome.NOT_REPRODUCED}
+    assert d.verified == () and [n.slug for n in d.not_reproduced] == ["perf_gone"]
+    body = render_digest(d)
+    # each figure with its measure: the claim was user time, the measurement instructions
+    assert "| `perf_gone` | Gone | 5.00x in user time | 1.10x in instructions | 5 |" in body

@@ -88,9 +88,12 @@ def test_every_page_answers_with_html(client, ids):
             assert needle in text, f"{name}: {needle!r} missing"
     done = client.get(f"/dashboard/runs/{ids['run_done']}").get_data(as_text=True)
     assert "refresh" not in done  # a finished run stops refreshing
+    # base against head on one chart, each side's ratio with its interval and measure in the chart's own title
+    assert 'aria-label="bench run 1: perf_boxed_sum; language/C in wall time: base 4.49x [4.17, 4.80], head 1.14x ' \
+        '[1.06, 1.22]"' in done.replace(f"bench run {ids['run_done']}:", "bench run 1:")
     # the stored suite, read back typed: its summary said again from its benchmarks, each one's interval
     assert "suite pass: 1 ok, 0 regressed, 0 inconclusive at 5% tolerance" in done
-    assert re.search(r'<td class="mono">fib</td><td class="num">0.99x? \[0.970, 1.010\]', done), done
+    assert re.search(r'<td class="mono">fib</td><td class="num">0.99x \[0.97, 1.01\]', done), done
     assert "perfbot:digest" not in client.get(f"/dashboard/digests/{ids['digest']}").get_data(as_text=True)
 
 
@@ -99,7 +102,7 @@ def test_verdicts_are_shown_as_answers_coloured_by_what_they_mean(client, ids):
     assert '<span class="badge verdict-good" data-verdict="fixed">fixed</span>' in done
     assert re.search(r"<td>base</td>.*?<td>reproduced</td>", done, re.S) and ">pass<" not in done
     par = client.get(f"/dashboard/runs/{ids['run_par']}").get_data(as_text=True)
-    assert '<span class="badge verdict-bad" data-verdict="not_fixed">not fixed</span>' in par
+    assert '<span class="badge verdict-bad" data-verdict="not_fixed">no effect</span>' in par
     overview = client.get("/dashboard/").get_data(as_text=True)
     # each record's one outcome, never a run's interval test; the claim beside the measured figure, never ranked
     assert 'data-outcome="fixed"' in overview and 'data-outcome="accurate"' in overview and ">pass<" not in overview
@@ -128,8 +131,9 @@ def test_unknown_records_runs_and_digests_are_404_pages(client):
 @pytest.mark.parametrize("query, expected", [
     ("state=all&sort=slug", ALL_BY_SLUG),
     ("state=all&sort=slug&order=desc", ALL_BY_SLUG[::-1]),
-    ("", ["perf_boxed_sum", "perf_float_boxing", "perf_mod_shift_subtract", "perf_par_sort"]),
-    # by the measured figure, never the claim: the unmeasured ones after, whatever the order
+    # by the measured figure, never the claim: the unmeasured ones after, whatever the order, by outcome and slug
+    # (no effect, unmeasured): perf_mod_shift_subtract's larger claim never puts it first
+    ("", ["perf_boxed_sum", "perf_float_boxing", "perf_par_sort", "perf_mod_shift_subtract"]),
     ("sort=measured&order=asc", ["perf_float_boxing", "perf_boxed_sum", "perf_par_sort", "perf_mod_shift_subtract"]),
     ("state=all&outcome=accurate", ["perf_float_boxing"]),
     ("state=all&sort=state&order=asc", ["perf_closed_thing", "perf_u24_arith_boxing", "perf_u24_old", "perf_boxed_sum",
@@ -142,8 +146,8 @@ def test_unknown_records_runs_and_digests_are_404_pages(client):
     ("state=all&track=par", ["perf_par_sort"]),
     ("state=all&backend=cuda", ["perf_float_boxing"]),
     ("state=merged", ["perf_u24_old"]),
-    ("state=bogus&sort=bogus&order=sideways", ["perf_boxed_sum", "perf_float_boxing", "perf_mod_shift_subtract",
-                                               "perf_par_sort"]),
+    ("state=bogus&sort=bogus&order=sideways", ["perf_boxed_sum", "perf_float_boxing", "perf_par_sort",
+                                               "perf_mod_shift_subtract"]),
 ])
 def test_the_record_table_filters_and_sorts_on_the_server(client, query, expected):
     assert slugs(client.get(f"/dashboard/records?{query}")) == expected
@@ -344,6 +348,12 @@ def test_counts_are_in_the_singular_when_there_is_one(client, ids):
     from bot.core.verify.bench_view import column_names
     from bot.core.verify.run_parts import RunResult
     assert column_names(RunResult.from_json({"sides": [{"one_thread_seconds": [1.0]}]}), 1)[1] == "1 thread (median s)"
+
+
+def test_a_lint_remedy_shows_its_code_as_code_never_literal_backticks(client, ids):
+    page = client.get(f"/dashboard/records/{ids['perf_mod_shift_subtract']}").get_data(as_text=True)
+    findings = page[page.index('id="findings"'):page.index('id="runs"')]
+    assert "set <code>ratio:</code> to what the table measures" in findings and "`" not in findings
 
 
 def test_a_record_shows_its_bisections_and_says_how_to_start_one(client, ids):

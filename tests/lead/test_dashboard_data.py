@@ -134,7 +134,7 @@ def seed(db: Database, *, hostile: bool = True) -> dict[str, int]:
             if errors:
                 findings.append({"file": f"devs/issues/{slug}.md", "line": 30, "rule": "ratio-mismatch",
                                  "severity": "error", "message": "stated 9.8x, the table says 7.1x",
-                                 "remedy": "state the ratio the table measures"})
+                                 "remedy": "set `ratio:` to what the table measures"})
             for k, change in enumerate(("added", "modified")):
                 session.add(Revision(record_id=record.id, commit_sha=f"{n}{k}".ljust(40, "c"), author_name="agent-7",
                                      author_email="agent7@example.invalid", path=f"devs/issues/{slug}.md",
@@ -230,9 +230,10 @@ def _story(session, repo_id: int) -> None:
                            content_hash=slug.ljust(64, "0")[:64], created_at=T0, updated_at=T0, **facts))
 
     def run(slug: str, purpose: str, verdict: str, head: tuple, base: tuple | None = None, measure: str = "wall",
-            **extra) -> None:
+            against: dict | None = None, **extra) -> None:
         sides = [{"side": side, "sha": sha * 40, "language_seconds": [point * 0.01] * 5, "c_seconds": [0.01] * 5,
-                  "interval": {"low": low, "point": point, "high": high}, "decision": decision, "measure": measure}
+                  "interval": {"low": low, "point": point, "high": high}, "decision": decision, "measure": measure,
+                  **(against or {})}
                  for side, sha, (low, point, high), decision in
                  ((("base", "e", base, "fail"),) if base else ()) + (("head", "f", head, verdict),)]
         session.add(BenchRun(full_name=REPO, slug=slug, runner="mini-1", base_sha="e" * 40 if base else None,
@@ -245,7 +246,7 @@ def _story(session, repo_id: int) -> None:
     record("perf_tree_translation", "Tree sum 1016x slower than C", 1016.0)
     run("perf_tree_translation", "reproduce", "mismatch", (900.0, 1016.0, 1100.0))
     record("perf_mod_v1", "sum_mod slower than runtime v1", 1.3, reference="runtime@v1")
-    run("perf_mod_v1", "reproduce", "fail", (1.21, 1.31, 1.42))
+    run("perf_mod_v1", "reproduce", "fail", (1.21, 1.31, 1.42), against={"against": "runtime@v1", "factor": 1.1})
     session.add(Bisection(full_name=REPO, slug="perf_mod_v1", good_sha="a" * 40, bad_sha="f" * 40, status="done",
                           outcome="found", culprit_sha="7" * 40, message=f"introduced by {'7' * 12}; last good "
                           f"{'6' * 12}", steps=[], requested_by="lead", options={}, created_at=T0, finished_at=T0))

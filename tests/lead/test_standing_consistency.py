@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from bot.adapters import charts
 from bot.adapters.store.engine import Database
@@ -28,7 +28,7 @@ from bot.adapters.store.queue import DeliveryQueue
 from bot.adapters.store.service_models import BenchRun, Bisection, Fix, IssueMirror
 from bot.adapters.templates import render
 from bot.app import create_app
-from bot.cli.records_cmd import list_command
+from bot.cli.records_cmd import list_command, show_command
 from bot.config import Settings
 from bot.core.config import PerfbotFile
 from bot.core.lead import wording
@@ -36,7 +36,8 @@ from bot.core.lead.campaign import ranking, tally
 from bot.core.lead.dashboard import build_dashboard
 from bot.core.tracker.issue_view import issue_spec
 from bot.core.tracker.untrusted import cell
-from bot.core.verify.vocabulary import Outcome
+from bot.core.verify.vocabulary import Outcome, Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.digest.render import make_digest
 from bot.services.lead.dashboard_flow import render_dashboard
 
@@ -47,7 +48,7 @@ T0 = NOW - timedelta(days=3)
 ratios = st.floats(min_value=0.05, max_value=900, allow_nan=False).map(lambda v: round(v, 3))
 runs = st.fixed_dictionaries({
     "purpose": st.sampled_from(["reproduce", "fix", "guard"]),
-    "verdict": st.sampled_from(["pass", "fail", "fail", "inconclusive", "mismatch", "error"]),
+    "verdict": st.sampled_from(["pass", "fail", "fail", "inconclusive", "mismatch", "implausible", "error"]),
     "head": ratios, "base": ratios, "width": st.floats(min_value=0.01, max_value=0.6),
     "gain": st.one_of(st.none(), st.floats(min_value=0.5, max_value=50)),
     "in_main": st.booleans(), "noisy": st.booleans(), "measure": st.sampled_from([None, "instructions"]),
@@ -112,6 +113,7 @@ def seed(db: Database, campaign: list[dict]) -> None:
                             content_hash=f"{n:064d}", supersedes=[], created_at=T0, updated_at=T0)
             session.add(record)
             session.flush()
+            session.add(SlugAlias(repo_id=repo.id, slug=slug, record_id=record.id))
             session.add(Revision(record_id=record.id, commit_sha="c" * 40, author_name="agent",
                                  author_email="agent@example.invalid", path=record.path, committed_at=T0,
                                  change="added", content_hash=f"{n:064d}", content=f"# Report {n}\n",
@@ -177,6 +179,8 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     assert all(s.ranked_figure is not None and s.outcome.measured for s in ranked)
     assert {s.slug for s in ranked} | {s.slug for s in apart} == {s.slug for s in every if s.live}
     assert all(s.outcome is not Outcome.MISMATCH for s in ranked)
+    # why a record is listed apart never contradicts its outcome: "unmeasured" only beside "unmeasured"
+    assert all(s.outcome is Outcome.UNMEASURED for s in apart if s.apart_reason == "unmeasured")
 
     client = app.test_client()
 
@@ -196,6 +200,8 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     open_rows = client.get("/dashboard/records?state=open").get_data(as_text=True)
     order = [slug for slug in _texts(open_rows, r'data-slug="([^"]+)"') if standings[slug].ranked_figure is not None]
     assert order == [s.slug for s in ranked if s.state == "open"]
+    rest = [slug for slug in _texts(open_rows, r'data-slug="([^"]+)"') if standings[slug].ranked_figure is None]
+    assert rest == [s.slug for s in apart if s.state == "open"]  # after the ranked, never ordered by their claim
     for outcome, count in t.outcomes:
         filtered = client.get(f"/dashboard/records?state=all&outcome={outcome}").get_data(as_text=True)
         assert len(re.findall(r'class="record-row"', filtered)) == sum(
@@ -236,6 +242,9 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
 
     # The dashboard issue: the same figures and words.
     facts, issues, _ = lead_facts(db, REPO, NOW)
+    # the core reads a run's purpose, status and verdict as enums, never as loose strings
+    assert all(type(r.purpose) is Purpose and type(r.status) is RunStatus
+               and type(r.verdict) in (IntervalTest, type(None)) for r in facts.runs)
     board = render_dashboard(build_dashboard(REPO, facts.records, facts.runs, facts.fixes, issues, (), (), (),
                                              facts.bisections))
     for s in ranked + apart:
@@ -244,7 +253,9 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
     # Each record's issue: its body says the standing, its labels are the outcome and whether a fix is known.
     for row in load_mirror_rows(db, REPO, None):
         s = standings[row.view.slug]
-        labels = issue_spec(row.view).labels
+        spec = issue_spec(row.view)
+        labels = spec.labels
+        assert spec.title.endswith(f" (claimed {wording.claim_cell(s)})" if s.claim.figure is not None else "")
         assert ("has fix" in labels) == (s.fix is not None)
         assert [label for label in labels if label.startswith("outcome: ")] == \
             ([] if s.outcome is Outcome.UNMEASURED else [f"outcome: {s.outcome}"])
@@ -259,3 +270,26 @@ def test_every_view_agrees_with_the_one_standing(store, campaign):
         {s.slug: (str(s.outcome), s.ranked_figure, wording.said(s)) for s in every}
     cli_open = [r["slug"] for r in listed_json if r["state"] == "open" and r["measured"] is not None]
     assert cli_open == [s.slug for s in ranked if s.state == "open"]
+    # what is listed apart keeps the ranking's order too, never the order of its claims
+    cli_apart = [r["slug"] for r in listed_json if r["state"] in ("open", "regressed") and r["measured"] is None]
+    assert cli_apart == [s.slug for s in apart]
+    for s in every[:2]:  # `perfbot show` (two records an example: each call opens the store): the same sentence
+        shown = CliRunner().invoke(show_command, [s.slug, "--db", db.url])
+        assert shown.exit_code == 0, shown.output
+        assert f"  standing  {wording.said(s)}" in shown.output.splitlines()
+        assert f"claimed {wording.claim_cell(s)}" in shown.output if s.claim.figure is not None else True
+
+    # Every run page says where its record stands, in the same words.
+    with db.session() as session:
+        run_slugs = {run_id: slug for run_id, slug in session.execute(select(BenchRun.id, BenchRun.slug))}
+    for run_id, slug in run_slugs.items():
+        page = client.get(f"/dashboard/runs/{run_id}").get_data(as_text=True)
+        assert _texts(page, r'<dd id="record-standing">.*?</span> (.*?)</dd>') == [wording.said(standings[slug])]
+
+    # The digest's sections of the week never say what the standing does not.
+    for section, agrees in (("## Claims not reproduced", lambda s: s.outcome is Outcome.NOT_REPRODUCED),
+                            ("## Verified fixes", lambda s: s.outcome is Outcome.FIXED_IN_MAIN),
+                            ("## Fixes that pass on their branch", lambda s: s.outcome is Outcome.FIXED)):
+        if section in digest:
+            part = digest[digest.index(section):].split("\n## ", 1)[0]
+            assert all(agrees(standings[slug]) for slug in re.findall(r"^\| `(perf_r\d+)` \|", part, re.M)), part

@@ -55,7 +55,7 @@ def test_a_fix_that_slows_the_suite_fails_and_says_which_benchmark(project):
                    runner="local", host="h")
     body = comment_body("<!-- m -->", run, config, record)
     assert "**Suite** (regression, tolerance 25%)" in body
-    assert re.search(r"- `loop`: head/base \d+\.\d\dx \[\d+\.\d\d, \d+\.\d\d\], regression", body), body
+    assert re.search(r"- `loop`: head/base [\d.]+x \[[\d.]+, [\d.]+\], regression", body), body
 
 
 def test_a_fix_that_leaves_the_suite_alone_passes_with_the_suite_measured(project):

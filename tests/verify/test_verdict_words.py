@@ -43,7 +43,7 @@ def test_a_fix_that_made_the_program_faster_is_not_told_like_one_that_did_nothin
     faster = run("fix", "fail", gain={"low": 1.21, "point": 1.43, "high": 1.49})
     nothing = run("fix", "fail", gain={"low": 0.95, "point": 1.02, "high": 1.1})
     assert (words.of_run(faster).text, words.of_run(faster).tone) == ("faster but not fixed", words.UNSURE)
-    assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("not fixed", words.BAD)
+    assert (words.of_run(nothing).text, words.of_run(nothing).tone) == ("no effect", words.BAD)  # the outcome's word
 
 
 def test_a_par_claim_is_told_in_the_claim_words_not_as_a_reference():
@@ -127,3 +127,11 @@ def test_a_fix_gain_is_said_both_ways_and_already_in_base_is_named():
     assert gain_line(RunResult.from_json(result)) == "already in base: program 1.46x faster [1.31, 1.62]"
     fixed = run("fix", "pass", gain=result["gain"])
     assert status_description(fixed) == "fixed 1.10x [1.00, 1.20]; program 1.46x faster [1.31, 1.62]"
+
+
+def test_a_gain_is_rounded_by_the_one_rule_of_every_view():
+    from bot.core.verify.gain import gain_text
+
+    # three significant figures, as the standing says it (core/lead/wording.py): never 30.10x beside 30.1x
+    assert gain_text(Interval(15.47, 30.10, 39.51)) == "30.1x faster [15.5, 39.5]"
+    assert gain_text(Interval(0.5, 0.8, 0.9)) == "1.25x slower [1.11, 2.00]"

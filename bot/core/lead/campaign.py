@@ -42,13 +42,18 @@ def ranking(standings: Iterable[Standing]) -> tuple[tuple[Standing, ...], tuple[
     (never ranked by their claim), by slug."""
     live = [s for s in standings if s.live]
     ranked = sorted((s for s in live if s.ranked_figure is not None), key=rank_key)
-    apart = sorted((s for s in live if s.ranked_figure is None), key=lambda s: (str(s.outcome), s.slug))
+    apart = sorted((s for s in live if s.ranked_figure is None), key=apart_key)
     return tuple(ranked), tuple(apart)
 
 
 def rank_key(s: Standing) -> tuple:
     """The one order of every ranking: language/C first, then each other kind; worst measured figure on top."""
     return s.kind != "language/C", s.kind, -(s.ranked_figure or 0), s.slug
+
+
+def apart_key(s: Standing) -> tuple:
+    """The one order of what is listed apart: by outcome, then slug; never by the claim."""
+    return str(s.outcome), s.slug
 
 
 def act_first(standings: Iterable[Standing]) -> tuple[tuple[Standing, ...], tuple[Standing, ...],

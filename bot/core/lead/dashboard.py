@@ -14,6 +14,7 @@ from bot.core.lead.milestones import MilestoneProgress
 from bot.core.lead.notices import Notice
 from bot.core.lead.standing import Standing, standings_of
 from bot.core.verify import verdict_words as words
+from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
 MARKER = "<!-- perfbot:dashboard -->"
 LABEL = "perfbot-dashboard"
@@ -22,7 +23,7 @@ VERBS = {"verify": "verify now", "rerun": "re-run the failed verification", "clo
          "accept": "accept the merge PR"}
 MERGE_BRANCH = "perfbot/merge-"  # dedup's merge branches: perfbot/merge-<the report that survives>
 _BOX = re.compile(r"^\s*[-*+] \[([ xX])\] <!-- perfbot:action ([a-z]+) (perf_[a-z0-9_]+) -->", re.MULTILINE)
-FAILED = ("fail", "inconclusive", "implausible", "error", "mismatch")
+FAILED = (Test.FAIL, Test.INCONCLUSIVE, Test.IMPLAUSIBLE, Test.ERROR, Test.MISMATCH)
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,9 @@ def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple
     standings = standings_of(records, runs, fixes, bisections)
     done_of = defaultdict(list)
     for run in runs:
-        if run.status == "done":
+        if run.status == RunStatus.DONE:
             done_of[run.slug].append(run)
-    busy = {r.slug for r in runs if r.status in ("queued", "running")}
+    busy = {r.slug for r in runs if r.status in (RunStatus.QUEUED, RunStatus.RUNNING)}
     groups: dict[tuple[str, str], list[OpenReport]] = defaultdict(list)
     decisions: list[Decision] = []
     for record in records:
@@ -104,7 +105,7 @@ def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple
         if last.claim_failed or record.reproduced == "not reproduced":
             decisions.append(Decision(Action("close", record.slug), f"`{record.slug}`: the claim did not reproduce "
                                       f"in bench run {last.id}; close it as not reproduced?"))
-        elif last.purpose == "fix" and last.verdict in FAILED:
+        elif last.purpose == Purpose.FIX and last.verdict in FAILED:
             decisions.append(Decision(Action("rerun", record.slug), f"`{record.slug}`: bench run {last.id} ended "
                                       f"{words.text(words.of_fix(last.verdict))}; run the verification again?"))
     for pull in merges:
@@ -118,13 +119,13 @@ def build_dashboard(full_name: str, records: tuple[RecordFact, ...], runs: tuple
             decisions.append(Decision(action, f"**{notice.heading}**: {notice.text}"))
     judged = defaultdict(list)
     for run in runs:
-        if run.status == "done" and run.purpose == "fix":
+        if run.status == RunStatus.DONE and run.purpose == Purpose.FIX:
             judged[run.slug].append(run.finished_at or run.created_at)
     waiting = tuple(f for f in fixes if f.state == "open" and not any(t >= f.updated_at for t in judged[f.slug]))
     return Dashboard(
         full_name,
         tuple(Group(t, b, tuple(sorted(rs, key=_rank))) for (t, b), rs in sorted(groups.items())),
-        tuple(r for r in runs if r.status in ("queued", "running")),
+        tuple(r for r in runs if r.status in (RunStatus.QUEUED, RunStatus.RUNNING)),
         waiting, milestones, tuple(decisions), tuple(n for n in notices if not n.blocker), tally(standings.values()))
 
 
@@ -159,6 +160,6 @@ def milestones_now(records: tuple[RecordFact, ...], runs: tuple[RunFact, ...], m
     """Each milestone's progress as the finished runs stand now (the digest's rules, without its window)."""
     from bot.core.lead.milestones import latest_suites, progress
 
-    done = sorted((r for r in runs if r.status == "done"), key=lambda r: (r.finished_at or r.created_at, r.id))
+    done = sorted((r for r in runs if r.status == RunStatus.DONE), key=lambda r: (r.finished_at or r.created_at, r.id))
     standings = standings_of(records, done)
     return tuple(progress(m, standings, latest_suites(done), seq_threshold, today) for m in milestones)

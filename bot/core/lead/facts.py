@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.core.verify.scaling import ScalingFact
-from bot.core.verify.vocabulary import Purpose, Test
+from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,9 @@ class RunFact:
     id: int
     slug: str
     runner: str
-    purpose: str  # a Purpose
-    status: str  # a RunStatus
-    verdict: str  # a Test
+    purpose: Purpose
+    status: RunStatus
+    verdict: Test | None  # None until the run finished
     pr_number: int | None
     created_at: datetime
     finished_at: datetime | None

@@ -72,7 +72,7 @@ def _par_speedup(milestone: Milestone, standings: dict[str, Standing]) -> list[F
         s = standings.get(slug)
         why = ("no such report" if s is None else f"{s.state}, not live" if s.state not in LIVE
                else "not a par report" if s.track != "par" else "not measured yet" if s.speedup is None
-               else f"speedup {s.speedup:.2f}x below {target:g}x" if s.speedup < target else "")
+               else f"speedup {ratio_text(s.speedup)} below {target:g}x" if s.speedup < target else "")
         if why:
             failing.append(Failing(slug, s.speedup if s else None, why))
     return failing

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.core.lead.milestones import MilestoneProgress, RunFact
+from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
 NEWS_WINDOW = timedelta(days=7)  # older verified fixes were news before notices existed: not told again
 
@@ -75,25 +76,25 @@ def current_notices(facts: NoticeFacts, now: datetime, cell: Callable[[str], str
     for m in facts.milestones:
         if m.met:
             found.append(Notice("milestone-met", m.name, f"**{cell(m.name)}**: {m.done}/{m.total} done"))
-    done = [r for r in facts.runs if r.status == "done"]
+    done = [r for r in facts.runs if r.status == RunStatus.DONE]
     for run in done:
         at = run.finished_at or run.created_at
-        if run.purpose == "fix" and run.verdict == "pass" and now - at <= NEWS_WINDOW:
+        if run.purpose == Purpose.FIX and run.verdict == Test.PASS and now - at <= NEWS_WINDOW:
             pr = f" (PR #{run.pr_number})" if run.pr_number else ""
             found.append(Notice("fix-verified", f"{run.slug} run {run.id}",
                                 f"`{run.slug}`: bench run {run.id} found it fixed{pr}", run.slug))
     fix_runs = defaultdict(list)
     for run in done:
-        if run.purpose == "fix":
+        if run.purpose == Purpose.FIX:
             fix_runs[run.slug].append(run)
     for slug, runs in sorted(fix_runs.items()):
         last = runs[-2:]
-        if slug in open_slugs and len(last) == 2 and all(r.verdict == "fail" for r in last):
+        if slug in open_slugs and len(last) == 2 and all(r.verdict == Test.FAIL for r in last):
             found.append(Notice("fix-failed-twice", slug, f"`{slug}`: bench runs {last[0].id} and {last[1].id} "
                                 "both found it not fixed; re-run it or rethink the fix", slug))
     waiting = defaultdict(list)
     for run in facts.runs:
-        if run.status in ("queued", "running") and now - run.created_at >= timedelta(hours=facts.host_hours):
+        if run.status != RunStatus.DONE and now - run.created_at >= timedelta(hours=facts.host_hours):
             waiting[run.runner or (facts.runner_of or {}).get(run.slug) or "unassigned"].append(run)
     for runner, runs in sorted(waiting.items()):
         hours = (now - runs[0].created_at).total_seconds() / 3600
@@ -114,8 +115,8 @@ def current_notices(facts: NoticeFacts, now: datetime, cell: Callable[[str], str
                                 f"run {run.id} of `{run.slug}`, whose fix is merged", run.slug))
     for r in facts.reports:
         if r.state == "regressed":
-            guard = next((run for run in reversed(done) if run.slug == r.slug and run.purpose == "guard"
-                          and run.verdict == "fail"), None)
+            guard = next((run for run in reversed(done) if run.slug == r.slug and run.purpose == Purpose.GUARD
+                          and run.verdict == Test.FAIL), None)
             where = f" in bench run {guard.id}" if guard else ""
             found.append(Notice("guard-regressed", r.slug, f"`{r.slug}` was fixed, but its guard finds the claim "
                                 f"again{where}: it is open again as regressed", r.slug))

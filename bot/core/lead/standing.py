@@ -106,8 +106,13 @@ class Standing:
             return ""
         if self.outcome is Outcome.MISMATCH:
             return "output mismatch: nothing was timed"
+        if self.outcome is Outcome.IMPLAUSIBLE:
+            return "implausible: above ideal, noisy or mismeasured"
         if self.errors:
             return f"defective: {self.errors} lint error{'s' if self.errors != 1 else ''}"
+        if self.outcome is not Outcome.UNMEASURED:  # never "unmeasured" beside an outcome a run decided
+            return "no figure of the default branch: only its fix was measured" if self.fix and self.fix.run_id \
+                else "no figure of the default branch"
         return "unmeasured"
 
     @property

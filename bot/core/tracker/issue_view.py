@@ -115,7 +115,7 @@ def issue_spec(record: RecordView) -> IssueSpec:
         state, reason = "closed", "completed"  # its fix merged with a passing verdict on that head
     elif record.state == "closed":
         state, reason = "closed", "completed"  # closed by a person; perfbot only labels it as an override
-    ratio = f" (claimed {wording.ratio_text(record.ratio)})" if record.ratio is not None else ""
+    ratio = f" (claimed {record.claimed_text})" if record.ratio is not None else ""  # with its measure
     title = quiet_mentions(f"{record.slug}: {record.title or 'untitled report'}{ratio}")[:250]
     return IssueSpec(title, tuple(sorted(labels)), state, reason, record_marker(record.slug))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.core.verify.claim_size import number
 from bot.core.verify.stats import Interval, ratio_interval
 
 
@@ -20,5 +21,5 @@ def fix_gain(base: Sequence[float], head: Sequence[float]) -> Interval | None:
 def gain_text(gain: Interval) -> str:
     """'1.46x faster [1.31, 1.62]', or for a change that slows the program, '1.20x slower [1.10, 1.31]'."""
     if gain.point >= 1:
-        return f"{gain.point:.2f}x faster [{gain.low:.2f}, {gain.high:.2f}]"
-    return f"{1 / gain.point:.2f}x slower [{1 / gain.high:.2f}, {1 / gain.low:.2f}]"
+        return f"{number(gain.point)}x faster [{number(gain.low)}, {number(gain.high)}]"
+    return f"{number(1 / gain.point)}x slower [{number(1 / gain.high)}, {number(1 / gain.low)}]"

@@ -113,9 +113,12 @@ def of_result(purpose: str, test: str | None, result: RunResult) -> Answer | Non
     """A measurement's answer: its purpose, test and what its sides were measured against."""
     last = result.last
     found = answer(purpose, test, against=last.against if last else "C", factor=last.factor if last else None)
-    if found is not None and found.key == NOT_FIXED and result.gain is not None and result.gain.low > 1:
-        # faster, not enough: never the same words (or colour) as a fix that did nothing (core/lead/wording.py)
-        found = Answer(NOT_FIXED, str(Outcome.FASTER_NOT_FIXED), UNSURE)
+    if found is not None and found.key == NOT_FIXED:
+        # the words of the record's outcome (core/lead/standing.py): faster but not enough is never told (or
+        # coloured) like a fix that did nothing, and one that did nothing is "no effect" on every page
+        faster = result.gain is not None and result.gain.low > 1
+        found = Answer(NOT_FIXED, str(Outcome.FASTER_NOT_FIXED if faster else Outcome.NO_EFFECT), UNSURE if faster
+                       else BAD)
     claim = result.claim
     if found is None or found.key in (MISMATCH, ERROR, CANCELLED):
         return found

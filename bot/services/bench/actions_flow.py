@@ -23,6 +23,7 @@ from bot.adapters.runners.actions import (
 from bot.adapters.store.bench import bench_store
 from bot.core.events import WorkflowRun
 from bot.core.verify.bench_run import ActionsDispatch, BenchRun
+from bot.core.verify.claim_size import number
 from bot.core.verify.run_parts import RunProgress, RunResult
 from bot.core.verify.stats import SamplingPlan, decide_at_least
 from bot.core.verify.vocabulary import Test
@@ -153,8 +154,8 @@ class ActionsFlow:
                                                                                                 target)
             side.decision = verdict if taken >= config.verify.min_samples else "inconclusive"
         head, ratio = sides[-1], sides[-1].interval
-        point = f"{ratio.point:.2f}x" if ratio else "not measured"
-        at = (f"[{ratio.low:.2f}, {ratio.high:.2f}] " if ratio else "") + f"at {head.sha[:12]}"
+        point = f"{number(ratio.point)}x" if ratio else "not measured"
+        at = (f"[{number(ratio.low)}, {number(ratio.high)}] " if ratio else "") + f"at {head.sha[:12]}"
         host = f" (host {str(samples.get('host'))[:60]})" if samples.get("host") else ""
         if par:
             message = (f"{record.slug} on {runner}{host}: speedup on {record.threads} threads {point} {at} "

@@ -27,6 +27,7 @@ from bot.core.tracker.untrusted import fenced
 from bot.core.verify import bench_view, noise, scaling_view
 from bot.core.verify import verdict_words as words
 from bot.core.verify.bench_run import BenchRun
+from bot.core.verify.claim_size import number
 from bot.core.verify.run_parts import RunProgress, RunResult
 from bot.core.verify.units import result_unit
 from bot.core.verify.vocabulary import Purpose, Test
@@ -283,4 +284,4 @@ def comment_body(marker: str, run: BenchRun, config: PerfbotFile | None, record:
                   fenced_message=fenced(run.message), suite=result.suite, criterion=criterion,
                   suite_said=words.text(words.of_suite(result.suite_verdict)),
                   waiting=run.waiting, replaces=words.REPLACES_TEXT,
-                  gain=bench_view.gain_line(result))
+                  gain=bench_view.gain_line(result), figure=number)

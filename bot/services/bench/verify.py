@@ -19,7 +19,7 @@ from bot.core.config import PerfbotFile, fill
 from bot.core.reports.records import PerfIssue
 from bot.core.tracker.outgoing import window
 from bot.core.verify.bench_view import count_text
-from bot.core.verify.claim_size import ClaimSize, judge_claim
+from bot.core.verify.claim_size import ClaimSize, judge_claim, number
 from bot.core.verify.gain import fix_gain, gain_text
 from bot.core.verify.gpu_modes import AUTO, GPU, auto_target, modes_summary
 from bot.core.verify.noise import noise
@@ -228,7 +228,7 @@ def _outcome(verdict: str, message: str, sides: list[Side], runner, suite=None, 
 def _ratio_text(interval: Interval | None) -> str:
     if interval is None:
         return "ratio not measured"
-    return f"ratio {interval.point:.2f}x [{interval.low:.2f}, {interval.high:.2f}]"
+    return f"ratio {number(interval.point)}x [{number(interval.low)}, {number(interval.high)}]"
 
 
 def _claim_text(record: PerfIssue, config: PerfbotFile, runner, side: Side, target: ReferenceTarget | None,

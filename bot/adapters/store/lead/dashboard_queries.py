@@ -20,7 +20,7 @@ from bot.adapters.store.service_models import (
     PendingMerge,
     RecordEvent,
 )
-from bot.core.lead.campaign import rank_key
+from bot.core.lead.campaign import apart_key, rank_key
 from bot.core.lead.standing import Standing
 from bot.core.verify.bench_run import BenchRun as Run
 from bot.core.verify.vocabulary import Outcome
@@ -96,7 +96,10 @@ def record_table(session: Session, query: TableQuery, standings: dict[tuple[str,
     if query.sort == "measured":
         measured = [r for r in rows if r["standing"] and r["standing"].ranked_figure is not None]
         measured.sort(key=lambda row: rank_key(row["standing"]), reverse=query.order == "asc")
-        rows = measured + [r for r in rows if not (r["standing"] and r["standing"].ranked_figure is not None)]
+        # those without a valid measurement after, in the ranking's order for them: never by their claim
+        apart = sorted((r for r in rows if not (r["standing"] and r["standing"].ranked_figure is not None)),
+                       key=lambda row: apart_key(row["standing"]) if row["standing"] else ("", row["slug"]))
+        rows = measured + apart
     return rows
 
 

@@ -26,6 +26,7 @@ from bot.core.verify.bench_view import side_rows
 from bot.core.verify.run_parts import RunOptions, RunResult
 from bot.core.verify.scaling import scaling_fact
 from bot.core.verify.scaling_view import head_scaling
+from bot.core.verify.vocabulary import Purpose, RunStatus, Test
 
 
 def campaign_facts(db: Database, full_name: str, window_start: datetime, window_end: datetime) -> CampaignFacts:
@@ -99,7 +100,8 @@ def run_fact(run: BenchRun, slug: str) -> RunFact:
     sides = tuple(SidePoint(side.side, row.point, row.low, row.high, side.decision or None)
                   for row, side in zip(side_rows(result), result.sides, strict=False))
     gain = result.gain
-    return RunFact(run.id, slug, run.runner, run.purpose, run.status, run.verdict, run.pr_number, run.created_at,
+    return RunFact(run.id, slug, run.runner, Purpose(run.purpose), RunStatus(run.status),
+                   Test(run.verdict) if run.verdict else None, run.pr_number, run.created_at,
                    run.finished_at, sides, result.suite_verdict, scaling_fact(head_scaling(result)), run.head_sha,
                    run.base_sha, result.measure, (gain.low, gain.point, gain.high) if gain else None,
                    result.already_in_base or result.in_main or options.in_main, bool(result.noisy))
