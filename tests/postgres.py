@@ -72,12 +72,14 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self, name: str) -> str:
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """A new database, empty or a copy of `template` (a database nobody is connected to)."""
         import psycopg
 
         with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres",
                              autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')  # name comes from the test suite's own counter
+            # both names come from the test suite itself, never from a test's input
+            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         return self.url(name)
 
     def stop(self) -> None:

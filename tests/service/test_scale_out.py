@@ -170,7 +170,11 @@ def test_a_killed_workers_bench_run_is_taken_over_within_a_minute_and_measured_o
     assert len(bench_comments(world, full_name)) == 1  # one comment, edited by both workers, never two
 
 
-def test_processes_started_together_on_an_empty_database_all_survive(world, store):
+def test_processes_started_together_on_an_empty_database_all_survive(world):
+    # No store is opened before the processes start: opening one migrates it, and the database must be empty.
+    empty = Database(world.db_url, run_migrations=False)
+    assert inspect(empty.engine).get_table_names() == []
+    empty.dispose()
     port = free_port()
     processes = [service_process(world, f"together-{n}", "worker") for n in range(3)]
     processes.append(service_process(world, "together-serve", "serve", PERFBOT_WEBHOOK_SECRET="s",
@@ -190,10 +194,14 @@ def test_processes_started_together_on_an_empty_database_all_survive(world, stor
     finally:
         codes = [p.stop() for p in processes]
     assert codes == [0, 0, 0, 0], [p.text()[-2000:] for p in processes]
-    tables = set(inspect(store.engine).get_table_names())
-    assert {"deliveries", "records", "probes", "alembic_version"} <= tables
-    with store.engine.connect() as connection:
-        assert connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalars().all() == ["0017"]
+    store = Database(world.db_url, run_migrations=False)
+    try:
+        tables = set(inspect(store.engine).get_table_names())
+        assert {"deliveries", "records", "probes", "alembic_version"} <= tables
+        with store.engine.connect() as connection:
+            assert connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalars().all() == ["0017"]
+    finally:
+        store.dispose()
 
 
 def test_sixteen_worker_threads_finish_a_burst_on_a_few_repositories(world, store):
