@@ -157,8 +157,8 @@ def test_links_a_push_and_a_fork_pr_commit_are_never_written_through(github, tmp
     from bot.adapters.store.engine import Database
     from bot.services.worker import Event
     from tests.flows import github_bot
-    from tests.npm_fixtures import webhook_examples
     from tests.verify.test_fix_pull_requests import REPO, pull_event
+    from tests.webhooks import comment_payload
 
     github.add_repo(REPO)
     remote, heads = build_project(tmp_path / "remotes" / "team" / "runtime.git")
@@ -187,12 +187,8 @@ def test_links_a_push_and_a_fork_pr_commit_are_never_written_through(github, tmp
             assert not worker.run_once()  # a fork's head is never built unasked
             github.set_permission(REPO, "wendy", "write")
             body = "/perf verify perf_boxed_sum"
-            payload = next(p for p in webhook_examples("issue_comment") if p["action"] == "created")
-            payload["comment"].update(id=github.add_comment(REPO, 2, body, user="wendy"), body=body)
-            payload["comment"]["user"]["login"] = payload["sender"]["login"] = "wendy"
-            payload["repository"]["full_name"] = REPO
-            payload["issue"].update(number=2, pull_request={"url": "x"})
-            payload.pop("installation", None)
+            payload = comment_payload(REPO, 2, github.add_comment(REPO, 2, body, user="wendy"), body, "wendy",
+                                      pull=True)
             assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
             assert worker.run_once()
         run = bench_store.get_run(database, 1)

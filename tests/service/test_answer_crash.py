@@ -3,7 +3,6 @@ SIGKILLed in the middle of a command, a second one finishes it, and the comment 
 restarted under a burst of commands leaves each comment one answer once the failed deliveries run again."""
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sqlite3
@@ -21,8 +20,8 @@ from bot.adapters.store.queue import DeliveryQueue, NewDelivery
 from bot.services.worker import Event
 from tests.flows import github_bot
 from tests.gitrepo import RepoBuilder
-from tests.npm_fixtures import webhook_examples
 from tests.processes import PerfbotProcess
+from tests.webhooks import comment_payload
 
 REPO = "team/runtime"
 PERMISSION = ("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission")
@@ -36,16 +35,6 @@ def watched_repository(github, tmp_path) -> None:
     github.set_permission(REPO, "alice", "admin")
     RepoBuilder(tmp_path / "remotes" / "team" / "runtime.git", branch="main").write(
         "README.md", "The runtime.\n").commit("first")
-
-
-def comment_payload(number: int, comment_id: int, body: str, user: str) -> dict:
-    payload = copy.deepcopy(next(p for p in webhook_examples("issue_comment") if p["action"] == "created"))
-    payload["comment"].update(id=comment_id, body=body)
-    payload["comment"]["user"]["login"] = payload["sender"]["login"] = user
-    payload["repository"]["full_name"] = REPO
-    payload["issue"].update(number=number, pull_request=None)
-    payload.pop("installation", None)
-    return payload
 
 
 def answers_on(github, comment_id: int) -> list[tuple[int, str]]:
@@ -83,7 +72,7 @@ def test_a_worker_killed_mid_command_leaves_exactly_one_answer(github, db_url, t
     database = Database(db_url)
     queue = DeliveryQueue(database)
     assert queue.enqueue(NewDelivery("comment-1", "issue_comment", "created", REPO, None,
-                                     json.dumps(comment_payload(number, comment_id, COMMANDS, "alice"))))
+                                     json.dumps(comment_payload(REPO, number, comment_id, COMMANDS, "alice"))))
     hold = github.hold_next(*held)
     env = dict(os.environ, PERFBOT_DATABASE_URL=db_url, PERFBOT_INSTANCE_DIR=str(tmp_path / "instance"),
                PERFBOT_GITHUB_TOKEN=github.token, PERFBOT_GITHUB_API_URL=github.url, PERFBOT_LEASE_SECONDS="2",
@@ -133,8 +122,9 @@ def test_a_database_restart_under_a_burst_of_commands_leaves_one_answer_each(git
     number = github.add_issue(REPO, "Questions")
     bodies = [f"Question {n}:\n/perf help\n/perf cancel" for n in range(12)]
     comments = [github.add_comment(REPO, number, body, user="alice") for body in bodies]
-    events = [Event("issue_comment", "created", f"comment-{n}", comment_payload(number, comment_id, body, "alice"),
-                    REPO, None) for n, (comment_id, body) in enumerate(zip(comments, bodies, strict=True))]
+    events = [Event("issue_comment", "created", f"comment-{n}",
+                    comment_payload(REPO, number, comment_id, body, "alice"), REPO, None)
+              for n, (comment_id, body) in enumerate(zip(comments, bodies, strict=True))]
     outage = StoreOutage(request, database, db_url)
     permissions._permissions.clear()  # asked once per process and remembered: the first `cancel` waits
     hold = github.hold_next(*PERMISSION)

@@ -20,7 +20,7 @@ from tests.bench_project import CONFIG, build_project
 from tests.npm_fixtures import webhook_examples
 from tests.reports import canonical_report
 from tests.servers import serving
-from tests.webhooks import post_delivery
+from tests.webhooks import comment_payload, post_delivery
 
 REPO, SLUG, OTHER, BRANCH, SECRET = "team/runtime", "perf_boxed_sum", "perf_sort_allocates", "unbox-accumulator", "s3"
 ROLES = {"alice": "admin", "wendy": "write", "rita": "read"}
@@ -69,22 +69,6 @@ def deliver(runtime, url: str, event: str, payload: dict, delivery: str | None =
             break
 
 
-def comment_payload(number: int, comment_id: int, body: str, author: str, *, sender: str | None = None,
-                    edited_from: str | None = None) -> dict:
-    action = "created" if edited_from is None else "edited"
-    payload = copy.deepcopy(next(p for p in webhook_examples("issue_comment") if p["action"] == action))
-    payload["comment"].update(id=comment_id, body=body)
-    payload["comment"]["user"]["login"] = author
-    payload["sender"]["login"] = sender or author
-    payload["repository"]["full_name"] = REPO
-    payload["issue"]["number"] = number
-    payload["issue"]["pull_request"] = None
-    if edited_from is not None:
-        payload["changes"] = {"body": {"from": edited_from}}
-    payload.pop("installation", None)
-    return payload
-
-
 def comments(github, number: int) -> list:
     with github.state.lock:
         return [(c.user.login, c.body) for c in github.state.repo("team", "runtime").comments.values()
@@ -96,7 +80,7 @@ def test_a_readers_comment_with_a_marker_is_left_alone_and_the_answer_goes_in_pe
     asked = github.add_comment(REPO, ISSUE, "/perf status", user="wendy")
     spoof = f"<!-- perfbot:answer {asked} -->\nperfbot says: everything is fixed, close it."
     spoof_id = github.add_comment(REPO, ISSUE, spoof, user="rita")  # written to look like the answer to come
-    deliver(runtime, url, "issue_comment", comment_payload(ISSUE, asked, "/perf status", "wendy"))
+    deliver(runtime, url, "issue_comment", comment_payload(REPO, ISSUE, asked, "/perf status", "wendy"))
     with github.state.lock:
         assert github.state.repo("team", "runtime").comments[spoof_id].body == spoof
     answers = [(who, body) for who, body in comments(github, ISSUE) if body.startswith(f"<!-- perfbot:answer {asked}")]
@@ -133,9 +117,9 @@ def test_commands_edited_into_someone_elses_comment_run_with_the_editors_standin
     runtime, url, _ = bot
     before = "Looks slow to me."
     comment_id = github.add_comment(REPO, ISSUE, before, user="wendy")
-    deliver(runtime, url, "issue_comment", comment_payload(ISSUE, comment_id, before, "wendy"))
+    deliver(runtime, url, "issue_comment", comment_payload(REPO, ISSUE, comment_id, before, "wendy"))
     after = f"{before}\n/perf verify {SLUG}\n/perf close {SLUG} reason=\"not real\"\n/perf status"
-    deliver(runtime, url, "issue_comment", comment_payload(ISSUE, comment_id, after, "wendy", sender=editor,
+    deliver(runtime, url, "issue_comment", comment_payload(REPO, ISSUE, comment_id, after, "wendy", sender=editor,
                                                            edited_from=before))
     [(_, answer)] = [(w, b) for w, b in comments(github, ISSUE) if b.startswith(f"<!-- perfbot:answer {comment_id}")]
     assert answer.count("🚫") == 2 and f"edited into wendy's comment by @{editor}" in answer
@@ -148,7 +132,7 @@ def test_commands_edited_into_someone_elses_comment_run_with_the_editors_standin
 def test_a_replayed_delivery_and_four_prs_on_one_head_queue_one_run_each(bot, github, database):
     runtime, url, heads = bot
     comment_id = github.add_comment(REPO, ISSUE, f"/perf verify {SLUG}", user="wendy")
-    payload = comment_payload(ISSUE, comment_id, f"/perf verify {SLUG}", "wendy")
+    payload = comment_payload(REPO, ISSUE, comment_id, f"/perf verify {SLUG}", "wendy")
     deliver(runtime, url, "issue_comment", payload, delivery="first")
     answer = [b for _, b in comments(github, ISSUE) if b.startswith(f"<!-- perfbot:answer {comment_id}")]
     github.clear_requests()

@@ -10,7 +10,8 @@ import threading
 from bot.adapters.store.locks import repo_lock
 from bot.adapters.store.queue import NewDelivery
 from tests.flows import github_bot
-from tests.service.test_answer_crash import REPO, answers_on, comment_payload, watched_repository
+from tests.service.test_answer_crash import REPO, answers_on, watched_repository
+from tests.webhooks import comment_payload
 
 
 def _due_now(database, delivery_id: str) -> None:
@@ -30,7 +31,7 @@ def test_status_comments_are_answered_while_a_long_job_holds_their_repository(gi
     with github_bot(github, database, tmp_path) as (_services, worker, queue):
         for n, comment_id in enumerate(comments):
             queue.enqueue(NewDelivery(f"status-{n}", "issue_comment", "created", REPO, None,
-                                      json.dumps(comment_payload(number, comment_id, f"/perf status perf_{n}",
+                                      json.dumps(comment_payload(REPO, number, comment_id, f"/perf status perf_{n}",
                                                                  "alice"))))
         held, release = threading.Event(), threading.Event()
 

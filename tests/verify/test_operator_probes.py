@@ -11,8 +11,8 @@ from bot.adapters.store.bench import bench_store
 from bot.services.worker import Event
 from tests.bench_project import CONFIG, build_project
 from tests.flows import github_bot
-from tests.npm_fixtures import webhook_examples
 from tests.verify.test_fix_pull_requests import BRANCH, REPO, pull_event, repo_state
+from tests.webhooks import comment_payload
 
 # What the probe committed to main: the bot's own host as a runner, uncontained, and a folder of it shown.
 WIDENING = CONFIG + '\n[[runners]]\nname = "here"\nkind = "local"\nlabels = ["c"]\nsandbox = "none"\n' \
@@ -33,13 +33,7 @@ def test_a_perfbot_toml_that_turns_its_sandbox_off_runs_nothing_in_service_mode(
         # A writer asks on the pull request: the run is queued, and ends before anything is built or run.
         github.set_permission(REPO, "wendy", "write")
         body = "/perf verify perf_boxed_sum"
-        comment_id = github.add_comment(REPO, 2, body, user="wendy")
-        payload = next(p for p in webhook_examples("issue_comment") if p["action"] == "created")
-        payload["comment"].update(id=comment_id, body=body)
-        payload["comment"]["user"]["login"] = payload["sender"]["login"] = "wendy"
-        payload["repository"]["full_name"] = REPO
-        payload["issue"].update(number=2, pull_request={"url": "x"})
-        payload.pop("installation", None)
+        payload = comment_payload(REPO, 2, github.add_comment(REPO, 2, body, user="wendy"), body, "wendy", pull=True)
         assert handlers.dispatch(Event("issue_comment", "created", "c-1", payload, REPO, None), services) == []
         assert worker.run_once()
     run = bench_store.get_run(database, 1)
