@@ -407,7 +407,7 @@ def test_a_run_page_says_what_was_measured_in_every_table_and_chart(tmp_path):
                 sweep = {count: _samples(0.8 * scale / count ** 0.8, 4) for count in (1, 2, 8)}
                 par = {**_side("head", "e" * 40, 0.8 * scale, 0.8 * scale / 8 ** 0.8, 4, "fail", par=True),
                        "measure": measure, "one_thread_seconds": sweep[1], "n_threads_seconds": sweep[8],
-                       "sweep": sweep_summary(sweep, 8, 0.75)}
+                       "sweep": sweep_summary(sweep, 8, 0.75).as_dict()}
                 for kind, slug, side in (("seq", "perf_boxed_sum", seq), ("par", "perf_par_sort", par)):
                     run = BenchRun(full_name=REPO, slug=slug, runner="mini-1", base_sha="a" * 40, head_sha=side["sha"],
                                    verdict="pass", message="done", result={"sides": [side]}, status="done",

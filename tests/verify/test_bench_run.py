@@ -152,3 +152,52 @@ def test_a_row_in_the_shape_of_an_earlier_version_still_reads(database):
     bench_store.set_options(database, run_id, noisy_tries=1)
     assert bench_store.stored_run(database, run_id).options == RunOptions(runner="mini", noisy_tries=1,
                                                                            answers=(Follower(3, 0),))
+
+
+def _swept_outcome() -> Outcome:
+    """A par side swept in counted instructions (integer medians) and a GPU side with its CPU counts and modes, as
+    services/bench/sweep.py and gpu_sweep.py leave them."""
+    par = Side("head", "e" * 40, par=True, measure="instructions", against="4 threads", sweep_rules=(4, 0.75, 0.5),
+               sweep={1: [1000, 1010, 990], 2: [520, 515, 530, 510], 4: [300, 290, 310]},
+               interval=Interval(3.1, 3.33, 3.5), decision="pass")
+    par.language, par.c = par.sweep[1], par.sweep[4]
+    gpu = Side("head", "f" * 40, par=True, against="the GPU (against the best CPU count, 2 threads)",
+               sweep_rules=(1, 0.75, 0.5), sweep={1: [100.0, 101.5], 2: [50.5, 51.0]},
+               modes={"gpu": [25.0, 26.5], "auto": [25.5, 27.0]}, interval=Interval(1.8, 1.95, 2.1), decision="pass")
+    gpu.language, gpu.c = gpu.sweep[2], gpu.modes["gpu"]
+    return Outcome("pass", "fixed", [par, gpu], "mini")
+
+
+def test_a_stored_sweep_and_gpu_summary_read_typed_and_write_back_byte_for_byte(database):
+    """The sweep and GPU modes are parsed once into SweepSummary and GpuSummary; the JSON written from them again
+    (the stored column, `--format json`, `perfbot show`, MCP) is the very text the run stored."""
+    import json
+
+    stored = json.dumps(_swept_outcome().as_dict())
+    parsed = RunResult.from_json(json.loads(stored))
+    assert json.dumps(parsed.as_dict()) == stored
+    par, gpu = parsed.sides
+    assert par.sweep is not None and gpu.gpu is not None and par.gpu is None
+    assert [(p.threads, p.median, p.samples) for p in par.sweep.points] == [(1, 1000, 3), (2, 517.5, 4), (4, 300, 3)]
+    assert par.sweep.points[-1].speedup == Interval(3.1, 3.33, 3.5)  # the claimed count's point is the verdict's
+    assert par.sweep.seconds[4] == (300, 290, 310) and par.sweep.claimed == 4 and par.sweep.par_efficiency == 0.75
+    assert [m.name for m in gpu.gpu.modes] == ["cpu 1", "cpu 2", "gpu", "auto"] and gpu.gpu.best_cpu == 2
+    assert gpu.gpu.modes[0].speedup is None and gpu.gpu.modes[2].speedup is not None
+    run_id = bench_store.queue_run(database, REPO, SLUG, base=None, head="e" * 40, purpose=Purpose.REPRODUCE)
+    bench_store.finish_run(database, run_id, IntervalTest.PASS, "fixed", parsed)
+    again = bench_store.stored_run(database, run_id)
+    assert again.result == parsed and json.dumps(again.result.as_dict()) == stored
+
+
+def test_a_sweep_of_an_odd_shape_still_reads():
+    """A point without a whole speedup interval is dropped; a sweep without a flattening says none was measured."""
+    side = SideResult.from_json({"side": "head", "one_thread_seconds": [1.0], "n_threads_seconds": [0.5],
+                                 "sweep": {"claimed": 2, "par_efficiency": 0.75, "points": [
+                                     {"threads": 1, "median": 1.0, "samples": 1,
+                                      "speedup": {"low": 1.0, "point": 1.0, "high": 1.0}},
+                                     {"threads": 2, "median": 0.5, "samples": 1, "speedup": None}]},
+                                 "gpu": {"modes": {"gpu": {"median": 2.0, "samples": 3}}}})
+    assert side.sweep is not None and [p.threads for p in side.sweep.points] == [1]
+    assert side.sweep.flattening.label() == "no flattening measured" and side.sweep.holds_to is None
+    assert side.gpu is not None and side.gpu.modes[0].speedup is None and side.gpu.best_cpu == 1
+    assert SideResult.from_json({"side": "head", "sweep": {}, "gpu": None}).sweep is None

@@ -9,8 +9,11 @@ from bot.adapters.runners.local import LocalRunner
 from bot.core.config import parse_repo_config
 from bot.core.config.instance import parse_instance_config
 from bot.core.reports.parse import parse
+from bot.core.verify.bench_run import BenchRun, RunResult
+from bot.core.verify.vocabulary import Purpose, RunStatus
+from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.errors import UserError
-from bot.services.bench.bench_flow import BenchFlow, reproduction
+from bot.services.bench.bench_flow import BenchFlow, comment_body, reproduction
 from bot.services.bench.verify import verify
 from tests.gpu_project import GPU_CONFIG, GPU_RUNNERS, REPORTS, build_gpu_project
 
@@ -43,6 +46,15 @@ def test_a_metal_report_runs_on_the_runner_labelled_metal_and_its_claim_reproduc
     assert {mode: row["speedup"] and row["speedup"]["point"] for mode, row in gpu["modes"].items()} == {
         "cpu 1": None, "cpu 2": 2.0, "gpu": 0.5}
     assert "against the best CPU count, 2 threads" in outcome.message and "judged against 1x" in outcome.message
+    # The comment's table of modes is drawn from the stored result read back typed (run_parts, sweep_result).
+    run = BenchRun(id=7, repo="o/r", slug=SLOWER, purpose=Purpose.REPRODUCE, status=RunStatus.DONE,
+                   head=heads["main"], verdict=IntervalTest.FAIL, result=RunResult.from_json(outcome.as_dict()),
+                   runner=runner.name)
+    body = comment_body("<!-- perfbot:bench 7 -->", run, config, records[SLOWER])
+    assert "**CPU and GPU, head** (best CPU count: 2 threads):" in body
+    rows = [line for line in body.splitlines() if line.startswith(("| cpu ", "| gpu |"))]
+    assert [row.split(" | ")[0] for row in rows] == ["| cpu 1", "| cpu 2", "| gpu"]
+    assert "1.00x (the baseline)" in rows[0] and "| 2.00x [2.00, 2.00] |" in rows[1] and "| 0.50x [" in rows[2]
 
 
 def test_a_fix_that_makes_the_gpu_win_passes_against_the_best_cpu_count(project):

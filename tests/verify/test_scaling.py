@@ -51,8 +51,9 @@ def test_a_noisy_step_is_not_called_flat_on_its_point_alone():
 def test_a_summary_keeps_every_sample_and_says_it_in_one_line():
     samples = amdahl(0.5, (1, 2, 4))
     kept = summary(samples, claimed=4, par_efficiency=0.75)
-    assert kept["counts"] == [1, 2, 4] and kept["seconds"]["4"] == samples[4] and kept["claimed"] == 4
-    assert [p["threads"] for p in kept["points"]] == [1, 2, 4] and kept["holds_to"] is None
+    assert kept.counts == (1, 2, 4) and list(kept.seconds[4]) == samples[4] and kept.claimed == 4
+    assert kept.as_dict()["seconds"]["4"] == samples[4]
+    assert [p.threads for p in kept.points] == [1, 2, 4] and kept.holds_to is None
     text = sweep_text(kept)
     assert text.startswith("sweep efficiency 1.00 at 1, 0.67 at 2, 0.40 at 4; below 0.75 of ideal from 2 threads")
     assert "flattens after 1 thread (1→2 gains 0.3" in text

@@ -11,7 +11,8 @@ from bot.core.verify.bench_run import BenchRun, RunResult
 from bot.core.verify.bench_view import side_rows, status_description
 from bot.core.verify.scaling import holds_text, summary, sweep_text
 from bot.core.verify.scaling_view import scaling_tables
-from bot.core.verify.stats import SamplingPlan, decide_at_least, ratio_interval
+from bot.core.verify.stats import Interval, SamplingPlan, decide_at_least, ratio_interval
+from bot.core.verify.sweep_result import ScalingPoint, SweepSummary
 from bot.core.verify.vocabulary import Purpose, RunStatus
 from bot.core.verify.vocabulary import Test as IntervalTest
 from bot.services.bench.bench_flow import comment_body
@@ -67,12 +68,15 @@ def test_no_below_ideal_sentence_beside_an_efficiency_whose_interval_reaches_it(
     assert "below" not in label
     assert "undecided at 2 threads (0.96 [0.59, 1.56]), 4 threads (0.87 [0.61, 1.21])" in label
     assert "0.96 [0.59, 1.56]" in next(line for line in body.splitlines() if line.startswith("| 2 (claimed) |"))
-    assert "below" not in sweep_text(result.sides[0].sweep or {})
+    swept = result.sides[0].sweep
+    assert swept is not None and "below" not in sweep_text(swept)
 
 
-def sweep_of(efficiencies: dict[int, tuple[float, float, float]]) -> dict:
-    return {"par_efficiency": EFFICIENCY, "points": [
-        {"threads": n, "efficiency": {"low": lo, "point": pt, "high": hi}} for n, (lo, pt, hi) in efficiencies.items()]}
+def sweep_of(efficiencies: dict[int, tuple[float, float, float]]) -> SweepSummary:
+    """A sweep whose counts have these efficiency intervals (a speedup is N times its count's efficiency)."""
+    points = tuple(ScalingPoint(n, 1.0, 8, Interval(lo * n, pt * n, hi * n))
+                   for n, (lo, pt, hi) in efficiencies.items())
+    return SweepSummary(tuple(efficiencies), CLAIMED, EFFICIENCY, 0.5, points=points)
 
 
 def test_each_count_is_said_as_its_interval_decides():
@@ -92,5 +96,5 @@ def test_each_count_is_said_as_its_interval_decides():
 
 def test_a_summary_without_the_verdicts_interval_keeps_its_own():
     kept = summary({n: list(v) for n, v in SPANS.items()}, CLAIMED, EFFICIENCY)
-    point = next(p for p in kept["points"] if p["threads"] == CLAIMED)["speedup"]
-    assert point == ratio_interval(SPANS[1], SPANS[CLAIMED], seed=CLAIMED).as_dict()
+    point = next(p for p in kept.points if p.threads == CLAIMED).speedup
+    assert point == ratio_interval(SPANS[1], SPANS[CLAIMED], seed=CLAIMED)

@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from bot.core.verify.stats import ratio_interval
+from bot.core.verify.sweep_result import GpuMode, GpuSummary
 
 GPU, AUTO = "gpu", "auto"
 
@@ -35,15 +36,11 @@ def auto_target(tolerance: float) -> float:
     return 1 / (1 + tolerance)
 
 
-def modes_summary(cpu: Mapping[int, Sequence[float]], gpu: Sequence[float], auto: Sequence[float]) -> dict:
+def modes_summary(cpu: Mapping[int, Sequence[float]], gpu: Sequence[float], auto: Sequence[float]) -> GpuSummary:
     """Each mode's median and its speedup over one CPU thread (with interval), for comments and pages."""
     one = cpu.get(1) or []
     rows = {f"cpu {n}": samples for n, samples in sorted(cpu.items()) if samples}
     rows.update({name: samples for name, samples in ((GPU, gpu), (AUTO, auto)) if samples})
-    out = {}
-    for name, samples in rows.items():
-        interval = ratio_interval(one, samples) if one and samples and name != "cpu 1" else None
-        out[name] = {"median": statistics.median(samples), "samples": len(samples),
-                     "speedup": interval.as_dict() if interval else None}
-    best = best_cpu(cpu)
-    return {"modes": out, "best_cpu": best}
+    return GpuSummary(tuple(GpuMode(name, statistics.median(samples), len(samples),
+                                    ratio_interval(one, samples) if one and name != "cpu 1" else None)
+                            for name, samples in rows.items()), best_cpu(cpu))

@@ -3,9 +3,9 @@ happened to it since (RunOptions), and what it measured (RunResult, one SideResu
 
 Each class spells its column's JSON shape once: `from_json` reads what any version stored (a key missing takes
 its default, a null its absence), `as_dict` writes it, key for key as it was written before these types. The store
-parses a row once (bench_store.to_run) and writes only these. The suite is suite.SuiteResult itself; three
-sub-documents stay as the modules that make them spell them: a side's per-sample records
-(services/bench/measures.py), its sweep (scaling.summary) and its GPU modes (gpu_modes.modes_summary).
+parses a row once (bench_store.to_run) and writes only these. The suite is suite.SuiteResult itself; a side's sweep and
+GPU modes are sweep_result.SweepSummary and GpuSummary; one sub-document stays as the module that makes it spells
+it: a side's per-sample records (services/bench/measures.py).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.interval import Interval
+from bot.core.verify.sweep_result import GpuSummary, SweepSummary
 
 if TYPE_CHECKING:
     from bot.core.verify.suite import SuiteResult
@@ -128,8 +129,8 @@ class SideResult:
     c_runs: tuple[Json, ...] = ()
     language_metrics: Json = field(default_factory=dict)  # the runtime's counters, median per name
     c_metrics: Json = field(default_factory=dict)
-    sweep: Json | None = None  # par: scaling.summary of every thread count
-    gpu: Json | None = None  # a GPU report: gpu_modes.modes_summary
+    sweep: SweepSummary | None = None  # par: scaling.summary of every thread count
+    gpu: GpuSummary | None = None  # a GPU report: gpu_modes.modes_summary
 
     @property
     def samples(self) -> int:
@@ -152,8 +153,7 @@ class SideResult:
                    factor=factor if isinstance(factor, (int, float)) else None,
                    language_runs=tuple(_list(found.get("language_runs"))), c_runs=tuple(_list(found.get("c_runs"))),
                    language_metrics=dict(_mapping(metrics.get("language"))), c_metrics=dict(_mapping(metrics.get("c"))),
-                   sweep=found.get("sweep") if isinstance(found.get("sweep"), Mapping) else None,
-                   gpu=found.get("gpu") if isinstance(found.get("gpu"), Mapping) else None)
+                   sweep=SweepSummary.from_json(found.get("sweep")), gpu=GpuSummary.from_json(found.get("gpu")))
 
     def as_dict(self) -> dict[str, Any]:
         names = ("one_thread_seconds", "n_threads_seconds") if self.par else ("language_seconds", "c_seconds")
@@ -163,7 +163,8 @@ class SideResult:
                 **({"factor": self.factor} if self.factor is not None else {}),
                 "language_runs": [dict(r) for r in self.language_runs], "c_runs": [dict(r) for r in self.c_runs],
                 "metrics": {"language": dict(self.language_metrics), "c": dict(self.c_metrics)},
-                **({"sweep": dict(self.sweep)} if self.sweep else {}), **({"gpu": dict(self.gpu)} if self.gpu else {})}
+                **({"sweep": self.sweep.as_dict()} if self.sweep else {}),
+                **({"gpu": self.gpu.as_dict()} if self.gpu else {})}
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from bot.core.config.run import FLATTEN_GAIN, MAX_THREADS  # the sweep's rules live with its keys
 from bot.core.verify.claim_size import number
 from bot.core.verify.stats import CONFIDENCE, Interval, ratio_interval
 from bot.core.verify.sweep_checks import above_ideal_counts
+from bot.core.verify.sweep_result import Flattening, ScalingPoint, SweepSummary
 
 
 def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: int | None) -> tuple[int, ...]:
@@ -27,42 +27,6 @@ def sweep_counts(configured: Sequence[int] | None, cores: int | None, claimed: i
 def round_order(counts: Sequence[int], round_index: int) -> tuple[int, ...]:
     """Up, then down: no count always runs right after the same neighbour (caches, clocks carry over)."""
     return tuple(counts) if round_index % 2 == 0 else tuple(reversed(counts))
-
-
-@dataclass(frozen=True)
-class ScalingPoint:
-    threads: int
-    median: float  # of the measure (seconds unless [verify] measure says otherwise)
-    samples: int
-    speedup: Interval  # time(1) / time(threads)
-
-    @property
-    def efficiency(self) -> Interval:
-        n = self.threads
-        return Interval(self.speedup.low / n, self.speedup.point / n, self.speedup.high / n)
-
-    def as_dict(self) -> dict:
-        return {"threads": self.threads, "median": self.median, "samples": self.samples,
-                "speedup": self.speedup.as_dict(), "efficiency": self.efficiency.as_dict()}
-
-
-@dataclass(frozen=True)
-class Flattening:
-    """Where the curve stops paying for threads: `after` still gained, the step to `to` gained `gain` of ideal."""
-
-    after: int | None  # None: every step gained at least the fraction asked (or could not be told apart)
-    to: int | None = None
-    gain: Interval | None = None  # the fraction of the ideal step gain this step reached
-
-    def label(self) -> str:
-        if self.after is None or self.gain is None:
-            return "no flattening measured"
-        return (f"flattens after {self.after} thread{'s' if self.after != 1 else ''} ({self.after}→{self.to} "
-                f"gains {number(self.gain.point)} [{number(self.gain.low)}, {number(self.gain.high)}] of ideal)")
-
-    def as_dict(self) -> dict:
-        return {"after": self.after, "to": self.to, "gain": self.gain.as_dict() if self.gain else None,
-                "label": self.label()}
 
 
 def _usable(samples: Mapping[int, Sequence[float]]) -> list[int]:
@@ -104,7 +68,7 @@ def holds_to(points: Sequence[ScalingPoint], efficiency: float) -> int | None:
 
 
 def summary(samples: Mapping[int, Sequence[float]], claimed: int, par_efficiency: float,
-            gain: float = FLATTEN_GAIN, *, decided: Interval | None = None) -> dict:
+            gain: float = FLATTEN_GAIN, *, decided: Interval | None = None) -> SweepSummary:
     """What a bench run's result keeps of a sweep: every sample per count, the points and the labels.
 
     `decided` is the interval the verdict was taken on (the claimed count against one thread, at the sampling
@@ -114,71 +78,63 @@ def summary(samples: Mapping[int, Sequence[float]], claimed: int, par_efficiency
     if decided is not None:
         points = tuple(replace(p, speedup=decided) if p.threads == claimed else p for p in points)
     flat = flattening(samples, gain) if points else Flattening(None)
-    return {"counts": sorted(samples), "claimed": claimed, "par_efficiency": par_efficiency, "flatten_gain": gain,
-            "seconds": {str(n): list(v) for n, v in sorted(samples.items())},
-            "points": [p.as_dict() for p in points], "flattening": flat.as_dict(),
-            "holds_to": holds_to(points, par_efficiency)}
+    return SweepSummary(tuple(sorted(samples)), claimed, par_efficiency, gain,
+                        {n: tuple(v) for n, v in sorted(samples.items())}, points, flat,
+                        holds_to(points, par_efficiency))
 
 
-def sweep_text(sweep: Mapping[str, Any]) -> str:
+def sweep_text(sweep: SweepSummary) -> str:
     """'sweep efficiency 1.00 at 1, 0.98 at 2, 0.51 at 4; holds 0.75 of ideal up to 2 threads, below it at 4 ...'"""
-    points = sweep.get("points") or []
-    if not points:
+    if not sweep.points:
         return ""
-    shown = ", ".join(f"{number(p['efficiency']['point'])} at {p['threads']}" for p in points)
-    above = above_ideal_counts(points)
+    shown = ", ".join(f"{number(p.efficiency.point)} at {p.threads}" for p in sweep.points)
+    above = above_ideal_counts(sweep.points)
     said = f"; speedup above ideal ({', '.join(above)}): noisy or mismeasured" if above else ""
-    return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep['flattening']['label']}{said}"
+    return f"sweep efficiency {shown}; {holds_text(sweep)}; {sweep.flattening.label()}{said}"
 
 
-def holds_text(sweep: Mapping[str, Any]) -> str:
+def holds_text(sweep: SweepSummary) -> str:
     """What the efficiency intervals say against `par_efficiency`, count by count, and never more: a count holds
     when its whole interval reaches it, is below when its whole interval is under it, and is otherwise
     undecided, said with its figure ('holds 0.75 of ideal up to 2 threads; undecided at 4 threads (0.97
     [0.60, 1.10]): its interval reaches across 0.75'): no sentence beside the table says 'below' of an
     efficiency the table shows near 1."""
-    target = sweep["par_efficiency"]
-    many = [p for p in sweep.get("points") or [] if p["threads"] > 1]
+    target = sweep.par_efficiency
+    many = [p for p in sweep.points if p.threads > 1]
     if not many:
         return "one thread only: no efficiency to judge"
-    held: list[dict] = []
-    below: list[dict] = []
-    open_: list[dict] = []
+    held: list[ScalingPoint] = []
+    below: list[ScalingPoint] = []
+    open_: list[ScalingPoint] = []
     for p in many:
-        e = p["efficiency"]
-        (held if e["low"] >= target else below if e["high"] < target else open_).append(p)
-    counts = [p["threads"] for p in many]
+        e = p.efficiency
+        (held if e.low >= target else below if e.high < target else open_).append(p)
+    counts = [p.threads for p in many]
     parts = []
     if held:
-        prefix = [p["threads"] for p in held] == counts[:len(held)]
+        prefix = [p.threads for p in held] == counts[:len(held)]
         parts.append(f"holds {target:g} of ideal {'up to' if prefix else 'at'} {_counts(held, last_only=prefix)}")
     if below:
-        suffix = [p["threads"] for p in below] == counts[len(counts) - len(below):]
+        suffix = [p.threads for p in below] == counts[len(counts) - len(below):]
         word = "it" if held else f"{target:g} of ideal"
-        parts.append(f"below {word} from {below[0]['threads']} threads on" if suffix else
+        parts.append(f"below {word} from {below[0].threads} threads on" if suffix else
                      f"below {word} at {_counts(below)}")
     if open_:
-        shown = ", ".join(f"{p['threads']} threads ({_efficiency(p)})" for p in open_)
+        shown = ", ".join(f"{p.threads} threads ({_efficiency(p)})" for p in open_)
         parts.append(f"undecided at {shown}: {'its' if len(open_) == 1 else 'each'} interval reaches across "
                      f"{target:g}")
     return "; ".join(parts)
 
 
-def _counts(points: list[dict], last_only: bool = False) -> str:
+def _counts(points: list[ScalingPoint], last_only: bool = False) -> str:
     """'4 threads' (the last of a run from 2) or '2, 8 threads': every count here is above one."""
-    counts = [str(p["threads"]) for p in points]
+    counts = [str(p.threads) for p in points]
     return f"{counts[-1] if last_only else ', '.join(counts)} threads"
 
 
-def _efficiency(point: dict) -> str:
-    e = point["efficiency"]
-    return f"{number(e['point'])} [{number(e['low'])}, {number(e['high'])}]"
-
-
-def highest(sweep: Mapping[str, Any]) -> dict | None:
-    """The point at the highest count measured: what the digest ranks PAR records by."""
-    points = sweep.get("points") or []
-    return points[-1] if points else None
+def _efficiency(point: ScalingPoint) -> str:
+    e = point.efficiency
+    return f"{number(e.point)} [{number(e.low)}, {number(e.high)}]"
 
 
 def _median(values: Sequence[float]) -> float:
@@ -198,12 +154,11 @@ class ScalingFact:
     claimed: int | None
 
 
-def scaling_fact(sweep: Mapping[str, Any] | None) -> ScalingFact | None:
+def scaling_fact(sweep: SweepSummary | None) -> ScalingFact | None:
     """The stored sweep (verify's `sweep` of a side) reduced to its highest count; None without points."""
-    points = (sweep or {}).get("points") or []
-    if not sweep or not points:
+    top = sweep.highest if sweep else None
+    if sweep is None or top is None:
         return None
-    top = points[-1]
-    e = top["efficiency"]
-    return ScalingFact(top["threads"], top["speedup"]["point"], (e["low"], e["point"], e["high"]),
-                       (sweep.get("flattening") or {}).get("after"), sweep.get("claimed"))
+    e = top.efficiency
+    return ScalingFact(top.threads, top.speedup.point, (e.low, e.point, e.high), sweep.flattening.after,
+                       sweep.claimed)

@@ -2,13 +2,13 @@
 xychart with the ideal line, and the labels; all read from a bench run's stored result, without I/O."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from bot.core.verify.claim_size import number
+from bot.core.verify.interval import Interval
 from bot.core.verify.run_parts import RunResult
 from bot.core.verify.scaling import holds_text
+from bot.core.verify.sweep_result import SweepSummary
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,13 @@ class SideScaling:
     holds: str  # "holds 0.75 of ideal up to 8 threads"
 
 
-def sweeps(result: RunResult) -> list[tuple[str, Mapping[str, Any]]]:
+def sweeps(result: RunResult) -> list[tuple[str, SweepSummary]]:
     """(side, sweep) for every side of a result that was swept (par runs since sweeps; none for seq)."""
-    return [(side.side, side.sweep) for side in result.sides if side.sweep and side.sweep.get("points")]
+    return [(side.side, side.sweep) for side in result.sides if side.sweep and side.sweep.points]
 
 
-def _triple(interval: dict) -> tuple[float, float, float]:
-    return interval["low"], interval["point"], interval["high"]
+def _triple(interval: Interval) -> tuple[float, float, float]:
+    return interval.low, interval.point, interval.high
 
 
 def scaling_tables(result: RunResult) -> list[SideScaling]:
@@ -55,10 +55,9 @@ def scaling_tables(result: RunResult) -> list[SideScaling]:
     as the side's row of the verdict table does."""
     out = []
     for side, sweep in sweeps(result):
-        rows = tuple(ScalingRow(side, p["threads"], p["median"], p["samples"], _triple(p["speedup"]),
-                                _triple(p["efficiency"]), p["threads"] == sweep.get("claimed"))
-                     for p in sweep["points"])
-        out.append(SideScaling(side, rows, (sweep.get("flattening") or {}).get("label", ""), holds_text(sweep)))
+        rows = tuple(ScalingRow(side, p.threads, p.median, p.samples, _triple(p.speedup), _triple(p.efficiency),
+                                p.threads == sweep.claimed) for p in sweep.points)
+        out.append(SideScaling(side, rows, sweep.flattening.label(), holds_text(sweep)))
     return out
 
 
@@ -68,10 +67,10 @@ def mermaid_curve(slug: str, result: RunResult) -> str:
     swept = sweeps(result)
     if not swept:
         return ""
-    counts = sorted({p["threads"] for _, sweep in swept for p in sweep["points"]})
+    counts = sorted({p.threads for _, sweep in swept for p in sweep.points})
     lines = []
     for _, sweep in swept:
-        by_count = {p["threads"]: p["speedup"]["point"] for p in sweep["points"]}
+        by_count = {p.threads: p.speedup.point for p in sweep.points}
         # A count one side lacks (a sweep changed between base and head) is drawn at zero rather than shifted.
         lines.append([by_count.get(n, 0.0) for n in counts])
     top = max([*counts, *(v for line in lines for v in line)]) * 1.1
@@ -83,6 +82,6 @@ def mermaid_curve(slug: str, result: RunResult) -> str:
             f"    line [{', '.join(str(n) for n in counts)}]\n```")
 
 
-def head_scaling(result: RunResult) -> Mapping[str, Any] | None:
+def head_scaling(result: RunResult) -> SweepSummary | None:
     """The head side's sweep (what was measured at the commit the run is about), else None."""
     return next((sweep for side, sweep in reversed(sweeps(result)) if side == "head"), None)

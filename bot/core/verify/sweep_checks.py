@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 
 from bot.core.config import PerfbotFile
 from bot.core.reports.records import PerfIssue
-from bot.core.verify.stats import Interval
+from bot.core.verify.interval import Interval
+from bot.core.verify.sweep_result import ScalingPoint
 
 THREADS = "{threads}"
 IMPLAUSIBLE = "implausible"  # a side's decision, and a run's verdict (verdict_words.IMPLAUSIBLE tells it)
@@ -101,7 +102,6 @@ def implausible_text(interval: Interval, threads: int) -> str:
             f"{'s' if threads != 1 else ''} reaches {interval.high:.2f}x, past the ideal {threads}x)")
 
 
-def above_ideal_counts(points: Sequence[dict]) -> list[str]:
+def above_ideal_counts(points: Sequence[ScalingPoint]) -> list[str]:
     """'4.60x at 4' for every swept count whose speedup point is above its ideal: said, never clipped."""
-    return [f"{p['speedup']['point']:.2f}x at {p['threads']}" for p in points
-            if p["speedup"]["point"] > p["threads"] * (1 + _SLACK)]
+    return [f"{p.speedup.point:.2f}x at {p.threads}" for p in points if p.speedup.point > p.threads * (1 + _SLACK)]

@@ -30,6 +30,7 @@ from bot.core.verify.scaling import sweep_text
 from bot.core.verify.stats import FAIL, INCONCLUSIVE, PASS, Interval, SamplingPlan
 from bot.core.verify.suite import SuiteResult, compare_suites
 from bot.core.verify.sweep_checks import IMPLAUSIBLE, implausible_text, knob_problem
+from bot.core.verify.sweep_result import SweepSummary
 from bot.core.verify.units import unit_of
 from bot.core.verify.verify_plan import (
     configured,
@@ -105,7 +106,7 @@ class Side:
     def as_dict(self) -> dict:
         return self.stored().as_dict()
 
-    def sweep_summary(self) -> dict:
+    def sweep_summary(self) -> SweepSummary:
         # The claimed count's point is the verdict's interval (a GPU side's interval is the GPU's, not a count's).
         return sweep_summary({n: v for n, v in self.sweep.items() if v}, *self.sweep_rules,
                              decided=None if self.modes else self.interval)
