@@ -17,19 +17,13 @@ from typing import TYPE_CHECKING, Any
 from bot.core.verify.claim_size import ClaimSize
 from bot.core.verify.interval import Interval
 from bot.core.verify.sweep_result import GpuSummary, SweepSummary
+from bot.core.verify.sweep_result import json_list as _list
+from bot.core.verify.sweep_result import json_mapping as _mapping
 
 if TYPE_CHECKING:
     from bot.core.verify.suite import SuiteResult
 
 Json = Mapping[str, Any]
-
-
-def _mapping(data: object) -> Json:
-    return data if isinstance(data, Mapping) else {}
-
-
-def _list(data: object) -> list:
-    return list(data) if isinstance(data, (list, tuple)) else []
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,13 @@ from bot.core.verify.claim_size import number
 from bot.core.verify.interval import Interval
 
 
-def _mapping(data: object) -> Mapping[str, Any]:
+def json_mapping(data: object) -> Mapping[str, Any]:
+    """A stored JSON object, or an empty one for anything else: old and odd rows read, never raise."""
     return data if isinstance(data, Mapping) else {}
 
 
-def _list(data: object) -> list:
+def json_list(data: object) -> list:
+    """A stored JSON array, or an empty one for anything else."""
     return list(data) if isinstance(data, (list, tuple)) else []
 
 
@@ -46,7 +48,7 @@ class ScalingPoint:
 
     @classmethod
     def from_json(cls, data: object) -> ScalingPoint | None:
-        found = _mapping(data)
+        found = json_mapping(data)
         speedup, threads = Interval.from_json(found.get("speedup")), _count(found.get("threads"))
         if speedup is None or not threads:
             return None
@@ -73,7 +75,7 @@ class Flattening:
 
     @classmethod
     def from_json(cls, data: object) -> Flattening:
-        found = _mapping(data)
+        found = json_mapping(data)
         return cls(_count(found.get("after")), _count(found.get("to")), Interval.from_json(found.get("gain")))
 
 
@@ -106,12 +108,13 @@ class SweepSummary:
     @classmethod
     def from_json(cls, data: object) -> SweepSummary | None:
         """A stored sweep; None when there is none."""
-        found = _mapping(data)
+        found = json_mapping(data)
         if not found:
             return None
-        seconds = {int(n): tuple(_list(v)) for n, v in _mapping(found.get("seconds")).items() if str(n).isdigit()}
-        points = (ScalingPoint.from_json(p) for p in _list(found.get("points")))
-        return cls(tuple(n for n in map(_count, _list(found.get("counts"))) if n),
+        stored = json_mapping(found.get("seconds")).items()
+        seconds = {int(n): tuple(json_list(v)) for n, v in stored if str(n).isdigit()}
+        points = (ScalingPoint.from_json(p) for p in json_list(found.get("points")))
+        return cls(tuple(n for n in map(_count, json_list(found.get("counts"))) if n),
                    _count(found.get("claimed")) or 1, found.get("par_efficiency") or 0.0,
                    found.get("flatten_gain") or 0.0, seconds, tuple(p for p in points if p is not None),
                    Flattening.from_json(found.get("flattening")), _count(found.get("holds_to")))
@@ -142,10 +145,10 @@ class GpuSummary:
     @classmethod
     def from_json(cls, data: object) -> GpuSummary | None:
         """A stored GPU summary; None when there is none."""
-        found = _mapping(data)
+        found = json_mapping(data)
         if not found:
             return None
         modes = tuple(GpuMode(str(name), row.get("median") or 0.0, int(row.get("samples") or 0),
                               Interval.from_json(row.get("speedup")))
-                      for name, row in ((n, _mapping(r)) for n, r in _mapping(found.get("modes")).items()))
+                      for name, row in ((n, json_mapping(r)) for n, r in json_mapping(found.get("modes")).items()))
         return cls(modes, _count(found.get("best_cpu")) or 1)
